@@ -1,0 +1,155 @@
+#include "format/catalog.h"
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/ascii.h"
+#include "format/ddi_abi.h"
+
+namespace cltrace::format {
+namespace {
+
+#include "format/catalog_data.inc"
+
+static_assert(sizeof(kCalls) / sizeof(kCalls[0]) == kCallIdCount,
+              "call id enum and call table disagree");
+
+const absl::flat_hash_map<absl::string_view, uint16_t>& CallIndex() {
+  static const auto* index = [] {
+    auto* m = new absl::flat_hash_map<absl::string_view, uint16_t>();
+    for (uint16_t i = 1; i < kCallIdCount; ++i) (*m)[kCalls[i].name] = i;
+    return m;
+  }();
+  return *index;
+}
+
+}  // namespace
+
+int CatalogVersion() { return CLTRACE_CATALOG_VERSION; }
+
+absl::Span<const CallInfo> Calls() { return absl::MakeConstSpan(kCalls); }
+
+const CallInfo* GetCall(uint32_t id) {
+  if (id == 0 || id >= static_cast<uint32_t>(kCallIdCount)) return nullptr;
+  return &kCalls[id];
+}
+const CallInfo* GetCall(CallId id) { return GetCall(static_cast<uint32_t>(id)); }
+
+const CallInfo* FindCall(absl::string_view name) {
+  auto it = CallIndex().find(name);
+  return it == CallIndex().end() ? nullptr : &kCalls[it->second];
+}
+
+CallId IdOf(const CallInfo& call) { return static_cast<CallId>(&call - kCalls); }
+
+absl::Span<const FieldInfo> Fields(const CallInfo& call) {
+  return absl::MakeConstSpan(kFields + call.field_first, call.field_count);
+}
+
+absl::Span<const FieldInfo> ElementFields(const FieldInfo& f) {
+  if (f.kind != FieldKind::kArray) return {};
+  return absl::MakeConstSpan(kFields + f.elem_first, f.elem_count);
+}
+
+int FieldIndex(const CallInfo& call, absl::string_view name) {
+  auto fields = Fields(call);
+  for (size_t i = 0; i < fields.size(); ++i)
+    if (name == fields[i].name) return static_cast<int>(i);
+  return -1;
+}
+
+absl::Span<const EnumInfo> Enums() { return absl::MakeConstSpan(kEnums); }
+
+absl::Span<const EnumValueInfo> EnumValues(const EnumInfo& e) {
+  return absl::MakeConstSpan(kEnumValues + e.first_value, e.value_count);
+}
+
+const EnumInfo* FindEnum(absl::string_view name) {
+  for (const EnumInfo& e : kEnums)
+    if (name == e.name) return &e;
+  return nullptr;
+}
+
+absl::Span<const HandleTypeInfo> HandleTypes() { return absl::MakeConstSpan(kHandleTypes); }
+
+std::optional<std::string> NameOfValue(const EnumInfo& e, uint64_t value) {
+  auto values = EnumValues(e);
+  if (!e.is_flags) {
+    for (const EnumValueInfo& v : values)
+      if (v.value == value) return std::string(v.name);
+    return std::nullopt;
+  }
+  if (value == 0) return std::nullopt;
+  // Prefer single-bit names; a multi-bit mask name is used only for an exact match.
+  for (const EnumValueInfo& v : values)
+    if (v.value == value) return std::string(v.name);
+  std::vector<absl::string_view> parts;
+  uint64_t rest = value;
+  for (const EnumValueInfo& v : values) {
+    if (v.value != 0 && (v.value & (v.value - 1)) == 0 && (rest & v.value)) {
+      parts.push_back(v.name);
+      rest &= ~v.value;
+    }
+  }
+  if (rest != 0) return std::nullopt;
+  return absl::StrJoin(parts, "|");
+}
+
+std::optional<uint64_t> ValueOfName(const EnumInfo& e, absl::string_view name) {
+  auto one = [&](absl::string_view n) -> std::optional<uint64_t> {
+    for (const EnumValueInfo& v : EnumValues(e))
+      if (n == v.name) return v.value;
+    return std::nullopt;
+  };
+  if (!e.is_flags) return one(name);
+  uint64_t value = 0;
+  for (absl::string_view part : absl::StrSplit(name, '|')) {
+    auto v = one(absl::StripAsciiWhitespace(part));
+    if (!v) return std::nullopt;
+    value |= *v;
+  }
+  return value;
+}
+
+const EnumInfo& HresultNames() {
+  static const EnumInfo* e = FindEnum("HRESULT_NAMES");
+  return *e;
+}
+
+std::string HresultToString(int32_t hr) {
+  auto name = NameOfValue(HresultNames(), static_cast<uint32_t>(hr));
+  if (name) return *name;
+  return absl::StrFormat("0x%08x", static_cast<uint32_t>(hr));
+}
+
+absl::string_view LayerName(Layer layer) {
+  switch (layer) {
+    case Layer::kAdapter: return "adapter";
+    case Layer::kDevice: return "device";
+    case Layer::kDxgi: return "dxgi";
+    case Layer::kCoreLayer: return "corelayer";
+    case Layer::kKernelCb: return "kernelcb";
+    case Layer::kKmd: return "kmd";
+    case Layer::kDxgkrnl: return "dxgkrnl";
+    case Layer::kDx6: return "dx6";
+    case Layer::kApi: return "api";
+  }
+  return "?";
+}
+
+absl::string_view DomainName(Domain domain) {
+  switch (domain) {
+    case Domain::kIC: return "IC";
+    case Domain::kDC: return "DC";
+    case Domain::kFT: return "FT";
+    case Domain::kFTAlways: return "FT!";
+    case Domain::kCallback: return "CB";
+    case Domain::kKernel: return "KM";
+    case Domain::kAny: return "any";
+  }
+  return "?";
+}
+
+}  // namespace cltrace::format

@@ -1,0 +1,122 @@
+// Types of the DDI call catalog's in-memory tables.
+//
+// The catalog (format/ddi_catalog.txt) is the one source of truth for every DDI function and
+// runtime callback cltrace knows. At build time format/internal/catalog_gen.cc turns it into
+// the C ABI header (format/ddi_abi.h), the call-id enum (format/call_ids.h) and constant
+// tables of the types below (catalog_data.inc), which format/catalog.h exposes.
+//
+// Thread-safety: everything here is immutable constant data.
+//
+// Flattened fields: every call's parameters are flattened into a list of leaf fields in
+// parameter order. A by-value handle/scalar is one field; a pointer to an argument structure
+// contributes a presence field (kPresent, named like the parameter) followed by the
+// structure's members (recursively); an `inout` scalar pointer contributes the value at entry
+// (named like the parameter) and at exit (name + "Out"); an array contributes one kArray field
+// whose value is 0 for a NULL pointer and 1 + element count otherwise. The element fields of
+// arrays are not in the fixed list: an event stores the fixed fields first, then every
+// array's elements (each element's fields in order), arrays in fixed-field order.
+#ifndef CLTRACE_FORMAT_CATALOG_TYPES_H_
+#define CLTRACE_FORMAT_CATALOG_TYPES_H_
+
+#include <cstdint>
+
+namespace cltrace::format {
+
+// What a recorded 64-bit field value means.
+enum class FieldKind : uint8_t {
+  kU32,      // unsigned 32-bit scalar
+  kI32,      // signed 32-bit scalar (stored sign-extended)
+  kU64,      // unsigned 64-bit scalar
+  kI64,      // signed 64-bit scalar
+  kSize,     // SIZE_T
+  kBool,     // BOOL (0 or 1 normally, any 32-bit value possible)
+  kHresult,  // HRESULT / NTSTATUS (stored sign-extended)
+  kF32,      // float, stored as its IEEE bit pattern
+  kPtr,      // opaque pointer value (not a handle; never dereferenced by tools)
+  kHandle,   // a handle; in events the per-trace handle id (0 = NULL)
+  kEnum,     // enumeration value (enum_index names it)
+  kFlags,    // bit set (enum_index names the bits)
+  kPresent,  // 1 if the pointer parameter/member was non-NULL, else 0
+  kArray,    // 0 = NULL pointer, else 1 + element count
+  kString,   // interned string id (annotations)
+};
+
+// When the value is read relative to the call.
+enum class FieldDir : uint8_t { kIn, kOut };
+
+// Where a call is made.
+enum class Layer : uint8_t {
+  kAdapter,    // adapter table + driver entry point
+  kDevice,     // D3D11DDI_DEVICEFUNCS (IC and DC tables)
+  kDxgi,       // DXGI base functions
+  kCoreLayer,  // D3D11DDI_CORELAYER_DEVICECALLBACKS (runtime -> driver answers)
+  kKernelCb,   // D3DDDI_DEVICECALLBACKS (UMD -> kernel thunks)
+  kKmd,        // DxgkDdi* (kernel-mode driver entry points)
+  kDxgkrnl,    // DxgkCb* (kernel callbacks the KMD calls)
+  kDx6,        // D3dDrawPrimitives2 and DD_D3DBUFCALLBACKS
+  kApi,        // annotations: API calls of the runtime model (not DDI calls)
+};
+
+// Thread domain (ddi-spec §0.2) of the call through the IC table (or its only table).
+// Calls through a DC table are always in that DC's domain.
+enum class Domain : uint8_t {
+  kIC,        // immediate-context domain
+  kDC,        // one deferred context's domain
+  kFT,        // free-threaded once FREETHREADED is reported
+  kFTAlways,  // FT!: free-threaded even without threading caps
+  kCallback,  // runs inside the DDI call that made it (runtime callback)
+  kKernel,    // kernel/GPU scheduler, serialized
+  kAny,       // not constrained (annotations, adapter)
+};
+
+// What the call returns.
+enum class ReturnKind : uint8_t { kVoid, kHresult, kSize, kBool, kNtstatus };
+
+struct EnumValueInfo {
+  const char* name;
+  uint64_t value;
+};
+
+struct EnumInfo {
+  const char* name;
+  bool is_flags;
+  uint16_t first_value;  // index into EnumValues()
+  uint16_t value_count;
+};
+
+struct HandleTypeInfo {
+  const char* name;  // C type name, e.g. "D3D11DDI_HCOMMANDLIST"
+  bool is_u32;       // D3DKMT_HANDLE-style 32-bit handle rather than a one-pointer struct
+};
+
+struct FieldInfo {
+  const char* name;  // JSON name (the DDI parameter or member name)
+  FieldKind kind;
+  FieldDir dir;
+  bool required;        // must be given in hand-written JSONL (handles the call takes/produces)
+  uint16_t type_index;  // handle type (kHandle) or enum (kEnum/kFlags/kHresult names), else 0
+  // For kArray: element fields at [elem_first, elem_first + elem_count) of Fields().
+  uint16_t elem_first;
+  uint16_t elem_count;
+};
+
+struct CallInfo {
+  const char* name;        // DDI name without "pfn", e.g. "RecycleCreateCommandList"
+  const char* table;       // C table struct, e.g. "D3D11DDI_DEVICEFUNCS"
+  const char* member;      // member name in the table, e.g. "pfnRecycleCreateCommandList"
+  const char* pfn_typedef; // C function-pointer typedef
+  Layer layer;
+  Domain domain;
+  ReturnKind ret;
+  uint16_t ret_enum;       // enum naming return values (HRESULT names), 0xffff if none
+  bool in_ic_table;        // device layer: present in the immediate-context table
+  bool in_dc_table;        // device layer: the runtime may call it through a DC table
+  uint16_t field_first;    // fixed fields at [field_first, field_first + field_count)
+  uint16_t field_count;
+};
+
+inline constexpr uint16_t kNoEnum = 0xffff;
+
+}  // namespace cltrace::format
+
+#endif  // CLTRACE_FORMAT_CATALOG_TYPES_H_

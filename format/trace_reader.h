@@ -1,0 +1,94 @@
+// TraceReader: reads a cltrace v1 file (format/FORMAT.md) chunk by chunk.
+//
+// Thread-safety: one reader per thread.
+//
+// Events come in file order (for a multi-threaded recording that is not seq order; use
+// ReadAllSorted where call order matters). A torn tail (a partial chunk at the end of the
+// file) is end of file: Next returns false, status() is OK and torn_tail() says where the
+// tear starts. Corruption (bad CRC, bad zstd frame, impossible sizes, unknown chunk type)
+// makes Next return false with a DataLoss status naming the file offset; with
+// Options::salvage the reader instead skips to the next chunk magic and counts the skip.
+//
+// Example:
+//   auto r = TraceReader::Open("t.cltrace");
+//   if (!r.ok()) return r.status();
+//   Event e;
+//   while ((*r)->Next(&e)) Use(e, (*r)->handles());
+//   if (!(*r)->status().ok()) return (*r)->status();
+#ifndef CLTRACE_FORMAT_TRACE_READER_H_
+#define CLTRACE_FORMAT_TRACE_READER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "format/event.h"
+#include "format/trace.pb.h"
+
+namespace cltrace::format {
+
+class TraceReader {
+ public:
+  struct Options {
+    bool salvage = false;  // skip corrupt chunks instead of stopping
+  };
+  struct Stats {
+    uint64_t chunks = 0;
+    uint64_t events = 0;
+    uint64_t corrupt_chunks_skipped = 0;
+    uint64_t file_size = 0;
+    bool has_index = false;
+  };
+
+  static absl::StatusOr<std::unique_ptr<TraceReader>> Open(const std::string& path,
+                                                           Options options = {});
+  // Reads from memory (the bytes must outlive the reader).
+  static absl::StatusOr<std::unique_ptr<TraceReader>> OpenBytes(absl::string_view bytes,
+                                                                Options options = {});
+  ~TraceReader();
+
+  const proto::TraceHeader& header() const;
+  // Next event in file order; false at end of file or on error (see status()).
+  bool Next(Event* event);
+  const absl::Status& status() const;
+  // Offset at which a partial chunk starts, or -1 if the file ended on a chunk boundary.
+  int64_t torn_tail() const;
+  // Handle tokens and strings defined so far (everything, once Next returned false).
+  const TokenTable& handles() const;
+  const TokenTable& strings() const;
+  const Stats& stats() const;
+
+  // The trailer index, if the file has a valid one (read on Open, no full scan).
+  const proto::TraceIndex* index() const;
+  // Random access: the event with this entry seq. Uses the index when present, otherwise
+  // scans. NotFound if no such event.
+  absl::StatusOr<Event> FindBySeq(uint64_t seq);
+
+  class Impl;
+
+ private:
+  explicit TraceReader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// A whole trace in memory, events sorted by seq (entry order).
+struct LoadedTrace {
+  proto::TraceHeader header;
+  std::vector<Event> events;
+  TokenTable handles;
+  TokenTable strings;
+  TraceReader::Stats stats;
+  int64_t torn_tail = -1;
+};
+
+// Reads every readable event of a .cltrace file, sorted by seq. Fails on corruption unless
+// options.salvage; a torn tail is not an error.
+absl::StatusOr<LoadedTrace> ReadAllSorted(const std::string& path,
+                                          TraceReader::Options options = {});
+
+}  // namespace cltrace::format
+
+#endif  // CLTRACE_FORMAT_TRACE_READER_H_

@@ -1,0 +1,88 @@
+// TraceWriter: writes a cltrace v1 file (format/FORMAT.md) from events produced by any
+// number of threads.
+//
+// Thread-safety: Append/InternHandle*/InternString may be called concurrently from many
+// threads. Flush and Close must not race with each other. Events are written in Append
+// order (per writer); a reader sorts by seq where it needs call order.
+//
+// Example:
+//   auto w = TraceWriter::Open("t.cltrace", TraceWriter::Options());
+//   if (!w.ok()) return w.status();
+//   Event e; e.call = CallId::kFlush; e.seq = 1; e.end = 2;
+//   e.args = {(*w)->InternHandleValue(0x5500), 0};
+//   (*w)->Append(e);
+//   CLTRACE_RETURN_IF_ERROR((*w)->Close());
+#ifndef CLTRACE_FORMAT_TRACE_WRITER_H_
+#define CLTRACE_FORMAT_TRACE_WRITER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "format/event.h"
+#include "format/trace.pb.h"
+
+namespace cltrace::format {
+
+// Where the bytes go. FileSink writes a file; tests use a memory sink.
+class ByteSink {
+ public:
+  virtual ~ByteSink() = default;
+  [[nodiscard]] virtual absl::Status Write(absl::string_view bytes) = 0;
+  [[nodiscard]] virtual absl::Status Flush() = 0;
+};
+
+class TraceWriter {
+ public:
+  struct Options {
+    // Uncompressed payload bytes that close a chunk.
+    size_t chunk_bytes = 1 << 20;
+    int zstd_level = 3;
+    // Write the trailer index on Close.
+    bool write_index = true;
+    // Compress and write chunks on a background thread (Append never does I/O).
+    bool background = true;
+    // Timestamp unit stored in the header (ns per unit). 100 ns = Windows' 100-ns ticks.
+    uint32_t timestamp_unit_ns = 100;
+    proto::WriterInfo writer;
+    proto::ProcessInfo process;
+  };
+
+  static absl::StatusOr<std::unique_ptr<TraceWriter>> Open(const std::string& path,
+                                                           Options options);
+  static absl::StatusOr<std::unique_ptr<TraceWriter>> Open(std::unique_ptr<ByteSink> sink,
+                                                           Options options);
+  ~TraceWriter();  // Closes if still open (errors are lost; call Close to see them).
+
+  // Interning: ids are stable for the writer's life; definitions are written before first use.
+  uint64_t InternHandleValue(uint64_t raw_value);
+  uint64_t InternHandleToken(absl::string_view token);
+  uint64_t InternString(absl::string_view s);
+
+  // Appends one event. Handle fields and `annotation` must hold ids from this writer.
+  // Returns the first write error seen so far (writing continues to be attempted: a
+  // recorder keeps going and reports the degraded state).
+  absl::Status Append(const Event& event);
+
+  // Closes the current chunk and writes everything buffered; the file then ends at a chunk
+  // boundary and is a valid trace.
+  absl::Status Flush();
+  // Flush, write the trailer index (if enabled), close the sink.
+  absl::Status Close();
+
+  uint64_t events_written() const;
+  uint64_t bytes_written() const;
+
+  class Impl;
+
+ private:
+  explicit TraceWriter(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cltrace::format
+
+#endif  // CLTRACE_FORMAT_TRACE_WRITER_H_
