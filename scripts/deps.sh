@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian packages cltrace needs (idempotent; silent when nothing is missing).
+# Usage: scripts/deps.sh [--fuzz]   (--fuzz adds clang and its sanitizer runtimes)
+set -euo pipefail
+
+pkgs=(g++ cmake ninja-build pkg-config git
+      libprotobuf-dev protobuf-compiler libzstd-dev libabsl-dev
+      libgtest-dev libgmock-dev libbenchmark-dev
+      libimgui-dev libstb-dev libegl-dev libgl-dev libegl-mesa0 libgl1-mesa-dri libglfw3-dev)
+if [[ "${1:-}" == "--fuzz" ]]; then
+  pkgs+=(clang-14 libclang-rt-14-dev)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+echo "cltrace: installing missing Debian packages: ${missing[*]}" >&2
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
