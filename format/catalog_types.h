@@ -70,7 +70,9 @@ enum class Domain : uint8_t {
 };
 
 // What the call returns.
-enum class ReturnKind : uint8_t { kVoid, kHresult, kSize, kBool, kNtstatus };
+// kU32: a 32-bit unsigned result (the DWORD DDHAL_DRIVER_* codes of the DX6 callbacks), stored
+// zero-extended.
+enum class ReturnKind : uint8_t { kVoid, kHresult, kSize, kBool, kNtstatus, kU32 };
 
 struct EnumValueInfo {
   const char* name;
@@ -96,8 +98,33 @@ struct FieldInfo {
   bool required;        // must be given in hand-written JSONL (handles the call takes/produces)
   uint16_t type_index;  // handle type (kHandle) or enum (kEnum/kFlags/kHresult names), else 0
   // For kArray: element fields at [elem_first, elem_first + elem_count) of Fields().
+  // For kPresent: elem_count is the number of fields right after it that are the pointed-to
+  // structure's members (meaningless when the pointer is NULL); elem_first is 0.
   uint16_t elem_first;
   uint16_t elem_count;
+
+  // ---- Added in catalog_version 2 (defaults keep older aggregate initialisers valid) ----
+  // kArray: where the element count comes from (the catalog's count= expression). The
+  // recorded array holds min(count, kMaxRecordedArrayElements) elements (format/call_codec.h):
+  //   count_field >= 0     count = value of that fixed field / count_divisor (for `*P` the
+  //                        field is P's exit value "POut")
+  //   count_in_element > 0 count = element [count_in_element] of the array itself (the length
+  //                        token of a shader token stream, `count=pCode[1]`)
+  //   otherwise            count = count_fixed
+  int16_t count_field = -1;
+  // kArray: constant count (`count=4`), or the capacity N of an embedded array `NAME[N]`.
+  uint16_t count_fixed = 0;
+  uint8_t count_divisor = 1;
+  uint8_t count_in_element = 0;
+  // kArray (outputs): fixed field whose entry value is how many elements the caller gave the
+  // callee room for (P of `count=*P`, or the count field itself); -1 if not applicable.
+  int16_t capacity_field = -1;
+  // kArray: embedded in a structure (`NAME[N]`): never NULL, so the value is always 1 + count.
+  bool embedded = false;
+  // Scalar kinds: width in bits of the C type (8, 16, 32, 64); 0 for handles, presence and
+  // arrays. Recorded values of narrower types never have bits above this width (signed kinds
+  // hold the sign extension).
+  uint8_t bits = 0;
 };
 
 struct CallInfo {

@@ -1,0 +1,553 @@
+#include "format/call_codec.h"
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "format/catalog.h"
+#include "gtest/gtest.h"
+
+namespace cltrace::format {
+namespace {
+
+// ---- Round trip over every catalog entry --------------------------------------------------------
+//
+// For each call (generated tests in call_codec_roundtrip_test.inc): make pseudo-random but
+// valid args, InvokeCall them into a generated "capturing implementation" with the call's C
+// signature, which captures what it was given (CaptureEntry), answers with the outputs of the
+// args (ApplyOutputs) and captures again (CaptureExit). The captured args must equal the
+// originals, and so must the args InvokeCall captured around the call (InvokeEnv::actual).
+
+// Handle ids <-> raw values: an invertible mapping whose raw values fit 32-bit handles.
+uint64_t TestHandleRaw(uint64_t id) { return id * 16 + 0x10000; }
+uint64_t TestHandleId(uint64_t raw) { return (raw - 0x10000) / 16; }
+
+struct RoundTripState {
+  ArgVec expected;  // the args under test (the capturing implementation's answers)
+  ArgVec captured;  // what the capturing implementation recorded
+  int64_t ret = 0;  // what it returns
+  InvokeArena arena;
+  InvokeEnv env;
+  absl::Status apply_status;
+};
+
+RoundTripState& State() {
+  static RoundTripState* state = new RoundTripState;
+  return *state;
+}
+
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : g_(seed) {}
+  uint64_t Next() { return g_(); }
+  uint64_t Below(uint64_t n) { return n == 0 ? 0 : Next() % n; }
+  bool Chance(int percent) { return Below(100) < static_cast<uint64_t>(percent); }
+
+ private:
+  std::mt19937_64 g_;
+};
+
+bool IsSignedKind(FieldKind k) {
+  return k == FieldKind::kI32 || k == FieldKind::kI64 || k == FieldKind::kHresult ||
+         k == FieldKind::kBool;
+}
+
+uint64_t SignExtend(uint64_t v, int bits) {
+  const int shift = 64 - bits;
+  return static_cast<uint64_t>(static_cast<int64_t>(v << shift) >> shift);
+}
+
+uint64_t RandomValue(const FieldInfo& f, Rng& r) {
+  switch (f.kind) {
+    case FieldKind::kHandle:
+      return r.Chance(10) ? 0 : 1 + r.Below(5000);
+    case FieldKind::kPresent:
+      return r.Chance(80) ? 1 : 0;
+    case FieldKind::kArray:
+    case FieldKind::kString:
+      return 0;
+    case FieldKind::kF32: {
+      // Finite floats only: a signalling NaN may be quietened when it passes through an FPU
+      // register, which would be a property of the platform, not of the codec.
+      uint32_t bits = static_cast<uint32_t>(r.Next());
+      if (((bits >> 23) & 0xff) == 0xff) bits &= ~(1u << 30);
+      return bits;
+    }
+    default:
+      break;
+  }
+  const uint64_t v = r.Next();
+  if (f.bits == 0 || f.bits >= 64) return v;
+  if (IsSignedKind(f.kind)) return SignExtend(v, f.bits);
+  return v & ((uint64_t{1} << f.bits) - 1);
+}
+
+// Valid args: every value within its type, counts consistent with their arrays, capacities
+// at least the counts, absent structures all zero.
+ArgVec RandomArgs(const CallInfo& call, Rng& r) {
+  auto fields = Fields(call);
+  ArgVec args(fields.size(), 0);
+  std::vector<bool> count_like(fields.size(), false);
+  for (const FieldInfo& f : fields) {
+    if (f.kind != FieldKind::kArray) continue;
+    if (f.count_field >= 0) count_like[f.count_field] = true;
+    if (f.capacity_field >= 0) count_like[f.capacity_field] = true;
+  }
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const FieldInfo& f = fields[i];
+    args[i] = RandomValue(f, r);
+    if (count_like[i]) args[i] = r.Below(6);
+  }
+  for (const FieldInfo& f : fields) {
+    if (f.kind != FieldKind::kArray || f.count_field < 0) continue;
+    uint64_t& count = args[f.count_field];
+    if (f.embedded) count = std::min<uint64_t>(count, f.count_fixed);
+    if (f.capacity_field >= 0 && f.capacity_field != f.count_field)
+      count = std::min(count, args[f.capacity_field]);
+    count = count * f.count_divisor + r.Below(f.count_divisor);
+  }
+  std::vector<bool> absent(fields.size(), false);
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (fields[i].kind != FieldKind::kPresent || (args[i] != 0 && !absent[i])) continue;
+    args[i] = 0;
+    for (size_t j = i + 1; j <= i + fields[i].elem_count; ++j) {
+      absent[j] = true;
+      args[j] = 0;
+    }
+  }
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const FieldInfo& f = fields[i];
+    if (f.kind != FieldKind::kArray || absent[i]) continue;
+    if (!f.embedded && r.Chance(15)) continue;  // NULL
+    uint64_t n = f.count_fixed;
+    if (f.count_in_element > 0) n = f.count_in_element + 1 + r.Below(6);
+    if (f.count_field >= 0) n = args[f.count_field] / f.count_divisor;
+    args[i] = 1 + n;
+    auto elems = ElementFields(f);
+    for (uint64_t e = 0; e < n; ++e) {
+      for (size_t j = 0; j < elems.size(); ++j) {
+        uint64_t v = RandomValue(elems[j], r);
+        if (f.count_in_element > 0 && e == f.count_in_element) v = n;  // the length token
+        args.push_back(v);
+      }
+    }
+  }
+  return args;
+}
+
+int64_t RandomReturn(const CallInfo& call, Rng& r) {
+  switch (call.ret) {
+    case ReturnKind::kVoid:
+      return 0;
+    case ReturnKind::kSize:
+      return static_cast<int64_t>(r.Next());
+    case ReturnKind::kU32:
+      return static_cast<int64_t>(r.Next() & 0xffffffffu);
+    case ReturnKind::kHresult:
+    case ReturnKind::kNtstatus:
+    case ReturnKind::kBool:
+      return static_cast<int64_t>(SignExtend(r.Next(), 32));
+  }
+  return 0;
+}
+
+std::string Describe(const CallInfo& call, const ArgVec& want, const ArgVec& got) {
+  if (want.size() != got.size())
+    return absl::StrFormat("%d args expected, %d captured", want.size(), got.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (want[i] == got[i]) continue;
+    std::string name = i < call.field_count ? Fields(call)[i].name : "(array element)";
+    return absl::StrFormat("arg %d (%s): expected 0x%x, captured 0x%x", i, name, want[i],
+                           got[i]);
+  }
+  return "equal";
+}
+
+void RoundTrip(CallId id, void* capturing_pfn) {
+  const CallInfo& call = *GetCall(id);
+  RoundTripState& s = State();
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    Rng r(seed * 7919 + static_cast<uint64_t>(id));
+    s.expected = RandomArgs(call, r);
+    s.ret = RandomReturn(call, r);
+    s.captured.clear();
+    s.arena.Reset();
+    ArgVec actual;
+    s.env = InvokeEnv{};
+    s.env.handle_raw = TestHandleRaw;
+    s.env.handle_id = TestHandleId;
+    s.env.arena = &s.arena;
+    s.env.actual = &actual;
+    ASSERT_TRUE(ValidateArgs(id, s.expected).ok()) << ValidateArgs(id, s.expected);
+    absl::StatusOr<int64_t> ret = InvokeCall(id, capturing_pfn, s.expected, s.env);
+    ASSERT_TRUE(ret.ok()) << "seed " << seed << ": " << ret.status();
+    EXPECT_EQ(*ret, s.ret) << "seed " << seed;
+    EXPECT_TRUE(s.apply_status.ok()) << "seed " << seed << ": " << s.apply_status;
+    EXPECT_EQ(s.captured, s.expected)
+        << "seed " << seed << ": " << Describe(call, s.expected, s.captured);
+    EXPECT_EQ(actual, s.expected) << "seed " << seed << ": " << Describe(call, s.expected, actual);
+    if (testing::Test::HasFailure()) return;
+  }
+}
+
+#include "format/call_codec_roundtrip_test.inc"
+
+// ---- Capture ----------------------------------------------------------------------------------
+
+uint64_t IdOfRaw(uint64_t raw) { return raw + 1000; }
+
+TEST(CallCodecCaptureTest, ScalarsAreSignExtendedAndFloatsKeepTheirBits) {
+  ArgVec args;
+  D3D10DDI_HDEVICE dev{reinterpret_cast<void*>(0x5500)};
+  CaptureEntryDrawIndexed(&args, IdOfRaw, dev, 36, 3, -5);
+  CaptureExitDrawIndexed(&args, IdOfRaw, dev, 36, 3, -5);
+  EXPECT_EQ(args, (ArgVec{0x5500 + 1000, 36, 3, 0xfffffffffffffffbull}));
+
+  D3D10DDI_HDEPTHSTENCILVIEW dsv{reinterpret_cast<void*>(0x77)};
+  CaptureEntryClearDepthStencilView(&args, IdOfRaw, dev, dsv, D3D10_DDI_CLEAR_DEPTH, -0.5f, 0xff);
+  CaptureExitClearDepthStencilView(&args, IdOfRaw, dev, dsv, D3D10_DDI_CLEAR_DEPTH, -0.5f, 0xff);
+  EXPECT_EQ(args, (ArgVec{0x5500 + 1000, 0x77 + 1000, 1, 0xbf000000u, 0xff}));
+}
+
+TEST(CallCodecCaptureTest, NullHandleIsIdZeroWithoutAskingTheFunctor) {
+  ArgVec args;
+  int calls = 0;
+  auto ids = [&](uint64_t raw) {
+    ++calls;
+    return raw;
+  };
+  CaptureEntryPsSetShader(&args, ids, D3D10DDI_HDEVICE{reinterpret_cast<void*>(8)},
+                          D3D10DDI_HSHADER{nullptr});
+  EXPECT_EQ(args, (ArgVec{8, 0}));
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(CallCodecCaptureTest, TwoPassHandleSizeQueryRecordsNullArrayThenElements) {
+  D3D10DDI_HDEVICE dev{reinterpret_cast<void*>(0x10)};
+  ArgVec args;
+  UINT count = 0;
+  CaptureEntryCheckDeferredContextHandleSizes(&args, IdOfRaw, dev, &count, nullptr);
+  count = 2;  // the driver answers the first pass
+  CaptureExitCheckDeferredContextHandleSizes(&args, IdOfRaw, dev, &count, nullptr);
+  EXPECT_EQ(args, (ArgVec{0x10 + 1000, 0, 2, 0}));
+
+  D3D11DDI_HANDLESIZE sizes[2] = {};
+  CaptureEntryCheckDeferredContextHandleSizes(&args, IdOfRaw, dev, &count, sizes);
+  sizes[0] = {D3D11DDI_HT_COMMANDLIST, 64};
+  sizes[1] = {D3D10DDI_HT_RESOURCE, 128};
+  CaptureExitCheckDeferredContextHandleSizes(&args, IdOfRaw, dev, &count, sizes);
+  EXPECT_EQ(args, (ArgVec{0x10 + 1000, 2, 2, 3, 11, 64, 0, 128}));
+  EXPECT_TRUE(ValidateArgs(CallId::kCheckDeferredContextHandleSizes, args).ok());
+}
+
+TEST(CallCodecCaptureTest, OutputArrayIsCappedAtTheCallersRoom) {
+  // A driver claiming more entries than the runtime made room for is recorded with only what
+  // fits (never reading past the buffer); the mismatch then shows in validation.
+  D3D10DDI_HDEVICE dev{reinterpret_cast<void*>(0x10)};
+  ArgVec args;
+  UINT count = 1;
+  D3D11DDI_HANDLESIZE sizes[1] = {{D3D11DDI_HT_COMMANDLIST, 64}};
+  CaptureEntryCheckDeferredContextHandleSizes(&args, IdOfRaw, dev, &count, sizes);
+  count = 5;
+  CaptureExitCheckDeferredContextHandleSizes(&args, IdOfRaw, dev, &count, sizes);
+  EXPECT_EQ(args, (ArgVec{0x10 + 1000, 1, 5, 2, 11, 64}));
+  absl::Status st = ValidateArgs(CallId::kCheckDeferredContextHandleSizes, args);
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << st;
+}
+
+TEST(CallCodecCaptureTest, LongArrayIsTruncatedAndReportedAsUnreplayable) {
+  const UINT n = kMaxRecordedArrayElements + 10;
+  std::vector<D3D10DDI_HRESOURCE> buffers(n, D3D10DDI_HRESOURCE{reinterpret_cast<void*>(4)});
+  std::vector<UINT> strides(n, 16), offsets(n, 0);
+  D3D10DDI_HDEVICE dev{reinterpret_cast<void*>(0x10)};
+  ArgVec args;
+  CaptureEntryIaSetVertexBuffers(&args, IdOfRaw, dev, 0, n, buffers.data(), strides.data(),
+                                 offsets.data());
+  CaptureExitIaSetVertexBuffers(&args, IdOfRaw, dev, 0, n, buffers.data(), strides.data(),
+                                offsets.data());
+  ASSERT_EQ(args.size(), 6u + 3u * kMaxRecordedArrayElements);
+  EXPECT_EQ(args[2], n);                              // the true count stays
+  EXPECT_EQ(args[3], 1u + kMaxRecordedArrayElements);  // the array is capped
+  absl::Status st = ValidateArgs(CallId::kIaSetVertexBuffers, args);
+  EXPECT_EQ(st.code(), absl::StatusCode::kUnimplemented) << st;
+  EXPECT_NE(st.message().find("truncated"), absl::string_view::npos) << st;
+}
+
+TEST(CallCodecCaptureTest, ShaderCodeUsesItsLengthToken) {
+  const UINT code[] = {0xfffe0400, 5, 0x11, 0x22, 0x33, 0xdead};  // 5 tokens + trailing junk
+  D3D10DDI_HDEVICE dev{reinterpret_cast<void*>(0x10)};
+  ArgVec args;
+  CaptureEntryCreateComputeShader(&args, IdOfRaw, dev, code, D3D10DDI_HSHADER{nullptr},
+                                  D3D10DDI_HRTSHADER{nullptr});
+  CaptureExitCreateComputeShader(&args, IdOfRaw, dev, code, D3D10DDI_HSHADER{nullptr},
+                                 D3D10DDI_HRTSHADER{nullptr});
+  EXPECT_EQ(args, (ArgVec{0x10 + 1000, 6, 0, 0, 0xfffe0400, 5, 0x11, 0x22, 0x33}));
+}
+
+TEST(CallCodecCaptureTest, EmbeddedArrayRecordsOnlyItsCountedElements) {
+  D3DDDICB_RENDER render{};
+  render.BroadcastContextCount = 2;
+  render.BroadcastContext[0].value = 7;
+  render.BroadcastContext[1].value = 9;
+  render.BroadcastContext[2].value = 11;  // beyond the count: not recorded
+  ArgVec args;
+  auto id = [](uint64_t raw) { return raw; };
+  D3DRTDEVICEHANDLE dev{reinterpret_cast<void*>(1)};
+  CaptureEntryRenderCb(&args, id, dev, &render);
+  CaptureExitRenderCb(&args, id, dev, &render);
+  const CallInfo& call = *GetCall(CallId::kRenderCb);
+  const int bc = FieldIndex(call, "BroadcastContext");
+  EXPECT_EQ(args[bc], 3u);
+  EXPECT_EQ(args.size(), call.field_count + 2u);
+  EXPECT_EQ(args[call.field_count], 7u);
+  EXPECT_EQ(args[call.field_count + 1], 9u);
+}
+
+// ---- Invoke -------------------------------------------------------------------------------------
+
+struct Seen {
+  D3D10DDI_HDEVICE device{};
+  UINT index_count = 0;
+  INT base_vertex = 0;
+  const void* sys_mem = nullptr;
+  const D3D10_DDI_BOX* box = nullptr;
+  D3D10_DDI_BOX box_copy{};
+};
+Seen& LastSeen() {
+  static Seen seen;
+  return seen;
+}
+void APIENTRY SeeDrawIndexed(D3D10DDI_HDEVICE hDevice, UINT IndexCount, UINT, INT Base) {
+  LastSeen().device = hDevice;
+  LastSeen().index_count = IndexCount;
+  LastSeen().base_vertex = Base;
+}
+void APIENTRY SeeUpdate(D3D10DDI_HDEVICE, D3D10DDI_HRESOURCE, UINT, const D3D10_DDI_BOX* pBox,
+                        PVOID pSysMemUP, UINT, UINT) {
+  LastSeen().sys_mem = pSysMemUP;
+  LastSeen().box = pBox;
+  if (pBox != nullptr) LastSeen().box_copy = *pBox;
+}
+
+InvokeEnv PlainEnv(InvokeArena* arena) {
+  InvokeEnv env;
+  env.handle_raw = [](uint64_t id) { return id * 0x100; };
+  env.arena = arena;
+  return env;
+}
+
+TEST(CallCodecInvokeTest, RebuildsTypedParametersAndMapsHandles) {
+  InvokeArena arena;
+  ArgVec args = {3, 36, 0, 0xfffffffffffffffbull};
+  absl::StatusOr<int64_t> ret = InvokeCall(CallId::kDrawIndexed,
+                                           reinterpret_cast<void*>(&SeeDrawIndexed), args,
+                                           PlainEnv(&arena));
+  ASSERT_TRUE(ret.ok()) << ret.status();
+  EXPECT_EQ(*ret, 0);
+  EXPECT_EQ(LastSeen().device.pDrvPrivate, reinterpret_cast<void*>(0x300));
+  EXPECT_EQ(LastSeen().index_count, 36u);
+  EXPECT_EQ(LastSeen().base_vertex, -5);
+}
+
+TEST(CallCodecInvokeTest, PointersGoThroughThePointerFunctorAndNullStructsStayNull) {
+  InvokeArena arena;
+  InvokeEnv env = PlainEnv(&arena);
+  static char payload[16];
+  std::string mapped_field;
+  env.pointer = [&](const FieldInfo& f, uint64_t recorded) -> void* {
+    mapped_field = f.name;
+    return recorded == 0xabc ? payload : nullptr;
+  };
+  // hDevice, hDstResource, DstSubresource, pDstBox (absent) + 6 box members, pSysMemUP, pitches
+  const CallInfo& call = *GetCall(CallId::kResourceUpdateSubresourceUP);
+  ArgVec args(call.field_count, 0);
+  args[0] = 1;
+  args[FieldIndex(call, "pSysMemUP")] = 0xabc;
+  ASSERT_TRUE(InvokeCall(CallId::kResourceUpdateSubresourceUP, reinterpret_cast<void*>(&SeeUpdate),
+                         args, env)
+                  .ok());
+  EXPECT_EQ(LastSeen().sys_mem, payload);
+  EXPECT_EQ(mapped_field, "pSysMemUP");
+  EXPECT_EQ(LastSeen().box, nullptr);
+
+  args[FieldIndex(call, "pDstBox")] = 1;
+  args[FieldIndex(call, "right")] = 640;
+  args[FieldIndex(call, "left")] = SignExtend(static_cast<uint32_t>(-4), 32);
+  ASSERT_TRUE(InvokeCall(CallId::kResourceUpdateSubresourceUP, reinterpret_cast<void*>(&SeeUpdate),
+                         args, env)
+                  .ok());
+  ASSERT_NE(LastSeen().box, nullptr);
+  EXPECT_EQ(LastSeen().box_copy.right, 640);
+  EXPECT_EQ(LastSeen().box_copy.left, -4);
+}
+
+// ---- Hostile args: each problem gets its specific error -----------------------------------------
+
+absl::Status Invoke(CallId id, const ArgVec& args) {
+  InvokeArena arena;
+  // Never reached for bad args; any function of the right shape would do.
+  return InvokeCall(id, reinterpret_cast<void*>(&SeeDrawIndexed), args, PlainEnv(&arena))
+      .status();
+}
+
+void ExpectError(const absl::Status& st, absl::StatusCode code, absl::string_view words) {
+  EXPECT_EQ(st.code(), code) << st;
+  EXPECT_NE(st.message().find(words), absl::string_view::npos) << st;
+}
+
+TEST(CallCodecHostileTest, TooFewArgs) {
+  ExpectError(Invoke(CallId::kDrawIndexed, {1, 2, 3}), absl::StatusCode::kInvalidArgument,
+              "DrawIndexed: 3 args, but the call has 4 fields");
+}
+
+TEST(CallCodecHostileTest, TrailingArgs) {
+  ExpectError(Invoke(CallId::kDrawIndexed, {1, 2, 3, 4, 5}), absl::StatusCode::kInvalidArgument,
+              "1 trailing args");
+}
+
+TEST(CallCodecHostileTest, ValueWiderThanItsType) {
+  const CallInfo& call = *GetCall(CallId::kClearDepthStencilView);
+  ArgVec args(call.field_count, 0);
+  args[FieldIndex(call, "Stencil")] = 0x100;
+  ExpectError(ValidateArgs(CallId::kClearDepthStencilView, args),
+              absl::StatusCode::kInvalidArgument, "(Stencil) = 0x100 does not fit its 8-bit type");
+  ExpectError(Invoke(CallId::kDrawIndexed, {1, 1ull << 32, 0, 0}),
+              absl::StatusCode::kInvalidArgument, "(IndexCount)");
+}
+
+TEST(CallCodecHostileTest, SignedValueNotSignExtended) {
+  ExpectError(Invoke(CallId::kDrawIndexed, {1, 2, 3, 0x80000000u}),
+              absl::StatusCode::kInvalidArgument, "not a sign-extended 32-bit value");
+}
+
+TEST(CallCodecHostileTest, PresenceFlagOtherThanZeroOrOne) {
+  const CallInfo& call = *GetCall(CallId::kCreateCommandList);
+  ArgVec args(call.field_count, 0);
+  args[1] = 2;
+  ExpectError(ValidateArgs(CallId::kCreateCommandList, args), absl::StatusCode::kInvalidArgument,
+              "presence flag but holds 2");
+}
+
+TEST(CallCodecHostileTest, HugeArrayLength) {
+  // hDevice, StartBuffer, NumBuffers, phBuffers, pStrides, pOffsets
+  ArgVec args = {1, 0, 2, 1ull << 40, 0, 0};
+  ExpectError(Invoke(CallId::kIaSetVertexBuffers, args), absl::StatusCode::kInvalidArgument,
+              "more than the 65536 ever recorded");
+}
+
+TEST(CallCodecHostileTest, HugeCountFieldWithShortArray) {
+  ArgVec args = {1, 0, 0xffffffff, 3, 0, 0, 7, 8};
+  ExpectError(Invoke(CallId::kIaSetVertexBuffers, args), absl::StatusCode::kInvalidArgument,
+              "holds 2 elements but its count says 4294967295");
+}
+
+TEST(CallCodecHostileTest, ArgsEndInsideAnArray) {
+  ArgVec args = {1, 0, 3, 4, 0, 0, 7, 8};
+  ExpectError(Invoke(CallId::kIaSetVertexBuffers, args), absl::StatusCode::kInvalidArgument,
+              "args end inside array phBuffers");
+}
+
+TEST(CallCodecHostileTest, ArrayTruncatedAtRecordTime) {
+  ArgVec args = {1, 0, kMaxRecordedArrayElements + 1, 1 + kMaxRecordedArrayElements, 0, 0};
+  args.resize(args.size() + kMaxRecordedArrayElements, 5);
+  ExpectError(Invoke(CallId::kIaSetVertexBuffers, args), absl::StatusCode::kUnimplemented,
+              "truncated at record time");
+}
+
+TEST(CallCodecHostileTest, TokenStreamWithoutLengthToken) {
+  // hDevice, pCode[], hShader, hRTShader; one token cannot hold the length token [1].
+  ExpectError(Invoke(CallId::kCreateComputeShader, {1, 2, 0, 0, 0xfffe0400}),
+              absl::StatusCode::kInvalidArgument, "too few to hold its length token");
+}
+
+TEST(CallCodecHostileTest, TokenStreamLengthDisagrees) {
+  ExpectError(Invoke(CallId::kCreateComputeShader, {1, 4, 0, 0, 0xfffe0400, 9, 0}),
+              absl::StatusCode::kInvalidArgument, "holds 3 elements but its count says 9");
+}
+
+TEST(CallCodecHostileTest, EmbeddedCountBeyondCapacity) {
+  const CallInfo& call = *GetCall(CallId::kWaitForSynchronizationObjectCb);
+  ArgVec args(call.field_count, 0);
+  args[1] = 1;  // pData present
+  args[FieldIndex(call, "ObjectCount")] = 33;
+  args[FieldIndex(call, "ObjectHandleArray")] = 1 + 33;
+  args.resize(args.size() + 33, 1);
+  ExpectError(ValidateArgs(CallId::kWaitForSynchronizationObjectCb, args),
+              absl::StatusCode::kInvalidArgument, "exceeds the 32 elements");
+}
+
+TEST(CallCodecHostileTest, HugeOutputCapacity) {
+  // hDevice, pHSizes (room), pHSizesOut, pHandleSize
+  ArgVec args = {1, 0xffffffff, 0, 1};
+  ExpectError(Invoke(CallId::kCheckDeferredContextHandleSizes, args),
+              absl::StatusCode::kInvalidArgument, "asks for room for more than 65536");
+}
+
+TEST(CallCodecHostileTest, HandleTooWideForAKernelHandle) {
+  const CallInfo& call = *GetCall(CallId::kDestroyContextCb);
+  ArgVec args = {1, 1, 7};  // hDevice, pData, hContext
+  ASSERT_EQ(args.size(), call.field_count);
+  InvokeArena arena;
+  InvokeEnv env = PlainEnv(&arena);
+  env.handle_raw = [](uint64_t id) { return id << 32; };
+  absl::Status st =
+      InvokeCall(CallId::kDestroyContextCb, reinterpret_cast<void*>(&SeeDrawIndexed), args, env)
+          .status();
+  ExpectError(st, absl::StatusCode::kInvalidArgument, "too wide for a 32-bit handle");
+}
+
+TEST(CallCodecHostileTest, BadCallIdNullFunctionAndIncompleteEnv) {
+  InvokeArena arena;
+  ExpectError(InvokeCall(static_cast<CallId>(kCallIdCount), reinterpret_cast<void*>(&SeeDrawIndexed),
+                         {}, PlainEnv(&arena))
+                  .status(),
+              absl::StatusCode::kInvalidArgument, "unknown call id");
+  ExpectError(InvokeCall(CallId::kDraw, nullptr, {1, 2, 3}, PlainEnv(&arena)).status(),
+              absl::StatusCode::kFailedPrecondition, "NULL pfnDraw");
+  InvokeEnv no_arena = PlainEnv(nullptr);
+  ExpectError(InvokeCall(CallId::kDrawIndexed, reinterpret_cast<void*>(&SeeDrawIndexed),
+                         {1, 2, 3, 4}, no_arena)
+                  .status(),
+              absl::StatusCode::kFailedPrecondition, "arena is not set");
+  InvokeEnv no_handles;
+  no_handles.arena = &arena;
+  ExpectError(InvokeCall(CallId::kDrawIndexed, reinterpret_cast<void*>(&SeeDrawIndexed),
+                         {1, 2, 3, 4}, no_handles)
+                  .status(),
+              absl::StatusCode::kFailedPrecondition, "handle_raw is not set");
+}
+
+TEST(CallCodecHostileTest, RecordedOutputLargerThanTheCallersBuffer) {
+  // The recorded answer has 3 handle sizes but the live caller only has room for 1.
+  ArgVec recorded = {1, 3, 3, 4, 11, 64, 0, 128, 1, 32};
+  ASSERT_TRUE(ValidateArgs(CallId::kCheckDeferredContextHandleSizes, recorded).ok());
+  InvokeArena arena;
+  UINT room = 1;
+  D3D11DDI_HANDLESIZE one[1] = {};
+  absl::Status st = ApplyOutputsCheckDeferredContextHandleSizes(
+      recorded, PlainEnv(&arena), D3D10DDI_HDEVICE{}, &room, one);
+  ExpectError(st, absl::StatusCode::kOutOfRange, "has 3 elements but the caller gave room for 1");
+  EXPECT_EQ(one[0].DriverPrivateSize, 0u);  // nothing written past or into the buffer
+}
+
+TEST(CallCodecArenaTest, ZeroedAlignedAndReusable) {
+  InvokeArena arena;
+  auto* a = static_cast<unsigned char*>(arena.Allocate(100));
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(a[i], 0);
+  std::memset(a, 0xff, 100);
+  void* empty = arena.Allocate(0);
+  EXPECT_NE(empty, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(empty) % alignof(std::max_align_t), 0u);
+  void* big = arena.Allocate(1 << 20);  // larger than a block
+  EXPECT_NE(big, nullptr);
+  arena.Reset();
+  EXPECT_EQ(arena.bytes_in_use(), 0u);
+  auto* b = static_cast<unsigned char*>(arena.Allocate(100));
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(b[i], 0);  // reused memory is zeroed again
+}
+
+}  // namespace
+}  // namespace cltrace::format
