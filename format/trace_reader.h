@@ -8,6 +8,9 @@
 // tear starts. Corruption (bad CRC, bad zstd frame, impossible sizes, unknown chunk type)
 // makes Next return false with a DataLoss status naming the file offset; with
 // Options::salvage the reader instead skips to the next chunk magic and counts the skip.
+// A file too new for this reader fails Open with Unimplemented; a file that is not a cltrace
+// file fails with InvalidArgument; an event whose call name this binary's catalog lacks stops
+// the reader with InvalidArgument (salvage: the event is dropped and counted).
 //
 // Example:
 //   auto r = TraceReader::Open("t.cltrace");
@@ -30,17 +33,27 @@
 
 namespace cltrace::format {
 
+// TraceReader::Options. Declared outside the class because a nested struct with default
+// member initializers cannot be used in a default argument of its enclosing class (the
+// class is incomplete there; g++ rejects `Options options = {}`).
+struct TraceReaderOptions {
+  bool salvage = false;  // skip corrupt chunks instead of stopping
+};
+
 class TraceReader {
  public:
-  struct Options {
-    bool salvage = false;  // skip corrupt chunks instead of stopping
-  };
+  using Options = TraceReaderOptions;
   struct Stats {
-    uint64_t chunks = 0;
-    uint64_t events = 0;
+    uint64_t chunks = 0;  // event chunks read completely
+    uint64_t events = 0;  // events returned by Next
     uint64_t corrupt_chunks_skipped = 0;
     uint64_t file_size = 0;
     bool has_index = false;
+    // Salvage mode only: bytes passed over while looking for the next chunk, events whose
+    // call this catalog does not know (dropped), definitions that could not be applied.
+    uint64_t bytes_skipped = 0;
+    uint64_t events_skipped = 0;
+    uint64_t definitions_skipped = 0;
   };
 
   static absl::StatusOr<std::unique_ptr<TraceReader>> Open(const std::string& path,

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include "absl/strings/string_view.h"
 
@@ -35,6 +36,25 @@ class ByteSink {
   [[nodiscard]] virtual absl::Status Flush() = 0;
 };
 
+// Appends every byte to a caller-owned string (tests, in-memory traces). `out` must outlive
+// the sink.
+class StringSink : public ByteSink {
+ public:
+  explicit StringSink(std::string* out) : out_(out) {}
+  absl::Status Write(absl::string_view bytes) override {
+    out_->append(bytes.data(), bytes.size());
+    return absl::OkStatus();
+  }
+  absl::Status Flush() override { return absl::OkStatus(); }
+
+ private:
+  std::string* out_;
+};
+
+// Creates (truncates) `path` for writing with write(2); Flush is a no-op (the bytes are with
+// the kernel after each Write). NotFound / PermissionDenied / Internal naming the path.
+absl::StatusOr<std::unique_ptr<ByteSink>> OpenFileSink(const std::string& path);
+
 class TraceWriter {
  public:
   struct Options {
@@ -49,6 +69,14 @@ class TraceWriter {
     uint32_t timestamp_unit_ns = 100;
     proto::WriterInfo writer;
     proto::ProcessInfo process;
+    // TraceHeader.start_unix_ns; unset = the time of Open.
+    std::optional<int64_t> start_unix_ns;
+    // false stores chunk payloads uncompressed (flag bit 0 clear): for debugging, the worked
+    // example in FORMAT.md and fuzzing seeds.
+    bool compress = true;
+    // Background mode: sealed-but-unwritten chunk bytes above which Append blocks until the
+    // background thread catches up. 0 = 4 * chunk_bytes.
+    size_t max_queued_bytes = 0;
   };
 
   static absl::StatusOr<std::unique_ptr<TraceWriter>> Open(const std::string& path,
@@ -64,7 +92,10 @@ class TraceWriter {
 
   // Appends one event. Handle fields and `annotation` must hold ids from this writer.
   // Returns the first write error seen so far (writing continues to be attempted: a
-  // recorder keeps going and reports the degraded state).
+  // recorder keeps going and reports the degraded state). An event the format cannot hold
+  // (call not in the catalog, parent == seq != 0, a handle/string id this writer never
+  // handed out, more than 2^22 args) is not written: InvalidArgument naming its seq.
+  // FailedPrecondition after Close. Blocks while the background queue is full.
   absl::Status Append(const Event& event);
 
   // Closes the current chunk and writes everything buffered; the file then ends at a chunk

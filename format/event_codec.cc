@@ -1,0 +1,508 @@
+#include "format/event_codec.h"
+
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "format/catalog.h"
+#include "google/protobuf/io/coded_stream.h"
+
+namespace cltrace::format {
+namespace {
+
+using google::protobuf::io::CodedOutputStream;
+
+// Wire tags (field number << 3 | wire type) of the messages in format/trace.proto.
+constexpr uint8_t kTagBodyPacket = 0x0a;    // ChunkBody.packet, LEN
+constexpr uint8_t kTagPacketCall = 0x0a;    // Packet.call, LEN
+constexpr uint8_t kTagPacketHandle = 0x12;  // Packet.handle, LEN
+constexpr uint8_t kTagPacketString = 0x1a;  // Packet.string, LEN
+constexpr uint8_t kTagCall = 0x08;          // CallEvent.call
+constexpr uint8_t kTagDseq = 0x10;
+constexpr uint8_t kTagDend = 0x18;
+constexpr uint8_t kTagTid = 0x20;
+constexpr uint8_t kTagDts = 0x28;
+constexpr uint8_t kTagDparent = 0x30;
+constexpr uint8_t kTagArgsPacked = 0x3a;
+constexpr uint8_t kTagArgsSingle = 0x38;  // a non-packed encoding protobuf parsers also accept
+constexpr uint8_t kTagRet = 0x40;
+constexpr uint8_t kTagAnnotation = 0x48;
+constexpr uint8_t kTagIncomplete = 0x50;
+constexpr uint8_t kTagDefId = 0x08;     // HandleDef.id / StringDef.id
+constexpr uint8_t kTagDefValue = 0x12;  // HandleDef.token / StringDef.value
+
+inline uint8_t* PutVarint(uint64_t v, uint8_t* p) {
+  return CodedOutputStream::WriteVarint64ToArray(v, p);
+}
+
+inline int64_t FloorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b) != 0 && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+inline bool ReadVarint(const uint8_t*& p, const uint8_t* end, uint64_t* v) {
+  if (p < end && *p < 0x80) {
+    *v = *p++;
+    return true;
+  }
+  uint64_t r = 0;
+  for (int i = 0; i < 10; ++i) {
+    if (p >= end) return false;
+    uint8_t b = *p++;
+    r |= static_cast<uint64_t>(b & 0x7f) << (7 * i);
+    if ((b & 0x80) == 0) {
+      *v = r;
+      return true;
+    }
+  }
+  return false;  // more than 10 bytes: not a varint
+}
+
+// Skips the value of a field with this tag. False if truncated or of a wire type protobuf 3
+// does not use here (groups).
+inline bool SkipField(uint64_t tag, const uint8_t*& p, const uint8_t* end) {
+  uint64_t v;
+  switch (tag & 7) {
+    case 0:
+      return ReadVarint(p, end, &v);
+    case 1:
+      if (end - p < 8) return false;
+      p += 8;
+      return true;
+    case 2:
+      if (!ReadVarint(p, end, &v) || v > static_cast<uint64_t>(end - p)) return false;
+      p += v;
+      return true;
+    case 5:
+      if (end - p < 4) return false;
+      p += 4;
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::vector<CallLayout> BuildLayouts() {
+  std::vector<CallLayout> layouts(kCallIdCount);
+  for (int i = 1; i < kCallIdCount; ++i) {
+    const CallInfo* ci = GetCall(static_cast<uint32_t>(i));
+    if (ci == nullptr) continue;
+    CallLayout& l = layouts[i];
+    auto fields = Fields(*ci);
+    for (size_t f = 0; f < fields.size(); ++f) {
+      l.fixed.push_back(fields[f].kind);
+      if (fields[f].kind == FieldKind::kArray) {
+        l.arrays.push_back(static_cast<uint16_t>(f));
+        std::vector<FieldKind> elems;
+        for (const FieldInfo& e : ElementFields(fields[f])) elems.push_back(e.kind);
+        l.elements.push_back(std::move(elems));
+      }
+    }
+    l.masks_valid = l.arrays.empty() && l.fixed.size() <= 64;
+    for (size_t f = 0; l.masks_valid && f < l.fixed.size(); ++f) {
+      const uint64_t bit = uint64_t{1} << f;
+      if (IsSignedKind(l.fixed[f])) l.signed_mask |= bit;
+      if (l.fixed[f] == FieldKind::kHandle) l.handle_mask |= bit;
+      if (l.fixed[f] == FieldKind::kString) l.string_mask |= bit;
+    }
+  }
+  return layouts;
+}
+
+}  // namespace
+
+const CallLayout& LayoutOf(CallId call) {
+  static const std::vector<CallLayout>* layouts = new std::vector<CallLayout>(BuildLayouts());
+  static const CallLayout* empty = new CallLayout();
+  size_t i = static_cast<size_t>(call);
+  return i < layouts->size() ? (*layouts)[i] : *empty;
+}
+
+absl::Span<const CallId> IdentityCallMap() {
+  static const std::vector<CallId>* map = [] {
+    auto* m = new std::vector<CallId>(kCallIdCount);
+    for (int i = 0; i < kCallIdCount; ++i) (*m)[i] = static_cast<CallId>(i);
+    return m;
+  }();
+  return *map;
+}
+
+std::vector<CallId> BuildCallMap(const proto::TraceHeader& header) {
+  std::vector<CallId> map(header.call_names_size(), CallId::kInvalid);
+  for (int i = 1; i < header.call_names_size(); ++i) {
+    const CallInfo* ci = FindCall(header.call_names(i));
+    if (ci != nullptr) map[i] = IdOf(*ci);
+  }
+  return map;
+}
+
+// ---- ChunkEncoder ----
+
+ChunkEncoder::ChunkEncoder(uint32_t timestamp_unit_ns)
+    : unit_ns_(timestamp_unit_ns == 0 ? 1 : timestamp_unit_ns) {}
+
+char* ChunkEncoder::Reserve(size_t n) {
+  if (size_ + n > buf_.size()) buf_.resize(std::max(size_ + n, buf_.size() * 2 + 4096));
+  return buf_.data() + size_;
+}
+
+void ChunkEncoder::Reset() {
+  size_ = 0;
+  packets_ = 0;
+  events_ = 0;
+  min_seq_ = max_seq_ = 0;
+  prev_end_ = 0;
+  prev_ts_ = 0;
+  prev_tid_ = 0;
+}
+
+std::string ChunkEncoder::TakePayload() {
+  buf_.resize(size_);
+  std::string out = std::move(buf_);
+  buf_ = std::string();
+  buf_.resize(out.size() + out.size() / 8);
+  Reset();
+  return out;
+}
+
+void ChunkEncoder::AppendCall(const Event& e, const CallLayout& layout) {
+  const size_t nargs = e.args.size();
+  // Upper bound of the CallEvent body: 9 scalar fields of at most 1 + 10 bytes, the args.
+  const size_t max_body = 9 * 11 + 2 + 11 + 10 * nargs;
+  if (scratch_.size() < max_body) scratch_.resize(max_body * 2);
+  uint8_t* const body = reinterpret_cast<uint8_t*>(scratch_.data());
+  uint8_t* p = body;
+
+  const uint32_t call = static_cast<uint32_t>(e.call);
+  if (call != 0) {
+    *p++ = kTagCall;
+    p = PutVarint(call, p);
+  }
+  const int64_t dseq = static_cast<int64_t>(e.seq - (prev_end_ + 1));
+  if (dseq != 0) {
+    *p++ = kTagDseq;
+    p = PutVarint(ZigZag(dseq), p);
+  }
+  if (e.end != 0) {
+    const uint64_t dend = e.end - e.seq - 1;
+    if (dend != 0) {
+      *p++ = kTagDend;
+      p = PutVarint(dend, p);
+    }
+  }
+  if (e.tid != prev_tid_) {
+    *p++ = kTagTid;
+    p = PutVarint(e.tid, p);
+  }
+  const int64_t ts = unit_ns_ == 1 ? e.timestamp_ns : FloorDiv(e.timestamp_ns, unit_ns_);
+  const int64_t dts =
+      static_cast<int64_t>(static_cast<uint64_t>(ts) - static_cast<uint64_t>(prev_ts_));
+  if (dts != 0) {
+    *p++ = kTagDts;
+    p = PutVarint(ZigZag(dts), p);
+  }
+  if (e.parent != 0) {
+    *p++ = kTagDparent;
+    p = PutVarint(e.seq - e.parent, p);
+  }
+  if (nargs != 0) {
+    *p++ = kTagArgsPacked;
+    // Reserve the length prefix for the worst case, shift the values down if it was shorter.
+    const size_t len_room = CodedOutputStream::VarintSize64(10 * nargs);
+    uint8_t* values = p + len_room;
+    uint8_t* q = values;
+    const uint64_t* args = e.args.data();
+    if (layout.masks_valid && nargs <= 64) {
+      for (size_t i = 0; i < nargs; ++i) {
+        const uint64_t v = args[i];
+        q = PutVarint(((layout.signed_mask >> i) & 1) ? ZigZag(static_cast<int64_t>(v)) : v, q);
+      }
+    } else {
+      VisitArgKinds(layout, absl::MakeConstSpan(args, nargs), [&](size_t i, FieldKind kind) {
+        const uint64_t v = args[i];
+        q = PutVarint(IsSignedKind(kind) ? ZigZag(static_cast<int64_t>(v)) : v, q);
+      });
+    }
+    const size_t len = static_cast<size_t>(q - values);
+    const size_t len_size = CodedOutputStream::VarintSize64(len);
+    PutVarint(len, p);
+    if (len_size != len_room) std::memmove(p + len_size, values, len);
+    p += len_size + len;
+  }
+  if (e.ret != 0) {
+    *p++ = kTagRet;
+    p = PutVarint(ZigZag(e.ret), p);
+  }
+  if (e.annotation != 0) {
+    *p++ = kTagAnnotation;
+    p = PutVarint(e.annotation, p);
+  }
+  if (e.end == 0) {
+    *p++ = kTagIncomplete;
+    *p++ = 1;
+  }
+
+  const size_t body_len = static_cast<size_t>(p - body);
+  const size_t packet_len = 1 + CodedOutputStream::VarintSize64(body_len) + body_len;
+  uint8_t* o = reinterpret_cast<uint8_t*>(Reserve(2 + 2 * 10 + body_len));
+  uint8_t* const o_start = o;
+  *o++ = kTagBodyPacket;
+  o = PutVarint(packet_len, o);
+  *o++ = kTagPacketCall;
+  o = PutVarint(body_len, o);
+  std::memcpy(o, body, body_len);
+  o += body_len;
+  size_ += static_cast<size_t>(o - o_start);
+
+  if (events_ == 0 || e.seq < min_seq_) min_seq_ = e.seq;
+  if (events_ == 0 || e.seq > max_seq_) max_seq_ = e.seq;
+  ++events_;
+  ++packets_;
+  prev_end_ = e.end != 0 ? e.end : e.seq;
+  prev_ts_ = ts;
+  prev_tid_ = e.tid;
+}
+
+void ChunkEncoder::AppendDef(uint8_t packet_tag, uint64_t id, absl::string_view value) {
+  const size_t def_len =
+      (id != 0 ? 1 + CodedOutputStream::VarintSize64(id) : 0) +
+      (value.empty() ? 0 : 1 + CodedOutputStream::VarintSize64(value.size()) + value.size());
+  const size_t packet_len = 1 + CodedOutputStream::VarintSize64(def_len) + def_len;
+  uint8_t* o = reinterpret_cast<uint8_t*>(Reserve(2 + 20 + def_len));
+  uint8_t* const o_start = o;
+  *o++ = kTagBodyPacket;
+  o = PutVarint(packet_len, o);
+  *o++ = packet_tag;
+  o = PutVarint(def_len, o);
+  if (id != 0) {
+    *o++ = kTagDefId;
+    o = PutVarint(id, o);
+  }
+  if (!value.empty()) {
+    *o++ = kTagDefValue;
+    o = PutVarint(value.size(), o);
+    std::memcpy(o, value.data(), value.size());
+    o += value.size();
+  }
+  size_ += static_cast<size_t>(o - o_start);
+  ++packets_;
+}
+
+void ChunkEncoder::AppendHandleDef(uint64_t id, absl::string_view token) {
+  AppendDef(kTagPacketHandle, id, token);
+}
+
+void ChunkEncoder::AppendStringDef(uint64_t id, absl::string_view value) {
+  AppendDef(kTagPacketString, id, value);
+}
+
+// ---- ChunkDecoder ----
+
+void ChunkDecoder::Reset(absl::string_view payload, uint32_t timestamp_unit_ns,
+                         absl::Span<const CallId> call_map) {
+  begin_ = cur_ = reinterpret_cast<const uint8_t*>(payload.data());
+  end_ = begin_ + payload.size();
+  unit_ns_ = timestamp_unit_ns == 0 ? 1 : timestamp_unit_ns;
+  call_map_ = call_map;
+  packets_ = events_ = 0;
+  prev_end_ = 0;
+  prev_ts_ = 0;
+  prev_tid_ = 0;
+}
+
+namespace {
+absl::Status Malformed(uint64_t offset, absl::string_view what) {
+  return absl::DataLossError(absl::StrFormat("malformed %s at payload offset %d", what, offset));
+}
+}  // namespace
+
+absl::Status ChunkDecoder::Next(Event* event, DecodedPacket* out) {
+  while (cur_ < end_) {
+    const uint8_t* start = cur_;
+    const uint64_t start_off = static_cast<uint64_t>(start - begin_);
+    uint64_t tag;
+    if (!ReadVarint(cur_, end_, &tag) || (tag >> 3) == 0) return Malformed(start_off, "tag");
+    if (tag != kTagBodyPacket) {
+      // A ChunkBody field this reader does not know: skipped, as protobuf would.
+      if (!SkipField(tag, cur_, end_)) return Malformed(start_off, "unknown ChunkBody field");
+      continue;
+    }
+    uint64_t len;
+    if (!ReadVarint(cur_, end_, &len) || len > static_cast<uint64_t>(end_ - cur_)) {
+      return Malformed(start_off, "packet length");
+    }
+    const uint8_t* p = cur_;
+    const uint8_t* const pend = cur_ + len;
+    cur_ = pend;
+    ++packets_;
+    out->payload_offset = start_off;
+    out->kind = PacketKind::kUnknown;
+    const uint8_t* kind_begin = nullptr;
+    const uint8_t* kind_end = nullptr;
+    int kinds = 0;
+    while (p < pend) {
+      uint64_t ftag;
+      if (!ReadVarint(p, pend, &ftag) || (ftag >> 3) == 0) return Malformed(start_off, "packet");
+      if (ftag == kTagPacketCall || ftag == kTagPacketHandle || ftag == kTagPacketString) {
+        uint64_t flen;
+        if (!ReadVarint(p, pend, &flen) || flen > static_cast<uint64_t>(pend - p)) {
+          return Malformed(start_off, "packet");
+        }
+        ++kinds;
+        out->kind = ftag == kTagPacketCall     ? PacketKind::kCall
+                    : ftag == kTagPacketHandle ? PacketKind::kHandleDef
+                                               : PacketKind::kStringDef;
+        kind_begin = p;
+        kind_end = p + flen;
+        p += flen;
+      } else if (!SkipField(ftag, p, pend)) {
+        return Malformed(start_off, "packet field");
+      }
+    }
+    if (kinds > 1) return Malformed(start_off, "packet (more than one kind)");
+    switch (out->kind) {
+      case PacketKind::kCall:
+        ++events_;
+        return DecodeCall(kind_begin, kind_end, event, out);
+      case PacketKind::kHandleDef:
+      case PacketKind::kStringDef: {
+        out->def_id = 0;
+        out->def_value = absl::string_view();
+        const uint8_t* q = kind_begin;
+        while (q < kind_end) {
+          uint64_t ftag, v;
+          if (!ReadVarint(q, kind_end, &ftag) || (ftag >> 3) == 0) {
+            return Malformed(start_off, "definition");
+          }
+          if (ftag == kTagDefId) {
+            if (!ReadVarint(q, kind_end, &v)) return Malformed(start_off, "definition id");
+            out->def_id = v;
+          } else if (ftag == kTagDefValue) {
+            if (!ReadVarint(q, kind_end, &v) || v > static_cast<uint64_t>(kind_end - q)) {
+              return Malformed(start_off, "definition value");
+            }
+            out->def_value = absl::string_view(reinterpret_cast<const char*>(q), v);
+            q += v;
+          } else if (!SkipField(ftag, q, kind_end)) {
+            return Malformed(start_off, "definition field");
+          }
+        }
+        return absl::OkStatus();
+      }
+      default:
+        return absl::OkStatus();  // kUnknown: a newer packet kind
+    }
+  }
+  out->kind = PacketKind::kEnd;
+  out->payload_offset = static_cast<uint64_t>(cur_ - begin_);
+  return absl::OkStatus();
+}
+
+absl::Status ChunkDecoder::DecodeCall(const uint8_t* p, const uint8_t* end, Event* e,
+                                      DecodedPacket* out) {
+  uint64_t call = 0, dseq = 0, dend = 0, dts = 0, dparent = 0, ret = 0, annotation = 0;
+  uint32_t tid = prev_tid_;
+  bool incomplete = false;
+  e->args.clear();
+  while (p < end) {
+    uint64_t tag, v;
+    if (*p < 0x80) {
+      tag = *p++;
+    } else if (!ReadVarint(p, end, &tag)) {
+      return Malformed(out->payload_offset, "CallEvent tag");
+    }
+    if (tag == kTagArgsPacked) {
+      uint64_t len;
+      if (!ReadVarint(p, end, &len) || len > static_cast<uint64_t>(end - p)) {
+        return Malformed(out->payload_offset, "CallEvent.args");
+      }
+      const uint8_t* ae = p + len;
+      while (p < ae) {
+        if (!ReadVarint(p, ae, &v) || e->args.size() >= kMaxEventArgs) {
+          return Malformed(out->payload_offset, "CallEvent.args");
+        }
+        e->args.push_back(v);
+      }
+      continue;
+    }
+    if ((tag & 7) != 0 || tag > kTagIncomplete) {
+      if ((tag >> 3) == 0 || !SkipField(tag, p, end)) {
+        return Malformed(out->payload_offset, "CallEvent field");
+      }
+      continue;
+    }
+    if (!ReadVarint(p, end, &v)) return Malformed(out->payload_offset, "CallEvent varint");
+    switch (tag) {
+      case kTagCall:
+        call = v;
+        break;
+      case kTagDseq:
+        dseq = v;
+        break;
+      case kTagDend:
+        dend = v;
+        break;
+      case kTagTid:
+        tid = static_cast<uint32_t>(v);
+        break;
+      case kTagDts:
+        dts = v;
+        break;
+      case kTagDparent:
+        dparent = v;
+        break;
+      case kTagArgsSingle:
+        if (e->args.size() >= kMaxEventArgs)
+          return Malformed(out->payload_offset, "CallEvent.args");
+        e->args.push_back(v);
+        break;
+      case kTagRet:
+        ret = v;
+        break;
+      case kTagAnnotation:
+        annotation = v;
+        break;
+      case kTagIncomplete:
+        incomplete = v != 0;
+        break;
+      default:
+        break;  // a varint field this reader does not know
+    }
+  }
+  // proto3 reads uint32 fields from the low 32 bits of the varint.
+  out->file_call = static_cast<uint32_t>(call);
+  const CallId mapped =
+      out->file_call < call_map_.size() ? call_map_[out->file_call] : CallId::kInvalid;
+  e->call = mapped;
+  e->seq = prev_end_ + 1 + static_cast<uint64_t>(UnZigZag(dseq));
+  e->end = incomplete ? 0 : e->seq + 1 + dend;
+  e->tid = tid;
+  const int64_t ts =
+      static_cast<int64_t>(static_cast<uint64_t>(prev_ts_) + static_cast<uint64_t>(UnZigZag(dts)));
+  e->timestamp_ns = static_cast<int64_t>(static_cast<uint64_t>(ts) * unit_ns_);
+  e->parent = dparent != 0 ? e->seq - dparent : 0;
+  e->ret = UnZigZag(ret);
+  e->annotation = annotation;
+  if (mapped != CallId::kInvalid && !e->args.empty()) {
+    uint64_t* args = e->args.data();
+    const size_t n = e->args.size();
+    const CallLayout& layout = LayoutOf(mapped);
+    if (layout.masks_valid && n <= 64) {
+      for (uint64_t m = layout.signed_mask & (n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1);
+           m != 0; m &= m - 1) {
+        const int i = __builtin_ctzll(m);
+        args[i] = static_cast<uint64_t>(UnZigZag(args[i]));
+      }
+    } else {
+      VisitArgKinds(layout, absl::MakeConstSpan(args, n), [args](size_t i, FieldKind kind) {
+        if (IsSignedKind(kind)) args[i] = static_cast<uint64_t>(UnZigZag(args[i]));
+      });
+    }
+  }
+  prev_end_ = incomplete ? e->seq : e->end;
+  prev_ts_ = ts;
+  prev_tid_ = tid;
+  return absl::OkStatus();
+}
+
+}  // namespace cltrace::format
