@@ -1,0 +1,189 @@
+// cltrace import / export: JSONL <-> .cltrace, an exact round trip (format/jsonl.h).
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "cli/args.h"
+#include "cli/trace_input.h"
+#include "cli/verb.h"
+#include "format/jsonl.h"
+#include "format/trace_writer.h"
+
+namespace cltrace::cli {
+namespace {
+
+constexpr char kImportUsage[] =
+    "usage: cltrace import IN.jsonl -o OUT.cltrace [--chunk-bytes N]\n"
+    "\n"
+    "Converts a JSONL trace (hand-written or exported; format/jsonl.h) into a .cltrace file.\n"
+    "Missing \"end\" values are inferred; the file is written only if every line is valid\n"
+    "(a bad line is reported with its line number and nothing is written).\n"
+    "\n"
+    "  -o, --output FILE   the .cltrace file to write (replaced if it exists)\n"
+    "  --chunk-bytes N     close a chunk after N bytes of uncompressed payload (default 1 MiB)\n"
+    "\n"
+    "exit: 0 ok; 2 bad input (line number on stderr), I/O error or bad usage\n";
+
+constexpr char kExportUsage[] =
+    "usage: cltrace export IN -o OUT.jsonl [--salvage]\n"
+    "\n"
+    "Writes a trace (.cltrace, or .jsonl to normalise it) as canonical JSONL: one call per\n"
+    "line in seq order, every end given. `cltrace import` of the output gives the same calls\n"
+    "back, and exporting that again gives the same bytes. Timestamps and annotations have no\n"
+    "place in JSONL and are not written.\n"
+    "\n"
+    "  -o, --output FILE   the JSONL file to write; - writes to standard output\n"
+    "  --salvage           skip corrupt chunks of a .cltrace instead of stopping\n"
+    "\n"
+    "exit: 0 ok; 1 --salvage had to skip data; 2 damaged input (the calls read before the\n"
+    "damage are still written), I/O error or bad usage\n";
+
+int Fail(std::ostream& err, absl::string_view verb, absl::string_view what,
+         absl::string_view message) {
+  err << "cltrace " << verb << ": " << what << ": " << message << "\n";
+  return kExitBadInput;
+}
+
+int RunImport(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  ArgSpec spec = ArgSpec("import", kImportUsage)
+                     .Options({"--output", "--chunk-bytes"})
+                     .Alias("-o", "--output")
+                     .Positional(1, 1);
+  ParsedArgs parsed;
+  if (std::optional<int> done = ParseVerbArgs(args, spec, &parsed, out, err)) return *done;
+  const std::string& in_path = parsed.positional[0];
+  std::optional<std::string> out_path = parsed.Option("--output");
+  if (!out_path) {
+    err << "cltrace import: -o OUT.cltrace is required\n"
+        << "(cltrace import --help for more)\n";
+    return kExitBadInput;
+  }
+  format::TraceWriter::Options options;
+  if (std::optional<std::string> v = parsed.Option("--chunk-bytes")) {
+    absl::StatusOr<uint64_t> n = ParseCount("--chunk-bytes", *v);
+    if (!n.ok() || *n == 0) {
+      err << "cltrace import: --chunk-bytes needs a positive integer, not '" << *v << "'\n";
+      return kExitBadInput;
+    }
+    options.chunk_bytes = static_cast<size_t>(*n);
+  }
+  if (*out_path == "-") return Fail(err, "import", "-o -", "a .cltrace file cannot go to stdout");
+  absl::StatusOr<TraceFormat> format = DetectFormat(in_path);
+  if (!format.ok()) return Fail(err, "import", in_path, format.status().message());
+  if (*format != TraceFormat::kJsonl)
+    return Fail(err, "import", in_path, "not JSONL (its first byte is not '{')");
+  absl::StatusOr<std::unique_ptr<format::JsonlReader>> reader = format::JsonlReader::Open(in_path);
+  if (!reader.ok()) return Fail(err, "import", in_path, reader.status().message());
+
+  // Written beside the target and renamed at the end, so a bad line leaves no half file.
+  std::string tmp_path = absl::StrCat(*out_path, ".tmp-", getpid());
+  options.writer.set_name("cltrace import");
+  options.writer.set_version("0.1");
+  options.start_unix_ns = 0;  // JSONL has no time: keep the output reproducible
+  absl::StatusOr<std::unique_ptr<format::TraceWriter>> writer =
+      format::TraceWriter::Open(tmp_path, options);
+  if (!writer.ok()) return Fail(err, "import", *out_path, writer.status().message());
+
+  std::vector<uint64_t> handle_ids{0}, string_ids{0};  // JSONL id -> writer id
+  auto map_id = [](std::vector<uint64_t>& ids, uint64_t id, const format::TokenTable& tokens,
+                   auto intern) {
+    while (ids.size() <= id) ids.push_back(intern(tokens.Token(ids.size())));
+    return ids[id];
+  };
+  format::TraceWriter& w = **writer;
+  format::JsonlReader& r = **reader;
+  format::Event e;
+  uint64_t calls = 0;
+  absl::Status status;
+  while (status.ok() && r.Next(&e)) {
+    RemapIds(
+        &e,
+        [&](uint64_t id) {
+          return map_id(handle_ids, id, r.handles(),
+                        [&](absl::string_view t) { return w.InternHandleToken(t); });
+        },
+        [&](uint64_t id) {
+          return map_id(string_ids, id, r.strings(),
+                        [&](absl::string_view t) { return w.InternString(t); });
+        });
+    status = w.Append(e);
+    if (!status.ok())
+      status = absl::Status(status.code(), absl::StrCat("writing: ", status.message()));
+    ++calls;
+  }
+  if (status.ok()) status = r.status();
+  absl::Status closed = w.Close();
+  if (status.ok() && !closed.ok()) status = closed;
+  if (status.ok() && std::rename(tmp_path.c_str(), out_path->c_str()) != 0)
+    status = absl::InternalError(absl::StrCat("cannot rename ", tmp_path, " to ", *out_path));
+  if (!status.ok()) {
+    std::remove(tmp_path.c_str());
+    return Fail(err, "import", in_path, status.message());
+  }
+  out << "imported " << calls << " calls (" << r.lines() << " lines) into " << *out_path << "\n";
+  return kExitOk;
+}
+
+int RunExport(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  ArgSpec spec = ArgSpec("export", kExportUsage)
+                     .Options({"--output"})
+                     .Alias("-o", "--output")
+                     .Flags({"--salvage"})
+                     .Positional(1, 1);
+  ParsedArgs parsed;
+  if (std::optional<int> done = ParseVerbArgs(args, spec, &parsed, out, err)) return *done;
+  const std::string& in_path = parsed.positional[0];
+  std::optional<std::string> out_path = parsed.Option("--output");
+  if (!out_path) {
+    err << "cltrace export: -o OUT.jsonl (or -o - for stdout) is required\n"
+        << "(cltrace export --help for more)\n";
+    return kExitBadInput;
+  }
+  absl::StatusOr<TraceInput> in = ReadTrace(in_path, parsed.Flag("--salvage"));
+  if (!in.ok()) return Fail(err, "export", in_path, in.status().message());
+
+  std::ofstream file;
+  if (*out_path != "-") {
+    file.open(*out_path, std::ios::binary | std::ios::trunc);
+    if (!file) return Fail(err, "export", *out_path, "cannot open for writing");
+  }
+  std::ostream& dst = *out_path == "-" ? out : file;
+  int status = kExitOk;
+  for (const format::Event& e : in->events) {
+    absl::Status layout = format::CheckEventLayout(e);
+    if (!layout.ok()) {
+      status = Fail(err, "export", in_path, absl::StrCat("seq ", e.seq, ": ", layout.message()));
+      continue;
+    }
+    dst << format::EventToJsonl(e, in->handles, in->strings) << "\n";
+  }
+  dst.flush();
+  if (!dst) return Fail(err, "export", *out_path, "write error");
+  if (!in->error.ok()) {
+    return Fail(
+        err, "export", in_path,
+        absl::StrCat(in->error.message(),
+                     in->events.empty() ? std::string(" (no call could be written)")
+                                        : absl::StrCat(" (the ", in->events.size(),
+                                                       " calls read before it were written)")));
+  }
+  const auto& s = in->stats;
+  if (status == kExitOk &&
+      (s.corrupt_chunks_skipped || s.bytes_skipped || s.events_skipped || s.definitions_skipped))
+    return kExitProblems;
+  return status;
+}
+
+const VerbRegistrar kImport({"import", "convert a JSONL trace into a .cltrace file", kImportUsage,
+                             RunImport});
+const VerbRegistrar kExport({"export", "write a trace as canonical JSONL", kExportUsage,
+                             RunExport});
+
+}  // namespace
+}  // namespace cltrace::cli

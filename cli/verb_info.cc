@@ -1,0 +1,158 @@
+// cltrace info FILE: what a trace holds, at a glance.
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "cli/args.h"
+#include "cli/trace_input.h"
+#include "cli/verb.h"
+#include "format/catalog.h"
+
+namespace cltrace::cli {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: cltrace info FILE [--salvage]\n"
+    "\n"
+    "Summarises a trace (.cltrace or .jsonl, detected by content): header (format and\n"
+    "catalog version, writer, process), size and chunks, calls and callbacks per function\n"
+    "and per thread, seq range, duration, torn tail and salvage counts.\n"
+    "\n"
+    "  --salvage   skip corrupt chunks of a .cltrace instead of stopping at the first one\n"
+    "\n"
+    "exit: 0 ok; 1 --salvage had to skip data; 2 unreadable or damaged file (what was\n"
+    "readable is still summarised) or bad usage\n";
+
+std::string Row(absl::string_view label, absl::string_view value) {
+  return absl::StrFormat("%-15s %s\n", label, value);
+}
+
+std::string Count(uint64_t n, absl::string_view noun) {
+  return absl::StrCat(n, " ", noun, n == 1 ? "" : "s");
+}
+
+std::string Duration(int64_t ns) {
+  if (ns < 1000) return absl::StrCat(ns, " ns");
+  if (ns < 1000000) return absl::StrFormat("%.3f us", ns / 1e3);
+  if (ns < 1000000000) return absl::StrFormat("%.3f ms", ns / 1e6);
+  return absl::StrFormat("%.3f s", ns / 1e9);
+}
+
+void PrintInfo(const TraceInput& in, std::ostream& out) {
+  out << Row("file", in.path);
+  const auto& h = in.header;
+  if (in.format == TraceFormat::kJsonl) {
+    out << Row("format", absl::StrCat("JSONL, ", in.lines, " lines"));
+  } else {
+    out << Row("format",
+               absl::StrCat("cltrace format version ", h.format_version(), ", catalog version ",
+                            h.catalog_version(), " (this tool: ", format::CatalogVersion(), ")"));
+    out << Row("writer", h.writer().name().empty()
+                             ? std::string("(unnamed)")
+                             : absl::StrCat(h.writer().name(), " ", h.writer().version()));
+    std::vector<std::string> process;
+    if (h.process().pid() != 0) process.push_back(absl::StrCat("pid ", h.process().pid()));
+    if (!h.process().executable().empty()) process.push_back(h.process().executable());
+    if (h.process().argv_size() > 0)
+      process.push_back(absl::StrCat("argv [", absl::StrJoin(h.process().argv(), " "), "]"));
+    if (!h.process().driver().empty())
+      process.push_back(absl::StrCat("driver ", h.process().driver()));
+    out << Row("process", process.empty() ? "(none recorded)" : absl::StrJoin(process, ", "));
+    if (h.start_unix_ns() != 0)
+      out << Row("started",
+                 absl::FormatTime("%Y-%m-%d %H:%M:%E3S UTC", absl::FromUnixNanos(h.start_unix_ns()),
+                                  absl::UTCTimeZone()));
+  }
+  std::string size = absl::StrCat(in.file_size, " bytes");
+  if (in.format == TraceFormat::kCltrace)
+    absl::StrAppend(&size, ", ", Count(in.stats.chunks, "chunk"), ", ",
+                    in.stats.has_index ? "index present" : "no index");
+  if (!in.events.empty())
+    absl::StrAppend(&size, absl::StrFormat(", %.1f bytes per call",
+                                           static_cast<double>(in.file_size) / in.events.size()));
+  out << Row("size", size);
+
+  uint64_t callbacks = 0, open = 0, min_seq = 0, max_pos = 0;
+  int64_t min_ts = 0, max_ts = 0;
+  std::map<std::string, uint64_t> per_fn;
+  std::map<uint32_t, uint64_t> per_tid;
+  for (size_t i = 0; i < in.events.size(); ++i) {
+    const format::Event& e = in.events[i];
+    if (IsCallback(e)) ++callbacks;
+    if (e.end == 0) ++open;
+    const format::CallInfo* call = format::GetCall(e.call);
+    ++per_fn[call != nullptr ? call->name : "(unknown)"];
+    ++per_tid[e.tid];
+    min_seq = i == 0 ? e.seq : std::min(min_seq, e.seq);
+    max_pos = std::max({max_pos, e.seq, e.end});
+    min_ts = i == 0 ? e.timestamp_ns : std::min(min_ts, e.timestamp_ns);
+    max_ts = i == 0 ? e.timestamp_ns : std::max(max_ts, e.timestamp_ns);
+  }
+  uint64_t n = in.events.size();
+  out << Row("calls", absl::StrCat(n, " (", Count(n - callbacks, "DDI call"), ", ",
+                                   Count(callbacks, "callback"), ", ", open, " never returned)"));
+  out << Row("threads", absl::StrCat(per_tid.size()));
+  out << Row("seq range", n == 0 ? std::string("-") : absl::StrCat(min_seq, " .. ", max_pos));
+  out << Row("duration", n == 0 || (min_ts == 0 && max_ts == 0) ? std::string("- (no timestamps)")
+                                                                : Duration(max_ts - min_ts));
+  if (in.format == TraceFormat::kCltrace) {
+    out << Row("torn tail",
+               in.torn_tail < 0
+                   ? std::string("none")
+                   : absl::StrCat("partial chunk from offset ", in.torn_tail, " ignored (",
+                                  in.file_size - in.torn_tail, " bytes)"));
+    const auto& s = in.stats;
+    if (s.corrupt_chunks_skipped || s.bytes_skipped || s.events_skipped || s.definitions_skipped)
+      out << Row(
+          "salvaged",
+          absl::StrCat("skipped ", Count(s.corrupt_chunks_skipped, "corrupt chunk"), " (",
+                       Count(s.bytes_skipped, "byte"), "), ", Count(s.events_skipped, "event"),
+                       ", ", Count(s.definitions_skipped, "definition")));
+  }
+  if (n == 0) return;
+  std::vector<std::pair<std::string, uint64_t>> fns(per_fn.begin(), per_fn.end());
+  std::stable_sort(fns.begin(), fns.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  size_t width = 0;
+  for (const auto& [name, count] : fns) width = std::max(width, name.size());
+  out << "\ncalls per function\n";
+  for (const auto& [name, count] : fns)
+    out << absl::StrFormat("  %-*s %8d\n", static_cast<int>(width), name, count);
+  out << "\ncalls per thread\n";
+  for (const auto& [tid, count] : per_tid) out << absl::StrFormat("  tid %-10d %8d\n", tid, count);
+}
+
+int RunInfo(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  ArgSpec spec = ArgSpec("info", kUsage).Flags({"--salvage"}).Positional(1, 1);
+  ParsedArgs parsed;
+  if (std::optional<int> done = ParseVerbArgs(args, spec, &parsed, out, err)) return *done;
+  const std::string& path = parsed.positional[0];
+  absl::StatusOr<TraceInput> in = ReadTrace(path, parsed.Flag("--salvage"));
+  if (!in.ok()) {
+    err << "cltrace info: " << path << ": " << in.status().message() << "\n";
+    return kExitBadInput;
+  }
+  PrintInfo(*in, out);
+  if (!in->error.ok()) {
+    out.flush();
+    err << "cltrace info: " << path << ": " << in->error.message()
+        << " (the summary above covers the " << in->events.size() << " calls read before it)\n";
+    return kExitBadInput;
+  }
+  const auto& s = in->stats;
+  if (s.corrupt_chunks_skipped || s.bytes_skipped || s.events_skipped || s.definitions_skipped)
+    return kExitProblems;
+  return kExitOk;
+}
+
+const VerbRegistrar kInfo({"info", "summarise a trace (header, counts, ranges, chunks)", kUsage,
+                           RunInfo});
+
+}  // namespace
+}  // namespace cltrace::cli

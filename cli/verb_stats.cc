@@ -1,0 +1,50 @@
+// cltrace stats FILE: recycling and lifetime statistics (replayer/analysis/stats.h).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/args.h"
+#include "cli/trace_input.h"
+#include "cli/verb.h"
+#include "replayer/analysis/stats.h"
+
+namespace cltrace::cli {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: cltrace stats FILE [--salvage]\n"
+    "\n"
+    "Command-list statistics of a trace (.cltrace or .jsonl): recycle hit rate\n"
+    "(RecycleCreateCommandList / all command lists made), command lists recycled per Finish\n"
+    "(the drained RecycleCommandList calls), executions per list, handles alive over time\n"
+    "(command lists, deferred contexts, IC objects, local handles) and callbacks per DDI\n"
+    "(IC::/DC:: for the table the enclosing call went through).\n"
+    "\n"
+    "  --salvage   skip corrupt chunks of a .cltrace\n"
+    "\n"
+    "exit: 0 ok; 2 bad input or bad usage\n";
+
+int RunStatsVerb(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  ArgSpec spec = ArgSpec("stats", kUsage).Flags({"--salvage"}).Positional(1, 1);
+  ParsedArgs parsed;
+  if (std::optional<int> done = ParseVerbArgs(args, spec, &parsed, out, err)) return *done;
+  const std::string& path = parsed.positional[0];
+  absl::StatusOr<TraceInput> in = ReadTrace(path, parsed.Flag("--salvage"));
+  if (!in.ok()) {
+    err << "cltrace stats: " << path << ": " << in.status().message() << "\n";
+    return kExitBadInput;
+  }
+  int code = analysis::RunStats(in->events, in->handles, out, err);
+  if (!in->error.ok()) {
+    out.flush();
+    err << "cltrace stats: " << path << ": " << in->error.message() << "\n";
+    return kExitBadInput;
+  }
+  return code;
+}
+
+const VerbRegistrar kStats({"stats", "recycle hit rate, lists per Finish, handles alive, "
+                            "callbacks per DDI", kUsage, RunStatsVerb});
+
+}  // namespace
+}  // namespace cltrace::cli

@@ -1,0 +1,263 @@
+// End-to-end tests of build/bin/cltrace: import -> info -> dump -> export on the hand-written
+// corpus, exact round trips, and the exit codes and messages for bad input and bad usage.
+//
+// Each scenario runs commands in a scratch directory (so outputs name files relatively) and
+// compares a transcript (command, exit code, stdout, stderr) with tests/cli/golden/NAME.txt.
+// CLTRACE_UPDATE_GOLDEN=1 rewrites the golden files instead of comparing.
+//
+// Ignored in the comparison (they follow from the binary encoder and the size of the
+// catalog, which other components change; format/ tests cover them): byte counts, file
+// offsets, chunk counts and ordinals, and CRC values. They are replaced by '#' before comparing.
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "format/trace_reader.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace cltrace {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteFile(const std::string& path, const std::string& content) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+struct Result {
+  int exit = -1;
+  std::string out, err;
+};
+
+class CliE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = absl::StrCat(::testing::TempDir(), "/cltrace_cli_", getpid(), "_",
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    ASSERT_EQ(std::system(absl::StrCat("rm -rf '", dir_, "' && mkdir -p '", dir_, "'").c_str()), 0);
+  }
+  void TearDown() override {
+    if (!HasFailure()) std::system(absl::StrCat("rm -rf '", dir_, "'").c_str());
+  }
+
+  // Copies a source-tree file into the scratch directory under its base name.
+  std::string Stage(const std::string& source_relative) {
+    std::string name = source_relative.substr(source_relative.rfind('/') + 1);
+    WriteFile(Path(name), ReadFile(absl::StrCat(CLTRACE_SOURCE_DIR, "/", source_relative)));
+    return name;
+  }
+  std::string Path(const std::string& name) const { return absl::StrCat(dir_, "/", name); }
+
+  // Runs `cltrace ARGS` in the scratch directory and appends it to the transcript.
+  Result Run(const std::string& args) {
+    std::string cmd = absl::StrCat("cd '", dir_, "' && '", CLTRACE_BIN, "' ", args,
+                                   " >.stdout 2>.stderr </dev/null");
+    int status = std::system(cmd.c_str());
+    Result r;
+    r.exit = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = ReadFile(Path(".stdout"));
+    r.err = ReadFile(Path(".stderr"));
+    absl::StrAppend(&transcript_, "$ cltrace ", args, "\nexit ", r.exit, "\n");
+    if (!r.out.empty()) absl::StrAppend(&transcript_, "--- stdout\n", r.out);
+    if (!r.err.empty()) absl::StrAppend(&transcript_, "--- stderr\n", r.err);
+    absl::StrAppend(&transcript_, "\n");
+    return r;
+  }
+
+  // The declared ignored fields (see the top of the file).
+  static std::string Mask(std::string text) {
+    static const std::pair<std::regex, const char*> kMasks[] = {
+        {std::regex(R"(\b\d+(\.\d+)? (bytes?\b))"), "# $2"},
+        {std::regex(R"(\boffset \d+)"), "offset #"},
+        {std::regex(R"(\b\d+ (chunks?\b))"), "# $1"},
+        {std::regex(R"(\bchunk \d+\b)"), "chunk #"},
+        {std::regex(R"(\b(stored|computed) 0x[0-9a-f]+)"), "$1 0x#"},
+    };
+    for (const auto& [re, replacement] : kMasks) text = std::regex_replace(text, re, replacement);
+    return text;
+  }
+
+  // Compares the transcript so far with tests/cli/golden/NAME.txt.
+  void ExpectGolden(const std::string& name) {
+    std::string path = absl::StrCat(CLTRACE_SOURCE_DIR, "/tests/cli/golden/", name, ".txt");
+    std::string actual = Mask(transcript_);
+    const char* update = std::getenv("CLTRACE_UPDATE_GOLDEN");
+    if (update != nullptr && std::string(update) == "1") {
+      WriteFile(path, actual);
+      return;
+    }
+    ASSERT_TRUE(Exists(path)) << path << " is missing; run with CLTRACE_UPDATE_GOLDEN=1";
+    EXPECT_EQ(actual, ReadFile(path))
+        << "golden " << path << " differs (CLTRACE_UPDATE_GOLDEN=1 regenerates it)";
+  }
+
+  std::string dir_;
+  std::string transcript_;
+};
+
+// The full interchange cycle on the §4.5/4.6 command-list recycling trace.
+TEST_F(CliE2eTest, ClRecycleImportInfoDumpExport) {
+  std::string in = Stage("corpus/jsonl/cl_recycle.jsonl");
+  Result imported = Run(absl::StrCat("import ", in, " -o cl_recycle.cltrace"));
+  ASSERT_EQ(imported.exit, 0) << imported.err;
+  EXPECT_EQ(Run("info cl_recycle.cltrace").exit, 0);
+  EXPECT_EQ(Run("info cl_recycle.jsonl").exit, 0);
+  Result dump = Run("dump cl_recycle.cltrace");
+  EXPECT_EQ(dump.exit, 0);
+  EXPECT_EQ(Run("dump cl_recycle.jsonl").out, dump.out);  // same calls either way
+  EXPECT_EQ(Run("dump cl_recycle.cltrace --from 75 --count 3").exit, 0);
+  Result exported = Run("export cl_recycle.cltrace -o -");
+  EXPECT_EQ(exported.exit, 0);
+  EXPECT_EQ(Run("dump --json cl_recycle.cltrace").out, exported.out);
+  ExpectGolden("cl_recycle");
+
+  // import o export is the identity on the exported JSON, byte for byte.
+  WriteFile(Path("exported.jsonl"), exported.out);
+  ASSERT_EQ(Run("import exported.jsonl -o again.cltrace").exit, 0);
+  Result again = Run("export again.cltrace -o again.jsonl");
+  EXPECT_EQ(again.exit, 0);
+  EXPECT_EQ(ReadFile(Path("again.jsonl")), exported.out);
+  // Exporting the JSONL itself normalises it to the same canonical text.
+  EXPECT_EQ(Run("export cl_recycle.jsonl -o -").out, exported.out);
+}
+
+TEST_F(CliE2eTest, CrashInCallbackImportInfoDumpExport) {
+  std::string in = Stage("corpus/jsonl/crash_in_callback.jsonl");
+  ASSERT_EQ(Run(absl::StrCat("import ", in, " -o crash.cltrace")).exit, 0);
+  EXPECT_EQ(Run("info crash.cltrace").exit, 0);
+  EXPECT_EQ(Run("dump crash.cltrace").exit, 0);
+  Result exported = Run("export crash.cltrace -o crash_out.jsonl");
+  EXPECT_EQ(exported.exit, 0);
+  ExpectGolden("crash_in_callback");
+  WriteFile(Path("exported.jsonl"), ReadFile(Path("crash_out.jsonl")));
+  ASSERT_EQ(Run("import exported.jsonl -o again.cltrace").exit, 0);
+  EXPECT_EQ(Run("export again.cltrace -o -").out, ReadFile(Path("crash_out.jsonl")));
+}
+
+TEST_F(CliE2eTest, BadJsonlIsExitTwoWithTheLineNumber) {
+  std::string bad = Stage("tests/cli/inputs/bad_json.jsonl");
+  Result r = Run(absl::StrCat("import ", bad, " -o out.cltrace"));
+  EXPECT_EQ(r.exit, 2);
+  EXPECT_THAT(r.err, HasSubstr("line 3: column 55: malformed JSON"));
+  EXPECT_FALSE(Exists(Path("out.cltrace")));  // nothing half-written
+  // info and dump still show the calls above the bad line.
+  r = Run(absl::StrCat("dump ", bad));
+  EXPECT_EQ(r.exit, 2);
+  EXPECT_THAT(r.out, HasSubstr("Flush(hDevice=ic)"));
+  EXPECT_EQ(Run(absl::StrCat("info ", bad)).exit, 2);
+  std::string unknown = Stage("tests/cli/inputs/unknown_fn.jsonl");
+  r = Run(absl::StrCat("import ", unknown, " -o out.cltrace"));
+  EXPECT_EQ(r.exit, 2);
+  EXPECT_THAT(r.err, HasSubstr("line 2: unknown function \"pfnCommandListExecute\""));
+  std::string nesting = Stage("tests/cli/inputs/nesting.jsonl");
+  EXPECT_EQ(Run(absl::StrCat("export ", nesting, " -o -")).exit, 2);
+  ExpectGolden("bad_jsonl");
+}
+
+// A .cltrace damaged in the chunk of its third call (--chunk-bytes 1: a call per chunk): the
+// two calls before it are still shown, the error names the file offset, exit 2; --salvage skips the
+// bad chunk (exit 1). A file cut in the middle of a chunk is a torn tail: the complete chunks are
+// the trace (exit 0).
+TEST_F(CliE2eTest, DamagedCltraceKeepsWhatIsReadable) {
+  Stage("corpus/jsonl/cl_recycle.jsonl");
+  ASSERT_EQ(Run("import cl_recycle.jsonl -o small_chunks.cltrace --chunk-bytes 1").exit, 0);
+  std::string bytes = ReadFile(Path("small_chunks.cltrace"));
+  auto reader = format::TraceReader::Open(Path("small_chunks.cltrace"));
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  const format::proto::TraceIndex* index = (*reader)->index();
+  ASSERT_NE(index, nullptr);
+  // The third call (a Draw at seq 30) defines no handle, so salvage loses exactly that call.
+  const format::proto::ChunkIndexEntry* found = nullptr;
+  for (const auto& chunk : index->chunks())
+    if (chunk.events() > 0 && chunk.min_seq() == 30) found = &chunk;
+  ASSERT_NE(found, nullptr) << "no chunk starts at seq 30";
+  ASSERT_EQ(found->events(), 1u) << "one call per chunk expected";
+  const format::proto::ChunkIndexEntry& third = *found;
+
+  std::string corrupt = bytes;
+  corrupt[third.offset() + third.stored_size() - 2] ^= 0x55;  // inside the payload
+  WriteFile(Path("corrupt.cltrace"), corrupt);
+  Result info = Run("info corrupt.cltrace");
+  EXPECT_EQ(info.exit, 2);
+  EXPECT_THAT(info.err, HasSubstr(absl::StrCat("offset")));
+  Result dump = Run("dump corrupt.cltrace");
+  EXPECT_EQ(dump.exit, 2);
+  EXPECT_THAT(dump.out, HasSubstr("CalcPrivateDeferredContextSize"));  // from chunk 1
+  EXPECT_EQ(Run("export corrupt.cltrace -o -").exit, 2);
+  EXPECT_EQ(Run("info corrupt.cltrace --salvage").exit, 1);
+
+  WriteFile(Path("torn.cltrace"), bytes.substr(0, third.offset() + third.stored_size() / 2));
+  EXPECT_EQ(Run("info torn.cltrace").exit, 0);
+  EXPECT_EQ(Run("dump torn.cltrace").exit, 0);
+
+  WriteFile(Path("not_a_trace.cltrace"), "PK\x03\x04 this is a zip file\n");
+  EXPECT_EQ(Run("info not_a_trace.cltrace").exit, 2);
+  ExpectGolden("damaged_cltrace");
+}
+
+TEST_F(CliE2eTest, UsageErrorsAreExitTwo) {
+  EXPECT_EQ(Run("").exit, 2);
+  EXPECT_EQ(Run("frobnicate x").exit, 2);
+  EXPECT_EQ(Run("info").exit, 2);
+  EXPECT_EQ(Run("info a.jsonl b.jsonl").exit, 2);
+  EXPECT_EQ(Run("dump x.jsonl --count abc").exit, 2);
+  EXPECT_EQ(Run("dump x.jsonl --bogus").exit, 2);
+  EXPECT_EQ(Run("import x.jsonl").exit, 2);
+  EXPECT_EQ(Run("export x.cltrace").exit, 2);
+  EXPECT_EQ(Run("info missing.jsonl").exit, 2);
+  ExpectGolden("usage_errors");
+}
+
+TEST_F(CliE2eTest, HelpOnTheToolAndEveryVerb) {
+  Result tool = Run("--help");
+  EXPECT_EQ(tool.exit, 0);
+  EXPECT_THAT(tool.out, StartsWith("usage: cltrace VERB"));
+  // Every verb the tool lists answers --help with its usage on stdout.
+  bool in_verbs = false;
+  int verbs = 0;
+  for (absl::string_view line : absl::StrSplit(tool.out, '\n')) {
+    if (line == "verbs:") {
+      in_verbs = true;
+      continue;
+    }
+    if (!in_verbs) continue;
+    if (line.empty()) break;
+    std::string verb(absl::StripLeadingAsciiWhitespace(line).substr(
+        0, absl::StripLeadingAsciiWhitespace(line).find(' ')));
+    Result r = Run(absl::StrCat(verb, " --help"));
+    EXPECT_EQ(r.exit, 0) << verb;
+    EXPECT_THAT(r.out, StartsWith(absl::StrCat("usage: cltrace ", verb))) << verb;
+    EXPECT_EQ(r.err, "") << verb;
+    ++verbs;
+  }
+  EXPECT_GE(verbs, 4);
+}
+
+}  // namespace
+}  // namespace cltrace
