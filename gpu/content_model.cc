@@ -1,0 +1,127 @@
+#include "gpu/content_model.h"
+
+#include <algorithm>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "gpu/digest.h"
+
+namespace cltrace::gpu {
+
+uint64_t ZeroDigest(uint64_t size) { return DigestCombine(kDigestTagZero, size); }
+
+absl::StatusOr<ContentModel::Entry*> ContentModel::Find(AllocationId id, const char* what) {
+  auto it = entries_.find(id);
+  if (it == entries_.end()) {
+    return absl::NotFoundError(absl::StrCat(what, ": unknown allocation ", id));
+  }
+  return &it->second;
+}
+
+absl::Status ContentModel::Create(AllocationId id, uint64_t size) {
+  auto [it, inserted] = entries_.try_emplace(id);
+  if (!inserted) return absl::AlreadyExistsError(absl::StrCat("allocation ", id, " exists"));
+  it->second.size = size;
+  it->second.digest = ZeroDigest(size);
+  return absl::OkStatus();
+}
+
+absl::Status ContentModel::Destroy(AllocationId id) {
+  if (entries_.erase(id) == 0) {
+    return absl::NotFoundError(absl::StrCat("destroy: unknown allocation ", id));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ContentModel::Clear(AllocationId dst, uint64_t value) {
+  auto e = Find(dst, "clear");
+  if (!e.ok()) return e.status();
+  (*e)->digest = DigestCombineAll(kDigestTagClear, {(*e)->size, value});
+  return absl::OkStatus();
+}
+
+absl::Status ContentModel::Update(AllocationId dst, uint64_t offset, uint64_t size,
+                                  uint64_t data_digest) {
+  auto e = Find(dst, "update");
+  if (!e.ok()) return e.status();
+  Entry& d = **e;
+  if (offset > d.size || size > d.size - offset) {
+    return absl::OutOfRangeError(absl::StrCat("update of allocation ", dst, ": [", offset, ", +",
+                                              size, ") exceeds its ", d.size, " bytes"));
+  }
+  uint64_t prev = (offset == 0 && size == d.size) ? 0 : d.digest;
+  d.digest = DigestCombineAll(kDigestTagUpdate, {prev, d.size, offset, size, data_digest});
+  return absl::OkStatus();
+}
+
+absl::Status ContentModel::Copy(AllocationId dst, AllocationId src) {
+  auto d = Find(dst, "copy dst");
+  if (!d.ok()) return d.status();
+  auto s = Find(src, "copy src");
+  if (!s.ok()) return s.status();
+  if ((*d)->size == (*s)->size) {
+    (*d)->digest = (*s)->digest;
+    return absl::OkStatus();
+  }
+  return CopyRegion(dst, 0, src, 0, std::min((*d)->size, (*s)->size));
+}
+
+absl::Status ContentModel::CopyRegion(AllocationId dst, uint64_t dst_offset, AllocationId src,
+                                      uint64_t src_offset, uint64_t size) {
+  auto d = Find(dst, "copy-region dst");
+  if (!d.ok()) return d.status();
+  auto s = Find(src, "copy-region src");
+  if (!s.ok()) return s.status();
+  Entry& de = **d;
+  const Entry& se = **s;
+  if (dst_offset > de.size || size > de.size - dst_offset || src_offset > se.size ||
+      size > se.size - src_offset) {
+    return absl::OutOfRangeError(absl::StrCat("copy-region ", src, "+", src_offset, " -> ", dst,
+                                              "+", dst_offset, " of ", size,
+                                              " bytes is out of range"));
+  }
+  if (dst_offset == 0 && src_offset == 0 && size == de.size && size == se.size) {
+    de.digest = se.digest;
+    return absl::OkStatus();
+  }
+  de.digest = DigestCombineAll(kDigestTagCopyRegion,
+                               {de.digest, de.size, dst_offset, se.digest, src_offset, size});
+  return absl::OkStatus();
+}
+
+absl::Status ContentModel::Draw(AllocationId target, uint64_t state, uint32_t vertex_count,
+                                uint32_t start_vertex, uint32_t instance_count,
+                                absl::Span<const AllocationId> inputs) {
+  auto t = Find(target, "draw target");
+  if (!t.ok()) return t.status();
+  uint64_t h = DigestCombineAll(kDigestTagDraw, {(*t)->digest, (*t)->size, state, vertex_count,
+                                                 start_vertex, instance_count, inputs.size()});
+  for (AllocationId in : inputs) {
+    auto e = Find(in, "draw input");
+    if (!e.ok()) return e.status();
+    h = DigestCombine(h, (*e)->digest);
+  }
+  (*t)->digest = h;
+  return absl::OkStatus();
+}
+
+std::optional<uint64_t> ContentModel::Digest(AllocationId id) const {
+  auto it = entries_.find(id);
+  if (it == entries_.end()) return std::nullopt;
+  return it->second.digest;
+}
+
+std::optional<uint64_t> ContentModel::Size(AllocationId id) const {
+  auto it = entries_.find(id);
+  if (it == entries_.end()) return std::nullopt;
+  return it->second.size;
+}
+
+uint64_t ContentModel::CombinedDigest() const {
+  // Sum of per-entry digests: independent of hash-map iteration order.
+  uint64_t sum = 0;
+  for (const auto& [id, e] : entries_) sum += DigestCombineAll(id, {e.size, e.digest});
+  return DigestCombine(sum, entries_.size());
+}
+
+}  // namespace cltrace::gpu
