@@ -27,12 +27,9 @@ constexpr char kUsage[] =
     "\n"
     "exit: 0 ok; 2 bad input, unknown handle or bad usage\n";
 
-int RunLifecycleVerb(const std::vector<std::string>& args, std::ostream& out,
-                     std::ostream& err) {
-  ArgSpec spec = ArgSpec("lifecycle", kUsage)
-                     .Options({"--handle"})
-                     .Flags({"--salvage"})
-                     .Positional(1, 1);
+int RunLifecycleVerb(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  ArgSpec spec =
+      ArgSpec("lifecycle", kUsage).Options({"--handle"}).Flags({"--salvage"}).Positional(1, 1);
   ParsedArgs parsed;
   if (std::optional<int> done = ParseVerbArgs(args, spec, &parsed, out, err)) return *done;
   analysis::LifecycleOptions options;

@@ -43,8 +43,10 @@ int RunStatsVerb(const std::vector<std::string>& args, std::ostream& out, std::o
   return code;
 }
 
-const VerbRegistrar kStats({"stats", "recycle hit rate, lists per Finish, handles alive, "
-                            "callbacks per DDI", kUsage, RunStatsVerb});
+const VerbRegistrar kStats({"stats",
+                            "recycle hit rate, lists per Finish, handles alive, "
+                            "callbacks per DDI",
+                            kUsage, RunStatsVerb});
 
 }  // namespace
 }  // namespace cltrace::cli

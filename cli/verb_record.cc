@@ -1,0 +1,259 @@
+// cltrace record -o OUT.cltrace [--driver LIB] -- PROGRAM [ARGS...]: runs a program with the
+// recorder shim (build/lib/libcltrace_shim.so) between its runtime and its driver.
+//
+// The runtime model loads its driver from $CLTRACE_DRIVER; record points that at the shim and
+// hands the real driver to the shim through $CLTRACE_SHIM_DRIVER (recorder/README.md lists the
+// shim's variables). The program's exit status is propagated (128 + N for a program killed by
+// signal N); the recorder's statistics go to standard error.
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "cli/args.h"
+#include "cli/verb.h"
+
+extern char** environ;
+
+namespace cltrace::cli {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: cltrace record -o OUT.cltrace [--driver LIB] [--flush-ms N]\n"
+    "                      [--timestamps derived|clock] -- PROGRAM [ARGS...]\n"
+    "\n"
+    "Runs PROGRAM with the recorder shim in place of its user-mode driver (the runtime model\n"
+    "loads its driver from $CLTRACE_DRIVER) and writes every DDI call and callback to OUT.\n"
+    "\n"
+    "  -o, --output FILE   the trace to write\n"
+    "  --driver LIB        the real driver (default: $CLTRACE_DRIVER if set, else the\n"
+    "                      reference driver next to the shim)\n"
+    "  --flush-ms N        write buffered calls at least every N ms (default 1000; 0: only when\n"
+    "                      chunks fill, at exit and on fatal signals)\n"
+    "  --timestamps MODE   derived (default; no clock read per call) or clock\n"
+    "\n"
+    "Recorder statistics (calls, bytes, producer waits, write failures) are printed on standard\n"
+    "error when the program ends. A trace that cannot be written never stops the program.\n"
+    "\n"
+    "exit: the program's exit status (128+N if it was killed by signal N); 2 on bad usage or if\n"
+    "the program could not be started\n";
+
+std::string DirOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
+}
+
+std::string Absolute(const std::string& path) {
+  if (!path.empty() && path[0] == '/') return path;
+  char cwd[PATH_MAX];
+  if (getcwd(cwd, sizeof(cwd)) == nullptr) return path;
+  return absl::StrCat(cwd, "/", path);
+}
+
+bool Readable(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
+
+// libcltrace_shim.so beside this tool: <bin>/../lib or <bin>. $CLTRACE_SHIM overrides.
+std::string FindShim() {
+  if (const char* env = getenv("CLTRACE_SHIM"); env != nullptr && env[0] != '\0') return env;
+  char exe[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n <= 0) return "";
+  exe[n] = '\0';
+  const std::string dir = DirOf(exe);
+  for (const std::string& candidate :
+       {absl::StrCat(dir, "/../lib/libcltrace_shim.so"), absl::StrCat(dir, "/libcltrace_shim.so")}) {
+    if (Readable(candidate)) return candidate;
+  }
+  return "";
+}
+
+std::map<std::string, std::string> ReadStats(const std::string& path) {
+  std::map<std::string, std::string> stats;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t space = line.find(' ');
+    if (space != std::string::npos) stats[line.substr(0, space)] = line.substr(space + 1);
+  }
+  return stats;
+}
+
+uint64_t Number(const std::map<std::string, std::string>& stats, const std::string& key) {
+  uint64_t v = 0;
+  auto it = stats.find(key);
+  if (it != stats.end() && absl::SimpleAtoi(it->second, &v)) return v;
+  return 0;
+}
+
+void PrintStats(const std::map<std::string, std::string>& stats, const std::string& output,
+                std::ostream& err) {
+  const uint64_t calls = Number(stats, "calls");
+  const uint64_t events = Number(stats, "events");
+  const uint64_t bytes = Number(stats, "bytes");
+  const uint64_t adapters = Number(stats, "adapters");
+  err << absl::StrFormat(
+      "cltrace record: %d calls recorded (+%d OpenAdapter10_2, not a catalog call), %d written "
+      "to %s: %d bytes (%.2f bytes/call), %d threads\n",
+      calls, adapters, events, output, bytes, events ? static_cast<double>(bytes) / events : 0.0,
+      Number(stats, "threads"));
+  err << absl::StrFormat(
+      "cltrace record: producer waits %d (%.3f ms), write failures %d, calls not written %d\n",
+      Number(stats, "waits"), Number(stats, "wait_ns") / 1e6, Number(stats, "write_failures"),
+      Number(stats, "discarded"));
+  if (auto it = stats.find("error"); it != stats.end()) {
+    err << "cltrace record: " << it->second << "\n";
+  }
+}
+
+int RunRecord(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  // Everything after `--` is the program and its arguments, untouched.
+  std::vector<std::string> ours, program;
+  bool after = false;
+  for (const std::string& a : args) {
+    if (!after && a == "--") {
+      after = true;
+    } else {
+      (after ? program : ours).push_back(a);
+    }
+  }
+  ArgSpec spec = ArgSpec("record", kUsage)
+                     .Options({"--output", "--driver", "--flush-ms", "--timestamps"})
+                     .Alias("-o", "--output")
+                     .Positional(0, 0);
+  ParsedArgs parsed;
+  if (std::optional<int> done = ParseVerbArgs(ours, spec, &parsed, out, err)) return *done;
+  auto usage_error = [&](const std::string& msg) {
+    err << "cltrace record: " << msg << "\n" << std::string(kUsage, std::strchr(kUsage, '\n'))
+        << "\n";
+    return kExitBadInput;
+  };
+  std::optional<std::string> output = parsed.Option("--output");
+  if (!output.has_value() || output->empty()) return usage_error("-o OUT.cltrace is required");
+  if (program.empty()) return usage_error("no program given after '--'");
+  std::optional<std::string> flush_ms = parsed.Option("--flush-ms");
+  if (flush_ms.has_value()) {
+    absl::StatusOr<uint64_t> n = ParseCount("--flush-ms", *flush_ms);
+    if (!n.ok()) return usage_error(std::string(n.status().message()));
+  }
+  std::optional<std::string> timestamps = parsed.Option("--timestamps");
+  if (timestamps.has_value() && *timestamps != "derived" && *timestamps != "clock") {
+    return usage_error("--timestamps must be 'derived' or 'clock'");
+  }
+
+  const std::string shim = FindShim();
+  if (shim.empty()) {
+    err << "cltrace record: libcltrace_shim.so not found next to this tool (set CLTRACE_SHIM)\n";
+    return kExitBadInput;
+  }
+  std::string driver = parsed.Option("--driver").value_or("");
+  if (driver.empty()) {
+    const char* env = getenv("CLTRACE_DRIVER");
+    if (env != nullptr && env[0] != '\0' && Absolute(env) != Absolute(shim)) driver = env;
+  }
+
+  char stats_template[] = "/tmp/cltrace-record-stats-XXXXXX";
+  const int stats_fd = mkstemp(stats_template);
+  if (stats_fd < 0) {
+    err << "cltrace record: cannot create a statistics file: " << std::strerror(errno) << "\n";
+    return kExitBadInput;
+  }
+  close(stats_fd);
+  unlink(stats_template);  // the shim creates it at exit; absent = nothing recorded
+  const std::string stats_path = stats_template;
+
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    absl::string_view kv(*e);
+    if (absl::StartsWith(kv, "CLTRACE_DRIVER=") || absl::StartsWith(kv, "CLTRACE_SHIM_")) continue;
+    env_strings.emplace_back(kv);
+  }
+  env_strings.push_back(absl::StrCat("CLTRACE_DRIVER=", Absolute(shim)));
+  if (!driver.empty()) env_strings.push_back(absl::StrCat("CLTRACE_SHIM_DRIVER=", Absolute(driver)));
+  env_strings.push_back(absl::StrCat("CLTRACE_SHIM_OUTPUT=", Absolute(*output)));
+  env_strings.push_back(absl::StrCat("CLTRACE_SHIM_STATS=", stats_path));
+  if (flush_ms.has_value()) env_strings.push_back(absl::StrCat("CLTRACE_SHIM_FLUSH_MS=", *flush_ms));
+  if (timestamps.has_value()) {
+    env_strings.push_back(absl::StrCat("CLTRACE_SHIM_TIMESTAMPS=", *timestamps));
+  }
+  std::vector<char*> envp, argv;
+  for (std::string& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  for (std::string& s : program) argv.push_back(s.data());
+  argv.push_back(nullptr);
+
+  out.flush();
+  err.flush();
+  // A pipe closed on a successful exec tells a failed exec apart from the program's own exit.
+  int exec_pipe[2];
+  if (pipe2(exec_pipe, O_CLOEXEC) != 0) {
+    err << "cltrace record: pipe: " << std::strerror(errno) << "\n";
+    return kExitBadInput;
+  }
+  const pid_t pid = fork();
+  if (pid < 0) {
+    err << "cltrace record: fork: " << std::strerror(errno) << "\n";
+    return kExitBadInput;
+  }
+  if (pid == 0) {
+    close(exec_pipe[0]);
+    execvpe(argv[0], argv.data(), envp.data());
+    const int e = errno;
+    (void)!write(exec_pipe[1], &e, sizeof(e));
+    _exit(127);
+  }
+  close(exec_pipe[1]);
+  int exec_errno = 0;
+  const bool exec_failed = read(exec_pipe[0], &exec_errno, sizeof(exec_errno)) == sizeof(exec_errno);
+  close(exec_pipe[0]);
+  // Like a shell: the program handles Ctrl-C; we wait for it.
+  struct sigaction ignore{}, old_int{}, old_quit{};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGINT, &ignore, &old_int);
+  sigaction(SIGQUIT, &ignore, &old_quit);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGQUIT, &old_quit, nullptr);
+  if (exec_failed) {
+    err << "cltrace record: cannot run " << program[0] << ": " << std::strerror(exec_errno) << "\n";
+    return kExitBadInput;
+  }
+
+  const std::map<std::string, std::string> stats = ReadStats(stats_path);
+  unlink(stats_path.c_str());
+  if (!stats.empty()) {
+    PrintStats(stats, *output, err);
+  } else if (WIFEXITED(status)) {
+    err << "cltrace record: " << program[0]
+        << " never loaded a driver through $CLTRACE_DRIVER; nothing was recorded\n";
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) {
+    err << "cltrace record: " << program[0] << " was killed by signal " << WTERMSIG(status) << " ("
+        << strsignal(WTERMSIG(status)) << "); the trace holds every call flushed before it\n";
+    return 128 + WTERMSIG(status);
+  }
+  return kExitBadInput;
+}
+
+const VerbRegistrar kRecord({"record", "run a program with the recorder shim and write its trace",
+                             kUsage, RunRecord});
+
+}  // namespace
+}  // namespace cltrace::cli
