@@ -1,0 +1,51 @@
+#include "corpus/workloads/bug_modes.h"
+
+#include <cstdlib>
+
+#include "absl/algorithm/container.h"
+#include "absl/strings/str_cat.h"
+
+namespace cltrace::workloads {
+
+const std::vector<std::string>& DriverBugRules() {
+  static const std::vector<std::string>* rules =
+      new std::vector<std::string>{"R5",  "R6",  "R16", "R22", "R33", "R36", "R39",
+                                   "R50", "R60", "R67", "R68", "R70", "R71", "R72"};
+  return *rules;
+}
+
+const std::vector<std::string>& RuntimeMisuseRules() {
+  static const std::vector<std::string>* rules =
+      new std::vector<std::string>{"R40", "R41", "R44", "R45", "R46", "R52", "R61"};
+  return *rules;
+}
+
+std::string DriverConfigFor(absl::string_view rule) {
+  std::string config = absl::StrCat("bug=", rule);
+  // R22 is about how an out-of-memory is reported: it needs one to happen.
+  if (rule == "R22") absl::StrAppend(&config, ";oom:RecycleCreateCommandList=2");
+  return config;
+}
+
+absl::Status ApplyBugMode(absl::string_view rule, runtime::RuntimeOptions* runtime,
+                          ScenarioOptions* scenario) {
+  if (absl::c_linear_search(DriverBugRules(), rule)) {
+    std::string config = DriverConfigFor(rule);
+    if (const char* existing = std::getenv("CLTRACE_REFDRIVER_CONFIG");
+        existing != nullptr && existing[0] != '\0') {
+      config = absl::StrCat(existing, ";", config);
+    }
+    setenv("CLTRACE_REFDRIVER_CONFIG", config.c_str(), 1);
+    return absl::OkStatus();
+  }
+  runtime::Misuse misuse;
+  if (runtime::MisuseFromRule(rule, &misuse)) {
+    runtime->misuse = misuse;
+    scenario->misuse = misuse;
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("no planted-bug or misuse mode for rule '", rule, "'"));
+}
+
+}  // namespace cltrace::workloads

@@ -1,0 +1,34 @@
+// --bug RULE of cltrace-workload: which planted-bug mode of the reference driver or which
+// runtime-misuse mode of the runtime model a rule number selects, and the configuration it
+// needs (some bugs only show under an injected fault).
+//
+// Thread-safety: ApplyBugMode sets the process environment; call it before any thread starts.
+#ifndef CLTRACE_CORPUS_WORKLOADS_BUG_MODES_H_
+#define CLTRACE_CORPUS_WORKLOADS_BUG_MODES_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "corpus/workloads/scenarios.h"
+#include "runtime/options.h"
+
+namespace cltrace::workloads {
+
+// Rules with a planted-bug mode in the reference driver / a misuse mode in the runtime model.
+const std::vector<std::string>& DriverBugRules();
+const std::vector<std::string>& RuntimeMisuseRules();
+
+// The CLTRACE_REFDRIVER_CONFIG text that turns on the driver bug for `rule`.
+std::string DriverConfigFor(absl::string_view rule);
+
+// Turns on the mode for `rule`: a driver bug through CLTRACE_REFDRIVER_CONFIG (appended to an
+// existing value), a misuse mode through `runtime` and `scenario`. InvalidArgument if no mode
+// exists for the rule.
+absl::Status ApplyBugMode(absl::string_view rule, runtime::RuntimeOptions* runtime,
+                          ScenarioOptions* scenario);
+
+}  // namespace cltrace::workloads
+
+#endif  // CLTRACE_CORPUS_WORKLOADS_BUG_MODES_H_

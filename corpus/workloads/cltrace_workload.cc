@@ -1,0 +1,104 @@
+// cltrace-workload: runs a named scenario on the runtime model and reports every violation the
+// runtime model and the reference driver detected.
+//
+//   cltrace-workload NAME [--threads N] [--frames N] [--seed S] [--driver LIB] [--bug RULE]
+//   cltrace-workload --list
+//
+// Output: one line per violation (starting with its rule number), then `calls: N` (DDI calls
+// made plus callbacks received). Exit status 0 when nothing was detected, 1 when something
+// was, 2 on a usage or setup error.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "corpus/workloads/bug_modes.h"
+#include "corpus/workloads/scenarios.h"
+#include "runtime/runtime.h"
+
+namespace {
+
+int Usage(const char* message) {
+  if (message != nullptr) std::fprintf(stderr, "cltrace-workload: %s\n", message);
+  std::fprintf(stderr,
+               "usage: cltrace-workload NAME [--threads N] [--frames N] [--seed S] "
+               "[--driver LIB] [--bug RULE]\n       cltrace-workload --list\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace cltrace;
+  std::string name;
+  workloads::ScenarioOptions options;
+  runtime::RuntimeOptions runtime_options;
+  std::string bug;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](const char* flag) -> const char* {
+      if (i + 1 >= argc) return nullptr;
+      (void)flag;
+      return argv[++i];
+    };
+    if (arg == "--list") {
+      for (const workloads::ScenarioInfo& s : workloads::Scenarios()) {
+        std::printf("%-10s %s\n", s.name, s.description);
+      }
+      return 0;
+    } else if (arg == "--threads" || arg == "--frames" || arg == "--seed") {
+      const char* v = value(arg.c_str());
+      uint64_t n = 0;
+      if (v == nullptr || !absl::SimpleAtoi(v, &n) || (arg != "--seed" && (n == 0 || n > 4096))) {
+        return Usage(absl::StrCat(arg, " needs a positive number").c_str());
+      }
+      if (arg == "--threads") options.threads = static_cast<int>(n);
+      if (arg == "--frames") options.frames = static_cast<int>(n);
+      if (arg == "--seed") options.seed = n;
+    } else if (arg == "--driver") {
+      const char* v = value("--driver");
+      if (v == nullptr) return Usage("--driver needs a library path");
+      runtime_options.driver_path = v;
+    } else if (arg == "--bug") {
+      const char* v = value("--bug");
+      if (v == nullptr) return Usage("--bug needs a rule (e.g. R22)");
+      bug = v;
+    } else if (!arg.empty() && arg[0] == '-') {
+      return Usage(absl::StrCat("unknown option ", arg).c_str());
+    } else if (name.empty()) {
+      name = arg;
+    } else {
+      return Usage("only one scenario name");
+    }
+  }
+  if (name.empty()) return Usage("no scenario name");
+  bool known = false;
+  for (const workloads::ScenarioInfo& s : workloads::Scenarios()) known = known || name == s.name;
+  if (!known) return Usage(absl::StrCat("no scenario named '", name, "' (see --list)").c_str());
+
+  if (!bug.empty()) {
+    absl::Status s = workloads::ApplyBugMode(bug, &runtime_options, &options);
+    if (!s.ok()) return Usage(std::string(s.message()).c_str());
+  }
+
+  runtime::Device* device = nullptr;
+  HRESULT hr = runtime::Device::Create(runtime_options, &device);
+  if (hr != S_OK) {
+    std::fprintf(stderr, "cltrace-workload: device creation failed (0x%08x)\n",
+                 static_cast<unsigned>(hr));
+    return 2;
+  }
+  absl::Status status = workloads::RunScenario(name, device, options);
+  device->Release();
+  if (!status.ok()) {
+    std::fprintf(stderr, "cltrace-workload: %s\n", std::string(status.message()).c_str());
+  }
+  std::vector<std::string> lines = runtime::ProcessViolations();
+  std::vector<std::string> driver = runtime::ProcessDriverViolations();
+  lines.insert(lines.end(), driver.begin(), driver.end());
+  for (const std::string& line : lines) std::printf("%s\n", line.c_str());
+  std::printf("calls: %llu\n", static_cast<unsigned long long>(runtime::ProcessCallCount()));
+  if (!status.ok()) return 2;
+  return lines.empty() ? 0 : 1;
+}

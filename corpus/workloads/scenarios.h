@@ -1,0 +1,52 @@
+// Named workload scenarios that drive the runtime model (cltrace-workload, tests, benchmarks).
+//
+// A scenario is an application: it creates objects, records on deferred contexts from their own
+// threads, executes on the immediate context and presents. It only uses the public runtime API.
+//
+// Thread-safety: RunScenario may be called from any thread; a scenario creates its own threads.
+//
+// Example:
+//   Device* device = ...;
+//   absl::Status s = RunScenario("smallcl", device, ScenarioOptions{.threads = 4});
+#ifndef CLTRACE_CORPUS_WORKLOADS_SCENARIOS_H_
+#define CLTRACE_CORPUS_WORKLOADS_SCENARIOS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "runtime/runtime.h"
+
+namespace cltrace::workloads {
+
+struct ScenarioOptions {
+  int threads = 4;  // deferred contexts, each on its own thread
+  int frames = 20;  // frames (Present calls)
+  uint64_t seed = 1;
+  // Runtime-misuse setup some modes need from the application side (R61: the IC begins a
+  // query a command list manipulates). Set by the workload for --bug.
+  runtime::Misuse misuse = runtime::Misuse::kNone;
+};
+
+struct ScenarioInfo {
+  const char* name;
+  const char* description;
+};
+
+// Every scenario, in --list order.
+const std::vector<ScenarioInfo>& Scenarios();
+
+// Runs scenario `name` on `device` (which it does not release). NotFound for an unknown name;
+// Internal if an API call the scenario needs failed unexpectedly.
+absl::Status RunScenario(absl::string_view name, runtime::Device* device,
+                         const ScenarioOptions& options);
+
+// Individual scenarios.
+absl::Status RunSmallCl(runtime::Device* device, const ScenarioOptions& options);
+absl::Status RunScene(runtime::Device* device, const ScenarioOptions& options);
+
+}  // namespace cltrace::workloads
+
+#endif  // CLTRACE_CORPUS_WORKLOADS_SCENARIOS_H_

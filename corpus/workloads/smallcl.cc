@@ -1,0 +1,113 @@
+// smallcl: the seeds' "small command list" case. Several threads each own a deferred context
+// and finish single-copy command lists at high frequency; the immediate context executes and
+// releases them (so handles are recycle-destroyed while their deferred context lives and come
+// back through RecycleCommandList / RecycleCreateCommandList). Each thread's last list
+// outlives its deferred context (DestroyCommandList path). The copied resources are released
+// while the immediate context still has unsubmitted copies of them (deferred destruction).
+#include <thread>
+#include <vector>
+
+#include "corpus/workloads/scenarios.h"
+#include "corpus/workloads/util.h"
+
+namespace cltrace::workloads {
+
+using runtime::CommandList;
+using runtime::Device;
+using runtime::DeviceContext;
+using runtime::Resource;
+
+namespace {
+
+constexpr int kListsPerThreadPerFrame = 16;
+constexpr size_t kQueueDepth = 8;
+
+}  // namespace
+
+absl::Status RunSmallCl(Device* device, const ScenarioOptions& o) {
+  const int threads = o.threads < 1 ? 1 : o.threads;
+  const int lists_per_thread = o.frames * kListsPerThreadPerFrame;
+  DeviceContext* ic = device->GetImmediateContext();
+
+  std::vector<Resource*> src(threads), dst(threads);
+  for (int t = 0; t < threads; ++t) {
+    auto s = MakeBuffer(device, 256, D3D10_DDI_USAGE_DEFAULT, D3D10_DDI_BIND_SHADER_RESOURCE);
+    auto d = MakeBuffer(device, 256, D3D10_DDI_USAGE_DEFAULT, D3D10_DDI_BIND_SHADER_RESOURCE);
+    if (!s.ok()) return s.status();
+    if (!d.ok()) return d.status();
+    src[t] = *s;
+    dst[t] = *d;
+  }
+  auto backbuffer =
+      MakeTexture(device, 64, 64, D3D10_DDI_BIND_RENDER_TARGET, D3D10_DDI_RESOURCE_MISC_PRIMARY);
+  if (!backbuffer.ok()) return backbuffer.status();
+
+  ListQueue queue(kQueueDepth);
+  std::vector<absl::Status> results(threads);
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      DeviceContext* dc = nullptr;
+      if (HRESULT hr = device->CreateDeferredContext(0, &dc); hr != S_OK) {
+        results[t] = Failed("CreateDeferredContext", hr);
+        queue.Push(nullptr);
+        return;
+      }
+      CommandList* last = nullptr;
+      for (int i = 0; i < lists_per_thread; ++i) {
+        dc->CopyResource(dst[t], src[t]);
+        CommandList* cl = nullptr;
+        HRESULT hr = dc->FinishCommandList(FALSE, &cl);
+        // Injected out-of-memory or device removal: the list is lost, recording goes on.
+        if (hr == static_cast<HRESULT>(E_OUTOFMEMORY) ||
+            hr == static_cast<HRESULT>(DXGI_ERROR_DEVICE_REMOVED)) {
+          continue;
+        }
+        if (hr != S_OK) {
+          results[t] = Failed("FinishCommandList", hr);
+          break;
+        }
+        if (i + 1 == lists_per_thread) {
+          last = cl;
+        } else {
+          queue.Push(cl);
+        }
+      }
+      dc->Release();
+      if (last != nullptr) queue.Push(last);  // outlives its deferred context
+      queue.Push(nullptr);
+    });
+  }
+
+  int ended = 0;
+  int executed = 0;
+  const int per_frame = threads * kListsPerThreadPerFrame;
+  while (ended < threads) {
+    CommandList* cl = queue.Pop();
+    if (cl == nullptr) {
+      ++ended;
+      continue;
+    }
+    ic->ExecuteCommandList(cl, FALSE);
+    cl->Release();
+    if (++executed % per_frame == 0) device->Present(*backbuffer);
+  }
+  for (std::thread& w : workers) w.join();
+  // A last round of copies on the immediate context, still unsubmitted below.
+  for (int t = 0; t < threads; ++t) ic->CopyResource(dst[t], src[t]);
+
+  // Released while the IC still holds unsubmitted copies of them: their destruction is
+  // deferred until the Flush has submitted that work (R67); the Flush frees them (R68). The
+  // destination buffers go after the last Flush: DestroyDevice must finish them (R70).
+  for (int t = 0; t < threads; ++t) src[t]->Release();
+  ic->Flush();
+  for (int t = 0; t < threads; ++t) dst[t]->Release();
+  device->Present(*backbuffer);
+  (*backbuffer)->Release();
+  for (const absl::Status& s : results) {
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace cltrace::workloads

@@ -1,0 +1,53 @@
+// Small helpers shared by the workload scenarios: object creation with error statuses and a
+// bounded multi-producer queue of command lists.
+//
+// Thread-safety: ListQueue is thread-safe; the creation helpers follow Device (free-threaded).
+#ifndef CLTRACE_CORPUS_WORKLOADS_UTIL_H_
+#define CLTRACE_CORPUS_WORKLOADS_UTIL_H_
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "runtime/runtime.h"
+
+namespace cltrace::workloads {
+
+inline absl::Status Failed(absl::string_view what, HRESULT hr) {
+  return absl::InternalError(
+      absl::StrCat(what, " failed with 0x", absl::Hex(static_cast<uint32_t>(hr))));
+}
+
+absl::StatusOr<runtime::Resource*> MakeBuffer(runtime::Device* d, uint32_t bytes,
+                                              D3D10_DDI_RESOURCE_USAGE usage, uint32_t bind);
+absl::StatusOr<runtime::Resource*> MakeTexture(runtime::Device* d, uint32_t w, uint32_t h,
+                                               uint32_t bind, uint32_t misc);
+absl::StatusOr<runtime::View*> MakeView(runtime::Device* d, runtime::ViewKind kind,
+                                        runtime::Resource* r);
+// A tokenized program of `tokens` tokens (token 1 = length).
+absl::StatusOr<runtime::Shader*> MakeShader(runtime::Device* d, runtime::Stage stage,
+                                            uint32_t tokens);
+
+// Bounded FIFO of command lists; nullptr items are end markers.
+class ListQueue {
+ public:
+  explicit ListQueue(size_t capacity) : capacity_(capacity) {}
+  void Push(runtime::CommandList* cl);
+  runtime::CommandList* Pop();
+
+ private:
+  // std primitives, not absl::Mutex: ThreadSanitizer sees pthread-based synchronization only
+  // (the system Abseil is not instrumented).
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::deque<runtime::CommandList*> items_;
+  size_t capacity_;
+};
+
+}  // namespace cltrace::workloads
+
+#endif  // CLTRACE_CORPUS_WORKLOADS_UTIL_H_

@@ -1,0 +1,62 @@
+// Cross-file operations of the reference driver (implemented in submit.cc, pipeline.cc,
+// refresh.cc, objects.cc).
+//
+// Thread-safety: Ic* functions run in the IC domain; Dc* functions in that DC's domain;
+// QueueDeferred is free-threaded.
+#ifndef CLTRACE_REFDRIVER_INTERNAL_OPS_H_
+#define CLTRACE_REFDRIVER_INTERNAL_OPS_H_
+
+#include <cstdint>
+
+#include "format/ddi_abi.h"
+#include "refdriver/internal/driver.h"
+
+namespace cltrace::refdriver {
+
+// ---- IC command buffer (submit.cc) ----
+// Appends one record, submitting first when it does not fit.
+void IcWrite(Device* dev, const void* record, uint32_t size);
+void IcWriteGeneric(Device* dev, uint32_t opcode, uint64_t a, uint64_t b = 0, uint64_t c = 0);
+// Adds an allocation the pending commands reference (allocation list; submits when full).
+void IcReference(Device* dev, uint32_t allocation);
+// Splices a command list's content into the IC stream (ExecuteBegin ... ExecuteEnd).
+void IcSplice(Device* dev, const Recording& content, uint64_t cl_id);
+// True if the application added commands since the buffer's preamble.
+bool HasCommands(Device* dev);
+// Submits the pending command buffer (pfnRenderCb) and pumps amortized processing.
+void IcSubmit(Device* dev);
+// Frees every queued deferred destruction (Flush, DestroyDevice).
+void DrainDeferred(Device* dev);
+void QueueDeferred(Device* dev, DeferredDestruction item);
+// GPU context bring-up/teardown (pfnCreateContextCb / pfnDestroyContextCb).
+HRESULT CreateGpuContext(Device* dev);
+void DestroyGpuContext(Device* dev);
+
+// ---- recording on a DC (pipeline.cc) ----
+void DcWrite(DeferredContext* dc, const void* record, uint32_t size);
+void DcWriteGeneric(DeferredContext* dc, uint32_t opcode, uint64_t a, uint64_t b = 0,
+                    uint64_t c = 0);
+// The executing context goes back to the cleared state (CommandListExecute, R60).
+void ClearIcState(Device* dev);
+void ClearDcState(DeferredContext* dc);
+
+// ---- state-refresh probes (refresh.cc) ----
+// The driver asks the runtime to re-send bindings and checks the answer against the timing
+// rules R49/R60. `expect_bound`: the answer must equal the context's current bindings;
+// otherwise it must be "nothing bound".
+void ProbeDcRefresh(DeferredContext* dc, bool expect_bound, const char* phase);
+void ProbeIcRefresh(Device* dev, const char* phase);
+// After a submit: rebuild the preamble of the new command buffer through state refresh.
+void RefreshPreamble(Device* dev);
+
+// ---- objects (objects.cc) ----
+// Local-handle bookkeeping shared with the command-list DDIs.
+bool LocalOpen(DeferredContext* dc, uint32_t type, void* local, void* ic, void* dependency_local);
+bool LocalClose(DeferredContext* dc, uint32_t type, void* local);
+// The IC object a DC-table handle argument names; reports R57 (and returns nullptr) when `local`
+// is not open on `dc`. NULL handles give nullptr without a report.
+void* LocalToIc(DeferredContext* dc, void* local, uint32_t type, const char* what);
+
+}  // namespace cltrace::refdriver
+
+#endif  // CLTRACE_REFDRIVER_INTERNAL_OPS_H_

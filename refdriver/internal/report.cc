@@ -1,0 +1,92 @@
+#include "refdriver/internal/report.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "refdriver/refdriver.h"
+
+namespace cltrace::refdriver {
+namespace {
+
+std::atomic<uint64_t> g_seq{0};
+thread_local const char* t_fn = "-";
+thread_local uint64_t t_seq = 0;
+
+struct Sink {
+  std::mutex mu;
+  std::string text;
+  int fd = -1;
+};
+
+Sink& GetSink() {
+  static Sink* sink = new Sink();  // never destroyed: reports may come from exiting threads
+  return *sink;
+}
+
+}  // namespace
+
+uint64_t NextCallSeq() { return g_seq.fetch_add(1, std::memory_order_relaxed) + 1; }
+uint64_t CurrentCallSeq() { return g_seq.load(std::memory_order_relaxed); }
+
+CallScope::CallScope(const char* fn)
+    : previous_fn_(t_fn), previous_seq_(t_seq), seq_(NextCallSeq()) {
+  t_fn = fn;
+  t_seq = seq_;
+}
+
+CallScope::~CallScope() {
+  t_fn = previous_fn_;
+  t_seq = previous_seq_;
+}
+
+const char* CurrentFn() { return t_fn; }
+
+void Report(absl::string_view rule, const void* handle, absl::string_view message) {
+  std::string line =
+      absl::StrCat(rule, " seq=", t_seq, " fn=", t_fn,
+                   " handle=", handle == nullptr ? std::string("-") : absl::StrFormat("%p", handle),
+                   " ", message, "\n");
+  Sink& sink = GetSink();
+  std::lock_guard<std::mutex> lock(sink.mu);
+  sink.text += line;
+  if (sink.fd >= 0) {
+    // One write per line with O_APPEND keeps lines whole across processes.
+    ssize_t ignored = write(sink.fd, line.data(), line.size());
+    (void)ignored;
+  }
+}
+
+void SetViolationFile(const std::string& path) {
+  Sink& sink = GetSink();
+  std::lock_guard<std::mutex> lock(sink.mu);
+  if (sink.fd >= 0) close(sink.fd);
+  sink.fd = path.empty() ? -1 : open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+}
+
+}  // namespace cltrace::refdriver
+
+extern "C" __attribute__((visibility("default"))) size_t CltraceRefDriverViolations(char* buf,
+                                                                                    size_t cap) {
+  auto& sink = cltrace::refdriver::GetSink();
+  std::lock_guard<std::mutex> lock(sink.mu);
+  if (cap > 0) {
+    size_t n = std::min(cap - 1, sink.text.size());
+    std::memcpy(buf, sink.text.data(), n);
+    buf[n] = '\0';
+  }
+  return sink.text.size();
+}
+
+extern "C" __attribute__((visibility("default"))) void CltraceRefDriverClearViolations(void) {
+  auto& sink = cltrace::refdriver::GetSink();
+  std::lock_guard<std::mutex> lock(sink.mu);
+  sink.text.clear();
+}

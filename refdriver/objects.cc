@@ -1,0 +1,480 @@
+// Object DDIs of the reference driver: IC CalcPrivate/Create/Destroy (free-threaded, deferred
+// destruction for resources) and the context-local opens/closes of the DC table (ddi-spec §3.3:
+// R54, R55, R56, R57, R58).
+#include <cstring>
+#include <new>
+
+#include "refdriver/internal/common.h"
+#include "refdriver/internal/ops.h"
+#include "refdriver/internal/tables.h"
+
+namespace cltrace::refdriver {
+namespace {
+
+constexpr uint64_t kMaxBacking = 1u << 20;  // CPU backing per resource (maps, copies)
+
+IcObject* NewIcObject(Device* dev, void* memory, uint32_t type) {
+  auto* o = new (memory) IcObject();
+  o->type = type;
+  o->id = dev->next_id.fetch_add(1);
+  return o;
+}
+
+bool Blank(const void* p, size_t size) {
+  const auto* b = static_cast<const uint8_t*>(p);
+  for (size_t i = 0; i < size; ++i) {
+    if (b[i] != 0) return false;
+  }
+  return true;
+}
+
+// IC destroy of any object: R54, then the object's deferred destruction.
+void DestroyIcObject(Device* dev, void* handle, const char* what) {
+  IcObject* o = AsIc(handle);
+  if (o == nullptr) return;
+  if (o->local_open.load() > 0) {
+    Report("R54", handle,
+           absl::StrCat(what, " #", o->id, " destroyed while ", o->local_open.load(),
+                        " context-local handle(s) of it are still open"));
+  }
+  if (o->type == D3D10DDI_HT_RESOURCE) {
+    DeferredDestruction item;
+    item.object_id = o->id;
+    item.memory = o->memory;
+    bool primary = (o->misc_flags & D3D10_DDI_RESOURCE_MISC_PRIMARY) != 0;
+    if (o->allocation != 0 && (primary || dev->config.Has(Bug::kR67))) {
+      // Primaries are freed inside DestroyResource (R69). Planted bug R67 does the same for
+      // every resource, although the IC's pending commands may still reference it.
+      D3DKMT_HALLOCATION alloc{o->allocation};
+      D3DDDICB_DEALLOCATE d{};
+      d.NumAllocations = 1;
+      d.HandleList = &alloc;
+      dev->kt->pfnDeallocateCb(D3DRTDEVICEHANDLE{dev->rt_device.handle}, &d);
+    } else {
+      item.allocation = o->allocation;
+    }
+    QueueDeferred(dev, std::move(item));
+  }
+  o->~IcObject();
+}
+
+// The common part of a context-local open (DC::pfnCreate*).
+void OpenOnDc(D3D10DDI_HDEVICE hDevice, uint32_t type, const char* fn, bool args_blank,
+              void* dependency_local, void* local, void* ic) {
+  CallScope scope(fn);
+  DcCallScope call(hDevice, "R53");
+  if (!call.ok()) return;
+  DeferredContext* dc = call.dc();
+  if (!args_blank) {
+    Report("R56", local,
+           "context-local open must pass NULL arguments (views: only the dependency handle)");
+  }
+  if (ic == nullptr) {
+    Report("R56", local, "context-local open without the IC handle in the HRT slot");
+    return;
+  }
+  if (call.state() != DcState::kRecording) {
+    Report("R53", local,
+           absl::StrCat("context-local open on a deferred context in state ",
+                        DcStateName(call.state())));
+  }
+  LocalOpen(dc, type, local, ic, dependency_local);
+}
+
+void CloseOnDc(D3D10DDI_HDEVICE hDevice, uint32_t type, const char* fn, void* local) {
+  CallScope scope(fn);
+  DcCallScope call(hDevice, "R53");
+  if (!call.ok()) return;
+  LocalClose(call.dc(), type, local);
+}
+
+}  // namespace
+
+// ---- local-handle bookkeeping (ops.h) ----
+
+bool LocalOpen(DeferredContext* dc, uint32_t type, void* local, void* ic, void* dependency_local) {
+  if (dc->locals.contains(local)) {
+    Report("R58", local, "context-local handle memory opened twice without a close");
+    return false;
+  }
+  if (auto it = dc->ic_to_local.find(ic); it != dc->ic_to_local.end()) {
+    Report("R58", local,
+           absl::StrCat("second context-local open of the same object in one recording (already "
+                        "open as ",
+                        HandleText(it->second), ")"));
+  }
+  LocalEntry entry;
+  entry.type = type;
+  entry.ic = ic;
+  if (type != D3D11DDI_HT_COMMANDLIST) {
+    IcObject* o = AsIc(ic);
+    if (o->dependency != nullptr) {
+      auto dep = dependency_local == nullptr ? dc->locals.end() : dc->locals.find(dependency_local);
+      if (dep == dc->locals.end()) {
+        Report("R55", local,
+               "view opened before (or without) the context-local handle of its resource");
+      } else if (dep->second.ic != o->dependency) {
+        Report("R55", local, "view opened with the local handle of a different resource");
+      } else {
+        ++dep->second.open_dependents;
+        entry.dependency_local = dependency_local;
+      }
+    }
+    o->local_open.fetch_add(1);
+  }
+  auto* lo = new (local) LocalObject();
+  lo->type = type;
+  lo->ic = ic;
+  lo->dependency = static_cast<LocalObject*>(entry.dependency_local);
+  dc->locals.emplace(local, entry);
+  dc->ic_to_local[ic] = local;
+  return true;
+}
+
+bool LocalClose(DeferredContext* dc, uint32_t type, void* local) {
+  auto it = dc->locals.find(local);
+  if (it == dc->locals.end()) {
+    Report("R57", local, "close of a handle that is not open on this deferred context");
+    return false;
+  }
+  if (it->second.type != type) {
+    Report("R57", local,
+           absl::StrCat("closed as handle type ", type, " but opened as ", it->second.type));
+  }
+  if (it->second.open_dependents > 0) {
+    Report("R55", local,
+           absl::StrCat("resource closed while ", it->second.open_dependents,
+                        " local view(s) of it are still open"));
+  }
+  if (it->second.dependency_local != nullptr) {
+    auto dep = dc->locals.find(it->second.dependency_local);
+    if (dep != dc->locals.end()) --dep->second.open_dependents;
+  }
+  if (it->second.type != D3D11DDI_HT_COMMANDLIST) AsIc(it->second.ic)->local_open.fetch_sub(1);
+  dc->ic_to_local.erase(it->second.ic);
+  dc->locals.erase(it);
+  dc->closing_started = true;
+  return true;
+}
+
+void* LocalToIc(DeferredContext* dc, void* local, uint32_t type, const char* what) {
+  if (local == nullptr) return nullptr;
+  auto it = dc->locals.find(local);
+  if (it == dc->locals.end()) {
+    Report("R57", local,
+           absl::StrCat(what,
+                        ": handle is not open on this deferred context (an IC handle, a "
+                        "closed handle, or another context's handle)"));
+    return nullptr;
+  }
+  if (it->second.type != type) {
+    Report("R57", local,
+           absl::StrCat(what, ": handle of type ", it->second.type, ", expected ", type));
+  }
+  dc->last_used_local = local;
+  return it->second.ic;
+}
+
+// ---- resources ----
+
+SIZE_T APIENTRY CalcPrivateResourceSize(D3D10DDI_HDEVICE hDevice,
+                                        const D3D11DDIARG_CREATERESOURCE*) {
+  CallScope scope("CalcPrivateResourceSize");
+  CountCall(AsDevice(hDevice));
+  return sizeof(IcObject);
+}
+
+SIZE_T APIENTRY CalcPrivateOpenedResourceSize(D3D10DDI_HDEVICE hDevice,
+                                              const D3D10DDIARG_OPENRESOURCE*) {
+  CallScope scope("CalcPrivateOpenedResourceSize");
+  CountCall(AsDevice(hDevice));
+  return sizeof(IcObject);
+}
+
+void APIENTRY CreateResource(D3D10DDI_HDEVICE hDevice, const D3D11DDIARG_CREATERESOURCE* a,
+                             D3D10DDI_HRESOURCE hResource, D3D10DDI_HRTRESOURCE hRTResource) {
+  CallScope scope("CreateResource");
+  Device* dev = AsDevice(hDevice);
+  CountCall(dev);
+  IcObject* o = NewIcObject(dev, hResource.pDrvPrivate, D3D10DDI_HT_RESOURCE);
+  o->usage = a->Usage;
+  o->bind_flags = a->BindFlags;
+  o->misc_flags = a->MiscFlags;
+  uint64_t texels = uint64_t{a->Width} * (a->Height ? a->Height : 1) * (a->Depth ? a->Depth : 1);
+  o->byte_size = a->ResourceDimension == D3D10DDIRESOURCE_BUFFER ? a->Width : texels * 4;
+  o->memory = new uint8_t[std::min<uint64_t>(std::max<uint64_t>(o->byte_size, 16), kMaxBacking)]();
+  D3DDDI_ALLOCATIONINFO info{};
+  info.pSystemMem = o->memory;
+  D3DDDICB_ALLOCATE alloc{};
+  alloc.hResource = hRTResource;
+  alloc.NumAllocations = 1;
+  alloc.pAllocationInfo = &info;
+  HRESULT hr = dev->kt->pfnAllocateCb(D3DRTDEVICEHANDLE{dev->rt_device.handle}, &alloc);
+  if (hr != S_OK) {
+    delete[] o->memory;
+    o->~IcObject();
+    SetErrorIc(dev, static_cast<HRESULT>(E_OUTOFMEMORY));
+    return;
+  }
+  o->allocation = info.hAllocation.value;
+  MaybeReportRemoved(dev, nullptr);
+}
+
+void APIENTRY CreateResourceHotSwapped(D3D10DDI_HDEVICE hDevice,
+                                       const D3D11DDIARG_CREATERESOURCE* a,
+                                       D3D10DDI_HRESOURCE hResource,
+                                       D3D10DDI_HRTRESOURCE hRTResource) {
+  CreateResource(hDevice, a, hResource, hRTResource);
+}
+
+void APIENTRY OpenResource(D3D10DDI_HDEVICE hDevice, const D3D10DDIARG_OPENRESOURCE* a,
+                           D3D10DDI_HRESOURCE hResource, D3D10DDI_HRTRESOURCE) {
+  CallScope scope("OpenResource");
+  Device* dev = AsDevice(hDevice);
+  CountCall(dev);
+  IcObject* o = NewIcObject(dev, hResource.pDrvPrivate, D3D10DDI_HT_RESOURCE);
+  o->misc_flags = D3D10_DDI_RESOURCE_MISC_SHARED;
+  o->memory = new uint8_t[16]();
+  if (a != nullptr && a->NumAllocations > 0 && a->pOpenAllocationInfo != nullptr) {
+    o->allocation = a->pOpenAllocationInfo[0].hAllocation.value;
+  }
+}
+
+void APIENTRY DestroyResource(D3D10DDI_HDEVICE hDevice, D3D10DDI_HRESOURCE hResource) {
+  CallScope scope("DestroyResource");
+  Device* dev = AsDevice(hDevice);
+  CountCall(dev);
+  DestroyIcObject(dev, hResource.pDrvPrivate, "resource");
+  MaybeReportRemoved(dev, nullptr);
+}
+
+// ---- every other object kind: an IcObject with an optional dependency ----
+
+#define CLTRACE_IC_CALC(Name, ArgT)                             \
+  SIZE_T APIENTRY Name(D3D10DDI_HDEVICE hDevice, const ArgT*) { \
+    CallScope scope(#Name);                                     \
+    CountCall(AsDevice(hDevice));                               \
+    return sizeof(IcObject);                                    \
+  }
+
+#define CLTRACE_IC_DESTROY(Name, HandleT, what)             \
+  void APIENTRY Name(D3D10DDI_HDEVICE hDevice, HandleT h) { \
+    CallScope scope(#Name);                                 \
+    Device* dev = AsDevice(hDevice);                        \
+    CountCall(dev);                                         \
+    DestroyIcObject(dev, h.pDrvPrivate, what);              \
+  }
+
+CLTRACE_IC_CALC(CalcPrivateShaderResourceViewSize, D3D11DDIARG_CREATESHADERRESOURCEVIEW)
+CLTRACE_IC_CALC(CalcPrivateRenderTargetViewSize, D3D10DDIARG_CREATERENDERTARGETVIEW)
+CLTRACE_IC_CALC(CalcPrivateDepthStencilViewSize, D3D11DDIARG_CREATEDEPTHSTENCILVIEW)
+CLTRACE_IC_CALC(CalcPrivateUnorderedAccessViewSize, D3D11DDIARG_CREATEUNORDEREDACCESSVIEW)
+CLTRACE_IC_CALC(CalcPrivateElementLayoutSize, D3D10DDIARG_CREATEELEMENTLAYOUT)
+CLTRACE_IC_CALC(CalcPrivateBlendStateSize, D3D10_1_DDI_BLEND_DESC)
+CLTRACE_IC_CALC(CalcPrivateDepthStencilStateSize, D3D10_DDI_DEPTH_STENCIL_DESC)
+CLTRACE_IC_CALC(CalcPrivateRasterizerStateSize, D3D10_DDI_RASTERIZER_DESC)
+CLTRACE_IC_CALC(CalcPrivateSamplerSize, D3D10_DDI_SAMPLER_DESC)
+CLTRACE_IC_CALC(CalcPrivateQuerySize, D3D10DDIARG_CREATEQUERY)
+
+SIZE_T APIENTRY CalcPrivateShaderSize(D3D10DDI_HDEVICE hDevice, const UINT*,
+                                      const D3D11DDIARG_STAGE_IO_SIGNATURES*) {
+  CallScope scope("CalcPrivateShaderSize");
+  CountCall(AsDevice(hDevice));
+  return sizeof(IcObject);
+}
+
+SIZE_T APIENTRY CalcPrivateTessellationShaderSize(D3D10DDI_HDEVICE hDevice, const UINT*,
+                                                  const D3D11DDIARG_TESSELLATION_IO_SIGNATURES*) {
+  CallScope scope("CalcPrivateTessellationShaderSize");
+  CountCall(AsDevice(hDevice));
+  return sizeof(IcObject);
+}
+
+#define CLTRACE_IC_CREATE_VIEW(Name, ArgT, HandleT, RtT, type)                  \
+  void APIENTRY Name(D3D10DDI_HDEVICE hDevice, const ArgT* a, HandleT h, RtT) { \
+    CallScope scope(#Name);                                                     \
+    Device* dev = AsDevice(hDevice);                                            \
+    CountCall(dev);                                                             \
+    IcObject* o = NewIcObject(dev, h.pDrvPrivate, type);                        \
+    o->dependency = AsIc(a->hDrvResource.pDrvPrivate);                          \
+  }
+
+CLTRACE_IC_CREATE_VIEW(CreateShaderResourceView, D3D11DDIARG_CREATESHADERRESOURCEVIEW,
+                       D3D10DDI_HSHADERRESOURCEVIEW, D3D10DDI_HRTSHADERRESOURCEVIEW,
+                       D3D10DDI_HT_SHADERRESOURCEVIEW)
+CLTRACE_IC_CREATE_VIEW(CreateRenderTargetView, D3D10DDIARG_CREATERENDERTARGETVIEW,
+                       D3D10DDI_HRENDERTARGETVIEW, D3D10DDI_HRTRENDERTARGETVIEW,
+                       D3D10DDI_HT_RENDERTARGETVIEW)
+CLTRACE_IC_CREATE_VIEW(CreateDepthStencilView, D3D11DDIARG_CREATEDEPTHSTENCILVIEW,
+                       D3D10DDI_HDEPTHSTENCILVIEW, D3D10DDI_HRTDEPTHSTENCILVIEW,
+                       D3D10DDI_HT_DEPTHSTENCILVIEW)
+CLTRACE_IC_CREATE_VIEW(CreateUnorderedAccessView, D3D11DDIARG_CREATEUNORDEREDACCESSVIEW,
+                       D3D11DDI_HUNORDEREDACCESSVIEW, D3D11DDI_HRTUNORDEREDACCESSVIEW,
+                       D3D11DDI_HT_UNORDEREDACCESSVIEW)
+
+#define CLTRACE_IC_CREATE_PLAIN(Name, ArgT, HandleT, RtT, type)               \
+  void APIENTRY Name(D3D10DDI_HDEVICE hDevice, const ArgT*, HandleT h, RtT) { \
+    CallScope scope(#Name);                                                   \
+    Device* dev = AsDevice(hDevice);                                          \
+    CountCall(dev);                                                           \
+    NewIcObject(dev, h.pDrvPrivate, type);                                    \
+  }
+
+CLTRACE_IC_CREATE_PLAIN(CreateElementLayout, D3D10DDIARG_CREATEELEMENTLAYOUT,
+                        D3D10DDI_HELEMENTLAYOUT, D3D10DDI_HRTELEMENTLAYOUT,
+                        D3D10DDI_HT_ELEMENTLAYOUT)
+CLTRACE_IC_CREATE_PLAIN(CreateBlendState, D3D10_1_DDI_BLEND_DESC, D3D10DDI_HBLENDSTATE,
+                        D3D10DDI_HRTBLENDSTATE, D3D10DDI_HT_BLENDSTATE)
+CLTRACE_IC_CREATE_PLAIN(CreateDepthStencilState, D3D10_DDI_DEPTH_STENCIL_DESC,
+                        D3D10DDI_HDEPTHSTENCILSTATE, D3D10DDI_HRTDEPTHSTENCILSTATE,
+                        D3D10DDI_HT_DEPTHSTENCILSTATE)
+CLTRACE_IC_CREATE_PLAIN(CreateRasterizerState, D3D10_DDI_RASTERIZER_DESC, D3D10DDI_HRASTERIZERSTATE,
+                        D3D10DDI_HRTRASTERIZERSTATE, D3D10DDI_HT_RASTERIZERSTATE)
+CLTRACE_IC_CREATE_PLAIN(CreateSampler, D3D10_DDI_SAMPLER_DESC, D3D10DDI_HSAMPLER,
+                        D3D10DDI_HRTSAMPLER, D3D10DDI_HT_SAMPLERSTATE)
+
+void APIENTRY CreateQuery(D3D10DDI_HDEVICE hDevice, const D3D10DDIARG_CREATEQUERY* a,
+                          D3D10DDI_HQUERY h, D3D10DDI_HRTQUERY) {
+  CallScope scope("CreateQuery");
+  Device* dev = AsDevice(hDevice);
+  CountCall(dev);
+  IcObject* o = NewIcObject(dev, h.pDrvPrivate, D3D10DDI_HT_QUERY);
+  o->query_type = a->Query;
+}
+
+#define CLTRACE_IC_CREATE_SHADER(Name, SigT)                                    \
+  void APIENTRY Name(D3D10DDI_HDEVICE hDevice, const UINT*, D3D10DDI_HSHADER h, \
+                     D3D10DDI_HRTSHADER, const SigT*) {                         \
+    CallScope scope(#Name);                                                     \
+    Device* dev = AsDevice(hDevice);                                            \
+    CountCall(dev);                                                             \
+    NewIcObject(dev, h.pDrvPrivate, D3D10DDI_HT_SHADER);                        \
+  }
+
+CLTRACE_IC_CREATE_SHADER(CreateVertexShader, D3D11DDIARG_STAGE_IO_SIGNATURES)
+CLTRACE_IC_CREATE_SHADER(CreateGeometryShader, D3D11DDIARG_STAGE_IO_SIGNATURES)
+CLTRACE_IC_CREATE_SHADER(CreatePixelShader, D3D11DDIARG_STAGE_IO_SIGNATURES)
+CLTRACE_IC_CREATE_SHADER(CreateHullShader, D3D11DDIARG_TESSELLATION_IO_SIGNATURES)
+CLTRACE_IC_CREATE_SHADER(CreateDomainShader, D3D11DDIARG_TESSELLATION_IO_SIGNATURES)
+
+void APIENTRY CreateComputeShader(D3D10DDI_HDEVICE hDevice, const UINT*, D3D10DDI_HSHADER h,
+                                  D3D10DDI_HRTSHADER) {
+  CallScope scope("CreateComputeShader");
+  Device* dev = AsDevice(hDevice);
+  CountCall(dev);
+  NewIcObject(dev, h.pDrvPrivate, D3D10DDI_HT_SHADER);
+}
+
+CLTRACE_IC_DESTROY(DestroyShaderResourceView, D3D10DDI_HSHADERRESOURCEVIEW, "shader-resource view")
+CLTRACE_IC_DESTROY(DestroyRenderTargetView, D3D10DDI_HRENDERTARGETVIEW, "render-target view")
+CLTRACE_IC_DESTROY(DestroyDepthStencilView, D3D10DDI_HDEPTHSTENCILVIEW, "depth-stencil view")
+CLTRACE_IC_DESTROY(DestroyUnorderedAccessView, D3D11DDI_HUNORDEREDACCESSVIEW,
+                   "unordered-access view")
+CLTRACE_IC_DESTROY(DestroyElementLayout, D3D10DDI_HELEMENTLAYOUT, "element layout")
+CLTRACE_IC_DESTROY(DestroyBlendState, D3D10DDI_HBLENDSTATE, "blend state")
+CLTRACE_IC_DESTROY(DestroyDepthStencilState, D3D10DDI_HDEPTHSTENCILSTATE, "depth-stencil state")
+CLTRACE_IC_DESTROY(DestroyRasterizerState, D3D10DDI_HRASTERIZERSTATE, "rasterizer state")
+CLTRACE_IC_DESTROY(DestroySampler, D3D10DDI_HSAMPLER, "sampler")
+CLTRACE_IC_DESTROY(DestroyShader, D3D10DDI_HSHADER, "shader")
+
+void APIENTRY DestroyQuery(D3D10DDI_HDEVICE hDevice, D3D10DDI_HQUERY h) {
+  CallScope scope("DestroyQuery");
+  Device* dev = AsDevice(hDevice);
+  CountCall(dev);
+  DestroyIcObject(dev, h.pDrvPrivate, "query");
+}
+
+// ---- context-local opens and closes (DC table) ----
+
+void APIENTRY DcCreateResource(D3D10DDI_HDEVICE h, const D3D11DDIARG_CREATERESOURCE* a,
+                               D3D10DDI_HRESOURCE hl, D3D10DDI_HRTRESOURCE rt) {
+  OpenOnDc(h, D3D10DDI_HT_RESOURCE, "CreateResource", a == nullptr, nullptr, hl.pDrvPrivate,
+           rt.handle);
+}
+
+#define CLTRACE_DC_OPEN_VIEW(Name, ArgT, HandleT, RtT, type)                      \
+  void APIENTRY Dc##Name(D3D10DDI_HDEVICE h, const ArgT* a, HandleT hl, RtT rt) { \
+    bool blank = false;                                                           \
+    void* dep = nullptr;                                                          \
+    if (a != nullptr) {                                                           \
+      dep = a->hDrvResource.pDrvPrivate;                                          \
+      ArgT rest = *a;                                                             \
+      rest.hDrvResource.pDrvPrivate = nullptr;                                    \
+      blank = dep != nullptr && Blank(&rest, sizeof(rest));                       \
+    }                                                                             \
+    OpenOnDc(h, type, #Name, blank, dep, hl.pDrvPrivate, rt.handle);              \
+  }
+
+CLTRACE_DC_OPEN_VIEW(CreateShaderResourceView, D3D11DDIARG_CREATESHADERRESOURCEVIEW,
+                     D3D10DDI_HSHADERRESOURCEVIEW, D3D10DDI_HRTSHADERRESOURCEVIEW,
+                     D3D10DDI_HT_SHADERRESOURCEVIEW)
+CLTRACE_DC_OPEN_VIEW(CreateRenderTargetView, D3D10DDIARG_CREATERENDERTARGETVIEW,
+                     D3D10DDI_HRENDERTARGETVIEW, D3D10DDI_HRTRENDERTARGETVIEW,
+                     D3D10DDI_HT_RENDERTARGETVIEW)
+CLTRACE_DC_OPEN_VIEW(CreateDepthStencilView, D3D11DDIARG_CREATEDEPTHSTENCILVIEW,
+                     D3D10DDI_HDEPTHSTENCILVIEW, D3D10DDI_HRTDEPTHSTENCILVIEW,
+                     D3D10DDI_HT_DEPTHSTENCILVIEW)
+CLTRACE_DC_OPEN_VIEW(CreateUnorderedAccessView, D3D11DDIARG_CREATEUNORDEREDACCESSVIEW,
+                     D3D11DDI_HUNORDEREDACCESSVIEW, D3D11DDI_HRTUNORDEREDACCESSVIEW,
+                     D3D11DDI_HT_UNORDEREDACCESSVIEW)
+
+#define CLTRACE_DC_OPEN_PLAIN(Name, ArgT, HandleT, RtT, type)                     \
+  void APIENTRY Dc##Name(D3D10DDI_HDEVICE h, const ArgT* a, HandleT hl, RtT rt) { \
+    OpenOnDc(h, type, #Name, a == nullptr, nullptr, hl.pDrvPrivate, rt.handle);   \
+  }
+
+CLTRACE_DC_OPEN_PLAIN(CreateElementLayout, D3D10DDIARG_CREATEELEMENTLAYOUT, D3D10DDI_HELEMENTLAYOUT,
+                      D3D10DDI_HRTELEMENTLAYOUT, D3D10DDI_HT_ELEMENTLAYOUT)
+CLTRACE_DC_OPEN_PLAIN(CreateBlendState, D3D10_1_DDI_BLEND_DESC, D3D10DDI_HBLENDSTATE,
+                      D3D10DDI_HRTBLENDSTATE, D3D10DDI_HT_BLENDSTATE)
+CLTRACE_DC_OPEN_PLAIN(CreateDepthStencilState, D3D10_DDI_DEPTH_STENCIL_DESC,
+                      D3D10DDI_HDEPTHSTENCILSTATE, D3D10DDI_HRTDEPTHSTENCILSTATE,
+                      D3D10DDI_HT_DEPTHSTENCILSTATE)
+CLTRACE_DC_OPEN_PLAIN(CreateRasterizerState, D3D10_DDI_RASTERIZER_DESC, D3D10DDI_HRASTERIZERSTATE,
+                      D3D10DDI_HRTRASTERIZERSTATE, D3D10DDI_HT_RASTERIZERSTATE)
+CLTRACE_DC_OPEN_PLAIN(CreateSampler, D3D10_DDI_SAMPLER_DESC, D3D10DDI_HSAMPLER, D3D10DDI_HRTSAMPLER,
+                      D3D10DDI_HT_SAMPLERSTATE)
+CLTRACE_DC_OPEN_PLAIN(CreateQuery, D3D10DDIARG_CREATEQUERY, D3D10DDI_HQUERY, D3D10DDI_HRTQUERY,
+                      D3D10DDI_HT_QUERY)
+
+#define CLTRACE_DC_OPEN_SHADER(Name, SigT)                                             \
+  void APIENTRY Dc##Name(D3D10DDI_HDEVICE h, const UINT* code, D3D10DDI_HSHADER hl,    \
+                         D3D10DDI_HRTSHADER rt, const SigT* sig) {                     \
+    OpenOnDc(h, D3D10DDI_HT_SHADER, #Name, code == nullptr && sig == nullptr, nullptr, \
+             hl.pDrvPrivate, rt.handle);                                               \
+  }
+
+CLTRACE_DC_OPEN_SHADER(CreateVertexShader, D3D11DDIARG_STAGE_IO_SIGNATURES)
+CLTRACE_DC_OPEN_SHADER(CreateGeometryShader, D3D11DDIARG_STAGE_IO_SIGNATURES)
+CLTRACE_DC_OPEN_SHADER(CreatePixelShader, D3D11DDIARG_STAGE_IO_SIGNATURES)
+CLTRACE_DC_OPEN_SHADER(CreateHullShader, D3D11DDIARG_TESSELLATION_IO_SIGNATURES)
+CLTRACE_DC_OPEN_SHADER(CreateDomainShader, D3D11DDIARG_TESSELLATION_IO_SIGNATURES)
+
+void APIENTRY DcCreateComputeShader(D3D10DDI_HDEVICE h, const UINT* code, D3D10DDI_HSHADER hl,
+                                    D3D10DDI_HRTSHADER rt) {
+  OpenOnDc(h, D3D10DDI_HT_SHADER, "CreateComputeShader", code == nullptr, nullptr, hl.pDrvPrivate,
+           rt.handle);
+}
+
+#define CLTRACE_DC_CLOSE(Name, HandleT, type)              \
+  void APIENTRY Dc##Name(D3D10DDI_HDEVICE h, HandleT hl) { \
+    CloseOnDc(h, type, #Name, hl.pDrvPrivate);             \
+  }
+
+CLTRACE_DC_CLOSE(DestroyResource, D3D10DDI_HRESOURCE, D3D10DDI_HT_RESOURCE)
+CLTRACE_DC_CLOSE(DestroyShaderResourceView, D3D10DDI_HSHADERRESOURCEVIEW,
+                 D3D10DDI_HT_SHADERRESOURCEVIEW)
+CLTRACE_DC_CLOSE(DestroyRenderTargetView, D3D10DDI_HRENDERTARGETVIEW, D3D10DDI_HT_RENDERTARGETVIEW)
+CLTRACE_DC_CLOSE(DestroyDepthStencilView, D3D10DDI_HDEPTHSTENCILVIEW, D3D10DDI_HT_DEPTHSTENCILVIEW)
+CLTRACE_DC_CLOSE(DestroyUnorderedAccessView, D3D11DDI_HUNORDEREDACCESSVIEW,
+                 D3D11DDI_HT_UNORDEREDACCESSVIEW)
+CLTRACE_DC_CLOSE(DestroyElementLayout, D3D10DDI_HELEMENTLAYOUT, D3D10DDI_HT_ELEMENTLAYOUT)
+CLTRACE_DC_CLOSE(DestroyBlendState, D3D10DDI_HBLENDSTATE, D3D10DDI_HT_BLENDSTATE)
+CLTRACE_DC_CLOSE(DestroyDepthStencilState, D3D10DDI_HDEPTHSTENCILSTATE,
+                 D3D10DDI_HT_DEPTHSTENCILSTATE)
+CLTRACE_DC_CLOSE(DestroyRasterizerState, D3D10DDI_HRASTERIZERSTATE, D3D10DDI_HT_RASTERIZERSTATE)
+CLTRACE_DC_CLOSE(DestroySampler, D3D10DDI_HSAMPLER, D3D10DDI_HT_SAMPLERSTATE)
+CLTRACE_DC_CLOSE(DestroyShader, D3D10DDI_HSHADER, D3D10DDI_HT_SHADER)
+CLTRACE_DC_CLOSE(DestroyQuery, D3D10DDI_HQUERY, D3D10DDI_HT_QUERY)
+
+}  // namespace cltrace::refdriver

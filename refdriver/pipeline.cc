@@ -1,0 +1,748 @@
+// Pipeline DDIs of the reference driver for the IC and DC tables: bindings, draws, copies,
+// clears, queries and the dynamic maps. IC work goes into the kernel command buffer; DC work
+// into the deferred context's recording (a command list later). DC calls are validated against
+// the deferred-context state machine (R50, R51, R53), handle ownership (R57) and the map rules
+// (R64); refresh answers are checked in refresh.cc (R49/R60).
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+#include "refdriver/internal/common.h"
+#include "refdriver/internal/ops.h"
+#include "refdriver/internal/refresh.h"
+#include "refdriver/internal/tables.h"
+
+namespace cltrace::refdriver {
+namespace {
+
+// Binding kinds in kSet records (operand a).
+enum BindKind : uint64_t {
+  kBindShader = 0,    // + stage
+  kBindCb = 8,        // + stage
+  kBindSrv = 16,      // + stage
+  kBindSampler = 24,  // + stage
+  kBindCsUav = 32,
+  kBindInputLayout,
+  kBindVb,
+  kBindIb,
+  kBindTopology,
+  kBindRtv,
+  kBindDsv,
+  kBindBlend,
+  kBindDepthStencil,
+  kBindRasterizer,
+  kBindSo,
+  kBindViewports,
+  kBindScissors,
+  kBindPredicate,
+};
+
+constexpr uint32_t kDcPumpChunk = 1024;  // DC recording bytes per amortized-processing pump
+
+// One pipeline DDI on the IC (kDc = false) or a deferred context (kDc = true).
+template <bool kDc>
+class PipeCall {
+ public:
+  // `binding`: a Set* call (unbinds are legal in some closed states); `all_null`: it only
+  // unbinds.
+  PipeCall(D3D10DDI_HDEVICE h, const char* fn, bool binding, bool all_null) : scope_(fn) {
+    if constexpr (kDc) {
+      dc_call_.emplace(h, "R53");
+      if (!dc_call_->ok()) return;
+      dc_ = dc_call_->dc();
+      dev_ = dc_->device;
+      ok_ = CheckDcState(fn, binding, all_null);
+    } else {
+      dev_ = AsDevice(h);
+      ic_.emplace(dev_);
+      ok_ = true;
+    }
+    if (ok_ && binding && !all_null) state().dirty = true;
+  }
+  bool ok() const { return ok_; }
+  Device* dev() const { return dev_; }
+  DeferredContext* dc() const { return dc_; }
+  PipelineState& state() { return kDc ? dc_->state : dev_->ic_state; }
+  const void* ctx() const { return kDc ? static_cast<const void*>(dc_) : dev_; }
+
+  // Validates a handle argument; returns the IC object it stands for (nullptr for NULL or
+  // an invalid DC handle, which is reported).
+  IcObject* Ic(void* h, uint32_t type, const char* what) {
+    if (h == nullptr) return nullptr;
+    if constexpr (kDc) return AsIc(LocalToIc(dc_, h, type, what));
+    return AsIc(h);
+  }
+  // The IC object behind a bound handle (bindings hold local handles on a DC).
+  static IcObject* Bound(void* h) {
+    if (h == nullptr) return nullptr;
+    if constexpr (kDc) return AsIc(AsLocal(h)->ic);
+    return AsIc(h);
+  }
+  void Write(const void* rec, uint32_t size) {
+    if constexpr (kDc) {
+      DcWrite(dc_, rec, size);
+    } else {
+      IcWrite(dev_, rec, size);
+    }
+  }
+  void Generic(uint32_t opcode, uint64_t a, uint64_t b = 0, uint64_t c = 0) {
+    if constexpr (kDc) {
+      DcWriteGeneric(dc_, opcode, a, b, c);
+    } else {
+      IcWriteGeneric(dev_, opcode, a, b, c);
+    }
+  }
+  // The allocation behind a resource or view becomes referenced by this context's commands.
+  void Reference(IcObject* o) {
+    if (o == nullptr) return;
+    if (o->type != D3D10DDI_HT_RESOURCE) o = o->dependency;
+    if (o == nullptr || o->allocation == 0) return;
+    if constexpr (kDc) {
+      dc_->rec.allocations.push_back(o->allocation);
+    } else {
+      IcReference(dev_, o->allocation);
+    }
+  }
+  // Refresh answers (InRefreshOf this context) are compared with the probe's expectation.
+  void Answer(bool matches_current, bool all_null) {
+    if (InRefreshOf(ctx())) NoteRefreshAnswer(ctx(), matches_current, all_null);
+  }
+
+ private:
+  bool CheckDcState(const char* fn, bool binding, bool all_null) {
+    DcState s = dc_call_->state();
+    if (s == DcState::kRecording) return true;
+    if (binding && InRefreshOf(dc_)) return true;  // the runtime answering a refresh
+    if (binding && all_null && s == DcState::kAbandoned) {
+      if (dc_->closing_started) {
+        Report("R51", dc_,
+               absl::StrCat(fn,
+                            ": unbind after the local-handle closes of the "
+                            "abandon sequence"));
+      }
+      return true;
+    }
+    if (binding && all_null && s == DcState::kClosed) {
+      Report("R50", dc_,
+             absl::StrCat(fn,
+                          ": unbind in the FinishCommandList closing path "
+                          "(closes must not be preceded by unbinds)"));
+      return true;
+    }
+    Report("R53", dc_, absl::StrCat(fn, " on a deferred context in state ", DcStateName(s)));
+    return false;
+  }
+
+  CallScope scope_;
+  std::optional<DcCallScope> dc_call_;
+  std::optional<IcDomainScope> ic_;
+  Device* dev_ = nullptr;
+  DeferredContext* dc_ = nullptr;
+  bool ok_ = false;
+};
+
+template <typename H>
+bool AllNull(const H* h, UINT n) {
+  for (UINT i = 0; i < n; ++i) {
+    if (h != nullptr && h[i].pDrvPrivate != nullptr) return false;
+  }
+  return true;
+}
+
+constexpr const char* kSetShaderNames[] = {"VsSetShader", "PsSetShader", "GsSetShader",
+                                           "HsSetShader", "DsSetShader", "CsSetShader"};
+constexpr const char* kSetCbNames[] = {"VsSetConstantBuffers", "PsSetConstantBuffers",
+                                       "GsSetConstantBuffers", "HsSetConstantBuffers",
+                                       "DsSetConstantBuffers", "CsSetConstantBuffers"};
+constexpr const char* kSetSrvNames[] = {"VsSetShaderResources", "PsSetShaderResources",
+                                        "GsSetShaderResources", "HsSetShaderResources",
+                                        "DsSetShaderResources", "CsSetShaderResources"};
+constexpr const char* kSetSamplerNames[] = {"VsSetSamplers", "PsSetSamplers", "GsSetSamplers",
+                                            "HsSetSamplers", "DsSetSamplers", "CsSetSamplers"};
+
+template <bool kDc, int S>
+void APIENTRY SetShader(D3D10DDI_HDEVICE h, D3D10DDI_HSHADER s) {
+  PipeCall<kDc> c(h, kSetShaderNames[S], true, s.pDrvPrivate == nullptr);
+  if (!c.ok()) return;
+  c.Ic(s.pDrvPrivate, D3D10DDI_HT_SHADER, kSetShaderNames[S]);
+  c.Answer(c.state().shader[S] == s.pDrvPrivate, s.pDrvPrivate == nullptr);
+  c.state().shader[S] = s.pDrvPrivate;
+  c.Generic(refcmd::kSet, kBindShader + S, 0, reinterpret_cast<uint64_t>(s.pDrvPrivate));
+}
+
+template <bool kDc, int S, typename H, int kSlots,
+          void* (PipelineState::*Slots)[kStageCount][kSlots]>
+void SetRange(D3D10DDI_HDEVICE h, const char* fn, uint32_t type, uint64_t kind, UINT start, UINT n,
+              const H* handles) {
+  PipeCall<kDc> c(h, fn, true, AllNull(handles, n));
+  if (!c.ok()) return;
+  void** slots = (c.state().*Slots)[S];
+  bool matches = true;
+  for (UINT i = 0; i < n && start + i < static_cast<UINT>(kSlots); ++i) {
+    void* v = handles != nullptr ? handles[i].pDrvPrivate : nullptr;
+    c.Ic(v, type, fn);
+    matches = matches && slots[start + i] == v;
+    slots[start + i] = v;
+    c.Generic(refcmd::kSet, kind + S, start + i, reinterpret_cast<uint64_t>(v));
+  }
+  c.Answer(matches, AllNull(handles, n));
+}
+
+template <bool kDc, int S>
+void APIENTRY SetConstantBuffers(D3D10DDI_HDEVICE h, UINT start, UINT n,
+                                 const D3D10DDI_HRESOURCE* b) {
+  SetRange<kDc, S, D3D10DDI_HRESOURCE, kCbSlots, &PipelineState::cb>(
+      h, kSetCbNames[S], D3D10DDI_HT_RESOURCE, kBindCb, start, n, b);
+}
+
+template <bool kDc, int S>
+void APIENTRY SetShaderResources(D3D10DDI_HDEVICE h, UINT start, UINT n,
+                                 const D3D10DDI_HSHADERRESOURCEVIEW* v) {
+  SetRange<kDc, S, D3D10DDI_HSHADERRESOURCEVIEW, kSrvSlots, &PipelineState::srv>(
+      h, kSetSrvNames[S], D3D10DDI_HT_SHADERRESOURCEVIEW, kBindSrv, start, n, v);
+}
+
+template <bool kDc, int S>
+void APIENTRY SetSamplers(D3D10DDI_HDEVICE h, UINT start, UINT n, const D3D10DDI_HSAMPLER* v) {
+  SetRange<kDc, S, D3D10DDI_HSAMPLER, kSamplerSlots, &PipelineState::sampler>(
+      h, kSetSamplerNames[S], D3D10DDI_HT_SAMPLERSTATE, kBindSampler, start, n, v);
+}
+
+template <bool kDc>
+void APIENTRY CsSetUnorderedAccessViews(D3D10DDI_HDEVICE h, UINT start, UINT n,
+                                        const D3D11DDI_HUNORDEREDACCESSVIEW* v, const UINT*) {
+  PipeCall<kDc> c(h, "CsSetUnorderedAccessViews", true, AllNull(v, n));
+  if (!c.ok()) return;
+  for (UINT i = 0; i < n && start + i < kUavSlots; ++i) {
+    void* p = v != nullptr ? v[i].pDrvPrivate : nullptr;
+    c.Ic(p, D3D11DDI_HT_UNORDEREDACCESSVIEW, "CsSetUnorderedAccessViews");
+    c.state().cs_uav[start + i] = p;
+    c.Generic(refcmd::kSet, kBindCsUav, start + i, reinterpret_cast<uint64_t>(p));
+  }
+}
+
+template <bool kDc>
+void APIENTRY IaSetInputLayout(D3D10DDI_HDEVICE h, D3D10DDI_HELEMENTLAYOUT l) {
+  PipeCall<kDc> c(h, "IaSetInputLayout", true, l.pDrvPrivate == nullptr);
+  if (!c.ok()) return;
+  c.Ic(l.pDrvPrivate, D3D10DDI_HT_ELEMENTLAYOUT, "IaSetInputLayout");
+  c.Answer(c.state().input_layout == l.pDrvPrivate, l.pDrvPrivate == nullptr);
+  c.state().input_layout = l.pDrvPrivate;
+  c.Generic(refcmd::kSet, kBindInputLayout, 0, reinterpret_cast<uint64_t>(l.pDrvPrivate));
+}
+
+template <bool kDc>
+void APIENTRY IaSetVertexBuffers(D3D10DDI_HDEVICE h, UINT start, UINT n,
+                                 const D3D10DDI_HRESOURCE* b, const UINT* strides,
+                                 const UINT* offsets) {
+  PipeCall<kDc> c(h, "IaSetVertexBuffers", true, AllNull(b, n));
+  if (!c.ok()) return;
+  bool matches = true;
+  PipelineState& s = c.state();
+  for (UINT i = 0; i < n && start + i < kVbSlots; ++i) {
+    void* v = b != nullptr ? b[i].pDrvPrivate : nullptr;
+    c.Ic(v, D3D10DDI_HT_RESOURCE, "IaSetVertexBuffers");
+    matches = matches && s.vb[start + i] == v;
+    s.vb[start + i] = v;
+    s.vb_stride[start + i] = strides != nullptr ? strides[i] : 0;
+    s.vb_offset[start + i] = offsets != nullptr ? offsets[i] : 0;
+    c.Generic(refcmd::kSet, kBindVb, start + i, reinterpret_cast<uint64_t>(v));
+  }
+  c.Answer(matches, AllNull(b, n));
+}
+
+template <bool kDc>
+void APIENTRY IaSetIndexBuffer(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE b, UINT format, UINT offset) {
+  PipeCall<kDc> c(h, "IaSetIndexBuffer", true, b.pDrvPrivate == nullptr);
+  if (!c.ok()) return;
+  c.Ic(b.pDrvPrivate, D3D10DDI_HT_RESOURCE, "IaSetIndexBuffer");
+  c.state().ib = b.pDrvPrivate;
+  c.state().ib_format = format;
+  c.state().ib_offset = offset;
+  c.Generic(refcmd::kSet, kBindIb, 0, reinterpret_cast<uint64_t>(b.pDrvPrivate));
+}
+
+template <bool kDc>
+void APIENTRY IaSetTopology(D3D10DDI_HDEVICE h, D3D10_DDI_PRIMITIVE_TOPOLOGY t) {
+  PipeCall<kDc> c(h, "IaSetTopology", true, t == D3D10_DDI_PRIMITIVE_TOPOLOGY_UNDEFINED);
+  if (!c.ok()) return;
+  c.state().topology = t;
+  c.Generic(refcmd::kSet, kBindTopology, 0, t);
+}
+
+template <bool kDc>
+void APIENTRY SetRenderTargets(D3D10DDI_HDEVICE h, const D3D10DDI_HRENDERTARGETVIEW* rtvs, UINT n,
+                               UINT unbind, D3D10DDI_HDEPTHSTENCILVIEW dsv,
+                               const D3D11DDI_HUNORDEREDACCESSVIEW* uavs, const UINT*,
+                               UINT uav_index, UINT num_uavs, UINT, UINT) {
+  bool all_null = AllNull(rtvs, n) && dsv.pDrvPrivate == nullptr && AllNull(uavs, num_uavs);
+  PipeCall<kDc> c(h, "SetRenderTargets", true, all_null);
+  if (!c.ok()) return;
+  PipelineState& s = c.state();
+  bool matches = s.dsv == dsv.pDrvPrivate;
+  for (UINT i = 0; i < kRtvSlots; ++i) {
+    void* v = i < n && rtvs != nullptr ? rtvs[i].pDrvPrivate : nullptr;
+    if (i < n) c.Ic(v, D3D10DDI_HT_RENDERTARGETVIEW, "SetRenderTargets");
+    if (i < n || i < n + unbind) {
+      matches = matches && s.rtv[i] == v;
+      s.rtv[i] = v;
+    }
+  }
+  c.Ic(dsv.pDrvPrivate, D3D10DDI_HT_DEPTHSTENCILVIEW, "SetRenderTargets");
+  s.dsv = dsv.pDrvPrivate;
+  for (UINT i = 0; i < num_uavs && uav_index + i < kRtvSlots + kUavSlots; ++i) {
+    void* v = uavs != nullptr ? uavs[i].pDrvPrivate : nullptr;
+    c.Ic(v, D3D11DDI_HT_UNORDEREDACCESSVIEW, "SetRenderTargets");
+    if (uav_index + i >= kRtvSlots) s.om_uav[uav_index + i - kRtvSlots] = v;
+  }
+  c.Answer(matches, all_null);
+  c.Generic(refcmd::kSet, kBindRtv, n, reinterpret_cast<uint64_t>(s.rtv[0]));
+  c.Generic(refcmd::kSet, kBindDsv, 0, reinterpret_cast<uint64_t>(s.dsv));
+}
+
+template <bool kDc>
+void APIENTRY SetBlendState(D3D10DDI_HDEVICE h, D3D10DDI_HBLENDSTATE b, const FLOAT* factor,
+                            UINT mask) {
+  PipeCall<kDc> c(h, "SetBlendState", true, b.pDrvPrivate == nullptr);
+  if (!c.ok()) return;
+  c.Ic(b.pDrvPrivate, D3D10DDI_HT_BLENDSTATE, "SetBlendState");
+  c.state().blend = b.pDrvPrivate;
+  if (factor != nullptr) std::copy(factor, factor + 4, c.state().blend_factor);
+  c.state().sample_mask = mask;
+  c.Generic(refcmd::kSet, kBindBlend, mask, reinterpret_cast<uint64_t>(b.pDrvPrivate));
+}
+
+template <bool kDc>
+void APIENTRY SetDepthStencilState(D3D10DDI_HDEVICE h, D3D10DDI_HDEPTHSTENCILSTATE d, UINT ref) {
+  PipeCall<kDc> c(h, "SetDepthStencilState", true, d.pDrvPrivate == nullptr);
+  if (!c.ok()) return;
+  c.Ic(d.pDrvPrivate, D3D10DDI_HT_DEPTHSTENCILSTATE, "SetDepthStencilState");
+  c.state().depth_stencil = d.pDrvPrivate;
+  c.state().stencil_ref = ref;
+  c.Generic(refcmd::kSet, kBindDepthStencil, ref, reinterpret_cast<uint64_t>(d.pDrvPrivate));
+}
+
+template <bool kDc>
+void APIENTRY SetRasterizerState(D3D10DDI_HDEVICE h, D3D10DDI_HRASTERIZERSTATE r) {
+  PipeCall<kDc> c(h, "SetRasterizerState", true, r.pDrvPrivate == nullptr);
+  if (!c.ok()) return;
+  c.Ic(r.pDrvPrivate, D3D10DDI_HT_RASTERIZERSTATE, "SetRasterizerState");
+  c.state().rasterizer = r.pDrvPrivate;
+  c.Generic(refcmd::kSet, kBindRasterizer, 0, reinterpret_cast<uint64_t>(r.pDrvPrivate));
+}
+
+template <bool kDc>
+void APIENTRY SoSetTargets(D3D10DDI_HDEVICE h, UINT n, UINT clear, const D3D10DDI_HRESOURCE* b,
+                           const UINT* offsets) {
+  PipeCall<kDc> c(h, "SoSetTargets", true, AllNull(b, n));
+  if (!c.ok()) return;
+  for (UINT i = 0; i < kSoSlots; ++i) {
+    if (i < n) {
+      void* v = b != nullptr ? b[i].pDrvPrivate : nullptr;
+      c.Ic(v, D3D10DDI_HT_RESOURCE, "SoSetTargets");
+      c.state().so[i] = v;
+      c.state().so_offset[i] = offsets != nullptr ? offsets[i] : 0;
+    } else if (i < n + clear) {
+      c.state().so[i] = nullptr;
+    }
+  }
+  c.Generic(refcmd::kSet, kBindSo, n, reinterpret_cast<uint64_t>(c.state().so[0]));
+}
+
+template <bool kDc>
+void APIENTRY SetViewports(D3D10DDI_HDEVICE h, UINT n, UINT, const D3D10_DDI_VIEWPORT*) {
+  PipeCall<kDc> c(h, "SetViewports", true, n == 0);
+  if (!c.ok()) return;
+  c.state().num_viewports = n;
+  c.Generic(refcmd::kSet, kBindViewports, n);
+}
+
+template <bool kDc>
+void APIENTRY SetScissorRects(D3D10DDI_HDEVICE h, UINT n, UINT, const D3D10_DDI_RECT*) {
+  PipeCall<kDc> c(h, "SetScissorRects", true, n == 0);
+  if (!c.ok()) return;
+  c.state().num_scissors = n;
+  c.Generic(refcmd::kSet, kBindScissors, n);
+}
+
+template <bool kDc>
+void APIENTRY SetPredication(D3D10DDI_HDEVICE h, D3D10DDI_HQUERY q, BOOL value) {
+  PipeCall<kDc> c(h, "SetPredication", true, q.pDrvPrivate == nullptr);
+  if (!c.ok()) return;
+  c.Ic(q.pDrvPrivate, D3D10DDI_HT_QUERY, "SetPredication");
+  c.state().predicate = q.pDrvPrivate;
+  c.state().predicate_value = value;
+  c.Generic(refcmd::kSet, kBindPredicate, value, reinterpret_cast<uint64_t>(q.pDrvPrivate));
+}
+
+// ---- draws ----
+
+template <bool kDc>
+void EmitDraw(PipeCall<kDc>& c, uint32_t kind, uint32_t count) {
+  PipelineState& s = c.state();
+  refcmd::Draw d{};
+  d.header = {refcmd::kDraw, sizeof(refcmd::Draw)};
+  d.kind = kind;
+  d.count = count;
+  auto ic = [](void* p) { return reinterpret_cast<uint64_t>(PipeCall<kDc>::Bound(p)); };
+  d.state[refcmd::kSlotInputLayout] = ic(s.input_layout);
+  d.state[refcmd::kSlotVs] = ic(s.shader[kVs]);
+  d.state[refcmd::kSlotPs] = ic(s.shader[kPs]);
+  d.state[refcmd::kSlotGs] = ic(s.shader[kGs]);
+  d.state[refcmd::kSlotHs] = ic(s.shader[kHs]);
+  d.state[refcmd::kSlotDs] = ic(s.shader[kDs]);
+  d.state[refcmd::kSlotVb0] = ic(s.vb[0]);
+  d.state[refcmd::kSlotIb] = ic(s.ib);
+  d.state[refcmd::kSlotVsCb0] = ic(s.cb[kVs][0]);
+  d.state[refcmd::kSlotPsCb0] = ic(s.cb[kPs][0]);
+  d.state[refcmd::kSlotPsSrv0] = ic(s.srv[kPs][0]);
+  d.state[refcmd::kSlotPsSampler0] = ic(s.sampler[kPs][0]);
+  d.state[refcmd::kSlotRtv0] = ic(s.rtv[0]);
+  d.state[refcmd::kSlotDsv] = ic(s.dsv);
+  d.state[refcmd::kSlotBlend] = ic(s.blend);
+  d.state[refcmd::kSlotDepthStencil] = ic(s.depth_stencil);
+  d.state[refcmd::kSlotRasterizer] = ic(s.rasterizer);
+  for (void* p : {s.vb[0], s.ib, s.cb[kVs][0], s.cb[kPs][0], s.srv[kPs][0], s.rtv[0], s.dsv}) {
+    c.Reference(PipeCall<kDc>::Bound(p));
+  }
+  c.Write(&d, sizeof(d));
+}
+
+template <bool kDc>
+void APIENTRY Draw(D3D10DDI_HDEVICE h, UINT n, UINT) {
+  PipeCall<kDc> c(h, "Draw", false, false);
+  if (c.ok()) EmitDraw(c, 0, n);
+}
+template <bool kDc>
+void APIENTRY DrawIndexed(D3D10DDI_HDEVICE h, UINT n, UINT, INT) {
+  PipeCall<kDc> c(h, "DrawIndexed", false, false);
+  if (c.ok()) EmitDraw(c, 1, n);
+}
+template <bool kDc>
+void APIENTRY DrawInstanced(D3D10DDI_HDEVICE h, UINT n, UINT instances, UINT, UINT) {
+  PipeCall<kDc> c(h, "DrawInstanced", false, false);
+  if (c.ok()) EmitDraw(c, 2, n * instances);
+}
+template <bool kDc>
+void APIENTRY DrawIndexedInstanced(D3D10DDI_HDEVICE h, UINT n, UINT instances, UINT, INT, UINT) {
+  PipeCall<kDc> c(h, "DrawIndexedInstanced", false, false);
+  if (c.ok()) EmitDraw(c, 3, n * instances);
+}
+template <bool kDc>
+void APIENTRY DrawAuto(D3D10DDI_HDEVICE h) {
+  PipeCall<kDc> c(h, "DrawAuto", false, false);
+  if (c.ok()) EmitDraw(c, 4, 0);
+}
+template <bool kDc>
+void APIENTRY DrawInstancedIndirect(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE args, UINT) {
+  PipeCall<kDc> c(h, "DrawInstancedIndirect", false, false);
+  if (!c.ok()) return;
+  c.Reference(c.Ic(args.pDrvPrivate, D3D10DDI_HT_RESOURCE, "DrawInstancedIndirect"));
+  EmitDraw(c, 4, 0);
+}
+template <bool kDc>
+void APIENTRY DrawIndexedInstancedIndirect(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE args, UINT) {
+  PipeCall<kDc> c(h, "DrawIndexedInstancedIndirect", false, false);
+  if (!c.ok()) return;
+  c.Reference(c.Ic(args.pDrvPrivate, D3D10DDI_HT_RESOURCE, "DrawIndexedInstancedIndirect"));
+  EmitDraw(c, 4, 0);
+}
+template <bool kDc>
+void APIENTRY Dispatch(D3D10DDI_HDEVICE h, UINT x, UINT y, UINT z) {
+  PipeCall<kDc> c(h, "Dispatch", false, false);
+  if (c.ok()) c.Generic(refcmd::kDispatch, x, y, z);
+}
+template <bool kDc>
+void APIENTRY DispatchIndirect(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE args, UINT) {
+  PipeCall<kDc> c(h, "DispatchIndirect", false, false);
+  if (!c.ok()) return;
+  c.Reference(c.Ic(args.pDrvPrivate, D3D10DDI_HT_RESOURCE, "DispatchIndirect"));
+  c.Generic(refcmd::kDispatch, 0, 0, 0);
+}
+
+// ---- copies, updates, clears ----
+
+template <bool kDc>
+void Copy(PipeCall<kDc>& c, void* dst, void* src, const char* fn) {
+  IcObject* d = c.Ic(dst, D3D10DDI_HT_RESOURCE, fn);
+  IcObject* s = c.Ic(src, D3D10DDI_HT_RESOURCE, fn);
+  c.Reference(d);
+  c.Reference(s);
+  if constexpr (!kDc) {
+    // The model GPU is immediate: IC copies take effect at once in the CPU backing.
+    if (d != nullptr && s != nullptr && d->memory != nullptr && s->memory != nullptr) {
+      std::memmove(d->memory, s->memory, std::min<uint64_t>({d->byte_size, s->byte_size, 16}));
+    }
+  }
+  c.Generic(refcmd::kCopy, reinterpret_cast<uint64_t>(d), reinterpret_cast<uint64_t>(s));
+}
+
+template <bool kDc>
+void APIENTRY ResourceCopy(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE dst, D3D10DDI_HRESOURCE src) {
+  PipeCall<kDc> c(h, "ResourceCopy", false, false);
+  if (c.ok()) Copy(c, dst.pDrvPrivate, src.pDrvPrivate, "ResourceCopy");
+}
+
+template <bool kDc>
+void APIENTRY ResourceCopyRegion(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE dst, UINT, UINT, UINT, UINT,
+                                 D3D10DDI_HRESOURCE src, UINT, const D3D10_DDI_BOX*) {
+  PipeCall<kDc> c(h, "ResourceCopyRegion", false, false);
+  if (c.ok()) Copy(c, dst.pDrvPrivate, src.pDrvPrivate, "ResourceCopyRegion");
+}
+
+template <bool kDc>
+void Update(D3D10DDI_HDEVICE h, const char* fn, D3D10DDI_HRESOURCE dst, PVOID data, UINT pitch) {
+  PipeCall<kDc> c(h, fn, false, false);
+  if (!c.ok()) return;
+  IcObject* d = c.Ic(dst.pDrvPrivate, D3D10DDI_HT_RESOURCE, fn);
+  c.Reference(d);
+  if constexpr (!kDc) {
+    if (d != nullptr && d->memory != nullptr && data != nullptr) {
+      std::memcpy(d->memory, data, std::min<uint64_t>({d->byte_size, 16, pitch ? pitch : 16}));
+    }
+  }
+  c.Generic(refcmd::kUpdate, reinterpret_cast<uint64_t>(d));
+}
+
+template <bool kDc>
+void APIENTRY ResourceUpdateSubresourceUP(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE dst, UINT,
+                                          const D3D10_DDI_BOX*, PVOID data, UINT pitch, UINT) {
+  Update<kDc>(h, "ResourceUpdateSubresourceUP", dst, data, pitch);
+}
+
+template <bool kDc>
+void APIENTRY DefaultConstantBufferUpdateSubresourceUP(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE dst,
+                                                       UINT, const D3D10_DDI_BOX*, PVOID data,
+                                                       UINT pitch, UINT) {
+  Update<kDc>(h, "DefaultConstantBufferUpdateSubresourceUP", dst, data, pitch);
+}
+
+template <bool kDc, typename H>
+void Clear(D3D10DDI_HDEVICE h, const char* fn, H view, uint32_t type) {
+  PipeCall<kDc> c(h, fn, false, false);
+  if (!c.ok()) return;
+  IcObject* v = c.Ic(view.pDrvPrivate, type, fn);
+  c.Reference(v);
+  c.Generic(refcmd::kClear, reinterpret_cast<uint64_t>(v));
+}
+
+template <bool kDc>
+void APIENTRY ClearRenderTargetView(D3D10DDI_HDEVICE h, D3D10DDI_HRENDERTARGETVIEW v,
+                                    const FLOAT*) {
+  Clear<kDc>(h, "ClearRenderTargetView", v, D3D10DDI_HT_RENDERTARGETVIEW);
+}
+template <bool kDc>
+void APIENTRY ClearDepthStencilView(D3D10DDI_HDEVICE h, D3D10DDI_HDEPTHSTENCILVIEW v,
+                                    D3D10_DDI_CLEAR_FLAGS, FLOAT, UINT8) {
+  Clear<kDc>(h, "ClearDepthStencilView", v, D3D10DDI_HT_DEPTHSTENCILVIEW);
+}
+template <bool kDc>
+void APIENTRY ClearUnorderedAccessViewUint(D3D10DDI_HDEVICE h, D3D11DDI_HUNORDEREDACCESSVIEW v,
+                                           const UINT*) {
+  Clear<kDc>(h, "ClearUnorderedAccessViewUint", v, D3D11DDI_HT_UNORDEREDACCESSVIEW);
+}
+template <bool kDc>
+void APIENTRY ClearUnorderedAccessViewFloat(D3D10DDI_HDEVICE h, D3D11DDI_HUNORDEREDACCESSVIEW v,
+                                            const FLOAT*) {
+  Clear<kDc>(h, "ClearUnorderedAccessViewFloat", v, D3D11DDI_HT_UNORDEREDACCESSVIEW);
+}
+template <bool kDc>
+void APIENTRY GenMips(D3D10DDI_HDEVICE h, D3D10DDI_HSHADERRESOURCEVIEW v) {
+  Clear<kDc>(h, "GenMips", v, D3D10DDI_HT_SHADERRESOURCEVIEW);
+}
+
+// ---- queries ----
+
+template <bool kDc>
+void APIENTRY QueryBegin(D3D10DDI_HDEVICE h, D3D10DDI_HQUERY q) {
+  PipeCall<kDc> c(h, "QueryBegin", false, false);
+  if (!c.ok()) return;
+  IcObject* o = c.Ic(q.pDrvPrivate, D3D10DDI_HT_QUERY, "QueryBegin");
+  if (o == nullptr) return;
+  if constexpr (kDc) {
+    c.dc()->building_queries.insert(q.pDrvPrivate);
+    c.dc()->rec.queries.push_back(o);
+  } else {
+    o->ic_query_state = 1;
+    MaybeReportRemoved(c.dev(), nullptr);
+  }
+  c.Generic(refcmd::kQueryBegin, reinterpret_cast<uint64_t>(o));
+}
+
+template <bool kDc>
+void APIENTRY QueryEnd(D3D10DDI_HDEVICE h, D3D10DDI_HQUERY q) {
+  PipeCall<kDc> c(h, "QueryEnd", false, false);
+  if (!c.ok()) return;
+  IcObject* o = c.Ic(q.pDrvPrivate, D3D10DDI_HT_QUERY, "QueryEnd");
+  if (o == nullptr) return;
+  if constexpr (kDc) {
+    c.dc()->building_queries.erase(q.pDrvPrivate);
+    c.dc()->rec.queries.push_back(o);
+  } else {
+    o->ic_query_state = 2;
+    o->query_fence = c.dev()->submits + 1;
+    MaybeReportRemoved(c.dev(), nullptr);
+  }
+  c.Generic(refcmd::kQueryEnd, reinterpret_cast<uint64_t>(o));
+}
+
+// ---- dynamic maps (IC and DC) ----
+
+template <bool kDc>
+void DynamicMap(D3D10DDI_HDEVICE h, const char* fn, D3D10DDI_HRESOURCE r, D3D10_DDI_MAP type,
+                D3D10DDI_MAPPED_SUBRESOURCE* out) {
+  PipeCall<kDc> c(h, fn, false, false);
+  if (!c.ok()) return;
+  IcObject* o = c.Ic(r.pDrvPrivate, D3D10DDI_HT_RESOURCE, fn);
+  if (o == nullptr) return;
+  uint64_t size = std::min<uint64_t>(std::max<uint64_t>(o->byte_size, 16), 1u << 20);
+  if constexpr (kDc) {
+    DeferredContext* dc = c.dc();
+    if (type != D3D10_DDI_MAP_WRITE_DISCARD && !dc->mapped_this_recording.contains(o)) {
+      Report("R64", r.pDrvPrivate,
+             absl::StrCat(fn, ": first map of resource #", o->id,
+                          " in this recording is not a discard"));
+    }
+    dc->mapped_this_recording.insert(o);
+    dc->mapped_resources.insert(r.pDrvPrivate);
+    dc->rec.mapped.push_back(o);
+    // Renaming: every discard on a DC gets its own alias, owned by the recording (MAPDC).
+    dc->rec.aliases.emplace_back(new uint8_t[size]());
+    out->pData = dc->rec.aliases.back().get();
+    c.Generic(refcmd::kRename, reinterpret_cast<uint64_t>(o), dc->rec.aliases.size());
+  } else {
+    o->ic_mapped = true;
+    out->pData = o->memory;
+  }
+  out->RowPitch = static_cast<UINT>(size);
+  out->DepthPitch = static_cast<UINT>(size);
+}
+
+template <bool kDc>
+void DynamicUnmap(D3D10DDI_HDEVICE h, const char* fn, D3D10DDI_HRESOURCE r) {
+  PipeCall<kDc> c(h, fn, false, false);
+  if (!c.ok()) return;
+  IcObject* o = c.Ic(r.pDrvPrivate, D3D10DDI_HT_RESOURCE, fn);
+  if (o == nullptr) return;
+  if constexpr (kDc) {
+    c.dc()->mapped_resources.erase(r.pDrvPrivate);
+  } else {
+    o->ic_mapped = false;
+  }
+}
+
+#define CLTRACE_DYN_MAP(Name)                                                         \
+  template <bool kDc>                                                                 \
+  void APIENTRY Name(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE r, UINT, D3D10_DDI_MAP t, \
+                     D3D10_DDI_MAP_FLAGS, D3D10DDI_MAPPED_SUBRESOURCE* out) {         \
+    DynamicMap<kDc>(h, #Name, r, t, out);                                             \
+  }
+#define CLTRACE_DYN_UNMAP(Name)                                        \
+  template <bool kDc>                                                  \
+  void APIENTRY Name(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE r, UINT) { \
+    DynamicUnmap<kDc>(h, #Name, r);                                    \
+  }
+CLTRACE_DYN_MAP(DynamicIABufferMapDiscard)
+CLTRACE_DYN_MAP(DynamicIABufferMapNoOverwrite)
+CLTRACE_DYN_MAP(DynamicConstantBufferMapDiscard)
+CLTRACE_DYN_MAP(DynamicResourceMapDiscard)
+CLTRACE_DYN_UNMAP(DynamicIABufferUnmap)
+CLTRACE_DYN_UNMAP(DynamicConstantBufferUnmap)
+CLTRACE_DYN_UNMAP(DynamicResourceUnmap)
+
+}  // namespace
+
+// ---- shared with other files ----
+
+void DcWrite(DeferredContext* dc, const void* record, uint32_t size) {
+  const auto* b = static_cast<const uint8_t*>(record);
+  dc->rec.stream.insert(dc->rec.stream.end(), b, b + size);
+  dc->rec.bytes_since_pump += size;
+  if (dc->rec.bytes_since_pump >= kDcPumpChunk) {
+    dc->rec.bytes_since_pump = 0;
+    Device* dev = dc->device;
+    if (dev->config.Has(Bug::kR71)) return;  // planted bug R71: never pumps
+    // A DC "runs out of room" here: amortized processing on the DC's own core layer (R72).
+    PFND3D11DDI_PERFORM_AMORTIZED_PROCESSING_CB pump =
+        dev->config.Has(Bug::kR6) ? dc->cached_amortized
+                                  : dc->callbacks->pfnPerformAmortizedProcessingCb;
+    pump(dc->rt_core_layer);
+    if (dev->config.Has(Bug::kR72)) pump(dc->rt_core_layer);  // planted bug R72: twice
+  }
+}
+
+void DcWriteGeneric(DeferredContext* dc, uint32_t opcode, uint64_t a, uint64_t b, uint64_t c) {
+  refcmd::Generic g{{opcode, sizeof(refcmd::Generic)}, a, b, c};
+  DcWrite(dc, &g, sizeof(g));
+}
+
+void ClearIcState(Device* dev) {
+  dev->ic_state.Clear();
+  IcWriteGeneric(dev, refcmd::kClearState, 0);
+}
+
+void ClearDcState(DeferredContext* dc) {
+  dc->state.Clear();
+  DcWriteGeneric(dc, refcmd::kClearState, 0);
+}
+
+#define CLTRACE_STAGE_SLOTS(t, dc, Prefix, S)                                  \
+  t->pfn##Prefix##SetShader = dc ? &SetShader<true, S> : &SetShader<false, S>; \
+  t->pfn##Prefix##SetConstantBuffers =                                         \
+      dc ? &SetConstantBuffers<true, S> : &SetConstantBuffers<false, S>;       \
+  t->pfn##Prefix##SetShaderResources =                                         \
+      dc ? &SetShaderResources<true, S> : &SetShaderResources<false, S>;       \
+  t->pfn##Prefix##SetSamplers = dc ? &SetSamplers<true, S> : &SetSamplers<false, S>;
+
+#define CLTRACE_SLOT(t, dc, Name) t->pfn##Name = dc ? &Name<true> : &Name<false>;
+
+void FillPipelineSlots(D3D11DDI_DEVICEFUNCS* t, bool dc) {
+  CLTRACE_STAGE_SLOTS(t, dc, Vs, kVs)
+  CLTRACE_STAGE_SLOTS(t, dc, Ps, kPs)
+  CLTRACE_STAGE_SLOTS(t, dc, Gs, kGs)
+  CLTRACE_STAGE_SLOTS(t, dc, Hs, kHs)
+  CLTRACE_STAGE_SLOTS(t, dc, Ds, kDs)
+  CLTRACE_STAGE_SLOTS(t, dc, Cs, kCs)
+  CLTRACE_SLOT(t, dc, CsSetUnorderedAccessViews)
+  CLTRACE_SLOT(t, dc, IaSetInputLayout)
+  CLTRACE_SLOT(t, dc, IaSetVertexBuffers)
+  CLTRACE_SLOT(t, dc, IaSetIndexBuffer)
+  CLTRACE_SLOT(t, dc, IaSetTopology)
+  CLTRACE_SLOT(t, dc, SetRenderTargets)
+  CLTRACE_SLOT(t, dc, SetBlendState)
+  CLTRACE_SLOT(t, dc, SetDepthStencilState)
+  CLTRACE_SLOT(t, dc, SetRasterizerState)
+  CLTRACE_SLOT(t, dc, SoSetTargets)
+  CLTRACE_SLOT(t, dc, SetViewports)
+  CLTRACE_SLOT(t, dc, SetScissorRects)
+  CLTRACE_SLOT(t, dc, SetPredication)
+  CLTRACE_SLOT(t, dc, Draw)
+  CLTRACE_SLOT(t, dc, DrawIndexed)
+  CLTRACE_SLOT(t, dc, DrawInstanced)
+  CLTRACE_SLOT(t, dc, DrawIndexedInstanced)
+  CLTRACE_SLOT(t, dc, DrawAuto)
+  CLTRACE_SLOT(t, dc, DrawInstancedIndirect)
+  CLTRACE_SLOT(t, dc, DrawIndexedInstancedIndirect)
+  CLTRACE_SLOT(t, dc, Dispatch)
+  CLTRACE_SLOT(t, dc, DispatchIndirect)
+  CLTRACE_SLOT(t, dc, ResourceCopy)
+  CLTRACE_SLOT(t, dc, ResourceCopyRegion)
+  CLTRACE_SLOT(t, dc, ResourceUpdateSubresourceUP)
+  CLTRACE_SLOT(t, dc, DefaultConstantBufferUpdateSubresourceUP)
+  CLTRACE_SLOT(t, dc, ClearRenderTargetView)
+  CLTRACE_SLOT(t, dc, ClearDepthStencilView)
+  CLTRACE_SLOT(t, dc, ClearUnorderedAccessViewUint)
+  CLTRACE_SLOT(t, dc, ClearUnorderedAccessViewFloat)
+  CLTRACE_SLOT(t, dc, GenMips)
+  CLTRACE_SLOT(t, dc, QueryBegin)
+  CLTRACE_SLOT(t, dc, QueryEnd)
+  CLTRACE_SLOT(t, dc, DynamicIABufferMapDiscard)
+  CLTRACE_SLOT(t, dc, DynamicIABufferMapNoOverwrite)
+  CLTRACE_SLOT(t, dc, DynamicConstantBufferMapDiscard)
+  CLTRACE_SLOT(t, dc, DynamicResourceMapDiscard)
+  CLTRACE_SLOT(t, dc, DynamicIABufferUnmap)
+  CLTRACE_SLOT(t, dc, DynamicConstantBufferUnmap)
+  CLTRACE_SLOT(t, dc, DynamicResourceUnmap)
+}
+
+}  // namespace cltrace::refdriver

@@ -1,0 +1,625 @@
+// Device bring-up (ddi-spec §4.1), object creation (§4.2), Present, and device teardown
+// (§4.9), plus the driver-side checks made there: R1, R2, R5, R32, R33, R70.
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/internal/access.h"
+#include "runtime/internal/callbacks.h"
+#include "runtime/internal/common.h"
+#include "runtime/internal/send.h"
+#include "runtime/runtime.h"
+
+namespace cltrace::runtime {
+
+using internal::Access;
+using internal::ContextState;
+using internal::DeviceState;
+using internal::Table;
+
+namespace {
+
+// D3D11 DDI interface/version values the runtime model requests (our constants).
+constexpr UINT kInterface = (11u << 16) | 1u;
+constexpr UINT kVersion = 4;
+
+// IC-table slots that must not change after CreateDevice: pfnCreate*, pfnOpen*, pfnDestroy*,
+// pfnCalcPrivate*, pfnCheck* (R5) and the recycle/handle-size slots of R5a.
+#define CLTRACE_FIXED(member) \
+  { offsetof(D3D11DDI_DEVICEFUNCS, member), #member }
+struct FixedSlot {
+  size_t offset;
+  const char* name;
+};
+constexpr FixedSlot kFixedSlots[] = {
+    CLTRACE_FIXED(pfnCalcPrivateResourceSize),
+    CLTRACE_FIXED(pfnCalcPrivateOpenedResourceSize),
+    CLTRACE_FIXED(pfnCreateResource),
+    CLTRACE_FIXED(pfnOpenResource),
+    CLTRACE_FIXED(pfnDestroyResource),
+    CLTRACE_FIXED(pfnCalcPrivateShaderResourceViewSize),
+    CLTRACE_FIXED(pfnCreateShaderResourceView),
+    CLTRACE_FIXED(pfnDestroyShaderResourceView),
+    CLTRACE_FIXED(pfnCalcPrivateRenderTargetViewSize),
+    CLTRACE_FIXED(pfnCreateRenderTargetView),
+    CLTRACE_FIXED(pfnDestroyRenderTargetView),
+    CLTRACE_FIXED(pfnCalcPrivateDepthStencilViewSize),
+    CLTRACE_FIXED(pfnCreateDepthStencilView),
+    CLTRACE_FIXED(pfnDestroyDepthStencilView),
+    CLTRACE_FIXED(pfnCalcPrivateElementLayoutSize),
+    CLTRACE_FIXED(pfnCreateElementLayout),
+    CLTRACE_FIXED(pfnDestroyElementLayout),
+    CLTRACE_FIXED(pfnCalcPrivateBlendStateSize),
+    CLTRACE_FIXED(pfnCreateBlendState),
+    CLTRACE_FIXED(pfnDestroyBlendState),
+    CLTRACE_FIXED(pfnCalcPrivateDepthStencilStateSize),
+    CLTRACE_FIXED(pfnCreateDepthStencilState),
+    CLTRACE_FIXED(pfnDestroyDepthStencilState),
+    CLTRACE_FIXED(pfnCalcPrivateRasterizerStateSize),
+    CLTRACE_FIXED(pfnCreateRasterizerState),
+    CLTRACE_FIXED(pfnDestroyRasterizerState),
+    CLTRACE_FIXED(pfnCalcPrivateShaderSize),
+    CLTRACE_FIXED(pfnCreateVertexShader),
+    CLTRACE_FIXED(pfnCreateGeometryShader),
+    CLTRACE_FIXED(pfnCreatePixelShader),
+    CLTRACE_FIXED(pfnDestroyShader),
+    CLTRACE_FIXED(pfnCalcPrivateSamplerSize),
+    CLTRACE_FIXED(pfnCreateSampler),
+    CLTRACE_FIXED(pfnDestroySampler),
+    CLTRACE_FIXED(pfnCalcPrivateQuerySize),
+    CLTRACE_FIXED(pfnCreateQuery),
+    CLTRACE_FIXED(pfnDestroyQuery),
+    CLTRACE_FIXED(pfnCreateHullShader),
+    CLTRACE_FIXED(pfnCreateDomainShader),
+    CLTRACE_FIXED(pfnCheckDeferredContextHandleSizes),
+    CLTRACE_FIXED(pfnCalcDeferredContextHandleSize),
+    CLTRACE_FIXED(pfnCalcPrivateDeferredContextSize),
+    CLTRACE_FIXED(pfnCreateDeferredContext),
+    CLTRACE_FIXED(pfnCalcPrivateCommandListSize),
+    CLTRACE_FIXED(pfnCreateCommandList),
+    CLTRACE_FIXED(pfnDestroyCommandList),
+    CLTRACE_FIXED(pfnCalcPrivateTessellationShaderSize),
+    CLTRACE_FIXED(pfnCreateComputeShader),
+    CLTRACE_FIXED(pfnCalcPrivateUnorderedAccessViewSize),
+    CLTRACE_FIXED(pfnCreateUnorderedAccessView),
+    CLTRACE_FIXED(pfnDestroyUnorderedAccessView),
+    CLTRACE_FIXED(pfnRecycleCreateCommandList),
+    CLTRACE_FIXED(pfnRecycleCreateDeferredContext),
+    CLTRACE_FIXED(pfnRecycleDestroyCommandList),
+};
+
+// R2: IC slots required when COMMANDLISTS_BUILD_2 is reported.
+constexpr FixedSlot kRequiredIcSlots[] = {
+    CLTRACE_FIXED(pfnCommandListExecute),
+    CLTRACE_FIXED(pfnCheckDeferredContextHandleSizes),
+    CLTRACE_FIXED(pfnCalcDeferredContextHandleSize),
+    CLTRACE_FIXED(pfnCalcPrivateDeferredContextSize),
+    CLTRACE_FIXED(pfnCreateDeferredContext),
+    CLTRACE_FIXED(pfnCalcPrivateCommandListSize),
+    CLTRACE_FIXED(pfnCreateCommandList),
+    CLTRACE_FIXED(pfnDestroyCommandList),
+    CLTRACE_FIXED(pfnRecycleCreateCommandList),
+    CLTRACE_FIXED(pfnRecycleCreateDeferredContext),
+    CLTRACE_FIXED(pfnRecycleDestroyCommandList),
+};
+#undef CLTRACE_FIXED
+
+void* SlotValue(const D3D11DDI_DEVICEFUNCS* table, size_t offset) {
+  void* v;
+  std::memcpy(&v, reinterpret_cast<const char*>(table) + offset, sizeof(v));
+  return v;
+}
+
+// CalcDeferredContextHandleSize after every IC object creation (R35) and its R33 check.
+size_t QueryLocalSize(DeviceState* dev, D3D11DDI_HANDLETYPE type, void* ic) {
+  SIZE_T size = CLTRACE_IC_FT_DDI(dev, CalcDeferredContextHandleSize, type, ic);
+  bool listed = false;
+  for (const D3D11DDI_HANDLESIZE& hs : dev->handle_sizes) {
+    if (hs.HandleType == type && hs.DriverPrivateSize == size) listed = true;
+  }
+  if (!listed) {
+    internal::ReportOnce(dev, absl::StrCat("R33-", type), "R33", "CalcDeferredContextHandleSize",
+                         absl::StrCat("size ", size, " for handle type ", type,
+                                      " is not in the CheckDeferredContextHandleSizes list"));
+  }
+  return size;
+}
+
+}  // namespace
+
+namespace internal {
+
+void CheckFixedSlots(DeviceState* dev, const char* when) {
+  for (auto& [offset, value] : dev->fixed_slots) {
+    void* now = SlotValue(&dev->ic_funcs, offset);
+    if (now == value) continue;
+    const char* name = "?";
+    for (const FixedSlot& f : kFixedSlots) {
+      if (f.offset == offset) name = f.name;
+    }
+    Report(dev, "R5", when,
+           absl::StrCat("the driver changed IC-table slot ", name, " after CreateDevice"));
+    value = now;  // report each change once
+  }
+}
+
+void TearDown(DeviceState* dev, Device* device) {
+  if (dev->torn_down.exchange(true)) return;
+  {
+    ApiScope api(dev, "Release", "device");
+    IcDomainScope ic(dev);
+    dev->quarantine.Check(dev, false);
+    // No Flush first: the driver must finish all deferred destruction itself (R70).
+    CLTRACE_IC_DDI(dev, DestroyDevice);
+    CheckFixedSlots(dev, "DestroyDevice");
+  }
+  {
+    std::lock_guard<std::mutex> lock(dev->alloc_mu);
+    uint32_t live = 0;
+    std::string example;
+    for (const auto& [alloc, info] : dev->allocations) {
+      if (info.deallocated) continue;
+      if (++live == 1) example = absl::StrCat(alloc, " of ", info.owner);
+    }
+    if (live > 0) {
+      Report(dev, "R70", "DestroyDevice",
+             absl::StrCat(live,
+                          " allocation(s) still allocated after DestroyDevice returned "
+                          "(deferred destruction unfinished), e.g. ",
+                          example));
+    }
+  }
+  Invoke(&dev->sink, dev, nullptr, Table::kAdapter, false, "CloseAdapter",
+         dev->adapter_funcs.pfnCloseAdapter, dev->adapter);
+  dev->quarantine.Check(dev, true);
+  Access::DeleteContext(dev->immediate);
+  dev->immediate = nullptr;
+  dev->ic = nullptr;
+  Access::DeleteDevice(device);
+}
+
+void ChildGone(DeviceState* dev) {
+  if (dev->children.fetch_sub(1, std::memory_order_acq_rel) == 1 && dev->released.load()) {
+    TearDown(dev, dev->self);
+  }
+}
+
+}  // namespace internal
+
+Device::Device() : state_(std::make_unique<DeviceState>()) {}
+Device::~Device() = default;
+
+HRESULT Device::Create(const RuntimeOptions& options, Device** device) {
+  *device = nullptr;
+  auto* d = new Device();
+  HRESULT hr = d->Init(options);
+  if (hr != S_OK) {
+    // Nothing of the driver's device exists: no teardown DDIs.
+    if (d->state_->immediate != nullptr) Access::DeleteContext(d->state_->immediate);
+    delete d;
+    return hr;
+  }
+  *device = d;
+  return S_OK;
+}
+
+HRESULT Device::Init(const RuntimeOptions& options) {
+  DeviceState* s = state_.get();
+  s->self = this;
+  s->options = options;
+  s->sink.calls = &internal::ProcessCalls();
+  s->sink.observer = options.observer;
+  if (options.kernel != nullptr) {
+    s->kernel = options.kernel;
+  } else {
+    s->owned_kernel = MakeReferenceKernel();
+    s->kernel = s->owned_kernel.get();
+  }
+  if (absl::Status st = s->driver.Load(options.driver_path); !st.ok()) {
+    std::fprintf(stderr, "cltrace runtime: %s\n", std::string(st.message()).c_str());
+    return static_cast<HRESULT>(E_FAIL);
+  }
+  internal::ApiScope api(s, "CreateDevice", "");
+  s->immediate = Access::NewContext(this, /*deferred=*/false);
+  ContextState* ic = Access::State(s->immediate);
+  s->ic = ic;
+  ic->name = "IC";
+  internal::InitCoreLayer(&ic->layer, ic, "core:IC");
+  internal::FillKernelCallbacks(&s->kt_callbacks);
+  if (s->sink.observer != nullptr) {
+    s->sink.names.Set(&ic->layer, "core:IC");
+    s->sink.names.Set(s, "rtdevice");
+  }
+
+  // Adapter: OpenAdapter10_2, GetCaps(THREADING) before device creation (§4.1.1).
+  D3D10DDIARG_OPENADAPTER open{};
+  open.hRTAdapter.handle = s;
+  open.Interface = kInterface;
+  open.Version = kVersion;
+  open.pAdapterFuncs = &s->adapter_funcs;
+  HRESULT hr = internal::Invoke(&s->sink, s, nullptr, Table::kAdapter, false, "OpenAdapter10_2",
+                                s->driver.open_adapter, &open);
+  if (hr != S_OK) return hr;
+  s->adapter = open.hAdapter;
+  if (s->sink.observer != nullptr) s->sink.names.Set(s->adapter.pDrvPrivate, "ADAPTER");
+
+  D3D11DDI_THREADING_CAPS caps{};
+  D3D10_2DDIARG_GETCAPS get_caps{};
+  get_caps.Type = D3D11DDICAPS_THREADING;
+  get_caps.pData = &caps;
+  // The catalog records pInfo as the output: point both at the caps so either reading agrees.
+  get_caps.pInfo = reinterpret_cast<UINT*>(&caps);
+  get_caps.DataSize = sizeof(caps);
+  hr = internal::Invoke(&s->sink, s, nullptr, Table::kAdapter, false, "GetCaps",
+                        s->adapter_funcs.pfnGetCaps, s->adapter, &get_caps);
+  if (hr != S_OK) return hr;
+  s->caps = caps.Caps;
+  if ((s->caps & (D3D11DDICAPS_COMMANDLISTS_BUILD_2 | D3D11DDICAPS_COMMANDLISTS)) != 0 &&
+      (s->caps & D3D11DDICAPS_FREETHREADED) == 0) {
+    internal::Report(s, "R1", "GetCaps", "command lists reported without FREETHREADED");
+  }
+
+  // Device creation (§4.1.2-3).
+  D3D10DDIARG_CALCPRIVATEDEVICESIZE calc{kInterface, kVersion, options.create_device_flags};
+  SIZE_T size =
+      internal::Invoke(&s->sink, s, nullptr, Table::kAdapter, false, "CalcPrivateDeviceSize",
+                       s->adapter_funcs.pfnCalcPrivateDeviceSize, s->adapter, &calc);
+  s->device_memory.reset(static_cast<uint8_t*>(internal::AllocHandle(size)));
+  s->hdevice.pDrvPrivate = s->device_memory.get();
+  if (s->sink.observer != nullptr) s->sink.names.Set(s->hdevice.pDrvPrivate, "IC");
+  ic->handle = s->hdevice;
+  ic->funcs = &s->ic_funcs;
+
+  D3D10DDIARG_CREATEDEVICE create{};
+  create.hRTDevice.handle = s;
+  create.Interface = kInterface;
+  create.Version = kVersion;
+  create.pKTCallbacks = &s->kt_callbacks;
+  create.p11DeviceFuncs = &s->ic_funcs;
+  create.hDrvDevice = s->hdevice;
+  create.pDXGIBaseDDI = &s->dxgi_funcs;
+  create.hRTCoreLayer.handle = &ic->layer;
+  create.p11UMCallbacks = &ic->layer.table;
+  create.Flags = options.create_device_flags;
+  {
+    internal::ErrorCapture capture;
+    hr = internal::Invoke(&s->sink, s, ic, Table::kAdapter, false, "CreateDevice",
+                          s->adapter_funcs.pfnCreateDevice, s->adapter, &create);
+    if (hr == S_OK && capture.failed()) hr = capture.error();
+  }
+  if (hr != S_OK) return hr;
+
+  if ((s->caps & D3D11DDICAPS_COMMANDLISTS_BUILD_2) != 0) {
+    for (const FixedSlot& f : kRequiredIcSlots) {
+      if (SlotValue(&s->ic_funcs, f.offset) == nullptr) {
+        internal::Report(
+            s, "R2", "CreateDevice",
+            absl::StrCat("IC table slot ", f.name, " is NULL with COMMANDLISTS_BUILD_2"));
+      }
+    }
+  }
+  for (const FixedSlot& f : kFixedSlots) {
+    s->fixed_slots.emplace_back(f.offset, SlotValue(&s->ic_funcs, f.offset));
+  }
+
+  // Two-pass CheckDeferredContextHandleSizes (§4.1.4, R32).
+  if ((s->caps & D3D11DDICAPS_COMMANDLISTS_BUILD_2) != 0) {
+    UINT count = 0;
+    CLTRACE_IC_FT_DDI(s, CheckDeferredContextHandleSizes, &count,
+                      static_cast<D3D11DDI_HANDLESIZE*>(nullptr));
+    std::vector<D3D11DDI_HANDLESIZE> sizes(count + 1);
+    const D3D11DDI_HANDLESIZE sentinel{0xfeedu, 0xfeedfaceu};
+    sizes[count] = sentinel;
+    UINT filled = count;
+    CLTRACE_IC_FT_DDI(s, CheckDeferredContextHandleSizes, &filled, sizes.data());
+    if (filled > count || sizes[count].HandleType != sentinel.HandleType ||
+        sizes[count].DriverPrivateSize != sentinel.DriverPrivateSize) {
+      internal::Report(s, "R32", "CheckDeferredContextHandleSizes",
+                       absl::StrCat("second pass wrote beyond the ", count,
+                                    " entries announced by the first pass"));
+    }
+    sizes.resize(std::min(filled, count));
+    s->handle_sizes = std::move(sizes);
+  }
+  return S_OK;
+}
+
+void Device::FinalRelease() {
+  DeviceState* dev = state_.get();
+  internal::ChildAdded(dev);  // held until the end of this function
+  internal::ApiScope api(dev, "Release", "device");
+  {
+    internal::IcDomainScope ic(dev);
+    // Like D3D11, the final release drops the immediate context's references first.
+    internal::SendAllBound(dev->ic, internal::SendMode::kNull);
+  }
+  dev->released.store(true);
+  internal::ChildGone(dev);  // may tear the device down (inside this API call)
+}
+
+DeviceContext* Device::GetImmediateContext() { return state_->immediate; }
+bool Device::IsRemoved() const { return state_->removed.load(); }
+std::vector<std::string> Device::Violations() const { return state_->violations.Lines(); }
+std::vector<std::string> Device::DriverViolations() const {
+  return state_->driver.DriverViolations();
+}
+uint64_t Device::CallCount() const { return internal::ProcessCalls().load(); }
+const RuntimeOptions& Device::options() const { return state_->options; }
+
+// ---- object creation (§4.2) ----
+
+namespace {
+
+// The common tail of every IC object creation: handle memory from the CalcPrivate size, the
+// create DDI, then CalcDeferredContextHandleSize (R35). A create that reports an error through
+// pfnSetErrorCb leaves no handle (no destroy follows).
+template <typename T, typename F>
+HRESULT FinishCreate(DeviceState* dev, T* object, absl::string_view prefix, SIZE_T size, F&& create,
+                     T** out) {
+  void* mem = internal::AllocHandle(size);
+  std::string name = internal::NewName(dev, prefix);
+  if (dev->sink.observer != nullptr) {
+    dev->sink.names.Set(mem, name);
+    dev->sink.names.Set(object, name);
+  }
+  Access::SetName(object, name);
+  internal::ErrorCapture capture;
+  create(mem);
+  if (capture.failed()) {
+    dev->sink.names.Erase(mem);
+    dev->sink.names.Erase(object);
+    delete[] static_cast<uint8_t*>(mem);
+    if (object->dependency() != nullptr) object->dependency()->InternalRelease();
+    delete object;
+    *out = nullptr;
+    return capture.error();
+  }
+  Access::SetIcHandle(object, mem, size);
+  Access::SetLocalSize(object, QueryLocalSize(dev, object->handle_type(), mem));
+  internal::ChildAdded(dev);
+  *out = object;
+  return S_OK;
+}
+
+}  // namespace
+
+HRESULT Device::CreateResource(const ResourceDesc& desc, Resource** out) {
+  DeviceState* dev = state_.get();
+  internal::ApiScope api(dev, "CreateResource", "");
+  D3D11DDIARG_CREATERESOURCE a{};
+  a.ResourceDimension = desc.dimension;
+  a.Usage = desc.usage;
+  a.BindFlags = desc.bind_flags;
+  a.MapFlags = desc.map_flags;
+  a.MiscFlags = desc.misc_flags;
+  a.Format = desc.format;
+  a.Width = desc.width;
+  a.Height = desc.height;
+  a.Depth = desc.depth;
+  a.MipLevels = desc.mip_levels;
+  a.ArraySize = desc.array_size;
+  a.SampleCount = 1;
+  a.ByteStride = desc.byte_stride;
+  auto* r = new Resource(this, desc);
+  bool primary = (desc.misc_flags & D3D10_DDI_RESOURCE_MISC_PRIMARY) != 0;
+  SIZE_T size = CLTRACE_IC_FT_DDI(dev, CalcPrivateResourceSize, &a);
+  return FinishCreate(
+      dev, r, "RES", size,
+      [&](void* mem) {
+        if (primary) {
+          internal::IcDomainScope ic(dev);  // non-shared primaries: IC domain (R11)
+          CLTRACE_IC_DDI(dev, CreateResource, &a, D3D10DDI_HRESOURCE{mem}, D3D10DDI_HRTRESOURCE{r});
+        } else {
+          CLTRACE_IC_FT_DDI(dev, CreateResource, &a, D3D10DDI_HRESOURCE{mem},
+                            D3D10DDI_HRTRESOURCE{r});
+        }
+      },
+      out);
+}
+
+HRESULT Device::CreateView(ViewKind kind, Resource* resource, const ViewDesc& desc, View** out) {
+  DeviceState* dev = state_.get();
+  internal::ApiScope api(dev, "CreateView", "");
+  auto* v = new View(this, kind, resource);
+  D3D10DDI_HRESOURCE res{resource->ic_handle()};
+  switch (kind) {
+    case ViewKind::kShaderResource: {
+      D3D11DDIARG_CREATESHADERRESOURCEVIEW a{res, desc.format, desc.dimension, desc.first_element,
+                                             desc.num_elements};
+      SIZE_T size = CLTRACE_IC_FT_DDI(dev, CalcPrivateShaderResourceViewSize, &a);
+      return FinishCreate(
+          dev, v, "SRV", size,
+          [&](void* mem) {
+            CLTRACE_IC_FT_DDI(dev, CreateShaderResourceView, &a, D3D10DDI_HSHADERRESOURCEVIEW{mem},
+                              D3D10DDI_HRTSHADERRESOURCEVIEW{v});
+          },
+          out);
+    }
+    case ViewKind::kRenderTarget: {
+      D3D10DDIARG_CREATERENDERTARGETVIEW a{res, desc.format, desc.dimension, desc.mip_slice};
+      SIZE_T size = CLTRACE_IC_FT_DDI(dev, CalcPrivateRenderTargetViewSize, &a);
+      return FinishCreate(
+          dev, v, "RTV", size,
+          [&](void* mem) {
+            CLTRACE_IC_FT_DDI(dev, CreateRenderTargetView, &a, D3D10DDI_HRENDERTARGETVIEW{mem},
+                              D3D10DDI_HRTRENDERTARGETVIEW{v});
+          },
+          out);
+    }
+    case ViewKind::kDepthStencil: {
+      D3D11DDIARG_CREATEDEPTHSTENCILVIEW a{res, desc.format, desc.dimension, desc.mip_slice};
+      SIZE_T size = CLTRACE_IC_FT_DDI(dev, CalcPrivateDepthStencilViewSize, &a);
+      return FinishCreate(
+          dev, v, "DSV", size,
+          [&](void* mem) {
+            CLTRACE_IC_FT_DDI(dev, CreateDepthStencilView, &a, D3D10DDI_HDEPTHSTENCILVIEW{mem},
+                              D3D10DDI_HRTDEPTHSTENCILVIEW{v});
+          },
+          out);
+    }
+    case ViewKind::kUnorderedAccess: {
+      D3D11DDIARG_CREATEUNORDEREDACCESSVIEW a{res, desc.format, desc.dimension, desc.first_element,
+                                              desc.num_elements};
+      SIZE_T size = CLTRACE_IC_FT_DDI(dev, CalcPrivateUnorderedAccessViewSize, &a);
+      return FinishCreate(
+          dev, v, "UAV", size,
+          [&](void* mem) {
+            CLTRACE_IC_FT_DDI(dev, CreateUnorderedAccessView, &a,
+                              D3D11DDI_HUNORDEREDACCESSVIEW{mem},
+                              D3D11DDI_HRTUNORDEREDACCESSVIEW{v});
+          },
+          out);
+    }
+  }
+  return static_cast<HRESULT>(E_INVALIDARG);
+}
+
+HRESULT Device::CreateShader(Stage stage, const uint32_t* code, Shader** out) {
+  DeviceState* dev = state_.get();
+  internal::ApiScope api(dev, "CreateShader", "");
+  auto* sh = new Shader(this, stage);
+  const D3D11DDIARG_STAGE_IO_SIGNATURES* no_sig = nullptr;
+  const D3D11DDIARG_TESSELLATION_IO_SIGNATURES* no_tess = nullptr;
+  bool tess = stage == Stage::kHS || stage == Stage::kDS;
+  SIZE_T size = tess ? CLTRACE_IC_FT_DDI(dev, CalcPrivateTessellationShaderSize, code, no_tess)
+                     : CLTRACE_IC_FT_DDI(dev, CalcPrivateShaderSize, code, no_sig);
+  static constexpr const char* kPrefix[kStageCount] = {"VS", "PS", "GS", "HS", "DS", "CS"};
+  return FinishCreate(
+      dev, sh, kPrefix[static_cast<int>(stage)], size,
+      [&](void* mem) {
+        D3D10DDI_HSHADER h{mem};
+        D3D10DDI_HRTSHADER rt{sh};
+        switch (stage) {
+          case Stage::kVS:
+            CLTRACE_IC_FT_DDI(dev, CreateVertexShader, code, h, rt, no_sig);
+            break;
+          case Stage::kPS:
+            CLTRACE_IC_FT_DDI(dev, CreatePixelShader, code, h, rt, no_sig);
+            break;
+          case Stage::kGS:
+            CLTRACE_IC_FT_DDI(dev, CreateGeometryShader, code, h, rt, no_sig);
+            break;
+          case Stage::kHS:
+            CLTRACE_IC_FT_DDI(dev, CreateHullShader, code, h, rt, no_tess);
+            break;
+          case Stage::kDS:
+            CLTRACE_IC_FT_DDI(dev, CreateDomainShader, code, h, rt, no_tess);
+            break;
+          case Stage::kCS:
+            CLTRACE_IC_FT_DDI(dev, CreateComputeShader, code, h, rt);
+            break;
+        }
+      },
+      out);
+}
+
+HRESULT Device::CreateInputLayout(const D3D10DDIARG_INPUT_ELEMENT_DESC* elements, uint32_t count,
+                                  InputLayout** out) {
+  DeviceState* dev = state_.get();
+  internal::ApiScope api(dev, "CreateInputLayout", "");
+  auto* il = new InputLayout(this);
+  D3D10DDIARG_CREATEELEMENTLAYOUT a{const_cast<D3D10DDIARG_INPUT_ELEMENT_DESC*>(elements), count};
+  SIZE_T size = CLTRACE_IC_FT_DDI(dev, CalcPrivateElementLayoutSize, &a);
+  return FinishCreate(
+      dev, il, "IL", size,
+      [&](void* mem) {
+        CLTRACE_IC_FT_DDI(dev, CreateElementLayout, &a, D3D10DDI_HELEMENTLAYOUT{mem},
+                          D3D10DDI_HRTELEMENTLAYOUT{il});
+      },
+      out);
+}
+
+HRESULT Device::CreateBlendState(const D3D10_1_DDI_BLEND_DESC& desc, BlendState** out) {
+  DeviceState* dev = state_.get();
+  internal::ApiScope api(dev, "CreateBlendState", "");
+  auto* o = new BlendState(this);
+  SIZE_T size = CLTRACE_IC_FT_DDI(dev, CalcPrivateBlendStateSize, &desc);
+  return FinishCreate(
+      dev, o, "BS", size,
+      [&](void* mem) {
+        CLTRACE_IC_FT_DDI(dev, CreateBlendState, &desc, D3D10DDI_HBLENDSTATE{mem},
+                          D3D10DDI_HRTBLENDSTATE{o});
+      },
+      out);
+}
+
+HRESULT Device::CreateDepthStencilState(const D3D10_DDI_DEPTH_STENCIL_DESC& desc,
+                                        DepthStencilState** out) {
+  DeviceState* dev = state_.get();
+  internal::ApiScope api(dev, "CreateDepthStencilState", "");
+  auto* o = new DepthStencilState(this);
+  SIZE_T size = CLTRACE_IC_FT_DDI(dev, CalcPrivateDepthStencilStateSize, &desc);
+  return FinishCreate(
+      dev, o, "DSS", size,
+      [&](void* mem) {
+        CLTRACE_IC_FT_DDI(dev, CreateDepthStencilState, &desc, D3D10DDI_HDEPTHSTENCILSTATE{mem},
+                          D3D10DDI_HRTDEPTHSTENCILSTATE{o});
+      },
+      out);
+}
+
+HRESULT Device::CreateRasterizerState(const D3D10_DDI_RASTERIZER_DESC& desc,
+                                      RasterizerState** out) {
+  DeviceState* dev = state_.get();
+  internal::ApiScope api(dev, "CreateRasterizerState", "");
+  auto* o = new RasterizerState(this);
+  SIZE_T size = CLTRACE_IC_FT_DDI(dev, CalcPrivateRasterizerStateSize, &desc);
+  return FinishCreate(
+      dev, o, "RS", size,
+      [&](void* mem) {
+        CLTRACE_IC_FT_DDI(dev, CreateRasterizerState, &desc, D3D10DDI_HRASTERIZERSTATE{mem},
+                          D3D10DDI_HRTRASTERIZERSTATE{o});
+      },
+      out);
+}
+
+HRESULT Device::CreateSamplerState(const D3D10_DDI_SAMPLER_DESC& desc, SamplerState** out) {
+  DeviceState* dev = state_.get();
+  internal::ApiScope api(dev, "CreateSamplerState", "");
+  auto* o = new SamplerState(this);
+  SIZE_T size = CLTRACE_IC_FT_DDI(dev, CalcPrivateSamplerSize, &desc);
+  return FinishCreate(
+      dev, o, "SS", size,
+      [&](void* mem) {
+        CLTRACE_IC_FT_DDI(dev, CreateSampler, &desc, D3D10DDI_HSAMPLER{mem},
+                          D3D10DDI_HRTSAMPLER{o});
+      },
+      out);
+}
+
+HRESULT Device::CreateQuery(D3D10_DDI_QUERY type, Query** out) {
+  DeviceState* dev = state_.get();
+  internal::ApiScope api(dev, "CreateQuery", "");
+  auto* q = new Query(this, type);
+  D3D10DDIARG_CREATEQUERY a{type, 0};
+  SIZE_T size = CLTRACE_IC_FT_DDI(dev, CalcPrivateQuerySize, &a);
+  return FinishCreate(
+      dev, q, "Q", size,
+      [&](void* mem) {
+        CLTRACE_IC_FT_DDI(dev, CreateQuery, &a, D3D10DDI_HQUERY{mem}, D3D10DDI_HRTQUERY{q});
+      },
+      out);
+}
+
+HRESULT Device::Present(Resource* surface) {
+  DeviceState* dev = state_.get();
+  internal::ApiScope api(dev, "Present", "");
+  HRESULT hr;
+  {
+    internal::IcDomainScope ic(dev);  // DXGI base functions share the IC domain
+    DXGI_DDI_ARG_PRESENT a{};
+    a.hDevice.handle = dev->hdevice.pDrvPrivate;
+    a.hSurfaceToPresent.handle = surface != nullptr ? surface->ic_handle() : nullptr;
+    a.Flags = DXGI_DDI_PRESENT_FLAGS_BLT;
+    a.FlipInterval = DXGI_DDI_FLIP_INTERVAL_IMMEDIATE;
+    hr = internal::Invoke(&dev->sink, dev, dev->ic, Table::kDxgi, true, "PresentDXGI",
+                          dev->dxgi_funcs.pfnPresent, &a);
+    internal::CheckFixedSlots(dev, "PresentDXGI");
+  }
+  dev->quarantine.Check(dev, false);
+  if (dev->removed.load()) return static_cast<HRESULT>(DXGI_ERROR_DEVICE_REMOVED);
+  return hr;
+}
+
+}  // namespace cltrace::runtime

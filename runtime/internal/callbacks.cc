@@ -1,0 +1,284 @@
+// The runtime's answers to the core-layer callbacks (D3D11DDI_CORELAYER_DEVICECALLBACKS) and
+// the driver-side rules they check: R6 (stale cached pointers), R7, R19, R20–R31 (error
+// channels and routing), R71/R72 (amortized-processing cadence), and the state-refresh timing
+// of R49/R60 (answered by re-sending bindings through the driver's Set* DDIs).
+#include "runtime/internal/callbacks.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "runtime/internal/common.h"
+#include "runtime/internal/send.h"
+
+namespace cltrace::runtime::internal {
+namespace {
+
+CoreLayer* LayerOf(D3D10DDI_HRTCORELAYER h) { return static_cast<CoreLayer*>(h.handle); }
+
+bool Is(const char* a, absl::string_view b) { return absl::string_view(a) == b; }
+
+bool IsCalc(const char* name) {
+  absl::string_view n(name);
+  return absl::StartsWith(n, "CalcPrivate") || n == "CalcDeferredContextHandleSize";
+}
+
+// Entry of every callback: counting, R6 generation check, frame, transcript line.
+class CallbackEntry {
+ public:
+  template <typename... A>
+  CallbackEntry(int generation, D3D10DDI_HRTCORELAYER h, const char* name, const A&... args)
+      : layer_(LayerOf(h)),
+        dev_(layer_->ctx->dev),
+        scope_(&dev_->sink, dev_, layer_->ctx, Table::kCallback, false, name) {
+    dev_->sink.calls->fetch_add(1, std::memory_order_relaxed);
+    if (dev_->sink.observer != nullptr) {
+      EmitLine(&dev_->sink, 0,
+               absl::StrCat("cb ", name, "(", FormatArgs(dev_->sink.names, args...), ")"));
+    }
+    if (layer_->generation.load(std::memory_order_relaxed) != generation) {
+      Report(dev_, "R6", name,
+             absl::StrCat("driver called a stale pfn", name, " of ", layer_->name,
+                          " (the runtime replaced the table's pointers; the driver cached one)"));
+    }
+  }
+  CoreLayer* layer() const { return layer_; }
+  ContextState* ctx() const { return layer_->ctx; }
+  DeviceState* dev() const { return dev_; }
+
+ private:
+  CoreLayer* layer_;
+  DeviceState* dev_;
+  FrameScope scope_;
+};
+
+// The refresh answer for `ctx` now: nothing bound while the DC is closed (R49), else the
+// current bindings (during CommandListExecute these are still the pre-execute ones, R60).
+SendMode RefreshMode(ContextState* ctx) {
+  return ctx->phase == Phase::kClosed ? SendMode::kNull : SendMode::kCurrent;
+}
+
+void CheckError(CallbackEntry& e, HRESULT hr) {
+  DeviceState* dev = e.dev();
+  ContextState* ctx = e.ctx();
+  Frame* f = CurrentDdiFrame();
+  std::string code = HresultName(hr);
+  if (f == nullptr) {
+    Report(dev, "R28", "SetErrorCb", absl::StrCat(code, " reported outside any DDI call"));
+    return;
+  }
+  const char* fn = f->name;
+  // R28: errors go to the core layer of the table the call came through.
+  ContextState* expected = f->table == Table::kDc ? f->ctx : dev->ic;
+  if (expected != nullptr && expected != ctx) {
+    Report(dev, "R28", fn,
+           absl::StrCat(code, " reported to ", ctx->layer.name, " from a ",
+                        f->table == Table::kDc ? "DC-table" : "IC-table", " call (expected ",
+                        expected->layer.name, ")"));
+  }
+  bool dc = f->table == Table::kDc;
+  uint32_t u = static_cast<uint32_t>(hr);
+  bool oom = u == E_OUTOFMEMORY;
+  bool removed = u == D3DDDIERR_DEVICEREMOVED;
+  if (u == E_INVALIDARG) {
+    Report(dev, "R30", fn,
+           "E_INVALIDARG reported (application errors use D3DDDIERR_APPLICATIONERROR)");
+  }
+  if (IsCalc(fn)) {
+    Report(dev, "R31", fn,
+           absl::StrCat("pfnSetErrorCb(", code, ") from a CalcPrivate/size function"));
+  } else if (Is(fn, "CheckDeferredContextHandleSizes")) {
+    Report(dev, "R27", fn, absl::StrCat("pfnSetErrorCb(", code, ") from a capability check"));
+  } else if (Is(fn, "CreateCommandList") && !dc) {
+    if (!oom && !removed) Report(dev, "R20", fn, absl::StrCat(code, " is not a legal code"));
+  } else if (Is(fn, "RecycleCreateCommandList")) {
+    if (oom)
+      Report(dev, "R22", fn, "E_OUTOFMEMORY through pfnSetErrorCb (must be the return value)");
+  } else if (Is(fn, "RecycleCreateDeferredContext")) {
+    if (oom)
+      Report(dev, "R23", fn, "E_OUTOFMEMORY through pfnSetErrorCb (must be the return value)");
+  } else if (Is(fn, "CommandListExecute")) {
+    if (!oom && !removed) Report(dev, "R24", fn, absl::StrCat(code, " is a critical error here"));
+  } else if (Is(fn, "AbandonCommandList")) {
+    Report(dev, "R26", fn, absl::StrCat(code, ": AbandonCommandList may only fail critically"));
+  } else if (Is(fn, "DestroyCommandList") || Is(fn, "RecycleDestroyCommandList") ||
+             Is(fn, "DestroyDevice") || Is(fn, "Flush") || Is(fn, "QueryBegin") ||
+             Is(fn, "QueryEnd") || Is(fn, "DestroyResource") || Is(fn, "RecycleCommandList")) {
+    if (!removed && !(dc && oom)) {
+      Report(dev, "R25", fn, absl::StrCat(code, ": only D3DDDIERR_DEVICEREMOVED is allowed"));
+    }
+  }
+  if (removed) dev->removed.store(true);
+  if (oom && dc && f->ctx != nullptr && f->ctx->deferred) {
+    // Local context removal: the recording is discarded at FinishCommandList (R29).
+    f->ctx->local_removed = true;
+  }
+}
+
+template <int G>
+struct Thunks {
+  static void APIENTRY SetErrorCb(D3D10DDI_HRTCORELAYER h, HRESULT hr) {
+    CallbackEntry e(G, h, "SetErrorCb", HresultName(hr));
+    ErrorCapture::Record(hr);
+    CheckError(e, hr);
+  }
+
+  static void APIENTRY PerformAmortizedProcessingCb(D3D10DDI_HRTCORELAYER h) {
+    CallbackEntry e(G, h, "PerformAmortizedProcessingCb", h);
+    DeviceState* dev = e.dev();
+    ContextState* ctx = e.ctx();
+    Frame* f = CurrentDdiFrame();
+    bool dc = ctx->deferred;
+    if (f == nullptr || (dc && f->ctx != ctx) || (!dc && f->table == Table::kDc)) {
+      Report(dev, "R19", "PerformAmortizedProcessingCb",
+             absl::StrCat("pumped ", ctx->layer.name, " from ",
+                          f == nullptr ? "outside any DDI call"
+                                       : absl::StrCat("inside ", f->name, " of another context")));
+    }
+    if (f != nullptr && ++f->amortized_calls > 1) {
+      Report(dev, dc ? "R72" : "R71", "PerformAmortizedProcessingCb",
+             absl::StrCat("pumped ", ctx->layer.name, " twice within one ", f->name,
+                          " (at most once per submit)"));
+    }
+    if (!dc) dev->submits_since_amortized = 0;
+  }
+
+  static void APIENTRY DisableDeferredStagingResourceDestruction(D3D10DDI_HRTCORELAYER h) {
+    CallbackEntry e(G, h, "DisableDeferredStagingResourceDestruction", h);
+    Frame* f = CurrentDdiFrame();
+    if (e.ctx()->deferred || f == nullptr || !Is(f->name, "CreateDevice")) {
+      Report(e.dev(), "R7", "DisableDeferredStagingResourceDestruction",
+             "called outside the immediate context's CreateDevice");
+    }
+  }
+
+#define CLTRACE_REFRESH_SINGLE(Cb, Send)             \
+  static void APIENTRY Cb(D3D10DDI_HRTCORELAYER h) { \
+    CallbackEntry e(G, h, #Cb, h);                   \
+    Send(e.ctx(), RefreshMode(e.ctx()));             \
+  }
+#define CLTRACE_REFRESH_STAGE_SINGLE(Cb, stage)       \
+  static void APIENTRY Cb(D3D10DDI_HRTCORELAYER h) {  \
+    CallbackEntry e(G, h, #Cb, h);                    \
+    SendShader(e.ctx(), stage, RefreshMode(e.ctx())); \
+  }
+#define CLTRACE_REFRESH_RANGE(Cb, Send, stage)                              \
+  static void APIENTRY Cb(D3D10DDI_HRTCORELAYER h, UINT base, UINT count) { \
+    CallbackEntry e(G, h, #Cb, h, base, count);                             \
+    Send(e.ctx(), stage, base, count, RefreshMode(e.ctx()));                \
+  }
+
+  CLTRACE_REFRESH_RANGE(StateVsConstBufCb, SendConstantBuffers, Stage::kVS)
+  CLTRACE_REFRESH_RANGE(StatePsConstBufCb, SendConstantBuffers, Stage::kPS)
+  CLTRACE_REFRESH_RANGE(StateGsConstBufCb, SendConstantBuffers, Stage::kGS)
+  CLTRACE_REFRESH_RANGE(StateHsConstBufCb, SendConstantBuffers, Stage::kHS)
+  CLTRACE_REFRESH_RANGE(StateDsConstBufCb, SendConstantBuffers, Stage::kDS)
+  CLTRACE_REFRESH_RANGE(StateCsConstBufCb, SendConstantBuffers, Stage::kCS)
+  CLTRACE_REFRESH_RANGE(StateVsSrvCb, SendShaderResources, Stage::kVS)
+  CLTRACE_REFRESH_RANGE(StatePsSrvCb, SendShaderResources, Stage::kPS)
+  CLTRACE_REFRESH_RANGE(StateGsSrvCb, SendShaderResources, Stage::kGS)
+  CLTRACE_REFRESH_RANGE(StateHsSrvCb, SendShaderResources, Stage::kHS)
+  CLTRACE_REFRESH_RANGE(StateDsSrvCb, SendShaderResources, Stage::kDS)
+  CLTRACE_REFRESH_RANGE(StateCsSrvCb, SendShaderResources, Stage::kCS)
+  CLTRACE_REFRESH_RANGE(StateVsSamplerCb, SendSamplers, Stage::kVS)
+  CLTRACE_REFRESH_RANGE(StatePsSamplerCb, SendSamplers, Stage::kPS)
+  CLTRACE_REFRESH_RANGE(StateGsSamplerCb, SendSamplers, Stage::kGS)
+  CLTRACE_REFRESH_RANGE(StateHsSamplerCb, SendSamplers, Stage::kHS)
+  CLTRACE_REFRESH_RANGE(StateDsSamplerCb, SendSamplers, Stage::kDS)
+  CLTRACE_REFRESH_RANGE(StateCsSamplerCb, SendSamplers, Stage::kCS)
+  CLTRACE_REFRESH_STAGE_SINGLE(StateVsShaderCb, Stage::kVS)
+  CLTRACE_REFRESH_STAGE_SINGLE(StatePsShaderCb, Stage::kPS)
+  CLTRACE_REFRESH_STAGE_SINGLE(StateGsShaderCb, Stage::kGS)
+  CLTRACE_REFRESH_STAGE_SINGLE(StateHsShaderCb, Stage::kHS)
+  CLTRACE_REFRESH_STAGE_SINGLE(StateDsShaderCb, Stage::kDS)
+  CLTRACE_REFRESH_STAGE_SINGLE(StateCsShaderCb, Stage::kCS)
+  CLTRACE_REFRESH_SINGLE(StateIaInputLayoutCb, SendInputLayout)
+  CLTRACE_REFRESH_SINGLE(StateIaIndexBufCb, SendIndexBuffer)
+  CLTRACE_REFRESH_SINGLE(StateIaPrimitiveTopologyCb, SendTopology)
+  CLTRACE_REFRESH_SINGLE(StateOmRenderTargetsCb, SendRenderTargets)
+  CLTRACE_REFRESH_SINGLE(StateOmBlendStateCb, SendBlendState)
+  CLTRACE_REFRESH_SINGLE(StateOmDepthStateCb, SendDepthStencilState)
+  CLTRACE_REFRESH_SINGLE(StateRsRastStateCb, SendRasterizerState)
+  CLTRACE_REFRESH_SINGLE(StateSoTargetsCb, SendSoTargets)
+  CLTRACE_REFRESH_SINGLE(StateRsViewportsCb, SendViewports)
+  CLTRACE_REFRESH_SINGLE(StateRsScissorCb, SendScissorRects)
+
+  static void APIENTRY StateIaVertexBufCb(D3D10DDI_HRTCORELAYER h, UINT base, UINT count) {
+    CallbackEntry e(G, h, "StateIaVertexBufCb", h, base, count);
+    SendVertexBuffers(e.ctx(), base, count, RefreshMode(e.ctx()));
+  }
+  static void APIENTRY StateCsUavCb(D3D10DDI_HRTCORELAYER h, UINT base, UINT count) {
+    CallbackEntry e(G, h, "StateCsUavCb", h, base, count);
+    SendCsUavs(e.ctx(), base, count, RefreshMode(e.ctx()));
+  }
+  // The D3D11 DDI table in scope has no SetTextFilterSize: nothing to re-send.
+  static void APIENTRY StateTextFilterSizeCb(D3D10DDI_HRTCORELAYER h) {
+    CallbackEntry e(G, h, "StateTextFilterSizeCb", h);
+  }
+
+#undef CLTRACE_REFRESH_SINGLE
+#undef CLTRACE_REFRESH_STAGE_SINGLE
+#undef CLTRACE_REFRESH_RANGE
+
+  static void Fill(D3D11DDI_CORELAYER_DEVICECALLBACKS* t) {
+    t->pfnSetErrorCb = &SetErrorCb;
+    t->pfnStateVsConstBufCb = &StateVsConstBufCb;
+    t->pfnStatePsSrvCb = &StatePsSrvCb;
+    t->pfnStatePsShaderCb = &StatePsShaderCb;
+    t->pfnStatePsSamplerCb = &StatePsSamplerCb;
+    t->pfnStateVsShaderCb = &StateVsShaderCb;
+    t->pfnStatePsConstBufCb = &StatePsConstBufCb;
+    t->pfnStateIaInputLayoutCb = &StateIaInputLayoutCb;
+    t->pfnStateIaVertexBufCb = &StateIaVertexBufCb;
+    t->pfnStateIaIndexBufCb = &StateIaIndexBufCb;
+    t->pfnStateGsConstBufCb = &StateGsConstBufCb;
+    t->pfnStateGsShaderCb = &StateGsShaderCb;
+    t->pfnStateIaPrimitiveTopologyCb = &StateIaPrimitiveTopologyCb;
+    t->pfnStateVsSrvCb = &StateVsSrvCb;
+    t->pfnStateVsSamplerCb = &StateVsSamplerCb;
+    t->pfnStateGsSrvCb = &StateGsSrvCb;
+    t->pfnStateGsSamplerCb = &StateGsSamplerCb;
+    t->pfnStateOmRenderTargetsCb = &StateOmRenderTargetsCb;
+    t->pfnStateOmBlendStateCb = &StateOmBlendStateCb;
+    t->pfnStateOmDepthStateCb = &StateOmDepthStateCb;
+    t->pfnStateRsRastStateCb = &StateRsRastStateCb;
+    t->pfnStateSoTargetsCb = &StateSoTargetsCb;
+    t->pfnStateRsViewportsCb = &StateRsViewportsCb;
+    t->pfnStateRsScissorCb = &StateRsScissorCb;
+    t->pfnDisableDeferredStagingResourceDestruction = &DisableDeferredStagingResourceDestruction;
+    t->pfnStateTextFilterSizeCb = &StateTextFilterSizeCb;
+    t->pfnStateHsSrvCb = &StateHsSrvCb;
+    t->pfnStateHsShaderCb = &StateHsShaderCb;
+    t->pfnStateHsSamplerCb = &StateHsSamplerCb;
+    t->pfnStateHsConstBufCb = &StateHsConstBufCb;
+    t->pfnStateDsSrvCb = &StateDsSrvCb;
+    t->pfnStateDsShaderCb = &StateDsShaderCb;
+    t->pfnStateDsSamplerCb = &StateDsSamplerCb;
+    t->pfnStateDsConstBufCb = &StateDsConstBufCb;
+    t->pfnPerformAmortizedProcessingCb = &PerformAmortizedProcessingCb;
+    t->pfnStateCsSrvCb = &StateCsSrvCb;
+    t->pfnStateCsUavCb = &StateCsUavCb;
+    t->pfnStateCsShaderCb = &StateCsShaderCb;
+    t->pfnStateCsSamplerCb = &StateCsSamplerCb;
+    t->pfnStateCsConstBufCb = &StateCsConstBufCb;
+  }
+};
+
+}  // namespace
+
+void InitCoreLayer(CoreLayer* layer, ContextState* ctx, std::string name) {
+  layer->ctx = ctx;
+  layer->name = std::move(name);
+  layer->generation.store(0);
+  Thunks<0>::Fill(&layer->table);
+}
+
+void SwapCoreCallbacks(CoreLayer* layer) {
+  int next = 1 - layer->generation.load(std::memory_order_relaxed);
+  if (next == 0) {
+    Thunks<0>::Fill(&layer->table);
+  } else {
+    Thunks<1>::Fill(&layer->table);
+  }
+  layer->generation.store(next, std::memory_order_relaxed);
+}
+
+}  // namespace cltrace::runtime::internal

@@ -1,0 +1,222 @@
+#include "runtime/internal/common.h"
+
+#include <cstring>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+
+namespace cltrace::runtime::internal {
+namespace {
+
+constexpr uint8_t kPoison = 0xDB;
+
+thread_local int t_api_depth = 0;
+thread_local ErrorCapture* t_capture = nullptr;
+thread_local char t_thread_tag;
+
+struct ProcessLog {
+  std::mutex mu;
+  std::vector<std::string> lines;
+};
+ProcessLog& GetProcessLog() {
+  static ProcessLog* log = new ProcessLog();
+  return *log;
+}
+
+}  // namespace
+
+std::atomic<uint64_t>& ProcessCalls() {
+  static std::atomic<uint64_t>* calls = new std::atomic<uint64_t>(0);
+  return *calls;
+}
+
+void AddProcessViolation(const std::string& line) {
+  ProcessLog& log = GetProcessLog();
+  std::lock_guard<std::mutex> lock(log.mu);
+  log.lines.push_back(line);
+}
+
+void Report(DeviceState* dev, absl::string_view rule, absl::string_view fn,
+            absl::string_view message) {
+  uint64_t seq = dev->sink.calls->load(std::memory_order_relaxed);
+  dev->violations.Add(rule, seq, fn, message);
+  AddProcessViolation(absl::StrCat(rule, " seq=", seq, " fn=", fn, " ", message));
+}
+
+void ReportOnce(DeviceState* dev, absl::string_view key, absl::string_view rule,
+                absl::string_view fn, absl::string_view message) {
+  uint64_t seq = dev->sink.calls->load(std::memory_order_relaxed);
+  if (dev->violations.AddOnce(key, rule, seq, fn, message)) {
+    AddProcessViolation(absl::StrCat(rule, " seq=", seq, " fn=", fn, " ", message));
+  }
+}
+
+std::string NewName(DeviceState* dev, absl::string_view prefix) {
+  std::lock_guard<std::mutex> lock(dev->names_mu);
+  uint64_t n = ++dev->name_counters[std::string(prefix)];
+  return absl::StrCat(prefix, n);
+}
+
+void* AllocHandle(size_t size) { return new uint8_t[size == 0 ? 1 : size](); }
+
+void FreeHandle(DeviceState* dev, void* memory, size_t size, const char* rule, std::string what) {
+  if (memory == nullptr) return;
+  if (dev->sink.observer != nullptr) dev->sink.names.Erase(memory);
+  if (!dev->options.poison_freed_handles || size == 0) {
+    delete[] static_cast<uint8_t*>(memory);
+    return;
+  }
+  std::memset(memory, kPoison, size);
+  Quarantine::Entry entry;
+  entry.memory.reset(static_cast<uint8_t*>(memory));
+  entry.size = size;
+  entry.what = std::move(what);
+  entry.rule = rule;
+  entry.epoch = dev->flushes.load(std::memory_order_relaxed);
+  dev->quarantine.Add(dev, std::move(entry));
+}
+
+void Quarantine::Add(DeviceState* dev, Entry entry) {
+  std::vector<Entry> evicted;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    entries_.push_back(std::move(entry));
+    while (entries_.size() > dev->options.quarantine_entries) {
+      evicted.push_back(std::move(entries_.front()));
+      entries_.pop_front();
+    }
+  }
+  for (const Entry& e : evicted) {
+    for (size_t i = 0; i < e.size; ++i) {
+      if (e.memory[i] != kPoison) {
+        Report(dev, e.rule, "(handle memory check)",
+               absl::StrCat("driver wrote to freed handle memory of ", e.what, " (byte ", i, " of ",
+                            e.size, ")"));
+        break;
+      }
+    }
+  }
+}
+
+void Quarantine::Check(DeviceState* dev, bool evict_all) {
+  std::vector<std::pair<const char*, std::string>> findings;
+  uint64_t now = dev->flushes.load(std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (Entry& e : entries_) {
+      if (e.size == 0) continue;
+      for (size_t i = 0; i < e.size; ++i) {
+        if (e.memory[i] != kPoison) {
+          findings.emplace_back(e.rule, absl::StrCat("driver wrote to freed handle memory of ",
+                                                     e.what, " (byte ", i, " of ", e.size, ")"));
+          std::memset(e.memory.get(), kPoison, e.size);  // report each write once
+          break;
+        }
+      }
+    }
+    if (evict_all) {
+      entries_.clear();
+    } else {
+      while (!entries_.empty() && entries_.front().epoch + 2 <= now) entries_.pop_front();
+    }
+  }
+  for (const auto& [rule, message] : findings) Report(dev, rule, "(handle memory check)", message);
+}
+
+ApiScope::ApiScope(DeviceState* dev, const char* api, ContextState* ctx)
+    : ApiScope(dev, api, ctx != nullptr ? absl::string_view(ctx->name) : absl::string_view()) {}
+
+ApiScope::ApiScope(DeviceState* dev, const char* api, absl::string_view target) {
+  if (t_api_depth++ == 0) {
+    if (dev->sink.observer != nullptr) {
+      EmitApiLine(&dev->sink, target.empty() ? absl::StrCat("API ", api)
+                                             : absl::StrCat("API ", api, " [", target, "]"));
+    }
+    if (dev->driver.annotate_begin != nullptr) {
+      dev->driver.annotate_begin(api);
+      annotate_end_ = dev->driver.annotate_end;
+    }
+  }
+}
+
+ApiScope::~ApiScope() {
+  --t_api_depth;
+  if (annotate_end_ != nullptr) annotate_end_();
+}
+
+ContextCall::ContextCall(ContextState* ctx, const char* api) : api_(ctx->dev, api, ctx), ctx_(ctx) {
+  if (!ctx->domain.Enter()) {
+    Report(ctx->dev, "R10", api,
+           absl::StrCat("application called ", api, " on ", ctx->name,
+                        " while another thread was inside that context (calls serialized)"));
+  }
+  entered_ = true;
+}
+
+ContextCall::~ContextCall() {
+  if (entered_) ctx_->domain.Leave();
+}
+
+ErrorCapture::ErrorCapture() : previous_(t_capture) { t_capture = this; }
+ErrorCapture::~ErrorCapture() { t_capture = previous_; }
+void ErrorCapture::Record(HRESULT hr) {
+  if (t_capture != nullptr && t_capture->error_ == S_OK) t_capture->error_ = hr;
+}
+
+bool DomainLock::Enter() {
+  uintptr_t me = reinterpret_cast<uintptr_t>(&t_thread_tag);
+  uintptr_t expected = 0;
+  if (owner_.compare_exchange_strong(expected, me, std::memory_order_acquire)) {
+    depth_ = 1;
+    return true;
+  }
+  if (expected == me) {
+    ++depth_;
+    return true;
+  }
+  // Overlap: wait for the other thread (the calls are serialized after being reported).
+  for (;;) {
+    expected = 0;
+    if (owner_.compare_exchange_weak(expected, me, std::memory_order_acquire)) break;
+    std::this_thread::yield();
+  }
+  depth_ = 1;
+  return false;
+}
+
+void DomainLock::Leave() {
+  if (--depth_ == 0) owner_.store(0, std::memory_order_release);
+}
+
+void DcControl::MarkDeadAndWait() {
+  uint64_t s = state.fetch_or(kDead, std::memory_order_acq_rel);
+  while ((s & ~kDead) != 0) {
+    std::this_thread::yield();
+    s = state.load(std::memory_order_acquire);
+  }
+}
+
+ContextState* Ic(DeviceState* dev) { return dev->ic; }
+
+IcDomainScope::IcDomainScope(DeviceState* dev) : ic_(dev->ic) { ic_->domain.Enter(); }
+IcDomainScope::~IcDomainScope() { ic_->domain.Leave(); }
+
+void ChildAdded(DeviceState* dev) { dev->children.fetch_add(1, std::memory_order_relaxed); }
+
+}  // namespace cltrace::runtime::internal
+
+namespace cltrace::runtime {
+
+std::vector<std::string> ProcessViolations() {
+  internal::ProcessLog& log = internal::GetProcessLog();
+  std::lock_guard<std::mutex> lock(log.mu);
+  return log.lines;
+}
+
+void ClearProcessViolations() {
+  internal::ProcessLog& log = internal::GetProcessLog();
+  std::lock_guard<std::mutex> lock(log.mu);
+  log.lines.clear();
+}
+
+}  // namespace cltrace::runtime

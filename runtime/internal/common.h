@@ -1,0 +1,128 @@
+// Helpers shared by the runtime model's implementation files.
+//
+// Thread-safety: as noted per declaration.
+#ifndef CLTRACE_RUNTIME_INTERNAL_COMMON_H_
+#define CLTRACE_RUNTIME_INTERNAL_COMMON_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "runtime/internal/state.h"
+
+namespace cltrace::runtime::internal {
+
+// Process-wide call counter behind every CallSink (DDI calls + callbacks).
+std::atomic<uint64_t>& ProcessCalls();
+// Process-wide copy of every violation line (survives device teardown).
+void AddProcessViolation(const std::string& line);
+
+// Records a violation the runtime detected (driver-side rule or application misuse).
+void Report(DeviceState* dev, absl::string_view rule, absl::string_view fn,
+            absl::string_view message);
+void ReportOnce(DeviceState* dev, absl::string_view key, absl::string_view rule,
+                absl::string_view fn, absl::string_view message);
+
+// Stable transcript names: "<prefix><n>" with a per-device counter per prefix.
+std::string NewName(DeviceState* dev, absl::string_view prefix);
+
+// Handle memory the runtime allocates with the driver's sizes (zeroed, 16-byte aligned).
+void* AllocHandle(size_t size);
+// Frees handle memory after the driver let go of it; with poison_freed_handles it is poisoned
+// and quarantined to catch later writes (`rule`: R39 for destroyed handles, R50 for closed
+// context-local handles).
+void FreeHandle(DeviceState* dev, void* memory, size_t size, const char* rule, std::string what);
+
+// The application API call in progress on this thread: transcript line and annotation. Only
+// the outermost API call of a thread is annotated.
+class ApiScope {
+ public:
+  ApiScope(DeviceState* dev, const char* api, ContextState* ctx);
+  // `target`: what the call is about, for the transcript ("CL3").
+  ApiScope(DeviceState* dev, const char* api, absl::string_view target);
+  ~ApiScope();
+  ApiScope(const ApiScope&) = delete;
+  ApiScope& operator=(const ApiScope&) = delete;
+
+ private:
+  // Kept by value: the device may be torn down inside the call (a final Release).
+  PFN_CLTRACE_ANNOTATE_END annotate_end_ = nullptr;
+};
+
+// An API call on a context: ApiScope plus the context's domain (R10 enforcement: an overlapping
+// call is reported as application misuse and then waits).
+class ContextCall {
+ public:
+  ContextCall(ContextState* ctx, const char* api);
+  ~ContextCall();
+
+ private:
+  ApiScope api_;
+  ContextState* ctx_;
+  bool entered_ = false;
+};
+
+// Captures errors the driver reports through pfnSetErrorCb while this scope is active on the
+// calling thread (innermost scope wins).
+class ErrorCapture {
+ public:
+  ErrorCapture();
+  ~ErrorCapture();
+  ErrorCapture(const ErrorCapture&) = delete;
+  ErrorCapture& operator=(const ErrorCapture&) = delete;
+  HRESULT error() const { return error_; }
+  bool failed() const { return error_ != S_OK; }
+  // Called by the SetErrorCb thunk.
+  static void Record(HRESULT hr);
+
+ private:
+  ErrorCapture* previous_;
+  HRESULT error_ = S_OK;
+};
+
+// The IC's context state.
+ContextState* Ic(DeviceState* dev);
+
+// A device child (object, deferred context, command list) went away; the last one after the
+// application's final Device::Release tears the device down (device.cc).
+void ChildGone(DeviceState* dev);
+void ChildAdded(DeviceState* dev);
+
+// Enters the IC domain for runtime-internal IC work (no application misuse to report).
+class IcDomainScope {
+ public:
+  explicit IcDomainScope(DeviceState* dev);
+  ~IcDomainScope();
+
+ private:
+  ContextState* ic_;
+};
+
+// R5: compares the fixed IC-table slots with the snapshot taken after CreateDevice.
+void CheckFixedSlots(DeviceState* dev, const char* when);
+
+}  // namespace cltrace::runtime::internal
+
+// DDI call through a context's own table (IC table for the IC, DC table for a DC).
+#define CLTRACE_CTX_DDI(c, Name, ...)                                                            \
+  ::cltrace::runtime::internal::Invoke(&(c)->dev->sink, (c)->dev, (c),                           \
+                                       (c)->deferred ? ::cltrace::runtime::internal::Table::kDc  \
+                                                     : ::cltrace::runtime::internal::Table::kIc, \
+                                       !(c)->deferred, #Name, (c)->funcs->pfn##Name,             \
+                                       (c)->handle __VA_OPT__(, ) __VA_ARGS__)
+
+// Free-threaded DDI call through the IC table (creates, destroys, CL functions).
+#define CLTRACE_IC_FT_DDI(dev, Name, ...)                                                          \
+  ::cltrace::runtime::internal::Invoke(&(dev)->sink, (dev), ::cltrace::runtime::internal::Ic(dev), \
+                                       ::cltrace::runtime::internal::Table::kIc, false, #Name,     \
+                                       (dev)->ic_funcs.pfn##Name,                                  \
+                                       (dev)->hdevice __VA_OPT__(, ) __VA_ARGS__)
+
+// IC-domain DDI call through the IC table.
+#define CLTRACE_IC_DDI(dev, Name, ...)                                                             \
+  ::cltrace::runtime::internal::Invoke(&(dev)->sink, (dev), ::cltrace::runtime::internal::Ic(dev), \
+                                       ::cltrace::runtime::internal::Table::kIc, true, #Name,      \
+                                       (dev)->ic_funcs.pfn##Name,                                  \
+                                       (dev)->hdevice __VA_OPT__(, ) __VA_ARGS__)
+
+#endif  // CLTRACE_RUNTIME_INTERNAL_COMMON_H_

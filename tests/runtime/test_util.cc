@@ -1,0 +1,101 @@
+#include "tests/runtime/test_util.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+
+namespace cltrace::testing {
+
+void Transcript::OnLine(int depth, absl::string_view line) {
+  std::lock_guard<std::mutex> lock(mu_);
+  lines_.push_back(absl::StrCat(std::string(2 * depth, ' '), line));
+}
+
+std::string Transcript::Text() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string out;
+  for (const std::string& l : lines_) absl::StrAppend(&out, l, "\n");
+  return out;
+}
+
+std::vector<std::string> Transcript::Lines() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return lines_;
+}
+
+void ExpectGolden(absl::string_view name, const std::string& text) {
+  std::string path = absl::StrCat("tests/runtime/golden/", name, ".txt");
+  const char* update = std::getenv("CLTRACE_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+    ASSERT_TRUE(out.good()) << "cannot write " << path;
+    return;
+  }
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in.good()) << "missing golden " << path
+                         << " (run with CLTRACE_UPDATE_GOLDEN=1 from the source root)";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string want = ss.str();
+  if (want == text) return;
+  std::vector<std::string> a = absl::StrSplit(want, '\n');
+  std::vector<std::string> b = absl::StrSplit(text, '\n');
+  for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+    std::string wa = i < a.size() ? a[i] : "<end of golden>";
+    std::string wb = i < b.size() ? b[i] : "<end of transcript>";
+    if (wa != wb) {
+      ADD_FAILURE() << path << ":" << i + 1 << " differs\n  golden: " << wa << "\n  actual: " << wb
+                    << "\n(regenerate with CLTRACE_UPDATE_GOLDEN=1 if the change is intended)";
+      return;
+    }
+  }
+}
+
+void SetDriverConfig(const std::string& config) {
+  if (config.empty()) {
+    unsetenv("CLTRACE_REFDRIVER_CONFIG");
+  } else {
+    setenv("CLTRACE_REFDRIVER_CONFIG", config.c_str(), 1);
+  }
+}
+
+void ResetViolations() {
+  runtime::ClearProcessViolations();
+  runtime::ClearProcessDriverViolations();
+}
+
+std::vector<std::string> AllViolations() {
+  std::vector<std::string> lines = runtime::ProcessViolations();
+  std::vector<std::string> driver = runtime::ProcessDriverViolations();
+  lines.insert(lines.end(), driver.begin(), driver.end());
+  return lines;
+}
+
+std::string BuildDir() {
+  if (const char* dir = std::getenv("CLTRACE_BUILD_DIR"); dir != nullptr && dir[0] != '\0') {
+    return dir;
+  }
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n <= 0) return ".";
+  exe[n] = '\0';
+  std::string path(exe);
+  path = path.substr(0, path.rfind('/'));  // bin
+  return path.substr(0, path.rfind('/'));
+}
+
+std::vector<uint32_t> ShaderCode(uint32_t tokens) {
+  std::vector<uint32_t> code(tokens < 2 ? 2 : tokens, 0x11);
+  code[0] = 0x00050001u;
+  code[1] = static_cast<uint32_t>(code.size());
+  return code;
+}
+
+}  // namespace cltrace::testing
