@@ -1,0 +1,245 @@
+// cltrace-inspector FILE [--screenshot OUT.png [--size WxH]] [--select HANDLE] [--at SEQ]
+//                        [--view FROM:TO] [--tab findings|summary] [--hover X,Y]
+//
+// Without --screenshot: a GLFW window (1600x900) that loads FILE in the background.
+// With --screenshot: loads FILE, renders one frame offscreen (--hover puts the mouse there, for
+// pictures of tooltips) (EGL surfaceless Mesa; no display
+// needed), writes the PNG and exits. Exit status: 0; 1 when no window / offscreen context can
+// be made; 2 on bad arguments or a trace that cannot be read (the message says why).
+#include <GLFW/glfw3.h>
+
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "imgui.h"
+#include "imgui_impl_glfw.h"
+#include "imgui_impl_opengl3.h"
+#include "inspector/app.h"
+#include "inspector/headless.h"
+#include "inspector/loader.h"
+#include "inspector/theme.h"
+
+namespace cltrace::inspector {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: cltrace-inspector FILE [--screenshot OUT.png] [--size WIDTHxHEIGHT]\n"
+    "                         [--select HANDLE] [--at SEQ] [--view FROM:TO]\n"
+    "                         [--tab findings|summary] [--hover X,Y]\n";
+
+struct Options {
+  std::string file;
+  std::string screenshot;
+  int width = 1600, height = 900;
+  std::string select;
+  std::optional<uint64_t> at;
+  std::optional<std::pair<double, double>> view;
+  int tab = -1;
+  std::optional<std::pair<float, float>> hover;  // headless mouse position (tooltips)
+};
+
+absl::StatusOr<Options> ParseArgs(int argc, char** argv) {
+  Options o;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](const char* flag) -> absl::StatusOr<std::string> {
+      if (i + 1 >= args.size())
+        return absl::InvalidArgumentError(absl::StrCat(flag, " needs a value"));
+      return args[++i];
+    };
+    if (a == "--screenshot") {
+      absl::StatusOr<std::string> v = value("--screenshot");
+      if (!v.ok()) return v.status();
+      o.screenshot = *v;
+    } else if (a == "--size") {
+      absl::StatusOr<std::string> v = value("--size");
+      if (!v.ok()) return v.status();
+      absl::Status s = ParseSize(*v, &o.width, &o.height);
+      if (!s.ok()) return s;
+    } else if (a == "--select") {
+      absl::StatusOr<std::string> v = value("--select");
+      if (!v.ok()) return v.status();
+      o.select = *v;
+    } else if (a == "--at") {
+      absl::StatusOr<std::string> v = value("--at");
+      if (!v.ok()) return v.status();
+      uint64_t seq;
+      if (!absl::SimpleAtoi(*v, &seq))
+        return absl::InvalidArgumentError(absl::StrCat("--at ", *v, ": not a seq"));
+      o.at = seq;
+    } else if (a == "--view") {
+      absl::StatusOr<std::string> v = value("--view");
+      if (!v.ok()) return v.status();
+      std::vector<std::string> p = absl::StrSplit(*v, ':');
+      double from, to;
+      if (p.size() != 2 || !absl::SimpleAtod(p[0], &from) || !absl::SimpleAtod(p[1], &to) ||
+          to <= from)
+        return absl::InvalidArgumentError(
+            absl::StrCat("--view ", *v, ": expected FROM:TO with FROM < TO"));
+      o.view = std::make_pair(from, to);
+    } else if (a == "--tab") {
+      absl::StatusOr<std::string> v = value("--tab");
+      if (!v.ok()) return v.status();
+      if (*v == "findings") {
+        o.tab = 0;
+      } else if (*v == "summary") {
+        o.tab = 1;
+      } else {
+        return absl::InvalidArgumentError(absl::StrCat("--tab ", *v, ": findings or summary"));
+      }
+    } else if (a == "--hover") {
+      absl::StatusOr<std::string> v = value("--hover");
+      if (!v.ok()) return v.status();
+      std::vector<std::string> p = absl::StrSplit(*v, ',');
+      float x, y;
+      if (p.size() != 2 || !absl::SimpleAtof(p[0], &x) || !absl::SimpleAtof(p[1], &y))
+        return absl::InvalidArgumentError(absl::StrCat("--hover ", *v, ": expected X,Y in pixels"));
+      o.hover = std::make_pair(x, y);
+    } else if (a == "--help" || a == "-h") {
+      return absl::CancelledError("");
+    } else if (absl::StartsWith(a, "-")) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown flag ", a));
+    } else if (o.file.empty()) {
+      o.file = a;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("unexpected argument ", a));
+    }
+  }
+  if (o.file.empty()) return absl::InvalidArgumentError("missing FILE");
+  return o;
+}
+
+// --select / --at / --view on a loaded app.
+absl::Status ApplyOptions(const Options& o, App& app) {
+  if (!o.select.empty()) {
+    absl::Status s = app.Select(o.select);
+    if (!s.ok()) return s;
+  }
+  if (o.at) app.SetCursor(*o.at);
+  if (o.view) {
+    app.view().view_from = o.view->first;
+    app.view().view_to = o.view->second;
+  }
+  if (o.tab >= 0) app.ShowTab(o.tab);
+  return absl::OkStatus();
+}
+
+int Screenshot(const Options& o) {
+  absl::StatusOr<std::unique_ptr<TraceModel>> m = LoadModel(o.file, {}, {});
+  if (!m.ok()) {
+    std::cerr << "cltrace-inspector: " << m.status().message() << "\n";
+    return 2;
+  }
+  App app;
+  app.SetModel(*std::move(m));
+  absl::Status s = ApplyOptions(o, app);
+  if (!s.ok()) {
+    std::cerr << "cltrace-inspector: " << s.message() << "\n";
+    return 2;
+  }
+  absl::StatusOr<std::unique_ptr<HeadlessRenderer>> r = HeadlessRenderer::Create(o.width, o.height);
+  if (!r.ok()) {
+    std::cerr << "cltrace-inspector: " << r.status().message() << "\n";
+    return 1;
+  }
+  app.calls().synchronous = true;
+  if (o.hover) ImGui::GetIO().MousePos = ImVec2(o.hover->first, o.hover->second);
+  // Frame 1 lays windows and tables out, frame 2 applies the scroll requests, frame 3 is
+  // the settled picture.
+  for (int i = 0; i < 3; ++i) (*r)->Frame([&] { app.Draw(); });
+  s = (*r)->WritePng(o.screenshot);
+  if (!s.ok()) {
+    std::cerr << "cltrace-inspector: " << s.message() << "\n";
+    return 2;
+  }
+  return 0;
+}
+
+int Interactive(const Options& o) {
+  if (!glfwInit()) {
+    std::cerr << "cltrace-inspector: cannot open a window (no display?); use --screenshot\n";
+    return 1;
+  }
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
+  GLFWwindow* window = glfwCreateWindow(
+      o.width, o.height, absl::StrCat("cltrace-inspector - ", o.file).c_str(), nullptr, nullptr);
+  if (window == nullptr) {
+    std::cerr << "cltrace-inspector: cannot create a window; use --screenshot\n";
+    glfwTerminate();
+    return 1;
+  }
+  glfwMakeContextCurrent(window);
+  glfwSwapInterval(1);
+  ImGui::CreateContext();
+  ImGui::GetIO().IniFilename = nullptr;
+  ApplyStyle();
+  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  ImGui_ImplOpenGL3_Init("#version 130");
+
+  App app;
+  app.StartLoading(o.file);
+  bool applied = false, reported = false;
+  int exit_code = 0;
+  while (!glfwWindowShouldClose(window)) {
+    // Idle frames wait for input; while loading, redraw for the progress bar.
+    if (app.status() == App::Status::kLoading) {
+      glfwWaitEventsTimeout(1.0 / 30);
+    } else {
+      glfwWaitEventsTimeout(0.25);
+    }
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    ImGui::NewFrame();
+    app.Draw();
+    if (app.status() == App::Status::kReady && !applied) {
+      applied = true;
+      absl::Status s = ApplyOptions(o, app);
+      if (!s.ok()) std::cerr << "cltrace-inspector: " << s.message() << "\n";
+    }
+    if (app.status() == App::Status::kFailed && !reported) {
+      reported = true;
+      exit_code = 2;
+      std::cerr << "cltrace-inspector: " << app.error().message() << "\n";
+    }
+    ImGui::Render();
+    int w, h;
+    glfwGetFramebufferSize(window, &w, &h);
+    glViewport(0, 0, w, h);
+    glClearColor(0.05f, 0.05f, 0.06f, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    glfwSwapBuffers(window);
+  }
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  glfwDestroyWindow(window);
+  glfwTerminate();
+  return exit_code;
+}
+
+}  // namespace
+}  // namespace cltrace::inspector
+
+int main(int argc, char** argv) {
+  using namespace cltrace::inspector;
+  absl::StatusOr<Options> o = ParseArgs(argc, argv);
+  if (!o.ok()) {
+    if (absl::IsCancelled(o.status())) {
+      std::cout << kUsage;
+      return 0;
+    }
+    std::cerr << "cltrace-inspector: " << o.status().message() << "\n" << kUsage;
+    return 2;
+  }
+  return o->screenshot.empty() ? Interactive(*o) : Screenshot(*o);
+}

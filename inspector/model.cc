@@ -1,0 +1,455 @@
+#include "inspector/model.h"
+
+#include <algorithm>
+#include <thread>
+#include <tuple>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "format/catalog.h"
+
+namespace cltrace::inspector {
+
+using analysis::HandleRole;
+using analysis::State;
+using format::CallId;
+using format::Event;
+
+absl::string_view RowKindName(RowKind k) {
+  switch (k) {
+    case RowKind::kCommandList:
+      return "command list";
+    case RowKind::kDeferredContext:
+      return "deferred context";
+    case RowKind::kLocal:
+      return "local handle";
+  }
+  return "?";
+}
+
+namespace {
+
+// Per-call scan that needs no checker state: call and thread counts and the axis ends. Runs on
+// a second thread while the checker runs (the machine has two cores; the checker is the long
+// pole of the build).
+struct CallScan {
+  std::vector<uint64_t> call_counts;
+  std::vector<std::pair<uint32_t, uint64_t>> thread_counts;
+  uint64_t end_seq = 1;
+
+  void Run(absl::Span<const Event> events) {
+    call_counts.assign(format::Calls().size(), 0);
+    absl::flat_hash_map<uint32_t, uint64_t> threads;
+    uint32_t last_tid = 0;
+    uint64_t* last_count = nullptr;
+    uint64_t max_pos = 0;
+    for (const Event& e : events) {
+      size_t c = static_cast<size_t>(e.call);
+      if (c < call_counts.size()) ++call_counts[c];
+      // Traces come in runs of one thread; skip the hash lookup inside a run.
+      if (last_count == nullptr || e.tid != last_tid) {
+        last_tid = e.tid;
+        last_count = &threads[e.tid];
+      }
+      ++*last_count;
+      max_pos = std::max({max_pos, e.seq, e.end});
+    }
+    thread_counts.assign(threads.begin(), threads.end());
+    std::sort(thread_counts.begin(), thread_counts.end());
+    end_seq = max_pos + 1;
+  }
+};
+
+uint64_t TransitionKey(HandleRole role, State from, State to, CallId call, bool dc_table) {
+  return (static_cast<uint64_t>(role) << 40) | (static_cast<uint64_t>(from) << 32) |
+         (static_cast<uint64_t>(to) << 24) | (static_cast<uint64_t>(dc_table) << 16) |
+         static_cast<uint64_t>(call);
+}
+
+}  // namespace
+
+// Turns the checker's transitions into rows while the checker runs.
+class ModelBuilder : public analysis::TransitionObserver {
+ public:
+  ModelBuilder(TraceModel* m, const ProgressFn& progress) : m_(m), progress_(progress) {
+    m_->flags_.assign(m_->data_.events.size(), 0);
+  }
+
+  void OnTransition(const analysis::TransitionEvent& t) override {
+    if (t.role == HandleRole::kImmediateContext || t.role == HandleRole::kObject) return;
+    CountTransition(t);
+    std::vector<int>& by_lifetime = row_by_lifetime_[static_cast<int>(t.role)];
+    if (t.lifetime >= by_lifetime.size())
+      by_lifetime.resize(t.lifetime + 1 + by_lifetime.size() / 2, -1);
+    int r = by_lifetime[t.lifetime];
+    if (r < 0) {
+      r = RowFor(t);
+      by_lifetime[t.lifetime] = r;
+      ++rows_[r].lifetimes;
+    }
+    Row& row = rows_[r];
+    if (t.role == HandleRole::kCommandList && t.context != 0) row.context = t.context;
+    if (!row.spans.empty()) {
+      Span& last = row.spans.back();
+      if (last.to == 0) last.to = t.seq;
+      // Two state changes of one row at one call: the later one is what the call left.
+      if (last.from >= t.seq) row.spans.pop_back();
+    }
+    Span s;
+    s.from = t.seq;
+    s.to = IsTerminal(t.to) ? t.seq + 1 : 0;
+    s.state = t.to;
+    s.dc_table = t.dc_table;
+    s.cause = t.call;
+    s.lifetime = t.lifetime;
+    row.spans.push_back(s);
+  }
+
+  void OnDeviceCall(const Event& e, bool dc_table) override {
+    const std::vector<Event>& ev = m_->data_.events;
+    size_t i;
+    if (!ev.empty() && &e >= ev.data() && &e < ev.data() + ev.size()) {
+      i = static_cast<size_t>(&e - ev.data());
+    } else {
+      int64_t at = m_->EventAt(e.seq);
+      if (at < 0) return;
+      i = static_cast<size_t>(at);
+    }
+    if (dc_table) {
+      m_->flags_[i] |= TraceModel::kFlagDcTable;
+      ++m_->dc_table_calls_;
+    }
+    if (e.call == CallId::kCommandListExecute)
+      ++(dc_table ? m_->nested_executes_ : m_->ic_executes_);
+    if (progress_ && (i & 0xffff) == 0 && !ev.empty())
+      progress_(0.9f * static_cast<float>(i) / static_cast<float>(ev.size()));
+  }
+
+  // Closes open spans, orders rows and fills the model.
+  void Finish(uint64_t end_seq) {
+    for (Row& row : rows_) {
+      if (!row.spans.empty() && row.spans.back().to == 0) row.spans.back().to = end_seq;
+    }
+    auto first = [](const Row& r) { return r.spans.empty() ? ~uint64_t{0} : r.spans.front().from; };
+    std::vector<int> cls, dcs;
+    absl::flat_hash_map<uint64_t, std::vector<int>> locals_of;
+    for (int i = 0; i < static_cast<int>(rows_.size()); ++i) {
+      switch (rows_[i].kind) {
+        case RowKind::kCommandList:
+          cls.push_back(i);
+          break;
+        case RowKind::kDeferredContext:
+          dcs.push_back(i);
+          break;
+        case RowKind::kLocal:
+          locals_of[rows_[i].context].push_back(i);
+          break;
+      }
+    }
+    // Locals on a DC the trace never showed being created still get a DC row to sit under.
+    for (auto& [dc, list] : locals_of) {
+      if (!dc_row_.contains(dc)) {
+        Row row;
+        row.kind = RowKind::kDeferredContext;
+        row.handle = dc;
+        dc_row_[dc] = static_cast<int>(rows_.size());
+        dcs.push_back(static_cast<int>(rows_.size()));
+        rows_.push_back(std::move(row));
+      }
+    }
+    auto by_first = [&](int a, int b) {
+      return std::make_tuple(first(rows_[a]), rows_[a].handle, a) <
+             std::make_tuple(first(rows_[b]), rows_[b].handle, b);
+    };
+    std::sort(cls.begin(), cls.end(), by_first);
+    std::sort(dcs.begin(), dcs.end(), by_first);
+    std::vector<int> order = cls;
+    for (int d : dcs) {
+      order.push_back(d);
+      auto it = locals_of.find(rows_[d].handle);
+      if (it == locals_of.end()) continue;
+      std::sort(it->second.begin(), it->second.end(), by_first);
+      order.insert(order.end(), it->second.begin(), it->second.end());
+    }
+    m_->rows_.reserve(order.size());
+    int current_dc = -1;
+    for (int i : order) {
+      Row& row = rows_[i];
+      const int index = static_cast<int>(m_->rows_.size());
+      switch (row.kind) {
+        case RowKind::kCommandList:
+          row.label = m_->Token(row.handle);
+          break;
+        case RowKind::kDeferredContext:
+          row.label = m_->Token(row.handle);
+          row.group = index;
+          current_dc = index;
+          break;
+        case RowKind::kLocal:
+          row.label = absl::StrCat(m_->Token(row.handle), " -> ", m_->Token(row.ic_handle));
+          row.group = current_dc;
+          break;
+      }
+      m_->span_count_ += row.spans.size();
+      m_->rows_.push_back(std::move(row));
+    }
+    for (int i = 0; i < static_cast<int>(m_->rows_.size()); ++i) {
+      const Row& row = m_->rows_[i];
+      if (row.kind != RowKind::kLocal) m_->row_of_handle_.try_emplace(row.handle, i);
+    }
+    for (int i = 0; i < static_cast<int>(m_->rows_.size()); ++i)
+      m_->row_of_handle_.try_emplace(m_->rows_[i].handle, i);
+    FlagTransitions();
+    m_->transitions_ = std::move(transitions_);
+    std::sort(m_->transitions_.begin(), m_->transitions_.end(),
+              [](const TransitionCount& a, const TransitionCount& b) {
+                return std::tie(a.role, a.first_seq) < std::tie(b.role, b.first_seq);
+              });
+  }
+
+ private:
+  void CountTransition(const analysis::TransitionEvent& t) {
+    // A one-entry cache in front of the hash map: a trace repeats the same few transitions,
+    // and this runs for every one of them (millions).
+    uint64_t key = TransitionKey(t.role, t.from, t.to, t.call, t.dc_table);
+    const size_t slot = (key ^ (key >> 24) ^ (key >> 40)) & (kCacheSlots - 1);
+    if (cache_key_[slot] == key) {
+      ++transitions_[cache_index_[slot]].count;
+      return;
+    }
+    auto [it, inserted] = transition_index_.try_emplace(key, transitions_.size());
+    cache_key_[slot] = key;
+    cache_index_[slot] = it->second;
+    if (inserted) {
+      TransitionCount c;
+      c.role = t.role;
+      c.from = t.from;
+      c.to = t.to;
+      c.call = t.call;
+      c.dc_table = t.dc_table;
+      c.first_seq = t.seq;
+      transitions_.push_back(c);
+    }
+    ++transitions_[it->second].count;
+  }
+
+  int RowFor(const analysis::TransitionEvent& t) {
+    std::pair<uint64_t, uint64_t> key;
+    switch (t.role) {
+      case HandleRole::kCommandList:
+        key = {t.handle, ~uint64_t{0}};
+        break;
+      case HandleRole::kDeferredContext:
+        key = {t.handle, ~uint64_t{1}};
+        break;
+      default:
+        key = {t.handle, t.context};
+        break;
+    }
+    auto [it, inserted] = row_index_.try_emplace(key, static_cast<int>(rows_.size()));
+    if (!inserted) return it->second;
+    Row row;
+    row.handle = t.handle;
+    switch (t.role) {
+      case HandleRole::kCommandList:
+        row.kind = RowKind::kCommandList;
+        break;
+      case HandleRole::kDeferredContext:
+        row.kind = RowKind::kDeferredContext;
+        dc_row_[t.handle] = it->second;
+        break;
+      default:
+        row.kind = RowKind::kLocal;
+        row.context = t.context;
+        row.ic_handle = t.ic_handle;
+        break;
+    }
+    rows_.push_back(std::move(row));
+    return it->second;
+  }
+
+  // Marks the transitions a checker error was reported at (the call and handle of an error
+  // are where the illegal step shows on the handle's row).
+  void FlagTransitions() {
+    absl::flat_hash_map<uint64_t, std::vector<int>> rows_of;
+    for (const analysis::Violation& v : m_->violations_)
+      if (v.severity == analysis::Severity::kError && v.handle != 0) rows_of[v.handle];
+    if (rows_of.empty()) return;
+    for (int r = 0; r < static_cast<int>(m_->rows_.size()); ++r) {
+      auto it = rows_of.find(m_->rows_[r].handle);
+      if (it != rows_of.end()) it->second.push_back(r);
+    }
+    for (const analysis::Violation& v : m_->violations_) {
+      if (v.severity != analysis::Severity::kError || v.handle == 0) continue;
+      for (int r : rows_of[v.handle]) {
+        const Row& row = m_->rows_[r];
+        int i = m_->SpanIndexAt(r, v.seq);
+        if (i < 0 || row.spans[i].from != v.seq) continue;
+        const Span& s = row.spans[i];
+        State from = (i > 0 && row.spans[i - 1].lifetime == s.lifetime) ? row.spans[i - 1].state
+                                                                        : State::kNone;
+        HandleRole role = row.kind == RowKind::kCommandList       ? HandleRole::kCommandList
+                          : row.kind == RowKind::kDeferredContext ? HandleRole::kDeferredContext
+                                                                  : HandleRole::kLocal;
+        auto t = transition_index_.find(TransitionKey(role, from, s.state, s.cause, s.dc_table));
+        if (t != transition_index_.end()) transitions_[t->second].flagged = true;
+      }
+    }
+  }
+
+  TraceModel* m_;
+  const ProgressFn& progress_;
+  std::vector<Row> rows_;
+  std::vector<int> row_by_lifetime_[5];
+  absl::flat_hash_map<std::pair<uint64_t, uint64_t>, int> row_index_;
+  absl::flat_hash_map<uint64_t, int> dc_row_;
+  absl::flat_hash_map<uint64_t, size_t> transition_index_;
+  static constexpr size_t kCacheSlots = 64;
+  uint64_t cache_key_[kCacheSlots] = {};  // key 0 is never a transition (from == to == kNone)
+  size_t cache_index_[kCacheSlots] = {};
+  std::vector<TransitionCount> transitions_;
+};
+
+absl::StatusOr<std::unique_ptr<TraceModel>> TraceModel::Build(TraceData data,
+                                                              const BuildOptions& options,
+                                                              const ProgressFn& progress) {
+  std::unique_ptr<TraceModel> m(new TraceModel());
+  m->data_ = std::move(data);
+  const std::vector<Event>& events = m->data_.events;
+  if (!events.empty()) m->first_seq_ = events.front().seq;
+
+  CallScan scan;
+  std::thread scanner([&] { scan.Run(events); });
+  ModelBuilder builder(m.get(), progress);
+  analysis::Checker checker(options.check);
+  checker.set_observer(&builder);
+  absl::StatusOr<analysis::CheckResult> check = checker.Run(events, m->data_.handles);
+  scanner.join();
+  if (!check.ok()) return check.status();
+
+  m->call_counts_ = std::move(scan.call_counts);
+  m->thread_counts_ = std::move(scan.thread_counts);
+  m->end_seq_ = scan.end_seq;
+  m->errors_ = check->violations.size();
+  m->dropped_findings_ = check->dropped_findings;
+  m->violations_ = std::move(check->violations);
+  m->violations_.insert(m->violations_.end(), std::make_move_iterator(check->warnings.begin()),
+                        std::make_move_iterator(check->warnings.end()));
+  std::stable_sort(m->violations_.begin(), m->violations_.end(),
+                   [](const analysis::Violation& a, const analysis::Violation& b) {
+                     return std::tie(a.seq, a.severity) < std::tie(b.seq, b.severity);
+                   });
+  builder.Finish(m->end_seq_);
+  if (progress) progress(1.0f);
+  return m;
+}
+
+std::string TraceModel::Token(uint64_t handle) const {
+  if (handle == 0) return "NULL";
+  absl::string_view t = data_.handles.Token(handle);
+  return t.empty() ? std::string("?") : std::string(t);
+}
+
+int TraceModel::FindRow(absl::string_view token) const {
+  int64_t id = data_.handles.Find(token);
+  return id <= 0 ? -1 : RowOfHandle(static_cast<uint64_t>(id));
+}
+
+int TraceModel::RowOfHandle(uint64_t handle) const {
+  auto it = row_of_handle_.find(handle);
+  return it == row_of_handle_.end() ? -1 : it->second;
+}
+
+int TraceModel::SpanIndexAt(int row, uint64_t seq) const {
+  if (row < 0 || row >= static_cast<int>(rows_.size())) return -1;
+  const std::vector<Span>& s = rows_[row].spans;
+  auto it = std::upper_bound(s.begin(), s.end(), seq,
+                             [](uint64_t v, const Span& sp) { return v < sp.from; });
+  if (it == s.begin()) return -1;
+  --it;
+  return seq < it->to ? static_cast<int>(it - s.begin()) : -1;
+}
+
+const Span* TraceModel::SpanAt(int row, uint64_t seq) const {
+  int i = SpanIndexAt(row, seq);
+  return i < 0 ? nullptr : &rows_[row].spans[i];
+}
+
+std::optional<uint64_t> TraceModel::NextTransition(int row, uint64_t seq) const {
+  if (row < 0 || row >= static_cast<int>(rows_.size())) return std::nullopt;
+  const std::vector<Span>& s = rows_[row].spans;
+  auto it = std::upper_bound(s.begin(), s.end(), seq,
+                             [](uint64_t v, const Span& sp) { return v < sp.from; });
+  if (it == s.end()) return std::nullopt;
+  return it->from;
+}
+
+std::optional<uint64_t> TraceModel::PrevTransition(int row, uint64_t seq) const {
+  if (row < 0 || row >= static_cast<int>(rows_.size())) return std::nullopt;
+  const std::vector<Span>& s = rows_[row].spans;
+  auto it = std::lower_bound(s.begin(), s.end(), seq,
+                             [](const Span& sp, uint64_t v) { return sp.from < v; });
+  if (it == s.begin()) return std::nullopt;
+  return std::prev(it)->from;
+}
+
+int64_t TraceModel::EventAt(uint64_t seq) const {
+  const std::vector<Event>& ev = data_.events;
+  auto it = std::lower_bound(ev.begin(), ev.end(), seq,
+                             [](const Event& e, uint64_t s) { return e.seq < s; });
+  return it != ev.end() && it->seq == seq ? it - ev.begin() : -1;
+}
+
+int64_t TraceModel::EventAtOrBefore(uint64_t seq) const {
+  const std::vector<Event>& ev = data_.events;
+  auto it = std::upper_bound(ev.begin(), ev.end(), seq,
+                             [](uint64_t s, const Event& e) { return s < e.seq; });
+  return (it - ev.begin()) - 1;
+}
+
+std::string TraceModel::CallLabel(size_t event) const {
+  const format::CallInfo* ci = format::GetCall(data_.events[event].call);
+  absl::string_view name = ci ? absl::string_view(ci->name) : absl::string_view("?");
+  return ViaDcTable(event) ? absl::StrCat("DC::", name) : std::string(name);
+}
+
+std::vector<size_t> TraceModel::Children(size_t event) const {
+  std::vector<size_t> out;
+  const std::vector<Event>& ev = data_.events;
+  const Event& p = ev[event];
+  // Nested calls lie between the entry and the exit; a call that never returned bounds
+  // nothing, so look a bounded distance ahead for calls naming it.
+  const size_t limit = p.end == 0 ? std::min(ev.size(), event + 100000) : ev.size();
+  for (size_t j = event + 1; j < limit; ++j) {
+    if (p.end != 0 && ev[j].seq > p.end) break;
+    if (ev[j].parent == p.seq) out.push_back(j);
+  }
+  return out;
+}
+
+int TraceModel::NextViolation(uint64_t seq) const {
+  if (violations_.empty()) return -1;
+  auto it = std::upper_bound(violations_.begin(), violations_.end(), seq,
+                             [](uint64_t s, const analysis::Violation& v) { return s < v.seq; });
+  return it == violations_.end() ? 0 : static_cast<int>(it - violations_.begin());
+}
+
+int TraceModel::PrevViolation(uint64_t seq) const {
+  if (violations_.empty()) return -1;
+  auto it = std::lower_bound(violations_.begin(), violations_.end(), seq,
+                             [](const analysis::Violation& v, uint64_t s) { return v.seq < s; });
+  return it == violations_.begin() ? static_cast<int>(violations_.size()) - 1
+                                   : static_cast<int>(it - violations_.begin()) - 1;
+}
+
+std::vector<int> TraceModel::ViolationsAt(uint64_t seq) const {
+  std::vector<int> out;
+  auto it = std::lower_bound(violations_.begin(), violations_.end(), seq,
+                             [](const analysis::Violation& v, uint64_t s) { return v.seq < s; });
+  for (; it != violations_.end() && it->seq == seq; ++it)
+    out.push_back(static_cast<int>(it - violations_.begin()));
+  return out;
+}
+
+}  // namespace cltrace::inspector

@@ -1,0 +1,288 @@
+// Panels driven by synthetic input frame by frame, without rendering: an ImGui context with a
+// built font atlas and no backend; each frame sets io.MousePos / io.MouseDown / io.KeysDown,
+// runs App::Draw, and the test asserts on the view (selection, cursor, zoom).
+#include <unistd.h>
+
+#include <cfloat>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "gtest/gtest.h"
+#include "imgui.h"
+#include "inspector/app.h"
+#include "inspector/internal/synthetic_trace.h"
+#include "inspector/theme.h"
+
+namespace cltrace::inspector {
+namespace {
+
+using analysis::State;
+
+class PanelsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ctx_ = ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;
+    io.DisplaySize = ImVec2(1600, 900);
+    io.DeltaTime = 1.0f / 60.0f;
+    unsigned char* pixels;
+    int w, h;
+    io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
+    io.Fonts->SetTexID(reinterpret_cast<ImTextureID>(1));
+    io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+    ApplyStyle();
+  }
+  void TearDown() override { ImGui::DestroyContext(ctx_); }
+
+  void Load(const testing::SyntheticOptions& o) {
+    trace_ = testing::MakeSmallCommandListTrace(o);
+    TraceData d;
+    d.path = "synthetic";
+    d.events = trace_.events;
+    d.handles = trace_.handles;
+    auto m = TraceModel::Build(std::move(d));
+    ASSERT_TRUE(m.ok()) << m.status();
+    app_.SetModel(*std::move(m));
+    app_.calls().synchronous = true;
+    Frame();
+    Frame();
+  }
+  void Frame() {
+    ImGui::NewFrame();
+    app_.Draw();
+    ImGui::Render();
+  }
+  void MoveTo(float x, float y) {
+    ImGui::GetIO().MousePos = ImVec2(x, y);
+    Frame();
+  }
+  void Click(float x, float y) {
+    ImGuiIO& io = ImGui::GetIO();
+    io.MousePos = ImVec2(x, y);
+    Frame();
+    io.MouseDown[0] = true;
+    Frame();
+    io.MouseDown[0] = false;
+    Frame();
+  }
+  void Key(int key, bool shift = false) {
+    ImGuiIO& io = ImGui::GetIO();
+    io.KeyShift = shift;
+    io.KeysDown[key] = true;
+    Frame();
+    io.KeysDown[key] = false;
+    io.KeyShift = false;
+    Frame();
+  }
+  const TraceModel& model() { return *app_.model(); }
+  const LifelinesGeometry& geo() { return app_.lifelines().geometry(); }
+
+  ImGuiContext* ctx_ = nullptr;
+  App app_;
+  testing::SyntheticTrace trace_;
+};
+
+TEST_F(PanelsTest, ClickOnALifelineSelectsItsRowAndMovesTheCursor) {
+  Load({.calls = 300, .dcs = 2});
+  const int dc1 = model().FindRow("dc1");
+  ASSERT_GE(dc1, 0);
+  EXPECT_EQ(app_.view().selected_row, -1);
+  ASSERT_TRUE(geo().RowVisible(dc1));
+  const double target = 0.5 * (model().first_seq() + model().end_seq());
+  Click(geo().XOf(target), geo().RowCenterY(dc1));
+  EXPECT_EQ(app_.view().selected_row, dc1);
+  const double per_px = (geo().view_to - geo().view_from) / (geo().lane_x1 - geo().lane_x0);
+  EXPECT_NEAR(static_cast<double>(app_.view().cursor), target, per_px + 1);
+  EXPECT_EQ(app_.view().selected_event, model().EventAtOrBefore(app_.view().cursor));
+  // The diagram follows the selection: a deferred context, in its state at the cursor.
+  EXPECT_EQ(app_.diagram().kind(), RowKind::kDeferredContext);
+  EXPECT_EQ(app_.diagram().highlighted(), model().SpanAt(dc1, app_.view().cursor)->state);
+}
+
+TEST_F(PanelsTest, ClickOnALabelSelectsTheRowOnly) {
+  Load({.calls = 300, .dcs = 2});
+  const uint64_t cursor = app_.view().cursor;
+  Click(geo().lane_x0 - 60, geo().RowCenterY(1));
+  EXPECT_EQ(app_.view().selected_row, 1);
+  EXPECT_EQ(app_.view().cursor, cursor);
+}
+
+TEST_F(PanelsTest, DragPansWithoutSelecting) {
+  Load({.calls = 300, .dcs = 2});
+  ImGuiIO& io = ImGui::GetIO();
+  const double from = app_.view().view_from, to = app_.view().view_to;
+  const float x = geo().lane_x0 + 400, y = geo().RowCenterY(0);
+  io.MousePos = ImVec2(x, y);
+  Frame();
+  io.MouseDown[0] = true;
+  Frame();
+  for (int dx = 20; dx <= 100; dx += 20) MoveTo(x - static_cast<float>(dx), y);
+  io.MouseDown[0] = false;
+  Frame();
+  const double per_px = (to - from) / (geo().lane_x1 - geo().lane_x0);
+  EXPECT_NEAR(app_.view().view_from, from + 100 * per_px, 1e-6 * (to - from));
+  EXPECT_NEAR(app_.view().view_to - app_.view().view_from, to - from, 1e-6 * (to - from));
+  EXPECT_EQ(app_.view().selected_row, -1);
+}
+
+TEST_F(PanelsTest, WheelZoomsAroundTheMouse) {
+  Load({.calls = 3000, .dcs = 2});
+  const float x = geo().lane_x0 + 300;
+  const double anchor = geo().SeqAt(x);
+  const double width = app_.view().view_to - app_.view().view_from;
+  ImGuiIO& io = ImGui::GetIO();
+  io.MousePos = ImVec2(x, geo().RowCenterY(0));
+  io.MouseWheel = 2;
+  Frame();
+  io.MouseWheel = 0;
+  Frame();
+  EXPECT_NEAR(app_.view().view_to - app_.view().view_from, width * 0.64, width * 1e-9);
+  EXPECT_NEAR(geo().SeqAt(x), anchor, width * 1e-9);
+}
+
+TEST_F(PanelsTest, KeysWalkTransitionsOfTheSelectedHandle) {
+  Load({.calls = 300, .dcs = 2});
+  const int cl0 = model().FindRow("cl0");
+  app_.view().SelectRow(cl0);
+  app_.view().cursor = 0;
+  const std::vector<Span>& spans = model().rows()[cl0].spans;
+  Key(keys::kN);
+  EXPECT_EQ(app_.view().cursor, spans[0].from);
+  Key(keys::kN);
+  EXPECT_EQ(app_.view().cursor, spans[1].from);
+  EXPECT_EQ(model().events()[app_.view().selected_event].seq, spans[1].from);
+  Key(keys::kN, /*shift=*/true);
+  EXPECT_EQ(app_.view().cursor, spans[0].from);
+  Key(keys::kDown);
+  EXPECT_EQ(app_.view().selected_row, cl0 + 1);
+}
+
+TEST_F(PanelsTest, KeyVJumpsToTheNextFindingAndItsHandle) {
+  Load({.calls = 600, .dcs = 2, .violation_cycle = 3});
+  Key(keys::kV);
+  const analysis::Violation& v = model().violations()[0];
+  EXPECT_EQ(app_.view().selected_violation, 0);
+  EXPECT_EQ(app_.view().cursor, v.seq);
+  EXPECT_EQ(app_.view().selected_row, model().RowOfHandle(v.handle));
+  EXPECT_EQ(model().Token(model().rows()[app_.view().selected_row].handle), "cl0");
+  Key(keys::kV);
+  EXPECT_EQ(app_.view().selected_violation, 1);
+  Key(keys::kV, /*shift=*/true);
+  EXPECT_EQ(app_.view().selected_violation, 0);
+}
+
+TEST_F(PanelsTest, ZoomAndFitKeys) {
+  Load({.calls = 3000, .dcs = 2});
+  const double width = app_.view().view_to - app_.view().view_from;
+  Key(keys::kEqual);
+  EXPECT_NEAR(app_.view().view_to - app_.view().view_from, width / 2, 1e-6);
+  Key(keys::kRight);
+  Key(keys::kHome);
+  EXPECT_EQ(app_.view().view_from, static_cast<double>(model().first_seq()));
+  EXPECT_NEAR(app_.view().view_to - app_.view().view_from, width, 1e-6);
+}
+
+TEST_F(PanelsTest, FilterAndClickACall) {
+  Load({.calls = 600, .dcs = 2});
+  CallsPanel& calls = app_.calls();
+  int fn = -1;
+  for (int i = 0; i < static_cast<int>(calls.functions().size()); ++i)
+    if (calls.functions()[i].first == format::CallId::kRecycleDestroyCommandList) fn = i;
+  ASSERT_GT(fn, 0);
+  calls.function = fn;
+  Frame();
+  Frame();
+  const uint64_t expected =
+      model().call_counts()[static_cast<size_t>(format::CallId::kRecycleDestroyCommandList)];
+  ASSERT_EQ(calls.filter().size(), expected);
+  const float y = calls.RowCenterY(2);
+  ASSERT_GT(y, 0);
+  const App::Layout l = App::LayoutFor(1600, 900);
+  Click(l.calls.x + 40, y);
+  const size_t ev = calls.filter().at(2);
+  EXPECT_EQ(app_.view().selected_event, static_cast<int64_t>(ev));
+  EXPECT_EQ(app_.view().cursor, model().events()[ev].seq);
+  // The call's command list becomes the selected row.
+  const Row& row = model().rows()[app_.view().selected_row];
+  EXPECT_EQ(row.kind, RowKind::kCommandList);
+  EXPECT_EQ(row.handle, model().events()[ev].args[1]);
+}
+
+TEST_F(PanelsTest, DiagramHighlightsTheStateAtTheCursor) {
+  Load({.calls = 300, .dcs = 2});
+  const int cl0 = model().FindRow("cl0");
+  app_.view().SelectRow(cl0);
+  app_.SetCursor(trace_.first_recycle_destroy_cl0);
+  Frame();
+  EXPECT_EQ(app_.diagram().kind(), RowKind::kCommandList);
+  EXPECT_EQ(app_.diagram().highlighted(), State::kRecycleDestroyed);
+  app_.SetCursor(trace_.first_create_cl0);
+  Frame();
+  EXPECT_EQ(app_.diagram().highlighted(), State::kValid);
+  app_.SetCursor(1);
+  Frame();
+  EXPECT_EQ(app_.diagram().highlighted(), State::kNone);  // not yet created: U
+  app_.view().SelectRow(model().FindRow("lvb0"));
+  Frame();
+  EXPECT_EQ(app_.diagram().kind(), RowKind::kLocal);
+}
+
+TEST_F(PanelsTest, SelectStartsAtTheHandlesFirstTransitionInsideTheTrace) {
+  Load({.calls = 3000, .dcs = 2});
+  app_.view().Zoom(model(), 0.1, static_cast<double>(model().end_seq()));  // zoomed in at the end
+  ASSERT_TRUE(app_.Select("cl1").ok());
+  const Span& first = model().rows()[model().FindRow("cl1")].spans.front();
+  EXPECT_EQ(app_.view().cursor, first.from);
+  // Panned back to the start, but never before it.
+  EXPECT_EQ(app_.view().view_from, static_cast<double>(model().first_seq()));
+  EXPECT_GT(app_.view().view_to, static_cast<double>(first.from));
+  EXPECT_FALSE(app_.Select("nosuch").ok());
+}
+
+TEST_F(PanelsTest, SummaryTabComputesOnFirstShow) {
+  Load({.calls = 600, .dcs = 2});
+  EXPECT_EQ(app_.summary().summary(), nullptr);
+  app_.ShowTab(1);
+  Frame();  // ImGui switches tabs on the frame after the request
+  Frame();
+  ASSERT_NE(app_.summary().summary(), nullptr);
+  EXPECT_EQ(app_.summary().summary()->command_lists, 2u);
+}
+
+TEST_F(PanelsTest, LoadingInTheBackgroundThenReady) {
+  const std::string path = "/tmp/inspector_panels_test_" + std::to_string(getpid()) + ".cltrace";
+  ASSERT_TRUE(
+      testing::WriteCltrace(testing::MakeSmallCommandListTrace({.calls = 200000, .dcs = 4}), path)
+          .ok());
+  app_.StartLoading(path);
+  EXPECT_EQ(app_.status(), App::Status::kLoading);
+  int frames = 0;
+  while (app_.status() == App::Status::kLoading && frames < 100000) {
+    Frame();  // the loading screen draws while the loader thread works
+    ++frames;
+  }
+  std::remove(path.c_str());
+  ASSERT_EQ(app_.status(), App::Status::kReady);
+  EXPECT_EQ(app_.model()->rows().size(), 12u);
+  Frame();
+  EXPECT_GT(app_.lifelines().last_rects(), 0u);
+}
+
+TEST_F(PanelsTest, FailedLoadShowsTheError) {
+  app_.StartLoading("/nonexistent/x.cltrace");
+  for (int i = 0; i < 1000 && app_.status() == App::Status::kLoading; ++i) {
+    Frame();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(app_.status(), App::Status::kFailed);
+  EXPECT_EQ(app_.error().code(), absl::StatusCode::kNotFound);
+  Frame();
+}
+
+}  // namespace
+}  // namespace cltrace::inspector

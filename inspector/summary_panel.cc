@@ -1,0 +1,77 @@
+#include "inspector/summary_panel.h"
+
+#include <algorithm>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "format/catalog.h"
+#include "imgui.h"
+#include "inspector/lifelines_panel.h"
+
+namespace cltrace::inspector {
+
+void SummaryPanel::DrawContents(const TraceModel& model, View& view) {
+  (void)view;
+  if (model_ != &model || summary_ == nullptr) {
+    model_ = &model;
+    summary_ = std::make_unique<Summary>(Summarize(model, 160));
+  }
+  const Summary& s = *summary_;
+  ImGui::Text("%s calls on %zu threads; %llu command-list handles, %llu deferred contexts",
+              FormatSeq(s.calls).c_str(), s.threads.size(),
+              static_cast<unsigned long long>(s.command_lists),
+              static_cast<unsigned long long>(s.deferred_contexts));
+  ImGui::Text("recycle rate %.1f%%  (%s RecycleCreateCommandList of %s lists made)",
+              100.0 * s.recycle_rate(), FormatSeq(s.recycle_creates).c_str(),
+              FormatSeq(s.creates + s.recycle_creates).c_str());
+  ImGui::Text("%s recycle-destroys, %s destroys; findings: %llu errors, %llu warnings",
+              FormatSeq(s.recycle_destroys).c_str(), FormatSeq(s.destroys).c_str(),
+              static_cast<unsigned long long>(s.errors),
+              static_cast<unsigned long long>(s.warnings));
+  const float w = ImGui::GetContentRegionAvail().x;
+  auto plot = [&](const char* label, const std::vector<float>& v) {
+    const float peak = v.empty() ? 0.0f : *std::max_element(v.begin(), v.end());
+    std::string overlay = absl::StrCat(label, " (peak ", static_cast<int64_t>(peak), ")");
+    ImGui::PlotLines(absl::StrCat("##", label).c_str(), v.data(), static_cast<int>(v.size()), 0,
+                     overlay.c_str(), 0.0f, std::max(1.0f, peak * 1.1f), ImVec2(w, 34));
+  };
+  ImGui::TextDisabled("alive over the trace (seq %s .. %s):", FormatSeq(model.first_seq()).c_str(),
+                      FormatSeq(model.end_seq()).c_str());
+  plot("command lists alive", s.alive_command_lists);
+  plot("deferred contexts alive", s.alive_deferred_contexts);
+  plot("local handles open", s.open_locals);
+  const ImGuiTableFlags flags = ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg |
+                                ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
+  const float h = ImGui::GetContentRegionAvail().y;
+  if (ImGui::BeginTable("functions", 2, flags, ImVec2(w * 0.62f, h))) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    ImGui::TableSetupColumn("function", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn("calls", ImGuiTableColumnFlags_WidthFixed, 80);
+    ImGui::TableHeadersRow();
+    for (const auto& [call, n] : s.functions) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(format::GetCall(call)->name);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(FormatSeq(n).c_str());
+    }
+    ImGui::EndTable();
+  }
+  ImGui::SameLine();
+  if (ImGui::BeginTable("threads", 2, flags, ImVec2(0, h))) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    ImGui::TableSetupColumn("thread", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn("calls", ImGuiTableColumnFlags_WidthFixed, 70);
+    ImGui::TableHeadersRow();
+    for (const auto& [tid, n] : s.threads) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::Text("%u", tid);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(FormatSeq(n).c_str());
+    }
+    ImGui::EndTable();
+  }
+}
+
+}  // namespace cltrace::inspector

@@ -1,0 +1,41 @@
+// Colors and style of the inspector: one color per handle state (Valid in green, as in the
+// command-list figure of the documentation), the legend, and the ImGui style.
+//
+// Thread-safety: constant tables; ApplyStyle touches the current ImGui context.
+//
+// Example:
+//   draw->AddRectFilled(a, b, StateColor(analysis::State::kValid));
+#ifndef CLTRACE_INSPECTOR_THEME_H_
+#define CLTRACE_INSPECTOR_THEME_H_
+
+#include <cstdint>
+
+#include "absl/types/span.h"
+#include "imgui.h"
+#include "replayer/analysis/states.h"
+
+namespace cltrace::inspector {
+
+// Packed RGBA (ImGui's IM_COL32 layout) of a state's fill.
+ImU32 StateColor(analysis::State s);
+// Short legend text ("Valid (V)").
+const char* StateLegend(analysis::State s);
+
+// The states in legend order.
+absl::Span<const analysis::State> LegendStates();
+
+inline constexpr ImU32 kColorFolded = IM_COL32(255, 255, 255, 150);  // folded-block marks
+inline constexpr ImU32 kColorCursor = IM_COL32(255, 230, 60, 255);
+inline constexpr ImU32 kColorViolation = IM_COL32(235, 40, 40, 255);
+inline constexpr ImU32 kColorSelectedRow = IM_COL32(70, 90, 140, 110);
+inline constexpr ImU32 kColorIllegalEdge = IM_COL32(235, 50, 50, 255);
+
+// Dark style, slightly tighter spacing than ImGui's default.
+void ApplyStyle();
+
+// Draws the color legend inline (one swatch + text per state), wrapping at the window edge.
+void DrawLegend();
+
+}  // namespace cltrace::inspector
+
+#endif  // CLTRACE_INSPECTOR_THEME_H_
