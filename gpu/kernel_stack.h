@@ -16,6 +16,7 @@
 #ifndef CLTRACE_GPU_KERNEL_STACK_H_
 #define CLTRACE_GPU_KERNEL_STACK_H_
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -51,12 +52,24 @@ class KernelStack {
   ModelKmd& kmd() { return *kmd_; }
   // The kernel-thunk table to hand to a UMD (wrapped if a hook was given).
   const D3DDDI_DEVICECALLBACKS* device_callbacks() const { return callbacks_; }
+  // The tables as the stack wired them (after the wrapper hooks), e.g. for a recorder that
+  // wants to know what it wrapped.
+  const DRIVER_INITIALIZATION_DATA* kmd_table() const { return kmd_table_; }
+  const DXGKRNL_INTERFACE* dxgkrnl_table() const { return dxgkrnl_table_; }
 
  private:
   std::unique_ptr<Dxgkrnl> kernel_;
   std::unique_ptr<ModelKmd> kmd_;
   const D3DDDI_DEVICECALLBACKS* callbacks_ = nullptr;
+  const DRIVER_INITIALIZATION_DATA* kmd_table_ = nullptr;
+  const DXGKRNL_INTERFACE* dxgkrnl_table_ = nullptr;
 };
+
+// KMD entry-point calls (DxgkDdi*) and Dxgkrnl callbacks (DxgkCb*) made by every KernelStack of
+// this process so far. Counted by an innermost wrapper that every stack installs around the
+// model's (static) tables, below any TableWrappers hook; kernel-thunk callbacks are not
+// included (whoever hands the table to the UMD counts those, e.g. the runtime model).
+uint64_t ProcessKernelLayerCalls();
 
 }  // namespace cltrace::gpu
 

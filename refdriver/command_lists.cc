@@ -484,6 +484,7 @@ void APIENTRY DcCommandListExecute(D3D10DDI_HDEVICE hDevice, D3D11DDI_HCOMMANDLI
   auto* cl = static_cast<CommandList*>(ic);
   DcWriteGeneric(dc, refcmd::kExecuteBegin, cl->id);
   dc->rec.stream.insert(dc->rec.stream.end(), cl->content.stream.begin(), cl->content.stream.end());
+  dc->rec.gpu.Append(cl->content.gpu);  // its commands and renames (R66) nest in this list
   DcWriteGeneric(dc, refcmd::kExecuteEnd, cl->id);
   auto append = [](auto& to, const auto& from) { to.insert(to.end(), from.begin(), from.end()); };
   append(dc->rec.allocations, cl->content.allocations);

@@ -2,14 +2,15 @@
 //
 // A real user-mode driver writes hardware-specific commands into the command buffer it gets from
 // pfnCreateContextCb / pfnRenderCb; only its kernel-mode partner understands them. cltrace's
-// reference driver writes the records below, and the runtime model's reference kernel model
-// (runtime/kernel.h) and the GPU model decode them. The one check that needs them is the draw
+// reference driver writes GPU-model commands (gpu/command_stream.h) and carries the records
+// below inside gpu::Command::Private commands whose payload starts with kStreamMagic (two
+// words, low first); the runtime model decodes them (the GPU skips them). The one check that needs them is the draw
 // state check: every Draw record carries the driver's view of the bindings the draw uses, as IC
 // driver handles (pDrvPrivate values), so the kernel side can compare them with what the runtime
 // bound (catches a driver that forgets to clear state after CommandListExecute, R60).
 //
 // The allocation list that travels with a buffer uses the D3DDDI_ALLOCATIONLIST layout
-// (runtime/kernel.h AllocationListEntry: {uint32 hAllocation, uint32 flags}).
+// (gpu/kernel_abi.h UserAllocationListEntry: {uint32 hAllocation, uint32 flags}).
 //
 // Layout: a sequence of records, each starting with RefCmdHeader; `size` is the whole record in
 // bytes (a multiple of 8). Command lists are spliced into the IC stream between
@@ -40,8 +41,8 @@ enum Opcode : uint32_t {
   kPresent = 13,      // {surface}
 };
 
-// Every command buffer the reference driver submits starts with a kNop record whose first
-// operand is this value, so a kernel model can tell the format apart from other drivers'.
+// The first two payload words of every private command carrying refcmd records, so a decoder
+// can tell them apart from other drivers' private commands.
 inline constexpr uint64_t kStreamMagic = 0x434c545243524546ull;
 
 struct Header {

@@ -54,6 +54,19 @@ void DestroyIcObject(Device* dev, void* handle, const char* what) {
       item.allocation = o->allocation;
     }
     QueueDeferred(dev, std::move(item));
+    // Map-discard aliases of deferred contexts (R66) go with the resource, after the flush
+    // that submitted their last use like the resource's own allocation (R67).
+    std::vector<uint32_t> aliases;
+    {
+      std::lock_guard<std::mutex> lock(o->alias_mu);
+      aliases.swap(o->alias_allocations);
+    }
+    for (uint32_t alias : aliases) {
+      DeferredDestruction alias_item;
+      alias_item.object_id = o->id;
+      alias_item.allocation = alias;
+      QueueDeferred(dev, std::move(alias_item));
+    }
   }
   o->~IcObject();
 }
@@ -203,20 +216,17 @@ void APIENTRY CreateResource(D3D10DDI_HDEVICE hDevice, const D3D11DDIARG_CREATER
   uint64_t texels = uint64_t{a->Width} * (a->Height ? a->Height : 1) * (a->Depth ? a->Depth : 1);
   o->byte_size = a->ResourceDimension == D3D10DDIRESOURCE_BUFFER ? a->Width : texels * 4;
   o->memory = new uint8_t[std::min<uint64_t>(std::max<uint64_t>(o->byte_size, 16), kMaxBacking)]();
-  D3DDDI_ALLOCATIONINFO info{};
-  info.pSystemMem = o->memory;
-  D3DDDICB_ALLOCATE alloc{};
-  alloc.hResource = hRTResource;
-  alloc.NumAllocations = 1;
-  alloc.pAllocationInfo = &info;
-  HRESULT hr = dev->kt->pfnAllocateCb(D3DRTDEVICEHANDLE{dev->rt_device.handle}, &alloc);
-  if (hr != S_OK) {
+  // The GPU model's allocation (gpu::UmdDevice: pfnAllocateCb with the model's private data).
+  uint32_t flags = (a->MiscFlags & D3D10_DDI_RESOURCE_MISC_PRIMARY) ? gpu::kAllocationDescPrimary : 0;
+  absl::StatusOr<D3DKMT_HALLOCATION> allocation =
+      dev->umd->Allocate(std::max<uint64_t>(o->byte_size, 16), flags, hRTResource);
+  if (!allocation.ok()) {
     delete[] o->memory;
     o->~IcObject();
     SetErrorIc(dev, static_cast<HRESULT>(E_OUTOFMEMORY));
     return;
   }
-  o->allocation = info.hAllocation.value;
+  o->allocation = allocation->value;
   MaybeReportRemoved(dev, nullptr);
 }
 

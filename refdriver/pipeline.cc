@@ -7,6 +7,7 @@
 #include <cstring>
 #include <optional>
 
+#include "gpu/digest.h"
 #include "refdriver/internal/common.h"
 #include "refdriver/internal/ops.h"
 #include "refdriver/internal/refresh.h"
@@ -92,15 +93,28 @@ class PipeCall {
       IcWriteGeneric(dev_, opcode, a, b, c);
     }
   }
-  // The allocation behind a resource or view becomes referenced by this context's commands.
-  void Reference(IcObject* o) {
-    if (o == nullptr) return;
+  // The allocation this context's GPU commands reference for a resource or view (0: none):
+  // on a DC the alias of a map-discard in this recording, on the IC the current alias a
+  // command list left (R66), else the resource's own allocation.
+  uint32_t Alloc(const IcObject* o) {
+    if (o == nullptr) return 0;
     if (o->type != D3D10DDI_HT_RESOURCE) o = o->dependency;
-    if (o == nullptr || o->allocation == 0) return;
+    if (o == nullptr) return 0;
     if constexpr (kDc) {
+      auto it = dc_->rec.renamed.find(o);
+      if (it != dc_->rec.renamed.end()) return it->second.first;
       dc_->rec.allocations.push_back(o->allocation);
+      return o->allocation;
     } else {
-      IcReference(dev_, o->allocation);
+      return IcAllocationOf(dev_, o);
+    }
+  }
+  // One GPU-model command (gpu/README.md) into the recording or the IC's command buffer.
+  void Emit(const gpu::Command& command) {
+    if constexpr (kDc) {
+      DcEmit(dc_, command);
+    } else {
+      IcEmit(dev_, command);
     }
   }
   // Refresh answers (InRefreshOf this context) are compared with the probe's expectation.
@@ -402,10 +416,23 @@ void EmitDraw(PipeCall<kDc>& c, uint32_t kind, uint32_t count) {
   d.state[refcmd::kSlotBlend] = ic(s.blend);
   d.state[refcmd::kSlotDepthStencil] = ic(s.depth_stencil);
   d.state[refcmd::kSlotRasterizer] = ic(s.rasterizer);
-  for (void* p : {s.vb[0], s.ib, s.cb[kVs][0], s.cb[kPs][0], s.srv[kPs][0], s.rtv[0], s.dsv}) {
-    c.Reference(PipeCall<kDc>::Bound(p));
-  }
   c.Write(&d, sizeof(d));
+  // The GPU-model draw: into the bound render target, reading the bound buffers and views. Its
+  // state value folds the serial numbers of the bound objects (never addresses), so the
+  // content digests are the same in every run.
+  uint32_t target = c.Alloc(PipeCall<kDc>::Bound(s.rtv[0]));
+  if (target == 0) return;
+  std::vector<uint64_t> inputs;
+  for (void* p : {s.vb[0], s.ib, s.cb[kVs][0], s.cb[kPs][0], s.srv[kPs][0], s.dsv}) {
+    if (uint32_t a = c.Alloc(PipeCall<kDc>::Bound(p)); a != 0) inputs.push_back(a);
+  }
+  uint64_t state = gpu::DigestCombine(kind, count);
+  for (uint32_t slot = 0; slot < refcmd::kDrawSlotCount; ++slot) {
+    const IcObject* o = d.state[slot] != 0 ? reinterpret_cast<const IcObject*>(d.state[slot])
+                                           : nullptr;
+    state = gpu::DigestCombine(state, o != nullptr ? o->id : 0);
+  }
+  c.Emit(gpu::Command::Draw(target, inputs, state, count, 0, 1));
 }
 
 template <bool kDc>
@@ -437,14 +464,14 @@ template <bool kDc>
 void APIENTRY DrawInstancedIndirect(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE args, UINT) {
   PipeCall<kDc> c(h, "DrawInstancedIndirect", false, false);
   if (!c.ok()) return;
-  c.Reference(c.Ic(args.pDrvPrivate, D3D10DDI_HT_RESOURCE, "DrawInstancedIndirect"));
+  (void)c.Ic(args.pDrvPrivate, D3D10DDI_HT_RESOURCE, "DrawInstancedIndirect");
   EmitDraw(c, 4, 0);
 }
 template <bool kDc>
 void APIENTRY DrawIndexedInstancedIndirect(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE args, UINT) {
   PipeCall<kDc> c(h, "DrawIndexedInstancedIndirect", false, false);
   if (!c.ok()) return;
-  c.Reference(c.Ic(args.pDrvPrivate, D3D10DDI_HT_RESOURCE, "DrawIndexedInstancedIndirect"));
+  (void)c.Ic(args.pDrvPrivate, D3D10DDI_HT_RESOURCE, "DrawIndexedInstancedIndirect");
   EmitDraw(c, 4, 0);
 }
 template <bool kDc>
@@ -456,7 +483,7 @@ template <bool kDc>
 void APIENTRY DispatchIndirect(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE args, UINT) {
   PipeCall<kDc> c(h, "DispatchIndirect", false, false);
   if (!c.ok()) return;
-  c.Reference(c.Ic(args.pDrvPrivate, D3D10DDI_HT_RESOURCE, "DispatchIndirect"));
+  (void)c.Ic(args.pDrvPrivate, D3D10DDI_HT_RESOURCE, "DispatchIndirect");
   c.Generic(refcmd::kDispatch, 0, 0, 0);
 }
 
@@ -466,8 +493,9 @@ template <bool kDc>
 void Copy(PipeCall<kDc>& c, void* dst, void* src, const char* fn) {
   IcObject* d = c.Ic(dst, D3D10DDI_HT_RESOURCE, fn);
   IcObject* s = c.Ic(src, D3D10DDI_HT_RESOURCE, fn);
-  c.Reference(d);
-  c.Reference(s);
+  if (uint32_t da = c.Alloc(d), sa = c.Alloc(s); da != 0 && sa != 0 && da != sa) {
+    c.Emit(gpu::Command::Copy(da, sa));
+  }
   if constexpr (!kDc) {
     // The model GPU is immediate: IC copies take effect at once in the CPU backing.
     if (d != nullptr && s != nullptr && d->memory != nullptr && s->memory != nullptr) {
@@ -495,7 +523,11 @@ void Update(D3D10DDI_HDEVICE h, const char* fn, D3D10DDI_HRESOURCE dst, PVOID da
   PipeCall<kDc> c(h, fn, false, false);
   if (!c.ok()) return;
   IcObject* d = c.Ic(dst.pDrvPrivate, D3D10DDI_HT_RESOURCE, fn);
-  c.Reference(d);
+  if (uint32_t da = c.Alloc(d); da != 0 && data != nullptr) {
+    // The model driver uploads the bytes it keeps (the CPU backing's first line).
+    uint32_t n = static_cast<uint32_t>(std::min<uint64_t>({d->byte_size, 16, pitch ? pitch : 16}));
+    if (n > 0) c.Emit(gpu::Command::Update(da, 0, n, gpu::HashBytes(data, n)));
+  }
   if constexpr (!kDc) {
     if (d != nullptr && d->memory != nullptr && data != nullptr) {
       std::memcpy(d->memory, data, std::min<uint64_t>({d->byte_size, 16, pitch ? pitch : 16}));
@@ -522,8 +554,12 @@ void Clear(D3D10DDI_HDEVICE h, const char* fn, H view, uint32_t type) {
   PipeCall<kDc> c(h, fn, false, false);
   if (!c.ok()) return;
   IcObject* v = c.Ic(view.pDrvPrivate, type, fn);
-  c.Reference(v);
   c.Generic(refcmd::kClear, reinterpret_cast<uint64_t>(v));
+  // GenerateMips (an SRV) does not change content in the model; the clears fill with a value
+  // per view kind (the colours are not part of the model's content).
+  if (uint32_t a = c.Alloc(v); a != 0 && type != D3D10DDI_HT_SHADERRESOURCEVIEW) {
+    c.Emit(gpu::Command::Clear(a, type));
+  }
 }
 
 template <bool kDc>
@@ -606,13 +642,30 @@ void DynamicMap(D3D10DDI_HDEVICE h, const char* fn, D3D10DDI_HRESOURCE r, D3D10_
     dc->mapped_this_recording.insert(o);
     dc->mapped_resources.insert(r.pDrvPrivate);
     dc->rec.mapped.push_back(o);
-    // Renaming: every discard on a DC gets its own alias, owned by the recording (MAPDC).
+    // Renaming: every discard on a DC gets its own alias, owned by the recording (MAPDC), and
+    // its own allocation, which becomes the IC's current one when the list executes (R66).
     dc->rec.aliases.emplace_back(new uint8_t[size]());
     out->pData = dc->rec.aliases.back().get();
     c.Generic(refcmd::kRename, reinterpret_cast<uint64_t>(o), dc->rec.aliases.size());
+    if (type == D3D10_DDI_MAP_WRITE_DISCARD && o->allocation != 0) {
+      absl::StatusOr<D3DKMT_HALLOCATION> alias = c.dev()->umd->Allocate(o->byte_size);
+      if (alias.ok()) {
+        {
+          std::lock_guard<std::mutex> lock(o->alias_mu);
+          o->alias_allocations.push_back(alias->value);
+        }
+        dc->rec.gpu.RecordRename(o->id, alias->value);
+        dc->rec.renamed[o] = {alias->value, dc->rec.aliases.back().get()};
+      }
+    } else if (auto it = dc->rec.renamed.find(o); it != dc->rec.renamed.end()) {
+      out->pData = it->second.second;  // no-overwrite: keeps writing the current alias
+    }
   } else {
     o->ic_mapped = true;
     out->pData = o->memory;
+    // A discard on the IC leaves any alias a command list made current: the resource's own
+    // allocation is written again (queued after the list's work on the GPU timeline).
+    if (type == D3D10_DDI_MAP_WRITE_DISCARD) c.dev()->aliases.Erase(o->id);
   }
   out->RowPitch = static_cast<UINT>(size);
   out->DepthPitch = static_cast<UINT>(size);
@@ -624,10 +677,19 @@ void DynamicUnmap(D3D10DDI_HDEVICE h, const char* fn, D3D10DDI_HRESOURCE r) {
   if (!c.ok()) return;
   IcObject* o = c.Ic(r.pDrvPrivate, D3D10DDI_HT_RESOURCE, fn);
   if (o == nullptr) return;
+  uint64_t size = std::min<uint64_t>(std::max<uint64_t>(o->byte_size, 16), 1u << 20);
+  uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(o->byte_size, size));
+  const uint8_t* written = o->memory;
   if constexpr (kDc) {
     c.dc()->mapped_resources.erase(r.pDrvPrivate);
+    auto it = c.dc()->rec.renamed.find(o);
+    written = it != c.dc()->rec.renamed.end() ? it->second.second : nullptr;
   } else {
     o->ic_mapped = false;
+  }
+  // The content written through the map reaches the GPU as an update at unmap.
+  if (uint32_t a = c.Alloc(o); a != 0 && written != nullptr && n > 0) {
+    c.Emit(gpu::Command::Update(a, 0, n, gpu::HashBytes(written, n)));
   }
 }
 
@@ -657,6 +719,7 @@ CLTRACE_DYN_UNMAP(DynamicResourceUnmap)
 void DcWrite(DeferredContext* dc, const void* record, uint32_t size) {
   const auto* b = static_cast<const uint8_t*>(record);
   dc->rec.stream.insert(dc->rec.stream.end(), b, b + size);
+  DcEmit(dc, PrivateRecord(record, size));
   dc->rec.bytes_since_pump += size;
   if (dc->rec.bytes_since_pump >= kDcPumpChunk) {
     dc->rec.bytes_since_pump = 0;
@@ -670,6 +733,8 @@ void DcWrite(DeferredContext* dc, const void* record, uint32_t size) {
     if (dev->config.Has(Bug::kR72)) pump(dc->rt_core_layer);  // planted bug R72: twice
   }
 }
+
+void DcEmit(DeferredContext* dc, const gpu::Command& c) { (void)dc->rec.gpu.Emit(c); }
 
 void DcWriteGeneric(DeferredContext* dc, uint32_t opcode, uint64_t a, uint64_t b, uint64_t c) {
   refcmd::Generic g{{opcode, sizeof(refcmd::Generic)}, a, b, c};

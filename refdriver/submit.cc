@@ -4,6 +4,8 @@
 // and staging maps, QueryGetData, PresentDXGI).
 #include <algorithm>
 #include <cstring>
+#include <optional>
+#include <vector>
 
 #include "refdriver/internal/common.h"
 #include "refdriver/internal/ops.h"
@@ -12,34 +14,7 @@
 namespace cltrace::refdriver {
 namespace {
 
-// The D3DDDI_ALLOCATIONLIST layout (runtime/kernel.h AllocationListEntry).
-struct AllocationListEntry {
-  uint32_t hAllocation;
-  uint32_t flags;
-};
-
-constexpr uint32_t kMagicSize = sizeof(refcmd::Generic);
-
 D3DRTDEVICEHANDLE Rt(Device* dev) { return D3DRTDEVICEHANDLE{dev->rt_device.handle}; }
-
-void StartBuffer(Device* dev) {
-  CommandBuffer& cb = dev->cb;
-  cb.used = 0;
-  cb.allocation_count = 0;
-  dev->pending_allocations.clear();
-  if (cb.base != nullptr && cb.size >= kMagicSize) {
-    refcmd::Generic magic{{refcmd::kNop, kMagicSize}, refcmd::kStreamMagic, 0, 0};
-    std::memcpy(cb.base, &magic, kMagicSize);
-    cb.used = kMagicSize;
-  }
-  cb.preamble_end = cb.used;
-}
-
-}  // namespace
-
-bool HasCommands(Device* dev) { return dev->cb.used > dev->cb.preamble_end; }
-
-namespace {
 
 void Pump(Device* dev) {
   if (dev->config.Has(Bug::kR71)) return;  // planted bug R71: never pumps
@@ -49,68 +24,77 @@ void Pump(Device* dev) {
   pump(dev->rt_core_layer);
 }
 
+// Everything that follows a pfnRenderCb, whether Flush asked for it or gpu::UmdContext made it
+// because the buffer was full: amortized processing (R71), then the new buffer's preamble
+// (the current bindings, through state refresh).
+void AfterSubmit(Device* dev) {
+  ++dev->submits;
+  dev->app_pending = false;
+  Pump(dev);
+  bool was = dev->in_preamble;
+  dev->in_preamble = true;
+  RefreshPreamble(dev);
+  dev->in_preamble = was;
+}
+
 }  // namespace
 
+bool HasCommands(Device* dev) { return dev->context_created && dev->app_pending; }
+
+gpu::Command PrivateRecord(const void* record, uint32_t size) {
+  std::vector<uint32_t> words(2 + (size + 3) / 4, 0);
+  words[0] = static_cast<uint32_t>(refcmd::kStreamMagic);
+  words[1] = static_cast<uint32_t>(refcmd::kStreamMagic >> 32);
+  std::memcpy(words.data() + 2, record, size);
+  return gpu::Command::Private(words);
+}
+
 HRESULT CreateGpuContext(Device* dev) {
-  D3DDDICB_CREATECONTEXT cc{};
-  HRESULT hr = dev->kt->pfnCreateContextCb(Rt(dev), &cc);
-  if (hr != S_OK) return hr;
-  dev->hcontext = cc.hContext.value;
-  dev->cb.base = static_cast<uint8_t*>(cc.pCommandBuffer);
-  dev->cb.size = cc.CommandBufferSize;
-  dev->cb.allocation_list = cc.pAllocationList;
-  dev->cb.allocation_list_size = cc.AllocationListSize;
-  dev->cb.patch_list = cc.pPatchLocationList;
-  dev->cb.patch_list_size = cc.PatchLocationListSize;
+  gpu::PlantedBug bug =
+      dev->config.Has(Bug::kR74) ? gpu::PlantedBug::kR74StaleCommandBuffer : gpu::PlantedBug::kNone;
+  dev->umd = std::make_unique<gpu::UmdDevice>(dev->kt, Rt(dev), bug);
+  absl::StatusOr<std::unique_ptr<gpu::UmdContext>> ctx = dev->umd->CreateContext(/*node=*/0);
+  if (!ctx.ok()) {
+    dev->umd.reset();
+    return static_cast<HRESULT>(E_OUTOFMEMORY);
+  }
+  dev->gpu_ctx = *std::move(ctx);
+  dev->hcontext = dev->gpu_ctx->handle().value;
   dev->context_created = true;
-  StartBuffer(dev);
+  dev->app_pending = false;
   return S_OK;
 }
 
 void DestroyGpuContext(Device* dev) {
   if (!dev->context_created) return;
-  D3DDDICB_DESTROYCONTEXT dc{};
-  dc.hContext.value = dev->hcontext;
-  dev->kt->pfnDestroyContextCb(Rt(dev), &dc);
+  if (dev->front_buffer != 0) {
+    (void)dev->umd->Deallocate(D3DKMT_HALLOCATION{dev->front_buffer});
+    dev->front_buffer = 0;
+  }
+  (void)dev->gpu_ctx->Destroy();
   dev->context_created = false;
 }
 
 void IcSubmit(Device* dev) {
   if (!dev->context_created) return;
-  CommandBuffer& cb = dev->cb;
-  D3DDDICB_RENDER r{};
-  r.CommandLength = cb.used;
-  r.CommandOffset = 0;
-  r.NumAllocations = cb.allocation_count;
-  r.NumPatchLocations = 0;
-  r.NewCommandBufferSize = cb.size;
-  r.NewAllocationListSize = cb.allocation_list_size;
-  r.NewPatchLocationListSize = cb.patch_list_size;
-  r.hContext.value = dev->hcontext;
-  HRESULT hr = dev->kt->pfnRenderCb(Rt(dev), &r);
-  if (hr == S_OK) {
-    // The returned buffers replace the current ones; sizes are re-read every time (R74).
-    cb.base = static_cast<uint8_t*>(r.pNewCommandBuffer);
-    cb.size = r.NewCommandBufferSize;
-    cb.allocation_list = r.pNewAllocationList;
-    cb.allocation_list_size = r.NewAllocationListSize;
-    cb.patch_list = r.pNewPatchLocationList;
-    cb.patch_list_size = r.NewPatchLocationListSize;
-  }
-  ++dev->submits;
-  StartBuffer(dev);
-  Pump(dev);
-  RefreshPreamble(dev);
-  dev->cb.preamble_end = dev->cb.used;  // state re-emitted, nothing to submit yet
+  // Errors were reported by the kernel (and the runtime); the context continues in the buffers
+  // the kernel handed back either way.
+  (void)dev->gpu_ctx->Flush();
+  AfterSubmit(dev);
+}
+
+void IcEmit(Device* dev, const gpu::Command& c) {
+  if (!dev->context_created) return;
+  const uint64_t renders = dev->gpu_ctx->render_calls();
+  // A refused command (the kernel failed a submit that made room) is dropped, as a full
+  // hardware queue would drop it; the kernel reported why.
+  (void)dev->gpu_ctx->Emit(c);
+  if (dev->gpu_ctx->render_calls() != renders) AfterSubmit(dev);
+  if (!dev->in_preamble) dev->app_pending = true;
 }
 
 void IcWrite(Device* dev, const void* record, uint32_t size) {
-  CommandBuffer& cb = dev->cb;
-  if (cb.base == nullptr) return;
-  if (cb.used + size > cb.size) IcSubmit(dev);
-  if (cb.used + size > cb.size) return;  // a record larger than a whole buffer: dropped
-  std::memcpy(cb.base + cb.used, record, size);
-  cb.used += size;
+  IcEmit(dev, PrivateRecord(record, size));
 }
 
 void IcWriteGeneric(Device* dev, uint32_t opcode, uint64_t a, uint64_t b, uint64_t c) {
@@ -118,28 +102,20 @@ void IcWriteGeneric(Device* dev, uint32_t opcode, uint64_t a, uint64_t b, uint64
   IcWrite(dev, &g, sizeof(g));
 }
 
-void IcReference(Device* dev, uint32_t allocation) {
-  if (allocation == 0 || dev->pending_allocations.contains(allocation)) return;
-  CommandBuffer& cb = dev->cb;
-  if (cb.allocation_count >= cb.allocation_list_size) IcSubmit(dev);
-  if (cb.allocation_list == nullptr || cb.allocation_count >= cb.allocation_list_size) return;
-  static_cast<AllocationListEntry*>(cb.allocation_list)[cb.allocation_count++] =
-      AllocationListEntry{allocation, 1};
-  dev->pending_allocations.insert(allocation);
+uint32_t IcAllocationOf(Device* dev, const IcObject* o) {
+  if (o == nullptr) return 0;
+  if (std::optional<gpu::AllocationId> alias = dev->aliases.Get(o->id)) {
+    return static_cast<uint32_t>(*alias);
+  }
+  return o->allocation;
 }
 
 void IcSplice(Device* dev, const Recording& content, uint64_t cl_id) {
-  for (uint32_t a : content.allocations) IcReference(dev, a);
   IcWriteGeneric(dev, refcmd::kExecuteBegin, cl_id);
-  size_t offset = 0;
-  const std::vector<uint8_t>& s = content.stream;
-  while (offset + sizeof(refcmd::Header) <= s.size()) {
-    refcmd::Header h;
-    std::memcpy(&h, s.data() + offset, sizeof(h));
-    if (h.size < sizeof(h) || offset + h.size > s.size()) break;
-    IcWrite(dev, s.data() + offset, h.size);
-    offset += h.size;
-  }
+  // gpu::UmdContext::Splice, one command at a time so that every submit the splice causes is
+  // followed by amortized processing like any other (R71).
+  for (const gpu::Command& c : content.gpu.commands()) IcEmit(dev, c);
+  content.gpu.ApplyRenames(&dev->aliases);
   IcWriteGeneric(dev, refcmd::kExecuteEnd, cl_id);
 }
 
@@ -265,11 +241,19 @@ HRESULT APIENTRY PresentDXGI(DXGI_DDI_ARG_PRESENT* p) {
   CallScope scope("PresentDXGI");
   Device* dev = static_cast<Device*>(p->hDevice.handle);
   IcDomainScope domain(dev);
-  if (HasCommands(dev)) IcSubmit(dev);
-  D3DDDICB_PRESENT present{};
-  if (IcObject* surface = AsIc(p->hSurfaceToPresent.handle)) {
-    present.hSrcAllocation.value = surface->allocation;
+  if (dev->context_created && dev->gpu_ctx->has_pending()) IcSubmit(dev);
+  IcObject* surface = AsIc(p->hSurfaceToPresent.handle);
+  uint32_t src = IcAllocationOf(dev, surface);
+  if (dev->context_created && dev->front_buffer == 0 && src != 0) {
+    // The scan-out surface a blt-model present copies into (created at the first present,
+    // with the presented surface's size).
+    absl::StatusOr<D3DKMT_HALLOCATION> front =
+        dev->umd->Allocate(std::max<uint64_t>(surface->byte_size, 16), gpu::kAllocationDescPrimary);
+    if (front.ok()) dev->front_buffer = front->value;
   }
+  D3DDDICB_PRESENT present{};
+  present.hSrcAllocation.value = src;
+  present.hDstAllocation.value = dev->front_buffer;
   present.hContext.value = dev->hcontext;
   HRESULT hr = dev->kt->pfnPresentCb(Rt(dev), &present);
   MaybeReportRemoved(dev, nullptr);

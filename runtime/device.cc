@@ -8,6 +8,7 @@
 #include "runtime/internal/access.h"
 #include "runtime/internal/callbacks.h"
 #include "runtime/internal/common.h"
+#include "runtime/internal/kernel_wiring.h"
 #include "runtime/internal/send.h"
 #include "runtime/runtime.h"
 
@@ -19,6 +20,19 @@ using internal::DeviceState;
 using internal::Table;
 
 namespace {
+
+// The kernel's R74-R78 reports as violation lines of the device ("R75 seq=... fn=kernel ...").
+class KernelViolationSink : public gpu::ViolationSink {
+ public:
+  explicit KernelViolationSink(DeviceState* dev) : dev_(dev) {}
+  void Report(const gpu::Violation& v) override {
+    internal::Report(dev_, absl::StrCat("R", v.rule), "kernel",
+                     absl::StrCat(v.message, " (t=", v.time, "ns)"));
+  }
+
+ private:
+  DeviceState* dev_;
+};
 
 // D3D11 DDI interface/version values the runtime model requests (our constants).
 constexpr UINT kInterface = (11u << 16) | 1u;
@@ -170,6 +184,12 @@ void TearDown(DeviceState* dev, Device* device) {
                           example));
     }
   }
+  // The kernel waits for the device's work and frees what the driver left (after the R70
+  // check, which looks at what the driver itself deallocated).
+  if (!dev->kernel_device_destroyed) {
+    dev->kernel_device_destroyed = true;
+    (void)dev->stack->kernel().DestroyDevice(dev->kdev);
+  }
   Invoke(&dev->sink, dev, nullptr, Table::kAdapter, false, "CloseAdapter",
          dev->adapter_funcs.pfnCloseAdapter, dev->adapter);
   dev->quarantine.Check(dev, true);
@@ -210,14 +230,22 @@ HRESULT Device::Init(const RuntimeOptions& options) {
   s->options = options;
   s->sink.calls = &internal::ProcessCalls();
   s->sink.observer = options.observer;
-  if (options.kernel != nullptr) {
-    s->kernel = options.kernel;
-  } else {
-    s->owned_kernel = MakeReferenceKernel();
-    s->kernel = s->owned_kernel.get();
-  }
   if (absl::Status st = s->driver.Load(options.driver_path); !st.ok()) {
     std::fprintf(stderr, "cltrace runtime: %s\n", std::string(st.message()).c_str());
+    return static_cast<HRESULT>(E_FAIL);
+  }
+  // The kernel (runtime/kernel.h): built after the driver loaded so a shim's
+  // CltraceWrapKernelTable can interpose on its tables.
+  s->kernel_sink = std::make_unique<KernelViolationSink>(s);
+  s->stack = std::make_unique<gpu::KernelStack>(
+      options.kernel, s->kernel_sink.get(),
+      internal::KernelWrappersFor(options, s->driver.handle));
+  s->kcb = s->stack->device_callbacks();
+  if (absl::StatusOr<D3DRTDEVICEHANDLE> kdev = s->stack->kernel().CreateDevice(); kdev.ok()) {
+    s->kdev = *kdev;
+  } else {
+    std::fprintf(stderr, "cltrace runtime: kernel device: %s\n",
+                 std::string(kdev.status().message()).c_str());
     return static_cast<HRESULT>(E_FAIL);
   }
   internal::ApiScope api(s, "CreateDevice", "");
@@ -344,6 +372,8 @@ std::vector<std::string> Device::Violations() const { return state_->violations.
 std::vector<std::string> Device::DriverViolations() const {
   return state_->driver.DriverViolations();
 }
+gpu::KernelStack* Device::GpuKernel() const { return state_->stack.get(); }
+
 uint64_t Device::CallCount() const { return internal::ProcessCalls().load(); }
 const RuntimeOptions& Device::options() const { return state_->options; }
 

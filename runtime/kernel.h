@@ -1,60 +1,49 @@
-// The kernel side of the kernel-thunk callbacks (D3DDDI_DEVICECALLBACKS).
+// The kernel behind the runtime model's kernel-thunk callbacks (D3DDDI_DEVICECALLBACKS).
 //
 // A user-mode driver reaches the kernel (Dxgkrnl, the KMD, the GPU) only through the runtime's
-// kernel-thunk callbacks: pfnCreateContextCb, pfnRenderCb, pfnAllocateCb, ... The runtime model
-// answers them through this interface, so a GPU/kernel model (gpu/) can plug in. The runtime
-// itself keeps the contract checks (R15, R16, R17, R67, R68, R70, R74) around these calls; a
-// KernelModel only does the kernel's work.
+// kernel-thunk callbacks: pfnCreateContextCb, pfnRenderCb, pfnAllocateCb, ... Every runtime
+// Device owns one gpu::KernelStack (gpu/kernel_stack.h: the model Dxgkrnl + model KMD + GPU in
+// virtual time). The runtime's thunks keep the contract checks of the UMD boundary (R15, R16,
+// R17, R47/R60, R67, R68, R70, R71) and forward every call, with the kernel's device handle,
+// through the stack's C table; the stack's own checks (R74-R78) come back as violation lines
+// of the device ("R75 seq=... fn=kernel ...").
 //
-// The built-in reference kernel model (MakeReferenceKernel) gives each context a command
-// buffer, allocation list and patch-location list, hands out fresh (alternating) buffers on
-// every Render, numbers allocations, and completes every submission immediately (an infinitely
-// fast GPU). Allocation-list entries use the D3DDDI_ALLOCATIONLIST layout below.
+// Kernel-layer interposition (recorders, transcripts). The KMD entry points (DxgkDdi*), the
+// Dxgkrnl callbacks (DxgkCb*) and the runtime-to-kernel thunk table can be wrapped, as their own
+// layer, in three ways; all apply to each Device created afterwards, innermost first:
+//   1. RuntimeOptions::kernel_wrappers (in-process, per device; e.g. gpu::KernelTranscript);
+//   2. SetKernelTableHook(...) (in-process, process-wide; e.g. a recorder linked into the app);
+//   3. a driver library (typically a recorder shim loaded as the driver) exporting
+//        extern "C" const void* CltraceWrapKernelTable(const char* which, const void* table);
+//      The runtime calls it with which = "kmd" (DRIVER_INITIALIZATION_DATA), "dxgkrnl"
+//      (DXGKRNL_INTERFACE) and "kernel_thunks" (D3DDDI_DEVICECALLBACKS: the runtime -> kernel
+//      side; the UMD-facing table is D3D10DDIARG_CREATEDEVICE.pKTCallbacks, which a shim sees
+//      anyway) and uses the table it returns (return `table` itself to not interpose). The
+//      returned table must stay valid until the device is destroyed.
+// The model's tables are process-wide constants, so a wrapper may keep the real table in a
+// global. gpu::KernelExecutionContext() tells a wrapper when a call runs on a kernel "thread"
+// (vidsch / interrupt / dpc) rather than inside the UMD call that let virtual time pass.
 //
-// Thread-safety: every method may be called concurrently from any thread (Allocate and
-// Deallocate are free-threaded; Render/Present/CreateContext come from the IC domain).
+// Thread-safety: SetKernelTableHook may be called at any time; it affects devices created
+// afterwards. Devices' kernels are independent.
 #ifndef CLTRACE_RUNTIME_KERNEL_H_
 #define CLTRACE_RUNTIME_KERNEL_H_
 
-#include <cstdint>
-#include <memory>
+#include <functional>
 
 #include "format/ddi_abi.h"
+#include "gpu/kernel_stack.h"
 
 namespace cltrace::runtime {
 
-// One allocation-list entry (the D3DDDI_ALLOCATIONLIST layout; not in the catalog because the
-// list travels as an untyped buffer).
-struct AllocationListEntry {
-  uint32_t hAllocation;
-  uint32_t flags;  // bit 0: WriteOperation
-};
+// Name of the optional C hook a driver library may export (see above).
+inline constexpr char kWrapKernelTableSymbol[] = "CltraceWrapKernelTable";
+using WrapKernelTableFn = const void* (*)(const char* which, const void* table);
 
-class KernelModel {
- public:
-  virtual ~KernelModel() = default;
-
-  virtual HRESULT CreateContext(D3DDDICB_CREATECONTEXT* args) = 0;
-  virtual HRESULT DestroyContext(const D3DDDICB_DESTROYCONTEXT* args) = 0;
-  // Submits [CommandOffset, CommandOffset + CommandLength) of the current buffer and returns
-  // the next buffer/lists in the New* members (sizes at least the requested ones).
-  virtual HRESULT Render(D3DDDICB_RENDER* args) = 0;
-  virtual HRESULT Present(const D3DDDICB_PRESENT* args) = 0;
-  virtual HRESULT Allocate(D3DDDICB_ALLOCATE* args) = 0;
-  virtual HRESULT Deallocate(const D3DDDICB_DEALLOCATE* args) = 0;
-  virtual HRESULT Lock(D3DDDICB_LOCK* args) = 0;
-  virtual HRESULT Unlock(const D3DDDICB_UNLOCK* args) = 0;
-  // The command buffer and allocation list `hContext` currently writes into (what its next
-  // Render submits); nullptr for an unknown context.
-  virtual const uint8_t* CommandBuffer(uint32_t hContext) = 0;
-  virtual const AllocationListEntry* AllocationList(uint32_t hContext) = 0;
-  // Last submission fence the GPU completed for `hContext` (reference model: all of them).
-  virtual uint64_t CompletedFence(uint32_t hContext) = 0;
-  virtual uint64_t SubmittedFence(uint32_t hContext) = 0;
-};
-
-// The built-in in-process kernel model described above.
-std::unique_ptr<KernelModel> MakeReferenceKernel();
+// Process-wide: called once per Device being created; returns the wrappers to install around
+// that device's kernel tables. An empty function removes the hook.
+using KernelTableHook = std::function<gpu::TableWrappers()>;
+void SetKernelTableHook(KernelTableHook hook);
 
 }  // namespace cltrace::runtime
 

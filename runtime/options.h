@@ -10,10 +10,10 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "gpu/kernel_stack.h"
 
 namespace cltrace::runtime {
 
-class KernelModel;
 class DdiObserver;
 
 // ddi-spec §3.3: which handle DC::CommandListExecute receives for a nested command list.
@@ -79,8 +79,12 @@ struct RuntimeOptions {
   // Flags for CalcPrivateDeviceSize / CreateDevice.
   uint32_t create_device_flags = 0;
 
-  // Kernel side of the kernel-thunk callbacks; nullptr: the built-in reference kernel model.
-  KernelModel* kernel = nullptr;
+  // The device's kernel (gpu::KernelStack, runtime/kernel.h): timing, video memory, and the
+  // planted kernel/KMD bugs R75-R78 (`kernel.bug`).
+  gpu::KernelStackOptions kernel;
+  // Wrappers around this device's kernel-layer tables (runtime/kernel.h), e.g.
+  // gpu::KernelTranscript::Wrappers(); innermost of the interposition hooks.
+  gpu::TableWrappers kernel_wrappers;
   // Test hook: sees every DDI call and callback as a readable line (runtime/transcript.h).
   DdiObserver* observer = nullptr;
 };

@@ -5,9 +5,9 @@
 // UMD, and turns every API call into the DDI call sequences of ddi-spec §4: device bring-up,
 // object creation, deferred contexts with context-local handles, FinishCommandList with
 // command-list recycling, ExecuteCommandList, teardown. It answers the driver's callbacks
-// (core-layer state refresh per R49/R60, errors, amortized processing; kernel thunks through a
-// KernelModel) and checks the driver's side of the contract, reporting violations as lines
-// "R22 seq=N fn=... message" (Device::Violations()).
+// (core-layer state refresh per R49/R60, errors, amortized processing; kernel thunks through
+// the device's gpu::KernelStack, runtime/kernel.h) and checks the driver's side of the
+// contract, reporting violations as lines "R22 seq=N fn=... message" (Device::Violations()).
 //
 // Thread-safety (as in D3D11): Device methods are free-threaded; an immediate or deferred
 // context must not be used by two threads at once. The runtime enforces that (R10): an
@@ -44,6 +44,10 @@
 #ifndef FALSE
 #define FALSE 0
 #endif
+
+namespace cltrace::gpu {
+class KernelStack;
+}  // namespace cltrace::gpu
 
 namespace cltrace::runtime {
 
@@ -369,6 +373,10 @@ class Device : public Object {
   // (same as ProcessCallCount()).
   uint64_t CallCount() const;
   const RuntimeOptions& options() const;
+  // The device's kernel (runtime/kernel.h): Dxgkrnl + model KMD + GPU in virtual time, e.g.
+  // for stack->kernel().WaitIdle() and AllocationDigests() after a Flush/Present. Use it only
+  // while no other thread uses the device.
+  gpu::KernelStack* GpuKernel() const;
 
  private:
   friend class DeviceChild;

@@ -3,14 +3,16 @@
 #include <cstdlib>
 
 #include "absl/algorithm/container.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "gpu/violation.h"
 
 namespace cltrace::workloads {
 
 const std::vector<std::string>& DriverBugRules() {
   static const std::vector<std::string>* rules =
       new std::vector<std::string>{"R5",  "R6",  "R16", "R22", "R33", "R36", "R39",
-                                   "R50", "R60", "R67", "R68", "R70", "R71", "R72"};
+                                   "R50", "R60", "R67", "R68", "R70", "R71", "R72", "R74"};
   return *rules;
 }
 
@@ -37,6 +39,19 @@ absl::Status ApplyBugMode(absl::string_view rule, runtime::RuntimeOptions* runti
     }
     setenv("CLTRACE_REFDRIVER_CONFIG", config.c_str(), 1);
     return absl::OkStatus();
+  }
+  // The kernel/KMD (R75-R78) and DX6 driver (R79/R80) bugs of the GPU model.
+  int number = 0;
+  if (rule.size() > 1 && rule[0] == 'R' && absl::SimpleAtoi(rule.substr(1), &number)) {
+    gpu::PlantedBug bug = gpu::PlantedBugFromRule(number);
+    if (number >= 75 && number <= 78 && bug != gpu::PlantedBug::kNone) {
+      runtime->kernel.bug = bug;
+      return absl::OkStatus();
+    }
+    if (number >= 79 && number <= 80 && bug != gpu::PlantedBug::kNone) {
+      scenario->dx6_bug = bug;
+      return absl::OkStatus();
+    }
   }
   runtime::Misuse misuse;
   if (runtime::MisuseFromRule(rule, &misuse)) {

@@ -16,7 +16,9 @@
 
 namespace cltrace::workloads {
 
-// Rules with a planted-bug mode in the reference driver / a misuse mode in the runtime model.
+// Rules with a planted-bug mode in the reference driver (R74: its gpu::UmdContext) / a misuse
+// mode in the runtime model. R75-R78 plant bugs in the device's kernel
+// (RuntimeOptions::kernel.bug), R79/R80 in the DX6 driver of `dp2` (ScenarioOptions::dx6_bug).
 const std::vector<std::string>& DriverBugRules();
 const std::vector<std::string>& RuntimeMisuseRules();
 

@@ -5,7 +5,8 @@
 //   cltrace-workload --list
 //
 // Output: one line per violation (starting with its rule number), then `calls: N` (DDI calls
-// made plus callbacks received). Exit status 0 when nothing was detected, 1 when something
+// made plus callbacks received at every layer the workload drives: the D3D11 DDI and its
+// callbacks, the kernel layer (DxgkDdi*, DxgkCb*) and the DX6 driver tables). Exit status 0 when nothing was detected, 1 when something
 // was, 2 on a usage or setup error.
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "corpus/workloads/bug_modes.h"
+#include "corpus/workloads/model_layers.h"
 #include "corpus/workloads/scenarios.h"
 #include "runtime/runtime.h"
 
@@ -97,8 +99,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> lines = runtime::ProcessViolations();
   std::vector<std::string> driver = runtime::ProcessDriverViolations();
   lines.insert(lines.end(), driver.begin(), driver.end());
+  std::vector<std::string> model = workloads::ModelViolations();
+  lines.insert(lines.end(), model.begin(), model.end());
   for (const std::string& line : lines) std::printf("%s\n", line.c_str());
-  std::printf("calls: %llu\n", static_cast<unsigned long long>(runtime::ProcessCallCount()));
+  std::printf("calls: %llu\n", static_cast<unsigned long long>(workloads::AllLayerCalls()));
   if (!status.ok()) return 2;
   return lines.empty() ? 0 : 1;
 }

@@ -13,6 +13,12 @@ const std::vector<ScenarioInfo>& Scenarios() {
        "deferred contexts record full-pipeline draws with first-bind local opens, nested and "
        "restored lists; the immediate context executes, composites, destroys synchronously "
        "and presents"},
+      {"present",
+       "single-threaded frames of clears, updates, draws and a command list with a renamed "
+       "dynamic vertex buffer, flushed and presented through the kernel/GPU model"},
+      {"dp2",
+       "the DX6 path: DrawPrimitives2 batches with vertex/command buffer swaps, explicit and "
+       "user-memory vertices, an invalid command per third frame (driver error offsets)"},
   };
   return *list;
 }
@@ -21,6 +27,8 @@ absl::Status RunScenario(absl::string_view name, runtime::Device* device,
                          const ScenarioOptions& options) {
   if (name == "smallcl") return RunSmallCl(device, options);
   if (name == "scene") return RunScene(device, options);
+  if (name == "present") return RunPresent(device, options);
+  if (name == "dp2") return RunDp2(device, options);
   return absl::NotFoundError(absl::StrCat("no scenario named '", name, "' (see --list)"));
 }
 

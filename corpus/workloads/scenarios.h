@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "gpu/violation.h"
 #include "runtime/runtime.h"
 
 namespace cltrace::workloads {
@@ -28,6 +30,8 @@ struct ScenarioOptions {
   // Runtime-misuse setup some modes need from the application side (R61: the IC begins a
   // query a command list manipulates). Set by the workload for --bug.
   runtime::Misuse misuse = runtime::Misuse::kNone;
+  // Planted DX6 driver bug for `dp2` (R79/R80; --bug).
+  gpu::PlantedBug dx6_bug = gpu::PlantedBug::kNone;
 };
 
 struct ScenarioInfo {
@@ -46,6 +50,17 @@ absl::Status RunScenario(absl::string_view name, runtime::Device* device,
 // Individual scenarios.
 absl::Status RunSmallCl(runtime::Device* device, const ScenarioOptions& options);
 absl::Status RunScene(runtime::Device* device, const ScenarioOptions& options);
+absl::Status RunPresent(runtime::Device* device, const ScenarioOptions& options);
+// The DX6 path only: `device` is not used.
+absl::Status RunDp2(runtime::Device* device, const ScenarioOptions& options);
+
+// `present` with its results: the kernel's CombinedDigest after each frame (after WaitIdle).
+struct PresentRun {
+  std::vector<uint64_t> frame_digests;
+};
+absl::StatusOr<PresentRun> RunPresentFrames(runtime::Device* device, const ScenarioOptions& o);
+// `dp2` with its result: the DX6 driver's render-target digest of the context.
+absl::StatusOr<uint64_t> RunDp2Frames(const ScenarioOptions& o);
 
 }  // namespace cltrace::workloads
 

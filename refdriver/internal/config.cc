@@ -24,7 +24,7 @@ constexpr BugName kBugNames[] = {
     {Bug::kR5, "R5"},   {Bug::kR6, "R6"},   {Bug::kR16, "R16"}, {Bug::kR22, "R22"},
     {Bug::kR33, "R33"}, {Bug::kR36, "R36"}, {Bug::kR39, "R39"}, {Bug::kR50, "R50"},
     {Bug::kR60, "R60"}, {Bug::kR67, "R67"}, {Bug::kR68, "R68"}, {Bug::kR70, "R70"},
-    {Bug::kR71, "R71"}, {Bug::kR72, "R72"},
+    {Bug::kR71, "R71"}, {Bug::kR72, "R72"}, {Bug::kR74, "R74"},
 };
 
 constexpr const char* kFaultSiteNames[] = {"RecycleCreateCommandList",

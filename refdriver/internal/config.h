@@ -33,6 +33,7 @@ enum class Bug : uint8_t {
   kR70,  // DestroyDevice returns with deferred destructions still queued
   kR71,  // never calls pfnPerformAmortizedProcessingCb
   kR72,  // calls pfnPerformAmortizedProcessingCb twice per submit (IC) / chunk (DC)
+  kR74,  // keeps writing into the previous command buffer after pfnRenderCb (gpu::UmdContext)
 };
 
 // The rule name ("R22") of a bug mode, and the reverse lookup.

@@ -25,6 +25,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
 #include "format/ddi_abi.h"
+#include "gpu/command_recording.h"
+#include "gpu/umd_context.h"
 #include "refdriver/command_stream.h"
 #include "refdriver/internal/config.h"
 #include "refdriver/internal/domain.h"
@@ -59,6 +61,9 @@ struct IcObject {
   uint32_t allocation = 0;  // D3DKMT_HANDLE from pfnAllocateCb (0: none)
   uint64_t byte_size = 0;
   uint8_t* memory = nullptr;  // CPU backing (maps, copies); owned
+  // Map-discard aliases made on deferred contexts (R66): freed with the resource.
+  std::mutex alias_mu;
+  std::vector<uint32_t> alias_allocations;
   bool ic_mapped = false;     // mapped on the IC (IC domain only)
   // Queries.
   uint32_t query_type = 0;
@@ -97,7 +102,13 @@ struct EndState {
 
 // The recording of a deferred context, and the content of a command list.
 struct Recording {
-  std::vector<uint8_t> stream;
+  // What CommandListExecute splices into the IC's command buffer: GPU commands referencing
+  // allocation handles, the refcmd records in gpu::Command::Private, and the map-discard
+  // renames (R66).
+  gpu::CommandRecording gpu;
+  // The dynamic resources renamed in this recording: alias allocation and its CPU memory.
+  absl::flat_hash_map<const IcObject*, std::pair<uint32_t, uint8_t*>> renamed;
+  std::vector<uint8_t> stream;  // the refcmd records alone (size drives the R72 cadence)
   std::vector<uint32_t> allocations;                // referenced allocations (deduplicated lazily)
   std::vector<IcObject*> queries;                   // queries begun or ended in it (R61)
   std::vector<IcObject*> mapped;                    // dynamic resources mapped in it (R62)
@@ -106,6 +117,8 @@ struct Recording {
   EndState end_state;                               // filled when the list is created
 
   void Clear() {
+    gpu.Clear();
+    renamed.clear();
     stream.clear();
     allocations.clear();
     queries.clear();
@@ -194,19 +207,6 @@ struct DeferredContext {
   uint64_t finishes = 0;            // command lists produced (read by the R36 planted bug)
 };
 
-// The driver's view of the IC's kernel command buffer.
-struct CommandBuffer {
-  uint8_t* base = nullptr;
-  uint32_t size = 0;
-  uint32_t used = 0;
-  uint32_t preamble_end = 0;  // commands after this offset are the application's
-  void* allocation_list = nullptr;
-  uint32_t allocation_list_size = 0;
-  uint32_t allocation_count = 0;
-  void* patch_list = nullptr;
-  uint32_t patch_list_size = 0;
-};
-
 // The device / immediate context (placement-constructed in hDrvDevice).
 struct Device {
   uint32_t magic = kDeviceMagic;
@@ -222,13 +222,19 @@ struct Device {
   // IC domain.
   Domain ic_domain;
   PipelineState ic_state;
-  CommandBuffer cb;
+  // The kernel side (gpu/umd_context.h): allocations, the IC's GPU context and its command
+  // buffer (commands in the GPU model's user format, refcmd records in kPrivate commands).
+  std::unique_ptr<gpu::UmdDevice> umd;
+  std::unique_ptr<gpu::UmdContext> gpu_ctx;
+  gpu::DynamicAliasTable aliases;  // IC's current allocation per dynamic resource (R66)
+  bool app_pending = false;        // application commands since the last submit
+  bool in_preamble = false;        // re-emitting state after a submit
+  uint32_t front_buffer = 0;       // primary allocation presents blt into (0: none yet)
   uint32_t hcontext = 0;
   bool context_created = false;
   uint64_t submits = 0;
   uint64_t completed_fence = 0;
   bool r5_done = false;
-  absl::flat_hash_set<uint32_t> pending_allocations;  // referenced by the unsubmitted buffer
 
   // Free-threaded state.
   std::atomic<uint64_t> ddi_calls{0};

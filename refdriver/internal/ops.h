@@ -14,12 +14,19 @@
 namespace cltrace::refdriver {
 
 // ---- IC command buffer (submit.cc) ----
-// Appends one record, submitting first when it does not fit.
+// A refcmd record as a GPU-model private command (payload: kStreamMagic, then the record).
+gpu::Command PrivateRecord(const void* record, uint32_t size);
+// Appends one GPU command (references = allocation handles) to the IC's command buffer;
+// gpu::UmdContext submits first when it does not fit (then amortized processing, R71).
+void IcEmit(Device* dev, const gpu::Command& c);
+// Appends one refcmd record (as a private command).
 void IcWrite(Device* dev, const void* record, uint32_t size);
 void IcWriteGeneric(Device* dev, uint32_t opcode, uint64_t a, uint64_t b = 0, uint64_t c = 0);
-// Adds an allocation the pending commands reference (allocation list; submits when full).
-void IcReference(Device* dev, uint32_t allocation);
-// Splices a command list's content into the IC stream (ExecuteBegin ... ExecuteEnd).
+// The allocation IC commands reference for `o`: the current map-discard alias a command list
+// left (R66), else the resource's own allocation; 0 for none.
+uint32_t IcAllocationOf(Device* dev, const IcObject* o);
+// Splices a command list's content into the IC stream (ExecuteBegin ... ExecuteEnd) and makes
+// its renames current (R66).
 void IcSplice(Device* dev, const Recording& content, uint64_t cl_id);
 // True if the application added commands since the buffer's preamble.
 bool HasCommands(Device* dev);
@@ -34,6 +41,7 @@ void DestroyGpuContext(Device* dev);
 
 // ---- recording on a DC (pipeline.cc) ----
 void DcWrite(DeferredContext* dc, const void* record, uint32_t size);
+void DcEmit(DeferredContext* dc, const gpu::Command& c);
 void DcWriteGeneric(DeferredContext* dc, uint32_t opcode, uint64_t a, uint64_t b = 0,
                     uint64_t c = 0);
 // The executing context goes back to the cleared state (CommandListExecute, R60).

@@ -8,6 +8,7 @@
 #define CLTRACE_RUNTIME_INTERNAL_BINDINGS_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "format/ddi_abi.h"
 #include "runtime/runtime.h"
@@ -74,6 +75,24 @@ struct Bindings {
   bool IsCleared() const;
 };
 
+// While one is active on the calling thread (every context API call has one), the references
+// of replaced bindings are released only when it ends, after the call's DDIs: an object whose
+// last reference was a binding is destroyed after the DDI that unbound it, never between its
+// bind and its unbind (R73).
+class DeferredBindingReleases {
+ public:
+  DeferredBindingReleases();
+  ~DeferredBindingReleases();
+  DeferredBindingReleases(const DeferredBindingReleases&) = delete;
+  DeferredBindingReleases& operator=(const DeferredBindingReleases&) = delete;
+  // Queues `o` on the innermost active scope; false if none is active.
+  static bool Defer(Object* o);
+
+ private:
+  DeferredBindingReleases* previous_;
+  std::vector<Object*> items_;
+};
+
 // Replaces a referenced slot.
 template <typename T>
 void Assign(T*& slot, T* value) {
@@ -81,7 +100,7 @@ void Assign(T*& slot, T* value) {
   if (value != nullptr) value->InternalAddRef();
   T* old = slot;
   slot = value;
-  if (old != nullptr) old->InternalRelease();
+  if (old != nullptr && !DeferredBindingReleases::Defer(old)) old->InternalRelease();
 }
 
 }  // namespace cltrace::runtime::internal

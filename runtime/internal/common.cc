@@ -219,4 +219,25 @@ void ClearProcessViolations() {
   log.lines.clear();
 }
 
+namespace internal {
+namespace {
+thread_local DeferredBindingReleases* g_binding_releases = nullptr;
+}  // namespace
+
+DeferredBindingReleases::DeferredBindingReleases() : previous_(g_binding_releases) {
+  g_binding_releases = this;
+}
+
+DeferredBindingReleases::~DeferredBindingReleases() {
+  g_binding_releases = previous_;
+  for (Object* o : items_) o->InternalRelease();
+}
+
+bool DeferredBindingReleases::Defer(Object* o) {
+  if (g_binding_releases == nullptr) return false;
+  g_binding_releases->items_.push_back(o);
+  return true;
+}
+
+}  // namespace internal
 }  // namespace cltrace::runtime

@@ -58,6 +58,8 @@ class ContextCall {
 
  private:
   ApiScope api_;
+  // Destroyed before api_: deferred destroys still belong to this API call.
+  DeferredBindingReleases releases_;
   ContextState* ctx_;
   bool entered_ = false;
 };

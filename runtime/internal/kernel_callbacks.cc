@@ -3,10 +3,13 @@
 // (PresentCb only inside PresentDXGI), R67 (no deallocation before the referencing submit),
 // R71 (amortized-processing starvation), R74 (CreateContextCb first), and the draw-state check
 // of the reference driver's command stream (R47/R60). The kernel's work itself is done by the
-// device's KernelModel.
+// device's gpu::KernelStack: every thunk forwards through the stack's C table with the kernel's
+// device handle (runtime/kernel.h).
 #include <cstring>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "gpu/command_stream.h"
 #include "refdriver/command_stream.h"
 #include "runtime/internal/callbacks.h"
 #include "runtime/internal/common.h"
@@ -15,6 +18,22 @@ namespace cltrace::runtime::internal {
 namespace {
 
 DeviceState* DevOf(D3DRTDEVICEHANDLE h) { return static_cast<DeviceState*>(h.handle); }
+
+// Remembers the buffers the kernel handed out for `hcontext` (the next RenderCb submits them).
+void NoteBuffers(DeviceState* dev, uint32_t hcontext, const void* command, uint32_t command_size,
+                 const void* allocations, uint32_t allocation_list_size) {
+  std::lock_guard<std::mutex> lock(dev->buffers_mu);
+  dev->buffers[hcontext] = DeviceState::SubmitBuffers{
+      static_cast<const uint8_t*>(command), command_size,
+      static_cast<const gpu::UserAllocationListEntry*>(allocations), allocation_list_size};
+}
+
+std::optional<DeviceState::SubmitBuffers> BuffersOf(DeviceState* dev, uint32_t hcontext) {
+  std::lock_guard<std::mutex> lock(dev->buffers_mu);
+  auto it = dev->buffers.find(hcontext);
+  if (it == dev->buffers.end()) return std::nullopt;
+  return it->second;
+}
 
 class KernelEntry {
  public:
@@ -61,7 +80,7 @@ const char* InnermostName() {
 HRESULT APIENTRY AllocateCb(D3DRTDEVICEHANDLE h, D3DDDICB_ALLOCATE* a) {
   KernelEntry e(h, "AllocateCb", a);
   DeviceState* dev = e.dev();
-  HRESULT hr = dev->kernel->Allocate(a);
+  HRESULT hr = dev->kcb->pfnAllocateCb(dev->kdev, a);
   if (hr == S_OK && a != nullptr) {
     std::string owner = dev->sink.names.Get(a->hResource.handle);
     std::lock_guard<std::mutex> lock(dev->alloc_mu);
@@ -86,21 +105,30 @@ HRESULT APIENTRY DeallocateCb(D3DRTDEVICEHANDLE h, const D3DDDICB_DEALLOCATE* a)
       if (it != dev->allocations.end()) it->second.deallocated = true;
     }
   }
-  return dev->kernel->Deallocate(a);
+  return dev->kcb->pfnDeallocateCb(dev->kdev, a);
 }
 
 HRESULT APIENTRY CreateContextCb(D3DRTDEVICEHANDLE h, D3DDDICB_CREATECONTEXT* a) {
   KernelEntry e(h, "CreateContextCb", a);
   DeviceState* dev = e.dev();
-  HRESULT hr = dev->kernel->CreateContext(a);
-  if (hr == S_OK) dev->context_created = true;
+  HRESULT hr = dev->kcb->pfnCreateContextCb(dev->kdev, a);
+  if (hr == S_OK) {
+    dev->context_created = true;
+    NoteBuffers(dev, a->hContext.value, a->pCommandBuffer, a->CommandBufferSize,
+                a->pAllocationList, a->AllocationListSize);
+  }
   return hr;
 }
 
 HRESULT APIENTRY DestroyContextCb(D3DRTDEVICEHANDLE h, const D3DDDICB_DESTROYCONTEXT* a) {
   KernelEntry e(h, "DestroyContextCb", a);
   HcontextUse use(e.dev(), "DestroyContextCb");
-  return e.dev()->kernel->DestroyContext(a);
+  HRESULT hr = e.dev()->kcb->pfnDestroyContextCb(e.dev()->kdev, a);
+  if (hr == S_OK && a != nullptr) {
+    std::lock_guard<std::mutex> lock(e.dev()->buffers_mu);
+    e.dev()->buffers.erase(a->hContext.value);
+  }
+  return hr;
 }
 
 HRESULT APIENTRY RenderCb(D3DRTDEVICEHANDLE h, D3DDDICB_RENDER* a) {
@@ -120,19 +148,25 @@ HRESULT APIENTRY RenderCb(D3DRTDEVICEHANDLE h, D3DDDICB_RENDER* a) {
   }
   HcontextUse use(dev, "RenderCb");
   uint32_t hcontext = a->hContext.value;
-  if (const AllocationListEntry* list = dev->kernel->AllocationList(hcontext)) {
-    std::lock_guard<std::mutex> lock(dev->alloc_mu);
-    for (UINT i = 0; i < a->NumAllocations; ++i) {
-      auto it = dev->allocations.find(list[i].hAllocation);
-      if (it != dev->allocations.end() && it->second.deallocated) {
-        Report(dev, "R67", "RenderCb",
-               absl::StrCat("submitted commands reference allocation ", list[i].hAllocation, " of ",
-                            it->second.owner, " which was already deallocated"));
+  // Out-of-range offsets/counts are the kernel's R74 check; only what lies inside the buffers
+  // handed out is read here.
+  if (std::optional<DeviceState::SubmitBuffers> b = BuffersOf(dev, hcontext)) {
+    if (b->allocations != nullptr) {
+      std::lock_guard<std::mutex> lock(dev->alloc_mu);
+      for (UINT i = 0; i < a->NumAllocations && i < b->allocation_list_size; ++i) {
+        uint32_t handle = b->allocations[i].hAllocation.value;
+        auto it = dev->allocations.find(handle);
+        if (it != dev->allocations.end() && it->second.deallocated) {
+          Report(dev, "R67", "RenderCb",
+                 absl::StrCat("submitted commands reference allocation ", handle, " of ",
+                              it->second.owner, " which was already deallocated"));
+        }
       }
     }
-  }
-  if (const uint8_t* buf = dev->kernel->CommandBuffer(hcontext)) {
-    CheckSubmittedCommands(dev, buf + a->CommandOffset, a->CommandLength);
+    if (b->command != nullptr && a->CommandOffset <= b->command_size &&
+        a->CommandLength <= b->command_size - a->CommandOffset) {
+      CheckSubmittedCommands(dev, b->command + a->CommandOffset, a->CommandLength);
+    }
   }
   if (++dev->submits_since_amortized > dev->options.amortized_starvation_submits &&
       !dev->r71_reported) {
@@ -141,7 +175,11 @@ HRESULT APIENTRY RenderCb(D3DRTDEVICEHANDLE h, D3DDDICB_RENDER* a) {
            absl::StrCat(dev->submits_since_amortized - 1,
                         " submits without pfnPerformAmortizedProcessingCb"));
   }
-  return dev->kernel->Render(a);
+  HRESULT hr = dev->kcb->pfnRenderCb(dev->kdev, a);
+  // The kernel hands out the next buffers also when the submission failed (R74).
+  NoteBuffers(dev, hcontext, a->pNewCommandBuffer, a->NewCommandBufferSize, a->pNewAllocationList,
+              a->NewAllocationListSize);
+  return hr;
 }
 
 HRESULT APIENTRY PresentCb(D3DRTDEVICEHANDLE h, const D3DDDICB_PRESENT* a) {
@@ -153,17 +191,17 @@ HRESULT APIENTRY PresentCb(D3DRTDEVICEHANDLE h, const D3DDDICB_PRESENT* a) {
     Report(dev, "R17", "PresentCb",
            absl::StrCat("pfnPresentCb from inside ", InnermostName(), ", not PresentDXGI"));
   }
-  return dev->kernel->Present(a);
+  return dev->kcb->pfnPresentCb(dev->kdev, a);
 }
 
 HRESULT APIENTRY LockCb(D3DRTDEVICEHANDLE h, D3DDDICB_LOCK* a) {
   KernelEntry e(h, "LockCb", a);
-  return e.dev()->kernel->Lock(a);
+  return e.dev()->kcb->pfnLockCb(e.dev()->kdev, a);
 }
 
 HRESULT APIENTRY UnlockCb(D3DRTDEVICEHANDLE h, const D3DDDICB_UNLOCK* a) {
   KernelEntry e(h, "UnlockCb", a);
-  return e.dev()->kernel->Unlock(a);
+  return e.dev()->kcb->pfnUnlockCb(e.dev()->kdev, a);
 }
 
 HRESULT APIENTRY SetDisplayModeCb(D3DRTDEVICEHANDLE h, D3DDDICB_SETDISPLAYMODE* a) {
@@ -171,44 +209,66 @@ HRESULT APIENTRY SetDisplayModeCb(D3DRTDEVICEHANDLE h, D3DDDICB_SETDISPLAYMODE* 
   // The DXGI table in scope has no SetDisplayModeDXGI, so no call can be legal (R17).
   Report(e.dev(), "R17", "SetDisplayModeCb",
          absl::StrCat("pfnSetDisplayModeCb from inside ", InnermostName()));
-  return S_OK;
+  return e.dev()->kcb->pfnSetDisplayModeCb(e.dev()->kdev, a);
 }
 
-// Kernel services the reference model treats as always succeeding.
+// Kernel services without UMD-boundary checks of their own.
 HRESULT APIENTRY SetPriorityCb(D3DRTDEVICEHANDLE h, const D3DDDICB_SETPRIORITY* a) {
   KernelEntry e(h, "SetPriorityCb", a);
-  return S_OK;
+  return e.dev()->kcb->pfnSetPriorityCb(e.dev()->kdev, a);
 }
 HRESULT APIENTRY QueryResidencyCb(D3DRTDEVICEHANDLE h, const D3DDDICB_QUERYRESIDENCY* a) {
   KernelEntry e(h, "QueryResidencyCb", a);
-  return S_OK;
+  return e.dev()->kcb->pfnQueryResidencyCb(e.dev()->kdev, a);
 }
 HRESULT APIENTRY EscapeCb(D3DRTDEVICEHANDLE h, const D3DDDICB_ESCAPE* a) {
   KernelEntry e(h, "EscapeCb", a);
   HcontextUse use(e.dev(), "EscapeCb");
-  return S_OK;
+  return e.dev()->kcb->pfnEscapeCb(e.dev()->kdev, a);
 }
 HRESULT APIENTRY CreateSynchronizationObjectCb(D3DRTDEVICEHANDLE h,
                                                D3DDDICB_CREATESYNCHRONIZATIONOBJECT* a) {
   KernelEntry e(h, "CreateSynchronizationObjectCb", a);
-  return S_OK;
+  return e.dev()->kcb->pfnCreateSynchronizationObjectCb(e.dev()->kdev, a);
 }
 HRESULT APIENTRY DestroySynchronizationObjectCb(D3DRTDEVICEHANDLE h,
                                                 const D3DDDICB_DESTROYSYNCHRONIZATIONOBJECT* a) {
   KernelEntry e(h, "DestroySynchronizationObjectCb", a);
-  return S_OK;
+  return e.dev()->kcb->pfnDestroySynchronizationObjectCb(e.dev()->kdev, a);
 }
 HRESULT APIENTRY WaitForSynchronizationObjectCb(D3DRTDEVICEHANDLE h,
                                                 const D3DDDICB_WAITFORSYNCHRONIZATIONOBJECT* a) {
   KernelEntry e(h, "WaitForSynchronizationObjectCb", a);
   HcontextUse use(e.dev(), "WaitForSynchronizationObjectCb");
-  return S_OK;
+  return e.dev()->kcb->pfnWaitForSynchronizationObjectCb(e.dev()->kdev, a);
 }
 HRESULT APIENTRY SignalSynchronizationObjectCb(D3DRTDEVICEHANDLE h,
                                                const D3DDDICB_SIGNALSYNCHRONIZATIONOBJECT* a) {
   KernelEntry e(h, "SignalSynchronizationObjectCb", a);
   HcontextUse use(e.dev(), "SignalSynchronizationObjectCb");
-  return S_OK;
+  return e.dev()->kcb->pfnSignalSynchronizationObjectCb(e.dev()->kdev, a);
+}
+
+// One refcmd Draw record against the runtime's expectation (R47/R60).
+void CheckDraw(DeviceState* dev, const refcmd::Draw& draw) {
+  if (dev->expected_draws.empty()) {
+    ReportOnce(dev, "draw-extra", "R60", "RenderCb",
+               "the driver submitted more draws than the application made");
+    return;
+  }
+  DrawExpectation want = dev->expected_draws.front();
+  dev->expected_draws.pop_front();
+  for (uint32_t slot = 0; slot < refcmd::kDrawSlotCount; ++slot) {
+    if (draw.state[slot] == want.state[slot]) continue;
+    const char* rule = want.since == 1 ? "R60" : "R47";
+    ReportOnce(dev, absl::StrCat("draw-", rule, "-", slot), rule, "RenderCb",
+               absl::StrCat("a draw used ",
+                            dev->sink.names.Get(reinterpret_cast<void*>(draw.state[slot])),
+                            " in slot ", refcmd::DrawSlotName(slot), " but the runtime bound ",
+                            dev->sink.names.Get(reinterpret_cast<void*>(want.state[slot])),
+                            want.since == 1 ? " (state not cleared by CommandListExecute)"
+                                            : " (state not cleared at context creation/recycle)"));
+  }
 }
 
 }  // namespace
@@ -233,43 +293,46 @@ void FillKernelCallbacks(D3DDDI_DEVICECALLBACKS* t) {
 }
 
 void CheckSubmittedCommands(DeviceState* dev, const uint8_t* data, uint32_t size) {
-  if (!dev->draw_check_enabled || size < sizeof(refcmd::Generic)) return;
-  refcmd::Generic first;
-  std::memcpy(&first, data, sizeof(first));
-  if (first.header.opcode != refcmd::kNop || first.a != refcmd::kStreamMagic) return;
-  uint32_t offset = 0;
-  while (offset + sizeof(refcmd::Header) <= size) {
-    refcmd::Header header;
-    std::memcpy(&header, data + offset, sizeof(header));
-    if (header.size < sizeof(refcmd::Header) || offset + header.size > size) {
-      ReportOnce(dev, "stream-corrupt", "R74", "RenderCb",
-                 absl::StrCat("malformed command record at offset ", offset));
+  if (!dev->draw_check_enabled || size < 4) return;
+  // The buffer is in the GPU model's user format (gpu/README.md); the reference driver's refcmd
+  // records ride in kPrivate commands whose payload starts with refcmd::kStreamMagic. A buffer
+  // that does not decode is the kernel's business (it rejects it and reports R74 where the UMD
+  // is at fault), so decoding simply stops there.
+  std::vector<uint32_t> words(size / 4);
+  std::memcpy(words.data(), data, words.size() * 4);
+  size_t pos = 0;
+  while (pos < words.size()) {
+    gpu::Command c;
+    absl::StatusOr<uint32_t> len = gpu::DecodeCommand(words, pos, gpu::CommandFormat::kUser, &c);
+    if (!len.ok()) {
+      // The draws of this submission cannot be matched with the application's any more (the
+      // UMD wrote elsewhere, R74): the check stops for this device rather than misreport.
+      dev->draw_check_enabled = false;
       return;
     }
-    if (header.opcode == refcmd::kDraw && header.size >= sizeof(refcmd::Draw)) {
-      refcmd::Draw draw;
-      std::memcpy(&draw, data + offset, sizeof(draw));
-      if (dev->expected_draws.empty()) {
-        ReportOnce(dev, "draw-extra", "R60", "RenderCb",
-                   "the driver submitted more draws than the application made");
-      } else {
-        DrawExpectation want = dev->expected_draws.front();
-        dev->expected_draws.pop_front();
-        for (uint32_t slot = 0; slot < refcmd::kDrawSlotCount; ++slot) {
-          if (draw.state[slot] == want.state[slot]) continue;
-          const char* rule = want.since == 1 ? "R60" : "R47";
-          ReportOnce(
-              dev, absl::StrCat("draw-", rule, "-", slot), rule, "RenderCb",
-              absl::StrCat("a draw used ",
-                           dev->sink.names.Get(reinterpret_cast<void*>(draw.state[slot])),
-                           " in slot ", refcmd::DrawSlotName(slot), " but the runtime bound ",
-                           dev->sink.names.Get(reinterpret_cast<void*>(want.state[slot])),
-                           want.since == 1 ? " (state not cleared by CommandListExecute)"
-                                           : " (state not cleared at context creation/recycle)"));
-        }
-      }
+    pos += *len;
+    if (c.op != gpu::Opcode::kPrivate || c.payload.size() < 2 ||
+        (uint64_t{c.payload[1]} << 32 | c.payload[0]) != refcmd::kStreamMagic) {
+      continue;
     }
-    offset += header.size;
+    const auto* rec = reinterpret_cast<const uint8_t*>(c.payload.data() + 2);
+    const size_t rec_size = (c.payload.size() - 2) * 4;
+    size_t offset = 0;
+    while (offset + sizeof(refcmd::Header) <= rec_size) {
+      refcmd::Header header;
+      std::memcpy(&header, rec + offset, sizeof(header));
+      if (header.size < sizeof(refcmd::Header) || offset + header.size > rec_size) {
+        ReportOnce(dev, "stream-corrupt", "R74", "RenderCb",
+                   absl::StrCat("malformed refcmd record in a private command at word ", pos));
+        return;
+      }
+      if (header.opcode == refcmd::kDraw && header.size >= sizeof(refcmd::Draw)) {
+        refcmd::Draw draw;
+        std::memcpy(&draw, rec + offset, sizeof(draw));
+        CheckDraw(dev, draw);
+      }
+      offset += header.size;
+    }
   }
 }
 

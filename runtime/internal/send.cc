@@ -231,7 +231,12 @@ void SendAllBound(ContextState* c, SendMode mode) {
   g.vp = b.num_viewports > 0;
   g.sc = b.num_scissors > 0;
   g.pred = b.predicate != nullptr;
+  // The references of the old bindings are kept until the unbind calls were made: an object
+  // whose last reference is a binding is destroyed only once no context binds it (R73), i.e.
+  // after its unbind, not between its bind and its unbind.
+  Bindings held;
   if (mode == SendMode::kNull) {
+    held.CopyFrom(c->bindings);
     c->bindings.Reset();
   }
   for (int s = 0; s < kStageCount; ++s) {

@@ -23,6 +23,9 @@
 #include "runtime/internal/ddi.h"
 #include "runtime/internal/driver_loader.h"
 #include "runtime/internal/violations.h"
+#include "gpu/kernel_abi.h"
+#include "gpu/kernel_stack.h"
+#include "gpu/violation.h"
 #include "runtime/kernel.h"
 #include "runtime/runtime.h"
 
@@ -222,8 +225,6 @@ struct DeviceState {
 
   DeviceContext* immediate = nullptr;
   ContextState* ic = nullptr;
-  KernelModel* kernel = nullptr;
-  std::unique_ptr<KernelModel> owned_kernel;
 
   std::atomic<int64_t> children{0};
   std::atomic<bool> released{false};
@@ -251,6 +252,24 @@ struct DeviceState {
   // Draw expectations of the IC stream, in order (IC domain).
   std::deque<DrawExpectation> expected_draws;
   bool draw_check_enabled = true;
+
+  // The kernel (runtime/kernel.h). The sink turns the stack's R74-R78 reports into violation
+  // lines of this device; declared before the stack so it outlives it.
+  std::unique_ptr<gpu::ViolationSink> kernel_sink;
+  std::unique_ptr<gpu::KernelStack> stack;
+  D3DRTDEVICEHANDLE kdev{};                     // the kernel's device (DxgkDdiCreateDevice)
+  const D3DDDI_DEVICECALLBACKS* kcb = nullptr;  // the stack's (possibly wrapped) thunk table
+  bool kernel_device_destroyed = false;
+  // Per HCONTEXT, the buffers the kernel handed out last (what the next pfnRenderCb submits),
+  // read by the checks at RenderCb.
+  struct SubmitBuffers {
+    const uint8_t* command = nullptr;
+    uint32_t command_size = 0;
+    const gpu::UserAllocationListEntry* allocations = nullptr;
+    uint32_t allocation_list_size = 0;
+  };
+  std::mutex buffers_mu;
+  absl::flat_hash_map<uint32_t, SubmitBuffers> buffers;
 };
 
 }  // namespace cltrace::runtime::internal

@@ -83,6 +83,11 @@ std::vector<Mode> AllModes() {
   }
   // These need draws / queries / deferred-context recordings larger than one copy.
   for (const char* rule : {"R60", "R72", "R52", "R61"}) modes.push_back({rule, "scene"});
+  // The GPU/kernel model: the UMD side (R74), the kernel's VidSch (R75, R76) and the model KMD
+  // (R77, R78) under frames that flush and present; the DX6 driver (R79, R80).
+  for (const char* rule : {"R74", "R75", "R76", "R77", "R78"}) modes.push_back({rule, "present"});
+  modes.push_back({"R74", "smallcl"});
+  for (const char* rule : {"R79", "R80"}) modes.push_back({rule, "dp2"});
   return modes;
 }
 
@@ -109,6 +114,7 @@ INSTANTIATE_TEST_SUITE_P(
     Clean, CleanRunTest,
     ::testing::Values(
         CleanRun{"smallcl", "smallcl --threads 4", ""}, CleanRun{"scene", "scene --threads 4", ""},
+        CleanRun{"present", "present --frames 8", ""}, CleanRun{"dp2", "dp2 --frames 8", ""},
         CleanRun{"scene_seed", "scene --threads 2 --frames 9 --seed 77", ""},
         CleanRun{"oom_recycle_create", "smallcl --frames 8",
                  "CLTRACE_REFDRIVER_CONFIG=oom:RecycleCreateCommandList=2,5,9"},
@@ -120,12 +126,27 @@ INSTANTIATE_TEST_SUITE_P(
         CleanRun{"removed_scene", "scene --frames 8", "CLTRACE_REFDRIVER_CONFIG=removed=900"}),
     [](const ::testing::TestParamInfo<CleanRun>& info) { return info.param.name; });
 
-TEST(WorkloadCliTest, ListNamesBothScenarios) {
+TEST(WorkloadCliTest, ListNamesEveryScenario) {
   WorkloadRun run = Workload("--list");
   EXPECT_EQ(run.exit_code, 0);
-  ASSERT_EQ(run.lines.size(), 2u);
+  ASSERT_EQ(run.lines.size(), 4u);
   EXPECT_TRUE(absl::StartsWith(run.lines[0], "smallcl "));
   EXPECT_TRUE(absl::StartsWith(run.lines[1], "scene "));
+  EXPECT_TRUE(absl::StartsWith(run.lines[2], "present "));
+  EXPECT_TRUE(absl::StartsWith(run.lines[3], "dp2 "));
+}
+
+// `calls:` counts every layer: `present` drives the kernel layer too, `dp2` only DX6 calls.
+TEST(WorkloadCliTest, CallsCountTheKernelAndDx6Layers) {
+  auto calls = [](const WorkloadRun& run) {
+    uint64_t n = 0;
+    EXPECT_TRUE(!run.lines.empty() && absl::SimpleAtoi(run.lines.back().substr(7), &n));
+    return n;
+  };
+  uint64_t one = calls(Workload("present --frames 1"));
+  uint64_t two = calls(Workload("present --frames 2"));
+  EXPECT_GT(two, one);
+  EXPECT_GT(calls(Workload("dp2 --frames 2")), 20u);
 }
 
 TEST(WorkloadCliTest, UnknownScenarioIsAUsageError) { EXPECT_EQ(Workload("nosuch").exit_code, 2); }

@@ -1,0 +1,42 @@
+// What the workloads drive below the D3D11 runtime model: the violations the GPU/kernel model
+// and the DX6 model report, and the DX6 calls made (the kernel layer counts its own calls,
+// gpu::ProcessKernelLayerCalls). cltrace-workload prints these with the runtime's.
+//
+// Thread-safety: all functions may be called from any thread.
+#ifndef CLTRACE_CORPUS_WORKLOADS_MODEL_LAYERS_H_
+#define CLTRACE_CORPUS_WORKLOADS_MODEL_LAYERS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "format/ddi_abi.h"
+#include "gpu/violation.h"
+
+namespace cltrace::workloads {
+
+// Collects model violations as lines "R79 fn=<layer> <message>" (process-wide).
+class ModelViolationSink : public gpu::ViolationSink {
+ public:
+  explicit ModelViolationSink(std::string layer) : layer_(std::move(layer)) {}
+  void Report(const gpu::Violation& v) override;
+
+ private:
+  std::string layer_;
+};
+std::vector<std::string> ModelViolations();
+
+// DX6 driver calls (DD_D3DBUFCALLBACKS, D3DHAL_CALLBACKS3) made so far by this process.
+uint64_t Dx6Calls();
+// Counting wrappers around a DX6 driver's tables (the model's tables are process-wide
+// constants; one wrapped pair per process at a time).
+const DD_D3DBUFCALLBACKS* CountingBufferCallbacks(const DD_D3DBUFCALLBACKS* real);
+const D3DHAL_CALLBACKS3* CountingHalCallbacks3(const D3DHAL_CALLBACKS3* real);
+
+// Every call the workload drove: DDI calls + callbacks of the runtime model, kernel-layer
+// calls (DxgkDdi*, DxgkCb*) and DX6 calls.
+uint64_t AllLayerCalls();
+
+}  // namespace cltrace::workloads
+
+#endif  // CLTRACE_CORPUS_WORKLOADS_MODEL_LAYERS_H_
