@@ -112,9 +112,10 @@ void PrintStats(const std::map<std::string, std::string>& stats, const std::stri
       calls, adapters, events, output, bytes, events ? static_cast<double>(bytes) / events : 0.0,
       Number(stats, "threads"));
   err << absl::StrFormat(
-      "cltrace record: producer waits %d (%.3f ms), write failures %d, calls not written %d\n",
+      "cltrace record: producer waits %d (%.3f ms), write failures %d, calls not written %d, "
+      "background thread %.1f ms CPU\n",
       Number(stats, "waits"), Number(stats, "wait_ns") / 1e6, Number(stats, "write_failures"),
-      Number(stats, "discarded"));
+      Number(stats, "discarded"), Number(stats, "background_cpu_ns") / 1e6);
   if (auto it = stats.find("error"); it != stats.end()) {
     err << "cltrace record: " << it->second << "\n";
   }

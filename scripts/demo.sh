@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The README's demo command: installs what is missing, builds, then runs cltrace end to end on
-# a built-in workload and shows what each tool sees.
+# a built-in workload: record the `scene` workload (deferred contexts recording draws,
+# command lists executed on the immediate context) through the recorder shim, look at the
+# trace, judge it against the contract rules, replay it into the reference driver, render the
+# inspector's view headless, and round-trip a hand-written JSONL repro.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
@@ -9,18 +12,40 @@ out=build/demo
 mkdir -p "$out"
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+have() { [[ -x "$bin/$1" ]]; }
 
-step "import a hand-written command-list repro (corpus/jsonl/recycle.jsonl) into a trace"
-$bin/cltrace import corpus/jsonl/recycle.jsonl -o "$out/recycle.cltrace"
+step "record: cltrace record -o $out/scene.cltrace -- cltrace-workload scene --threads 4"
+$bin/cltrace record -o "$out/scene.cltrace" -- $bin/cltrace-workload scene --threads 4
 
 step "cltrace info"
-$bin/cltrace info "$out/recycle.cltrace"
+$bin/cltrace info "$out/scene.cltrace"
 
-step "cltrace dump --count 12"
-$bin/cltrace dump "$out/recycle.cltrace" --count 12
+step "cltrace dump --count 16 (callbacks and state-refresh calls indented under their parent)"
+$bin/cltrace dump "$out/scene.cltrace" --count 16
 
-step "cltrace export (round trip back to JSONL)"
-$bin/cltrace export "$out/recycle.cltrace" -o "$out/recycle.jsonl"
-if cmp -s <($bin/cltrace export "$out/recycle.cltrace" -o -) "$out/recycle.jsonl"; then
-  echo "export is stable: $out/recycle.jsonl"
+step "cltrace check (contract rules R1-R80)"
+$bin/cltrace check "$out/scene.cltrace" && echo "check: clean"
+
+step "cltrace stats"
+$bin/cltrace stats "$out/scene.cltrace"
+
+step "a planted driver bug: --bug R22 (OOM reported through SetErrorCb instead of the return value)"
+$bin/cltrace record -o "$out/bug_r22.cltrace" -- $bin/cltrace-workload smallcl --threads 2 --bug R22 || true
+$bin/cltrace check "$out/bug_r22.cltrace" | head -5 || true
+
+if $bin/cltrace replay --help >/dev/null 2>&1; then
+  step "cltrace replay (into the reference driver; compares everything the driver does)"
+  $bin/cltrace replay "$out/scene.cltrace" || true
 fi
+
+if have cltrace-inspector; then
+  step "inspector, rendered headless to $out/inspector.png"
+  $bin/cltrace-inspector "$out/scene.cltrace" --screenshot "$out/inspector.png" --size 1600x900 \
+    && echo "wrote $out/inspector.png"
+fi
+
+step "JSONL: import a hand-written repro, check it, export it back"
+$bin/cltrace import corpus/jsonl/cl_recycle.jsonl -o "$out/cl_recycle.cltrace"
+$bin/cltrace check "$out/cl_recycle.cltrace" || true
+$bin/cltrace export "$out/cl_recycle.cltrace" -o "$out/cl_recycle.jsonl"
+echo "exported $out/cl_recycle.jsonl ($(wc -l < "$out/cl_recycle.jsonl") calls)"

@@ -1,0 +1,163 @@
+// The recorder's per-call cost (recorder/README.md has the figures).
+//
+// BM_BareCall: a Draw through a deferred context's table as the fake driver filled it
+// (recorder/internal/fake_driver.h), no recorder. BM_RecordCall: the same call through the
+// table the recorder filled, with a Recorder writing a compressed trace to a file. Both run on
+// 1 and 2 threads, each thread on its own deferred context (the concurrent case the DDI
+// allows: different DCs record in parallel). Times are wall-clock per call per thread
+// (UseRealTime), so producer waits and the background thread's competition for the CPU are
+// included; the recorder's own counters are reported (waits per call, trace bytes per call).
+// The added cost of recording is BM_RecordCall minus BM_BareCall of the same run.
+//
+// BM_SmallClTraceSize: build/bin/cltrace-workload smallcl (4 threads, the small-command-list
+// workload) run with build/lib/libcltrace_shim.so as its driver, as `cltrace record` runs it,
+// recording into /tmp; reports the trace's bytes per call from the shim's statistics. (A child
+// process: the shim cannot be loaded into this binary, which links cltrace_format itself; see
+// recorder/CMakeLists.txt.) Skipped when the shim or the workload is not built.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "benchmark/benchmark.h"
+#include "recorder/internal/fake_driver.h"
+#include "recorder/recorder.h"
+
+namespace cltrace::recorder {
+namespace {
+
+using testing::FakeRtContext;
+using testing::FakeRuntime;
+
+HRESULT WrappedOpen(D3D10DDIARG_OPENADAPTER* a) {
+  return OpenAdapter(&testing::FakeOpenAdapter10_2, a);
+}
+
+// One fake runtime per mode, with a deferred context per benchmark thread.
+struct Setup {
+  FakeRuntime runtime;
+  std::vector<FakeRtContext*> dcs;
+};
+
+Setup& Get(bool recorded, int threads) {
+  static std::mutex mu;
+  static std::unique_ptr<Setup> setups[2];
+  std::lock_guard<std::mutex> l(mu);
+  std::unique_ptr<Setup>& s = setups[recorded ? 1 : 0];
+  if (s == nullptr) {
+    s = std::make_unique<Setup>();
+    if (s->runtime.Create(recorded ? &WrappedOpen : &testing::FakeOpenAdapter10_2) != S_OK) {
+      std::fprintf(stderr, "fake runtime setup failed\n");
+      std::abort();
+    }
+  }
+  while (static_cast<int>(s->dcs.size()) < threads) {
+    s->dcs.push_back(s->runtime.CreateDeferredContext());
+  }
+  return *s;
+}
+
+void BM_BareCall(benchmark::State& state) {
+  static Setup* setup = nullptr;
+  if (state.thread_index() == 0) setup = &Get(false, state.threads());
+  // Threads meet at the first iteration; the setup is complete by then.
+  for (auto _ : state) {
+    FakeRtContext* dc = setup->dcs[static_cast<size_t>(state.thread_index())];
+    dc->funcs.pfnDraw(dc->handle, 3, 0);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_BareCall)->Threads(1)->Threads(2)->UseRealTime();
+
+std::unique_ptr<Recorder> g_recorder;
+std::string g_path;
+
+void BM_RecordCall(benchmark::State& state) {
+  static Setup* setup = nullptr;
+  if (state.thread_index() == 0) {
+    g_path = absl::StrCat("/tmp/cltrace_recorder_bench_", getpid(), ".cltrace");
+    Options o;
+    o.output_path = g_path;
+    auto rec = Recorder::Start(std::move(o));
+    if (!rec.ok()) {
+      state.SkipWithError(std::string(rec.status().message()).c_str());
+      return;
+    }
+    g_recorder = std::move(*rec);
+    setup = &Get(true, state.threads());
+  }
+  for (auto _ : state) {
+    FakeRtContext* dc = setup->dcs[static_cast<size_t>(state.thread_index())];
+    dc->funcs.pfnDraw(dc->handle, 3, 0);
+  }
+  state.SetItemsProcessed(state.iterations());
+  if (state.thread_index() == 0) {
+    // After the timed loop (every thread's loop has ended here): the rest is not timed.
+    Stats stats = g_recorder->Stop();
+    g_recorder.reset();
+    unlink(g_path.c_str());
+    state.counters["waits_per_call"] = benchmark::Counter(
+        static_cast<double>(stats.producer_waits) / static_cast<double>(stats.calls));
+    state.counters["bytes_per_call"] = benchmark::Counter(
+        static_cast<double>(stats.bytes_written) / static_cast<double>(stats.calls));
+    state.counters["recorded_calls"] = benchmark::Counter(static_cast<double>(stats.calls));
+    // The background thread's CPU per call (interning, encoding, compression, writing).
+    state.counters["background_ns_per_call"] = benchmark::Counter(
+        static_cast<double>(stats.background_cpu_ns) / static_cast<double>(stats.calls));
+  }
+}
+BENCHMARK(BM_RecordCall)->Threads(1)->Threads(2)->UseRealTime();
+
+std::string BinDir() {
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n <= 0) return ".";
+  exe[n] = '\0';
+  std::string dir(exe);
+  dir.resize(dir.rfind('/'));
+  return dir;
+}
+
+void BM_SmallClTraceSize(benchmark::State& state) {
+  const std::string shim = BinDir() + "/../lib/libcltrace_shim.so";
+  const std::string workload = BinDir() + "/cltrace-workload";
+  if (access(shim.c_str(), R_OK) != 0 || access(workload.c_str(), X_OK) != 0) {
+    state.SkipWithError("libcltrace_shim.so or cltrace-workload not built");
+    return;
+  }
+  const std::string trace = absl::StrCat("/tmp/cltrace_smallcl_bench_", getpid(), ".cltrace");
+  const std::string stats_path = trace + ".stats";
+  std::map<std::string, uint64_t> stats;
+  for (auto _ : state) {
+    const std::string cmd = absl::StrCat(
+        "CLTRACE_DRIVER=", shim, " CLTRACE_SHIM_OUTPUT=", trace, " CLTRACE_SHIM_STATS=",
+        stats_path, " ", workload, " smallcl --threads 4 >/dev/null");
+    if (std::system(cmd.c_str()) != 0) {
+      state.SkipWithError("the workload failed");
+      return;
+    }
+    std::ifstream in(stats_path);
+    std::string key;
+    uint64_t value;
+    while (in >> key >> value) stats[key] = value;
+  }
+  unlink(trace.c_str());
+  unlink(stats_path.c_str());
+  state.counters["calls"] = benchmark::Counter(static_cast<double>(stats["calls"]));
+  state.counters["bytes"] = benchmark::Counter(static_cast<double>(stats["bytes"]));
+  state.counters["bytes_per_call"] = benchmark::Counter(
+      stats["calls"] != 0 ? static_cast<double>(stats["bytes"]) / stats["calls"] : 0.0);
+}
+BENCHMARK(BM_SmallClTraceSize)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace cltrace::recorder

@@ -1,0 +1,133 @@
+// Benchmarks of `cltrace replay` (replayer/replay.h): recorded calls replayed per second into
+// the reference driver, on a recording of the small-command-list workload (target: >= 2 M
+// calls/s on one core, --threads single).
+//
+// The trace: $CLTRACE_REPLAY_BENCH_TRACE if set (any .cltrace of the reference driver), else
+// recorded once per process with the tools next to this binary:
+//   <bin>/cltrace record -o <tmp> --driver <bin>/../lib/libcltrace_refdriver.so --
+//       <bin>/cltrace-workload smallcl [--frames N]
+// The driver: $CLTRACE_REPLAY_BENCH_DRIVER, else <bin>/../lib/libcltrace_refdriver.so.
+//
+// Counters: calls/s (wall clock) and calls/cpu_s (per CPU second of the process, all replay
+// threads together: the one-core figure on a shared machine).
+//
+// Each iteration is a whole Replay(): validating the trace and building the plan, the session
+// (handle map, tables), every call and callback, the comparisons. "calls" counts recorded calls
+// and callbacks covered (the N of "replay: identical (N calls)").
+#include <benchmark/benchmark.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "format/trace_reader.h"
+#include "replayer/replay.h"
+
+namespace cltrace::replay {
+namespace {
+
+std::string BinDir() {
+  char exe[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n <= 0) return ".";
+  exe[n] = '\0';
+  std::string dir(exe);
+  return dir.substr(0, dir.rfind('/'));
+}
+
+std::string Driver() {
+  if (const char* env = getenv("CLTRACE_REPLAY_BENCH_DRIVER")) return env;
+  return BinDir() + "/../lib/libcltrace_refdriver.so";
+}
+
+struct BenchTrace {
+  std::string error;
+  format::LoadedTrace trace;
+};
+
+// Loads (recording it first if needed) the smallcl trace once per process.
+const BenchTrace& Trace() {
+  static const BenchTrace* t = [] {
+    auto* bt = new BenchTrace();
+    std::string path;
+    if (const char* env = getenv("CLTRACE_REPLAY_BENCH_TRACE")) {
+      path = env;
+    } else {
+      char tmpl[] = "/tmp/cltrace_replay_bench_XXXXXX";
+      if (mkdtemp(tmpl) == nullptr) {
+        bt->error = "mkdtemp failed";
+        return bt;
+      }
+      path = absl::StrCat(tmpl, "/smallcl.cltrace");
+      const std::string bin = BinDir();
+      const std::string frames =
+          getenv("CLTRACE_REPLAY_BENCH_FRAMES") != nullptr
+              ? absl::StrCat(" --frames ", getenv("CLTRACE_REPLAY_BENCH_FRAMES"))
+              : "";
+      const std::string cmd =
+          absl::StrCat(bin, "/cltrace record -o ", path, " --driver ", Driver(), " -- ", bin,
+                       "/cltrace-workload smallcl", frames, " >/dev/null 2>&1");
+      if (std::system(cmd.c_str()) != 0) {
+        bt->error = absl::StrCat("could not record the trace: ", cmd);
+        return bt;
+      }
+    }
+    absl::StatusOr<format::LoadedTrace> loaded = format::ReadAllSorted(path);
+    if (!loaded.ok()) {
+      bt->error = std::string(loaded.status().message());
+    } else {
+      bt->trace = std::move(*loaded);
+    }
+    return bt;
+  }();
+  return *t;
+}
+
+void Run(benchmark::State& state, ThreadMode mode) {
+  const BenchTrace& t = Trace();
+  if (!t.error.empty()) {
+    state.SkipWithError(t.error.c_str());
+    return;
+  }
+  ReplayOptions options;
+  options.driver_path = Driver();
+  options.threads = mode;
+  uint64_t calls = 0;
+  double cpu_seconds = 0;
+  for (auto _ : state) {
+    timespec a{}, b{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+    absl::StatusOr<ReplayResult> r =
+        Replay(options, t.trace.events, t.trace.handles, t.trace.strings);
+    if (!r.ok() || r->outcome != Outcome::kIdentical) {
+      state.SkipWithError(r.ok() ? "the replay diverged from the recording"
+                                 : std::string(r.status().message()).c_str());
+      return;
+    }
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+    cpu_seconds += static_cast<double>(b.tv_sec - a.tv_sec) +
+                   1e-9 * static_cast<double>(b.tv_nsec - a.tv_nsec);
+    calls += r->calls;
+  }
+  // Wall-clock rate, and the rate per CPU second of the whole process (every replay thread):
+  // on a shared machine the second one is what "one core" means.
+  state.counters["calls/s"] =
+      benchmark::Counter(static_cast<double>(calls), benchmark::Counter::kIsRate);
+  if (cpu_seconds > 0) state.counters["calls/cpu_s"] = static_cast<double>(calls) / cpu_seconds;
+  state.counters["trace_events"] = static_cast<double>(t.trace.events.size());
+  state.SetItemsProcessed(static_cast<int64_t>(calls));
+}
+
+void BM_ReplaySmallClSingle(benchmark::State& state) { Run(state, ThreadMode::kSingle); }
+void BM_ReplaySmallClRecorded(benchmark::State& state) { Run(state, ThreadMode::kRecorded); }
+
+BENCHMARK(BM_ReplaySmallClSingle)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ReplaySmallClRecorded)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace cltrace::replay

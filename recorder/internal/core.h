@@ -1,0 +1,222 @@
+// The recorder's hot path: the process-wide position counter, per-thread state and the
+// open-call stack every thunk pushes and pops.
+//
+// Cost model (see recorder/README.md for measurements): per recorded call the application's
+// thread does two relaxed fetch_adds on one counter that lives alone on its cache line (entry
+// and exit positions must come from one counter to keep cross-thread interleavings exact), the
+// typed capture of the arguments into the frame's argument vector, and one copy of the record
+// into its own ring. Timestamps are not read per call: the background thread samples
+// (counter, clock) pairs and derives each call's entry time from its position
+// (Timebase; CLTRACE_TIMESTAMPS=clock reads the clock per call instead). Handle values are
+// written raw; the background thread interns them.
+//
+// Thread-safety: ThreadState is owned by its thread except for the ring's consumer side (the
+// background thread) and the fields marked otherwise.
+#ifndef CLTRACE_RECORDER_INTERNAL_CORE_H_
+#define CLTRACE_RECORDER_INTERNAL_CORE_H_
+
+#include <time.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+#include "format/call_codec.h"
+#include "format/call_ids.h"
+#include "recorder/internal/ring.h"
+
+namespace cltrace::recorder::internal {
+
+using format::ArgVec;
+using format::CallId;
+
+// Words before the args in a ring record: header, seq, end, parent, ret, annotation.
+inline constexpr size_t kRecordHeaderWords = 6;
+
+// Process-wide state read on every call. The counter is alone on its cache line so that
+// nothing else written by any thread invalidates it.
+struct Globals {
+  alignas(64) std::atomic<uint64_t> seq{0};
+  alignas(64) std::atomic<bool> recording{false};
+  bool clock_timestamps = false;  // read the clock per call (CLTRACE_TIMESTAMPS=clock)
+  size_t ring_words = size_t{1} << 17;
+};
+extern Globals g_globals;
+inline Globals& G() { return g_globals; }
+
+// Monotonic nanoseconds (CLOCK_MONOTONIC through the vDSO).
+inline int64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// One open call on a thread's stack.
+struct Frame {
+  uint64_t seq = 0;
+  uint64_t parent = 0;
+  CallId call = CallId::kInvalid;
+  const char* annotation = nullptr;  // the thread's API annotation at entry
+  char* note = nullptr;              // table-mutation note (heap, owned by the record)
+  int64_t clock_ns = 0;              // clock mode only
+  // The args: flat calls (format::CallTraits::kFlat) write `flat` directly, the rest go
+  // through the typed codec into `args` (which keeps its heap capacity between calls).
+  bool is_flat = false;
+  uint32_t flat_count = 0;
+  static constexpr size_t kMaxFlat = 16;
+  uint64_t flat[kMaxFlat];
+  ArgVec args;
+
+  const uint64_t* ArgData() const { return is_flat ? flat : args.data(); }
+  size_t ArgCount() const { return is_flat ? flat_count : args.size(); }
+};
+
+struct ThreadState {
+  explicit ThreadState(size_t ring_words) : ring(ring_words) {}
+
+  SpscRing ring;
+  uint32_t tid = 0;
+  // API annotation (CltraceAnnotateBegin/End); only the outermost API call is kept.
+  const char* annotation = nullptr;
+  int annotation_depth = 0;
+  // Open calls: frames_[0..depth) (inline for the usual depths, then deep_).
+  size_t depth = 0;
+  static constexpr size_t kInlineFrames = 8;
+  Frame frames_[kInlineFrames];
+  std::vector<std::unique_ptr<Frame>> deep_;
+  // Shared with the background thread.
+  std::atomic<bool> exited{false};
+  std::atomic<uint64_t> waits{0};    // times this thread found its ring full
+  std::atomic<uint64_t> wait_ns{0};  // total time it waited
+  // Background thread only: when it last took this ring's records.
+  int64_t drained_at_ns = 0;
+
+  Frame* FrameAt(size_t i) { return i < kInlineFrames ? &frames_[i] : DeepFrame(i); }
+  Frame* DeepFrame(size_t i);
+};
+
+// The calling thread's state (created and registered on first use: warm-up allocation).
+ThreadState* NewThreadState();
+extern constinit thread_local ThreadState* t_state __attribute__((tls_model("initial-exec")));
+#define CLTRACE_HOT inline __attribute__((always_inline))
+
+CLTRACE_HOT ThreadState* Self() {
+  ThreadState* t = t_state;
+  if (__builtin_expect(t == nullptr, 0)) t = NewThreadState();
+  return t;
+}
+
+inline bool Recording() { return G().recording.load(std::memory_order_relaxed); }
+
+CLTRACE_HOT uint64_t NextPosition() {
+  return G().seq.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+// Handle values are recorded raw; the background thread maps them to trace ids.
+inline uint64_t RawHandle(uint64_t raw) { return raw; }
+
+// The 64-bit argument encoding of one by-value parameter of a flat call, as the typed codec
+// writes it (format/call_codec.h): handles as their raw member, pointers as addresses, floats
+// as bit patterns, signed integers sign-extended, unsigned zero-extended.
+template <typename T>
+inline uint64_t FlatArg(T v) {
+  if constexpr (std::is_class_v<T>) {
+    static_assert(sizeof(T) == sizeof(void*) || sizeof(T) == sizeof(uint32_t));
+    if constexpr (sizeof(T) == sizeof(void*)) {
+      uintptr_t raw;
+      std::memcpy(&raw, &v, sizeof(raw));
+      return raw;
+    } else {
+      uint32_t raw;
+      std::memcpy(&raw, &v, sizeof(raw));
+      return raw;
+    }
+  } else if constexpr (std::is_pointer_v<T>) {
+    return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(v));
+  } else if constexpr (std::is_same_v<T, float>) {
+    uint32_t bits;
+    std::memcpy(&bits, &v, sizeof(bits));
+    return bits;
+  } else if constexpr (std::is_signed_v<T>) {
+    return static_cast<uint64_t>(static_cast<int64_t>(v));
+  } else {
+    return static_cast<uint64_t>(v);
+  }
+}
+
+// Pushes a frame and takes the entry position.
+CLTRACE_HOT Frame* BeginCall(ThreadState* t, CallId id, char* note) {
+  const size_t d = t->depth;
+  Frame* f = t->FrameAt(d);
+  f->parent = d == 0 ? 0 : t->FrameAt(d - 1)->seq;
+  f->call = id;
+  f->annotation = t->annotation;
+  f->note = note;
+  t->depth = d + 1;
+  if (G().clock_timestamps) f->clock_ns = MonotonicNs();
+  f->seq = NextPosition();
+  return f;
+}
+
+// Writes the record of a finished (end != 0) or interrupted (end == 0) call. Slow paths:
+// the ring is full (wait, counted) or the record is larger than half the ring.
+void EmitSlow(ThreadState* t, const Frame* f, uint64_t end, int64_t ret, uint64_t flags);
+
+CLTRACE_HOT void WriteRecord(uint64_t* w, const Frame* f, uint64_t words, uint64_t end, int64_t ret,
+                        uint64_t flags) {
+  const size_t n = f->ArgCount();
+  w[0] = MakeHeader(static_cast<uint32_t>(f->call), words, flags);
+  w[1] = f->seq;
+  w[2] = end;
+  w[3] = f->parent;
+  w[4] = static_cast<uint64_t>(ret);
+  w[5] = reinterpret_cast<uintptr_t>(f->annotation);
+  std::memcpy(w + kRecordHeaderWords, f->ArgData(), n * sizeof(uint64_t));
+  uint64_t* extra = w + kRecordHeaderWords + n;
+  if (flags & kFlagHasNote) *extra++ = reinterpret_cast<uintptr_t>(f->note);
+  if (flags & kFlagHasClock) *extra++ = static_cast<uint64_t>(f->clock_ns);
+}
+
+inline uint64_t RecordFlags(const Frame* f) {
+  return (f->note != nullptr ? kFlagHasNote : 0) |
+         (G().clock_timestamps ? kFlagHasClock : 0);
+}
+inline uint64_t RecordWords(const Frame* f, uint64_t flags) {
+  return kRecordHeaderWords + f->ArgCount() + ((flags & kFlagHasNote) ? 1 : 0) +
+         ((flags & kFlagHasClock) ? 1 : 0);
+}
+
+CLTRACE_HOT void Emit(ThreadState* t, const Frame* f, uint64_t end, int64_t ret, uint64_t flags) {
+  const uint64_t words = RecordWords(f, flags);
+  uint64_t* w = words <= t->ring.max_record() ? t->ring.Reserve(words) : nullptr;
+  if (__builtin_expect(w == nullptr, 0)) {
+    EmitSlow(t, f, end, ret, flags);
+    return;
+  }
+  WriteRecord(w, f, words, end, ret, flags);
+  t->ring.Commit(words);
+}
+
+// Pops the frame `f` (the top one) and emits its record.
+CLTRACE_HOT void EndCall(ThreadState* t, Frame* f, uint64_t end, int64_t ret) {
+  Emit(t, f, end, ret, RecordFlags(f));
+  t->depth -= 1;
+}
+
+// Crash path: emits every open frame of the calling thread as an incomplete record (end 0),
+// innermost first. Async-signal-safe as long as no ring is full.
+void EmitOpenFramesIncomplete(ThreadState* t);
+
+// Table-mutation notes ("R5 ..."/"R6 ..." text attached to the event that observed the
+// mutation; recorder/README.md). Allocated on the rare detection path, freed by the
+// background thread after interning.
+char* MakeNote(const char* text);
+// Joins two notes (either may be null) into one; consumes both.
+char* JoinNotes(char* a, char* b);
+
+}  // namespace cltrace::recorder::internal
+
+#endif  // CLTRACE_RECORDER_INTERNAL_CORE_H_

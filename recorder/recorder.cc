@@ -1,0 +1,505 @@
+// Recorder: the background thread that turns ring records into trace events, and the
+// session's lifetime (start, flushes, crash flush, stop).
+#include "recorder/recorder.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "format/catalog.h"
+#include "format/event.h"
+#include "format/event_codec.h"
+#include "recorder/internal/contexts.h"
+#include "recorder/internal/core.h"
+#include "recorder/internal/drain.h"
+#include "recorder/internal/timebase.h"
+
+namespace cltrace::recorder {
+
+using internal::G;
+using internal::ThreadState;
+
+namespace internal {
+// crash.cc
+void InstallCrashHandlers();
+void RemoveCrashHandlers();
+}  // namespace internal
+
+namespace {
+
+// The background thread itself (its own crash cannot wait for itself).
+thread_local bool t_is_background = false;
+
+// A forked child has no background thread: it forwards calls without recording (its parent's
+// trace is not its to write), and its producers must never wait for a consumer.
+void StopRecordingInChild() {
+  G().recording.store(false, std::memory_order_relaxed);
+  internal::g_drain_alive.store(false, std::memory_order_relaxed);
+}
+
+// Set by the crash handler; the drain thread answers with a flush and sets g_crash_done.
+std::atomic<int> g_crash_request{0};
+std::atomic<int> g_crash_done{0};
+std::atomic<Recorder::Impl*> g_active{nullptr};
+std::mutex g_start_mu;
+
+}  // namespace
+
+class Recorder::Impl {
+ public:
+  explicit Impl(Options options) : opts_(std::move(options)) {}
+
+  absl::Status Open() {
+    format::TraceWriter::Options w;
+    w.chunk_bytes = opts_.chunk_bytes;
+    w.zstd_level = opts_.zstd_level;
+    w.background = false;  // this recorder's own thread compresses and writes
+    w.writer.set_name("cltrace-recorder");
+    w.writer.set_version("1");
+    w.process.set_pid(static_cast<uint32_t>(getpid()));
+    for (const std::string& a : opts_.argv) w.process.add_argv(a);
+    if (!opts_.argv.empty()) w.process.set_executable(opts_.argv[0]);
+    w.process.set_driver(opts_.driver_path);
+    absl::StatusOr<std::unique_ptr<format::TraceWriter>> writer =
+        opts_.sink != nullptr ? format::TraceWriter::Open(std::move(opts_.sink), std::move(w))
+                              : format::TraceWriter::Open(opts_.output_path, std::move(w));
+    if (!writer.ok()) return writer.status();
+    writer_ = std::move(*writer);
+    return absl::OkStatus();
+  }
+
+  void Begin() {
+    G().clock_timestamps = opts_.timestamps == TimestampMode::kClock;
+    G().ring_words = std::max<size_t>(opts_.thread_buffer_bytes / sizeof(uint64_t), 1024);
+    // Records a previous session left behind (calls that returned after its Stop).
+    std::vector<ThreadState*> threads;
+    internal::SnapshotThreads(&threads);
+    for (ThreadState* t : threads) {
+      t->ring.Discard();
+      // Wait statistics of earlier sessions are not ours.
+      waits_base_ += t->waits.load(std::memory_order_relaxed);
+      wait_ns_base_ += t->wait_ns.load(std::memory_order_relaxed);
+    }
+    std::vector<internal::OverflowRecord> overflow;
+    internal::TakeOverflow(&overflow);
+    for (const internal::OverflowRecord& o : overflow) {
+      internal::ReleaseOverflow(internal::HeaderWords(o.words[0]));
+    }
+    G().seq.store(0, std::memory_order_relaxed);
+    start_mono_ = internal::MonotonicNs();
+    internal::g_drain_alive.store(true, std::memory_order_release);
+    G().recording.store(true, std::memory_order_release);
+    thread_ = std::thread([this] { Loop(); });
+    if (opts_.install_signal_handlers) internal::InstallCrashHandlers();
+  }
+
+  absl::Status Flush() {
+    std::unique_lock<std::mutex> l(request_mu_);
+    const uint64_t ticket = ++flush_requested_;
+    internal::WakeDrain();
+    flush_cv_.wait(l, [&] { return flush_done_ >= ticket || stopped_; });
+    return flush_status_;
+  }
+
+  Stats Stop() {
+    {
+      std::lock_guard<std::mutex> l(request_mu_);
+      if (stopped_) return stats_;
+      stop_requested_ = true;
+    }
+    if (opts_.install_signal_handlers) internal::RemoveCrashHandlers();
+    G().recording.store(false, std::memory_order_release);
+    internal::WakeDrain();
+    thread_.join();
+    internal::g_drain_alive.store(false, std::memory_order_release);
+    std::lock_guard<std::mutex> l(request_mu_);
+    stopped_ = true;
+    flush_cv_.notify_all();
+    return stats_;
+  }
+
+  Stats stats() const {
+    std::lock_guard<std::mutex> l(stats_mu_);
+    return stats_;
+  }
+
+  bool stopped() const {
+    std::lock_guard<std::mutex> l(request_mu_);
+    return stopped_;
+  }
+
+ private:
+  void Loop() {
+    // The application's asynchronous signals are not ours to handle; and a write beyond
+    // RLIMIT_FSIZE must fail with EFBIG (a write failure) rather than kill the process with
+    // SIGXFSZ. Faults stay deliverable (the crash handler sees them).
+    sigset_t block;
+    sigfillset(&block);
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) sigdelset(&block, sig);
+    pthread_sigmask(SIG_BLOCK, &block, nullptr);
+    t_is_background = true;
+    int64_t last_flush = internal::MonotonicNs();
+    int64_t last_check = last_flush;
+    while (true) {
+      const uint32_t seen = internal::WakeCount();
+      const bool busy = DrainOnce(/*force=*/false);
+      const int64_t now = internal::MonotonicNs();
+      if (now - last_check >= 50'000'000) {
+        internal::CheckAllDeviceTables();  // R5 rewrites of slots nobody calls afterwards
+        last_check = now;
+      }
+      if (g_crash_request.load(std::memory_order_acquire) != 0 &&
+          g_crash_done.load(std::memory_order_acquire) == 0) {
+        DrainOnce(/*force=*/true);
+        (void)WriterFlush();  // errors are in the stats
+        g_crash_done.store(1, std::memory_order_release);
+      }
+      uint64_t requested;
+      bool stop;
+      {
+        std::lock_guard<std::mutex> l(request_mu_);
+        requested = flush_requested_;
+        stop = stop_requested_;
+      }
+      if (stop) break;
+      if (requested > flush_served_ ||
+          (opts_.flush_period_ms > 0 && now - last_flush >= opts_.flush_period_ms * 1'000'000)) {
+        DrainOnce(/*force=*/true);
+        absl::Status st = WriterFlush();
+        last_flush = now;
+        std::lock_guard<std::mutex> l(request_mu_);
+        flush_served_ = requested;
+        flush_done_ = requested;
+        flush_status_ = st;
+        flush_cv_.notify_all();
+      }
+      if (!busy) internal::WaitForWake(seen, opts_.poll_interval_us);
+    }
+    // Final drain: everything that returned before Stop.
+    while (DrainOnce(/*force=*/true)) {
+    }
+    internal::CheckAllDeviceTables();
+    if (writer_ != nullptr) {
+      if (!write_failed_) {
+        absl::Status st = writer_->Close();
+        if (!st.ok()) NoteWriteError(st);
+      }
+      std::lock_guard<std::mutex> l(stats_mu_);
+      stats_.events_written = writer_->events_written();
+      stats_.bytes_written = writer_->bytes_written();
+    }
+    UpdateThreadStats();
+    timespec cpu;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+    std::lock_guard<std::mutex> l(stats_mu_);
+    stats_.background_cpu_ns =
+        static_cast<uint64_t>(cpu.tv_sec) * 1000000000 + static_cast<uint64_t>(cpu.tv_nsec);
+  }
+
+  absl::Status WriterFlush() {
+    if (writer_ == nullptr || write_failed_) return FailureStatus();
+    absl::Status st = writer_->Flush();
+    if (!st.ok()) NoteWriteError(st);
+    std::lock_guard<std::mutex> l(stats_mu_);
+    stats_.events_written = writer_->events_written();
+    stats_.bytes_written = writer_->bytes_written();
+    return st;
+  }
+
+  absl::Status FailureStatus() {
+    std::lock_guard<std::mutex> l(stats_mu_);
+    return stats_.first_error.empty() ? absl::OkStatus()
+                                      : absl::DataLossError(stats_.first_error);
+  }
+
+  void NoteWriteError(const absl::Status& st) {
+    std::lock_guard<std::mutex> l(stats_mu_);
+    if (!write_failed_) {
+      write_failed_ = true;
+      stats_.write_failures += 1;
+      stats_.first_error = st.ToString();
+    }
+  }
+
+  void UpdateThreadStats() {
+    uint64_t waits = 0, wait_ns = 0;
+    for (ThreadState* t : threads_) {
+      waits += t->waits.load(std::memory_order_relaxed);
+      wait_ns += t->wait_ns.load(std::memory_order_relaxed);
+    }
+    std::lock_guard<std::mutex> l(stats_mu_);
+    stats_.producer_waits = waits - waits_base_;
+    stats_.producer_wait_ns = wait_ns - wait_ns_base_;
+    stats_.threads = tids_seen_;
+  }
+
+  // One pass over the rings. A ring is taken when it is an eighth full, when its records have
+  // waited half a flush period, when its thread ended, or when `force` (flush, stop, crash);
+  // taking one thread's records in long runs makes consecutive events in the trace share their
+  // thread, which roughly halves what the interleaving of threads costs in the compressed
+  // file. Returns whether rings fill fast enough to poll again at once.
+  bool DrainOnce(bool force) {
+    internal::SnapshotThreads(&threads_);
+    heads_.resize(threads_.size());
+    for (size_t i = 0; i < threads_.size(); ++i) heads_[i] = threads_[i]->ring.Head();
+    // After reading the heads: every record before them has positions below this counter.
+    if (!G().clock_timestamps) {
+      const uint64_t counter = G().seq.load(std::memory_order_acquire);
+      timebase_.Add(counter, internal::MonotonicNs() - start_mono_);
+    }
+    bool busy = false;
+    const int64_t now = internal::MonotonicNs();
+    const int64_t hold_ns =
+        std::min<int64_t>(opts_.flush_period_ms > 0 ? opts_.flush_period_ms * 500'000 : 250'000'000,
+                          250'000'000);
+    for (size_t i = 0; i < threads_.size(); ++i) {
+      ThreadState* t = threads_[i];
+      const bool exited = t->exited.load(std::memory_order_acquire);
+      uint64_t pos = t->ring.tail();
+      const uint64_t head = heads_[i];
+      const uint64_t fill = head - pos;
+      if (fill > t->ring.capacity() / 4) busy = true;
+      if (!force && !exited && fill < t->ring.capacity() / 8 &&
+          now - t->drained_at_ns < hold_ns) {
+        continue;
+      }
+      t->drained_at_ns = now;
+      uint64_t since_release = 0;
+      while (pos != head) {
+        const uint64_t* rec = t->ring.At(pos);
+        const uint64_t words = internal::HeaderWords(rec[0]);
+        if (internal::HeaderCall(rec[0]) != 0) Process(t->tid, rec, words);
+        pos += words;
+        since_release += words;
+        if (since_release >= 4096) {
+          t->ring.Release(pos);  // let a waiting producer go on
+          since_release = 0;
+        }
+      }
+      t->ring.Release(pos);
+      if (exited && t->ring.Head() == pos) internal::RetireThread(t);
+    }
+    internal::TakeOverflow(&overflow_);
+    for (internal::OverflowRecord& o : overflow_) {
+      const uint64_t words = internal::HeaderWords(o.words[0]);
+      Process(o.tid, o.words.get(), words);
+      internal::ReleaseOverflow(words);
+      busy = true;
+    }
+    overflow_.clear();
+    {
+      std::lock_guard<std::mutex> l(stats_mu_);
+      stats_.calls = calls_;
+      stats_.events_discarded = discarded_;
+    }
+    UpdateThreadStats();
+    return busy;
+  }
+
+  void Process(uint32_t tid, const uint64_t* rec, uint64_t words) {
+    const uint64_t header = rec[0];
+    const uint64_t flags = header & ~uint64_t{0xffffffffffff};
+    const size_t extras = ((flags & internal::kFlagHasNote) ? 1 : 0) +
+                          ((flags & internal::kFlagHasClock) ? 1 : 0);
+    const size_t nargs = static_cast<size_t>(words - internal::kRecordHeaderWords - extras);
+    const uint64_t* args = rec + internal::kRecordHeaderWords;
+    char* note = nullptr;
+    int64_t clock_ns = 0;
+    const uint64_t* extra = args + nargs;
+    if (flags & internal::kFlagHasNote) note = reinterpret_cast<char*>(*extra++);
+    if (flags & internal::kFlagHasClock) clock_ns = static_cast<int64_t>(*extra++);
+
+    ++calls_;
+    if (tid != last_tid_) {
+      if (tids_.insert({tid, true}).second) ++tids_seen_;
+      last_tid_ = tid;
+    }
+    if (writer_ == nullptr || write_failed_) {
+      std::free(note);
+      ++discarded_;
+      return;
+    }
+
+    format::Event& e = event_;
+    e.call = static_cast<format::CallId>(internal::HeaderCall(header));
+    e.seq = rec[1];
+    e.end = (flags & internal::kFlagIncomplete) ? 0 : rec[2];
+    e.parent = rec[3];
+    e.ret = static_cast<int64_t>(rec[4]);
+    e.tid = tid;
+    e.timestamp_ns = G().clock_timestamps ? clock_ns - start_mono_ : timebase_.At(e.seq);
+    e.args.assign(args, args + nargs);
+    MapHandles(&e);
+    e.annotation = AnnotationId(reinterpret_cast<const char*>(rec[5]), note);
+    std::free(note);
+    absl::Status st = writer_->Append(e);
+    if (!st.ok()) {
+      if (absl::IsInvalidArgument(st)) {
+        // A record the format rejects is a recorder bug; keep the rest of the trace.
+        std::lock_guard<std::mutex> l(stats_mu_);
+        if (stats_.first_error.empty()) stats_.first_error = st.ToString();
+      } else {
+        NoteWriteError(st);
+      }
+    }
+  }
+
+  const format::CallLayout& Layout(format::CallId call) {
+    const size_t i = static_cast<size_t>(call);
+    if (layouts_[i] == nullptr) layouts_[i] = &format::LayoutOf(call);
+    return *layouts_[i];
+  }
+
+  void MapHandles(format::Event* e) {
+    const format::CallLayout& layout = Layout(e->call);
+    const size_t n = e->args.size();
+    if (layout.masks_valid && n <= 64) {
+      for (uint64_t m = layout.handle_mask & (n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1);
+           m != 0; m &= m - 1) {
+        uint64_t& v = e->args[static_cast<size_t>(__builtin_ctzll(m))];
+        v = HandleId(v);
+      }
+      return;
+    }
+    format::VisitArgKinds(layout, absl::MakeConstSpan(e->args.data(), n),
+                          [&](size_t i, format::FieldKind kind) {
+                            if (kind == format::FieldKind::kHandle) {
+                              e->args[i] = HandleId(e->args[i]);
+                            }
+                          });
+  }
+
+  uint64_t HandleId(uint64_t raw) {
+    if (raw == 0) return 0;
+    // A direct-mapped cache in front of the map: a stream mostly repeats a few handles.
+    HandleCacheEntry& c = handle_cache_[(raw >> 4 ^ raw >> 14) & (kHandleCacheSize - 1)];
+    if (c.raw == raw) return c.id;
+    auto [it, inserted] = handle_ids_.try_emplace(raw, 0);
+    if (inserted) it->second = writer_->InternHandleValue(raw);
+    c.raw = raw;
+    c.id = it->second;
+    return c.id;
+  }
+
+  uint64_t AnnotationId(const char* api, char* note) {
+    if (note == nullptr) {
+      if (api == nullptr) return 0;
+      auto [it, inserted] = annotation_ids_.try_emplace(api, 0);
+      if (inserted) it->second = writer_->InternString(api);
+      return it->second;
+    }
+    return writer_->InternString(api != nullptr ? absl::StrCat(api, " | ", note)
+                                                : std::string(note));
+  }
+
+  Options opts_;
+  std::unique_ptr<format::TraceWriter> writer_;
+  std::thread thread_;
+  int64_t start_mono_ = 0;
+
+  // Requests from other threads.
+  mutable std::mutex request_mu_;
+  std::condition_variable flush_cv_;
+  uint64_t flush_requested_ = 0;
+  uint64_t flush_served_ = 0;
+  uint64_t flush_done_ = 0;
+  absl::Status flush_status_;
+  bool stop_requested_ = false;
+  bool stopped_ = false;
+
+  mutable std::mutex stats_mu_;
+  Stats stats_;
+  bool write_failed_ = false;  // drain thread (read elsewhere only under stats_mu_ via stats_)
+
+  // Drain-thread state.
+  internal::Timebase timebase_;
+  std::vector<ThreadState*> threads_;
+  std::vector<uint64_t> heads_;
+  std::vector<internal::OverflowRecord> overflow_;
+  absl::flat_hash_map<uint64_t, uint64_t> handle_ids_;
+  struct HandleCacheEntry {
+    uint64_t raw = 0;
+    uint64_t id = 0;
+  };
+  static constexpr size_t kHandleCacheSize = 1024;
+  HandleCacheEntry handle_cache_[kHandleCacheSize];
+  const format::CallLayout* layouts_[format::kCallIdCount] = {};
+  absl::flat_hash_map<const char*, uint64_t> annotation_ids_;
+  absl::flat_hash_map<uint32_t, bool> tids_;
+  uint32_t last_tid_ = 0;
+  uint64_t tids_seen_ = 0;
+  uint64_t calls_ = 0;
+  uint64_t discarded_ = 0;
+  uint64_t waits_base_ = 0, wait_ns_base_ = 0;
+  format::Event event_;
+};
+
+absl::StatusOr<std::unique_ptr<Recorder>> Recorder::Start(Options options) {
+  std::lock_guard<std::mutex> l(g_start_mu);
+  if (g_active.load() != nullptr) {
+    return absl::FailedPreconditionError("a Recorder is already active in this process");
+  }
+  auto impl = std::make_unique<Impl>(std::move(options));
+  absl::Status st = impl->Open();
+  if (!st.ok()) return st;
+  g_crash_request.store(0);
+  g_crash_done.store(0);
+  static const int atfork = pthread_atfork(nullptr, nullptr, &StopRecordingInChild);
+  (void)atfork;
+  impl->Begin();
+  g_active.store(impl.get());
+  return std::unique_ptr<Recorder>(new Recorder(std::move(impl)));
+}
+
+Recorder::Recorder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Recorder::~Recorder() { Stop(); }
+
+absl::Status Recorder::Flush() {
+  if (impl_->stopped()) return absl::FailedPreconditionError("Flush on a stopped Recorder");
+  return impl_->Flush();
+}
+
+Stats Recorder::Stop() {
+  Stats s = impl_->Stop();
+  Impl* self = impl_.get();
+  g_active.compare_exchange_strong(self, nullptr);
+  return s;
+}
+
+Stats Recorder::stats() const { return impl_->stats(); }
+
+namespace internal {
+
+// Crash path (crash.cc): asks the drain thread for a flush and waits for it, up to
+// `timeout_ms`. Async-signal-safe (atomics, futex, nanosleep).
+bool CrashFlush(int timeout_ms) {
+  if (t_is_background || g_active.load(std::memory_order_acquire) == nullptr ||
+      !g_drain_alive.load(std::memory_order_acquire)) {
+    return false;
+  }
+  g_crash_request.store(1, std::memory_order_release);
+  WakeDrain();
+  for (int i = 0; i < timeout_ms; ++i) {
+    if (g_crash_done.load(std::memory_order_acquire) != 0) return true;
+    timespec ts{0, 1000 * 1000};
+    nanosleep(&ts, nullptr);
+  }
+  return false;
+}
+
+}  // namespace internal
+}  // namespace cltrace::recorder

@@ -1,0 +1,171 @@
+// The cltrace recorder: captures every DDI call and callback between a runtime and a
+// user-mode driver into a .cltrace file, cheaply enough to leave on.
+//
+// Two ways in:
+// - libcltrace_shim.so (recorder/shim.cc) exports the driver entry point OpenAdapter10_2;
+//   a runtime that loads it as its driver gets every table wrapped (configuration from the
+//   environment, recorder/README.md). `cltrace record` sets that up for a program.
+// - This in-process API, for tests and embedding: start a Recorder, then route a driver
+//   through OpenAdapter() (which wraps everything below the adapter, as the shim does) or wrap
+//   individual tables with WrapDevice / WrapCoreLayer / WrapKernelCallbacks.
+//
+// How it records (recorder/internal/core.h): each wrapped slot holds a generated thunk that
+// finds its context from the call's first parameter, takes an entry position from one
+// process-wide counter, captures the arguments, calls the real function, takes the exit
+// position, captures the outputs and appends a record to its thread's ring. One background
+// thread turns records into events (interning handles and annotation strings, deriving
+// timestamps), compresses and writes chunks, and flushes periodically, at Stop, at exit and on
+// fatal signals. When it falls behind, producers wait (counted in Stats) and never drop a call.
+// A write failure stops the file (the prefix stays readable) but calls keep being forwarded.
+//
+// Thread-safety: the wrapping functions and thunks may be used from any thread. At most one
+// Recorder is active per process; Start/Stop/Flush must not race with each other. Thunks keep
+// forwarding (without recording) when no Recorder is active.
+//
+// Example:
+//   recorder::Options o;
+//   o.output_path = "t.cltrace";
+//   auto rec = recorder::Recorder::Start(std::move(o));
+//   if (!rec.ok()) return rec.status();
+//   D3D10DDIARG_OPENADAPTER open{...};
+//   HRESULT hr = recorder::OpenAdapter(driver_open_adapter, &open);  // open.pAdapterFuncs wrapped
+//   ... use the adapter and everything created from it ...
+//   recorder::Stats stats = (*rec)->Stop();
+#ifndef CLTRACE_RECORDER_RECORDER_H_
+#define CLTRACE_RECORDER_RECORDER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "format/ddi_abi.h"
+#include "format/trace_writer.h"
+
+namespace cltrace::recorder {
+
+enum class TimestampMode {
+  // Entry times derived from positions and (position, clock) samples the background thread
+  // takes every poll: no clock read on the hot path; each time is exact to within one poll
+  // interval (bounded by the samples around it).
+  kDerived,
+  // CLOCK_MONOTONIC read at every call entry (costs a vDSO call per call).
+  kClock,
+};
+
+struct Options {
+  // Where the trace goes: `sink` if set, else the file `output_path`.
+  std::string output_path;
+  std::unique_ptr<format::ByteSink> sink;
+  // Seal and write the current chunk at least this often (0: only when chunks fill, at
+  // Flush/Stop and on fatal signals).
+  int64_t flush_period_ms = 1000;
+  // Background poll interval (it polls at once again while rings are busy).
+  int64_t poll_interval_us = 1000;
+  // Per-thread ring size.
+  size_t thread_buffer_bytes = size_t{1} << 20;
+  TimestampMode timestamps = TimestampMode::kDerived;
+  // Flush on SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, then re-raise with the previous action.
+  bool install_signal_handlers = false;
+  // Written into the trace header.
+  std::string driver_path;
+  std::vector<std::string> argv;
+  // Chunk size and compression (the background thread compresses). Level 6 keeps the
+  // small-command-list workload under 3 bytes per call even when its threads interleave finely
+  // (level 3: up to ~3.5) for ~45 % more background CPU per call (recorder/README.md).
+  size_t chunk_bytes = size_t{1} << 20;
+  int zstd_level = 6;
+};
+
+struct Stats {
+  uint64_t calls = 0;            // records produced by the application's threads
+  uint64_t events_written = 0;   // events in chunks written to the sink
+  uint64_t bytes_written = 0;    // bytes written to the sink
+  uint64_t producer_waits = 0;   // times a thread found its ring full and waited
+  uint64_t producer_wait_ns = 0; // total time spent waiting
+  uint64_t write_failures = 0;   // failed writes (the file stops at the first one)
+  uint64_t events_discarded = 0; // events not written because of a write failure
+  uint64_t threads = 0;          // application threads that made calls
+  uint64_t background_cpu_ns = 0;  // CPU time of the recorder's background thread
+  std::string first_error;       // the first write/open error, if any
+};
+
+class Recorder {
+ public:
+  // Starts recording (at most one active Recorder per process: FailedPrecondition
+  // otherwise). Errors opening the output are returned; the caller (the shim) then keeps
+  // forwarding without recording.
+  static absl::StatusOr<std::unique_ptr<Recorder>> Start(Options options);
+  ~Recorder();  // Stop() if still running.
+
+  // Writes everything recorded so far (calls that have returned) and seals the chunk.
+  absl::Status Flush();
+  // Stops recording, writes the rest, the index, closes the sink. Idempotent.
+  Stats Stop();
+  Stats stats() const;
+
+  class Impl;
+
+ private:
+  explicit Recorder(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---- Table wrapping (process-wide; thunks forward always, record while a Recorder runs) ----
+
+// Opens an adapter through the real driver's entry point, handing the driver a table of the
+// recorder's own and filling args->pAdapterFuncs with thunks. Every device created through it
+// (its IC table, DXGI table, core-layer and kernel callbacks) and every deferred context
+// created on those devices is wrapped the same way. OpenAdapter itself is not a catalog call
+// and is not recorded.
+HRESULT OpenAdapter(PFND3D10DDI_OPENADAPTER driver_open_adapter, D3D10DDIARG_OPENADAPTER* args);
+
+// A core-layer callback table of the runtime's: returns the table to hand the driver (owned by
+// the recorder, valid for the process's life). The runtime may later replace pointers in
+// `runtime_callbacks` (R6); the returned table follows (see recorder/internal/contexts.h).
+const D3D11DDI_CORELAYER_DEVICECALLBACKS* WrapCoreLayer(
+    D3D10DDI_HRTCORELAYER layer, const D3D11DDI_CORELAYER_DEVICECALLBACKS* runtime_callbacks);
+
+// The runtime's kernel-thunk callbacks for the runtime device `device`.
+const D3DDDI_DEVICECALLBACKS* WrapKernelCallbacks(D3DRTDEVICEHANDLE device,
+                                                  const D3DDDI_DEVICECALLBACKS* runtime_callbacks);
+
+// The kernel layer below the runtime (ddi-spec §6): the KMD's entry points and the Dxgkrnl
+// callbacks the KMD calls. Process-wide tables (one real table each; calling again replaces
+// it): returns the table to use instead, owned by the recorder. Their calls are recorded like
+// the others, nested under the call they happen in (e.g. DxgkDdiRender inside pfnRenderCb).
+const DRIVER_INITIALIZATION_DATA* WrapKmd(const DRIVER_INITIALIZATION_DATA* real);
+const DXGKRNL_INTERFACE* WrapDxgkrnl(const DXGKRNL_INTERFACE* real);
+
+struct DeviceTables {
+  D3D10DDI_HDEVICE device{};  // the IC handle, or a DC's hDrvContext
+  // The driver's filled table, read at every call (must outlive the wrapping).
+  const D3D11DDI_DEVICEFUNCS* driver_funcs = nullptr;
+  // The runtime's table: every non-null driver slot gets a thunk, null slots stay null.
+  D3D11DDI_DEVICEFUNCS* runtime_funcs = nullptr;
+  // Optional DXGI table (IC only), same convention.
+  const DXGI_DDI_BASE_FUNCTIONS* driver_dxgi = nullptr;
+  DXGI_DDI_BASE_FUNCTIONS* runtime_dxgi = nullptr;
+  // The context's core layer (already wrapped with WrapCoreLayer), kept in step at every call
+  // through this table (R6); null handle: none.
+  D3D10DDI_HRTCORELAYER core_layer{};
+  // For a DC: its device's IC handle (already wrapped). Null: this is an IC.
+  D3D10DDI_HDEVICE immediate{};
+};
+// Wraps one device-table context. InvalidArgument for a null handle or table,
+// FailedPrecondition if `immediate` is not a wrapped device.
+absl::Status WrapDevice(const DeviceTables& tables);
+// Forgets a wrapped context (its handle is then unknown to the thunks).
+void UnwrapDevice(D3D10DDI_HDEVICE device);
+
+// Annotations: the runtime's current API call on this thread (see runtime/annotation.h);
+// only the outermost Begin/End pair of a thread counts. `api_call` must stay valid for the
+// life of the process (a string literal).
+void AnnotateBegin(const char* api_call);
+void AnnotateEnd();
+
+}  // namespace cltrace::recorder
+
+#endif  // CLTRACE_RECORDER_RECORDER_H_

@@ -1,0 +1,387 @@
+// Arguments and returns round-trip through the recorder for every catalog entry of the tables
+// it wraps (adapter, device, DXGI, core-layer and kernel-thunk callbacks, KMD entry points,
+// Dxgkrnl callbacks). One test per entry,
+// generated from the catalog's per-table call lists (format/call_traits.h).
+//
+// Each case: pseudo-random valid args are turned into typed parameters (format's Invoke*) and
+// called through the recorder's thunk for that slot; the thunk forwards to an "answering"
+// implementation that writes the args' outputs (ApplyOutputs*) and returns a chosen value. The
+// trace must then hold, per call, exactly those args (handles mapped back through the trace's
+// handle tokens) and that return value.
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/strip.h"
+#include "absl/strings/str_format.h"
+#include "format/call_traits.h"
+#include "format/catalog.h"
+#include "format/event_codec.h"
+#include "format/trace_reader.h"
+#include "gtest/gtest.h"
+#include "recorder/recorder.h"
+
+namespace cltrace::recorder {
+namespace {
+
+using format::ArgVec;
+using format::CallId;
+using format::CallInfo;
+using format::CallTraits;
+using format::FieldInfo;
+using format::FieldKind;
+
+// Handle ids <-> raw values (fit 32-bit kernel handles). Ids below kFirstRandomId are the
+// contexts the test registers; random handles never collide with them.
+constexpr uint64_t kFirstRandomId = 100;
+constexpr uint64_t kAdapterId = 1, kDeviceId = 2, kLayerId = 3, kKernelId = 4;
+uint64_t TestHandleRaw(uint64_t id) { return id * 16 + 0x10000; }
+uint64_t TestHandleId(uint64_t raw) { return (raw - 0x10000) / 16; }
+
+struct State {
+  ArgVec expected;
+  int64_t ret = 0;
+  format::InvokeArena arena;
+  format::InvokeEnv env;
+  absl::Status apply_status;
+  int answered = 0;
+};
+State& S() {
+  static State* s = new State;
+  return *s;
+}
+
+// The driver / runtime side: answers with the outputs of the args under test.
+template <CallId kId, typename Pfn = typename CallTraits<kId>::Pfn>
+struct Answer;
+template <CallId kId, typename R, typename... P>
+struct Answer<kId, R (*)(P...)> {
+  static R Fn(P... p) {
+    State& s = S();
+    ++s.answered;
+    s.apply_status = CallTraits<kId>::ApplyOutputs(s.expected, s.env, p...);
+    if constexpr (!std::is_void_v<R>) return static_cast<R>(s.ret);
+  }
+};
+
+#define CLTRACE_ANSWER(name) reinterpret_cast<void*>(&Answer<CallId::k##name>::Fn),
+void* const kAnswerAdapter[] = {CLTRACE_CALLS_D3D10_2DDI_ADAPTERFUNCS(CLTRACE_ANSWER)};
+void* const kAnswerDevice[] = {CLTRACE_CALLS_D3D11DDI_DEVICEFUNCS(CLTRACE_ANSWER)};
+void* const kAnswerDxgi[] = {CLTRACE_CALLS_DXGI_DDI_BASE_FUNCTIONS(CLTRACE_ANSWER)};
+void* const kAnswerCore[] = {CLTRACE_CALLS_D3D11DDI_CORELAYER_DEVICECALLBACKS(CLTRACE_ANSWER)};
+void* const kAnswerKernel[] = {CLTRACE_CALLS_D3DDDI_DEVICECALLBACKS(CLTRACE_ANSWER)};
+void* const kAnswerKmd[] = {CLTRACE_CALLS_DRIVER_INITIALIZATION_DATA(CLTRACE_ANSWER)};
+void* const kAnswerDxgkrnl[] = {CLTRACE_CALLS_DXGKRNL_INTERFACE(CLTRACE_ANSWER)};
+#undef CLTRACE_ANSWER
+
+template <typename Table, size_t N>
+void FillTable(Table* t, void* const (&fns)[N]) {
+  static_assert(sizeof(Table) == N * sizeof(void*));
+  std::memcpy(t, fns, sizeof(Table));
+}
+
+// Tables the wrapped contexts use (driver side) and get (runtime side).
+struct Tables {
+  D3D10_2DDI_ADAPTERFUNCS runtime_adapter{};
+  D3D11DDI_DEVICEFUNCS driver_device{}, runtime_device{};
+  DXGI_DDI_BASE_FUNCTIONS driver_dxgi{}, runtime_dxgi{};
+  D3D11DDI_CORELAYER_DEVICECALLBACKS runtime_core{};
+  const D3D11DDI_CORELAYER_DEVICECALLBACKS* driver_core = nullptr;
+  D3DDDI_DEVICECALLBACKS runtime_kernel{};
+  const D3DDDI_DEVICECALLBACKS* driver_kernel = nullptr;
+  DRIVER_INITIALIZATION_DATA real_kmd{};
+  const DRIVER_INITIALIZATION_DATA* wrapped_kmd = nullptr;
+  DXGKRNL_INTERFACE real_dxgkrnl{};
+  const DXGKRNL_INTERFACE* wrapped_dxgkrnl = nullptr;
+  // Zeroed tables whose addresses stand in for the table pointers inside creation arguments.
+  D3D11DDI_DEVICEFUNCS scratch_device{};
+  D3D11DDI_CORELAYER_DEVICECALLBACKS scratch_core{};
+  D3DDDI_DEVICECALLBACKS scratch_kernel{};
+  DXGI_DDI_BASE_FUNCTIONS scratch_dxgi{};
+};
+Tables& T() {
+  static Tables* t = new Tables;
+  return *t;
+}
+
+HRESULT APIENTRY FakeOpenAdapter(D3D10DDIARG_OPENADAPTER* args) {
+  FillTable(args->pAdapterFuncs, kAnswerAdapter);
+  args->hAdapter.pDrvPrivate = reinterpret_cast<void*>(TestHandleRaw(kAdapterId));
+  return S_OK;
+}
+
+// (Re)registers every context the thunks look up; DestroyDevice and CloseAdapter unregister
+// theirs, so this runs before every call.
+void RegisterContexts() {
+  Tables& t = T();
+  D3D10DDIARG_OPENADAPTER open{};
+  open.pAdapterFuncs = &t.runtime_adapter;
+  ASSERT_EQ(OpenAdapter(&FakeOpenAdapter, &open), S_OK);
+  FillTable(&t.driver_device, kAnswerDevice);
+  FillTable(&t.driver_dxgi, kAnswerDxgi);
+  FillTable(&t.runtime_core, kAnswerCore);
+  FillTable(&t.runtime_kernel, kAnswerKernel);
+  t.driver_core = WrapCoreLayer(
+      D3D10DDI_HRTCORELAYER{reinterpret_cast<void*>(TestHandleRaw(kLayerId))}, &t.runtime_core);
+  t.driver_kernel = WrapKernelCallbacks(
+      D3DRTDEVICEHANDLE{reinterpret_cast<void*>(TestHandleRaw(kKernelId))}, &t.runtime_kernel);
+  FillTable(&t.real_kmd, kAnswerKmd);
+  FillTable(&t.real_dxgkrnl, kAnswerDxgkrnl);
+  t.wrapped_kmd = WrapKmd(&t.real_kmd);
+  t.wrapped_dxgkrnl = WrapDxgkrnl(&t.real_dxgkrnl);
+  DeviceTables d;
+  d.device.pDrvPrivate = reinterpret_cast<void*>(TestHandleRaw(kDeviceId));
+  d.driver_funcs = &t.driver_device;
+  d.runtime_funcs = &t.runtime_device;
+  d.driver_dxgi = &t.driver_dxgi;
+  d.runtime_dxgi = &t.runtime_dxgi;
+  ASSERT_TRUE(WrapDevice(d).ok());
+}
+
+// The thunk the runtime would call for `id`.
+void* ThunkFor(const CallInfo& call, size_t slot) {
+  Tables& t = T();
+  switch (call.layer) {
+    case format::Layer::kAdapter: return reinterpret_cast<void* const*>(&t.runtime_adapter)[slot];
+    case format::Layer::kDevice: return reinterpret_cast<void* const*>(&t.runtime_device)[slot];
+    case format::Layer::kDxgi: return reinterpret_cast<void* const*>(&t.runtime_dxgi)[slot];
+    case format::Layer::kCoreLayer: return reinterpret_cast<void* const*>(t.driver_core)[slot];
+    case format::Layer::kKernelCb: return reinterpret_cast<void* const*>(t.driver_kernel)[slot];
+    case format::Layer::kKmd: return reinterpret_cast<void* const*>(t.wrapped_kmd)[slot];
+    case format::Layer::kDxgkrnl: return reinterpret_cast<void* const*>(t.wrapped_dxgkrnl)[slot];
+    default: return nullptr;
+  }
+}
+
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : g_(seed) {}
+  uint64_t Next() { return g_(); }
+  uint64_t Below(uint64_t n) { return n == 0 ? 0 : Next() % n; }
+  bool Chance(int percent) { return Below(100) < static_cast<uint64_t>(percent); }
+
+ private:
+  std::mt19937_64 g_;
+};
+
+uint64_t SignExtend(uint64_t v, int bits) {
+  const int shift = 64 - bits;
+  return static_cast<uint64_t>(static_cast<int64_t>(v << shift) >> shift);
+}
+
+uint64_t RandomValue(const FieldInfo& f, Rng& r) {
+  switch (f.kind) {
+    case FieldKind::kHandle: return r.Chance(10) ? 0 : kFirstRandomId + r.Below(5000);
+    case FieldKind::kPresent: return r.Chance(80) ? 1 : 0;
+    case FieldKind::kArray:
+    case FieldKind::kString: return 0;
+    case FieldKind::kF32: {
+      uint32_t bits = static_cast<uint32_t>(r.Next());
+      if (((bits >> 23) & 0xff) == 0xff) bits &= ~(1u << 30);  // finite floats only
+      return bits;
+    }
+    default: break;
+  }
+  const uint64_t v = r.Next();
+  if (f.bits == 0 || f.bits >= 64) return v;
+  const bool is_signed = f.kind == FieldKind::kI32 || f.kind == FieldKind::kI64 ||
+                         f.kind == FieldKind::kHresult || f.kind == FieldKind::kBool;
+  return is_signed ? SignExtend(v, f.bits) : v & ((uint64_t{1} << f.bits) - 1);
+}
+
+// Valid args: values within their types, counts consistent with arrays, capacities at least
+// the counts, absent structures all zero.
+ArgVec RandomArgs(const CallInfo& call, Rng& r) {
+  auto fields = format::Fields(call);
+  ArgVec args(fields.size(), 0);
+  std::vector<bool> count_like(fields.size(), false);
+  for (const FieldInfo& f : fields) {
+    if (f.kind != FieldKind::kArray) continue;
+    if (f.count_field >= 0) count_like[f.count_field] = true;
+    if (f.capacity_field >= 0) count_like[f.capacity_field] = true;
+  }
+  for (size_t i = 0; i < fields.size(); ++i) {
+    args[i] = count_like[i] ? r.Below(6) : RandomValue(fields[i], r);
+  }
+  for (const FieldInfo& f : fields) {
+    if (f.kind != FieldKind::kArray || f.count_field < 0) continue;
+    uint64_t& count = args[f.count_field];
+    if (f.embedded) count = std::min<uint64_t>(count, f.count_fixed);
+    if (f.capacity_field >= 0 && f.capacity_field != f.count_field) {
+      count = std::min(count, args[f.capacity_field]);
+    }
+    count = count * f.count_divisor + r.Below(f.count_divisor);
+  }
+  std::vector<bool> absent(fields.size(), false);
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (fields[i].kind != FieldKind::kPresent || (args[i] != 0 && !absent[i])) continue;
+    args[i] = 0;
+    for (size_t j = i + 1; j <= i + fields[i].elem_count; ++j) {
+      absent[j] = true;
+      args[j] = 0;
+    }
+  }
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const FieldInfo& f = fields[i];
+    if (f.kind != FieldKind::kArray || absent[i]) continue;
+    if (!f.embedded && r.Chance(15)) continue;  // NULL
+    uint64_t n = f.count_fixed;
+    if (f.count_in_element > 0) n = f.count_in_element + 1 + r.Below(6);
+    if (f.count_field >= 0) n = args[f.count_field] / f.count_divisor;
+    args[i] = 1 + n;
+    auto elems = format::ElementFields(f);
+    for (uint64_t e = 0; e < n; ++e) {
+      for (size_t j = 0; j < elems.size(); ++j) {
+        uint64_t v = RandomValue(elems[j], r);
+        if (f.count_in_element > 0 && e == f.count_in_element) v = n;  // the length token
+        args.push_back(v);
+      }
+    }
+  }
+  return args;
+}
+
+int64_t RandomReturn(const CallInfo& call, Rng& r) {
+  switch (call.ret) {
+    case format::ReturnKind::kVoid: return 0;
+    case format::ReturnKind::kSize: return static_cast<int64_t>(r.Next());
+    case format::ReturnKind::kU32: return static_cast<int64_t>(r.Next() & 0xffffffffu);
+    default: return static_cast<int64_t>(SignExtend(r.Next(), 32));
+  }
+}
+
+// The context handles the thunks look up, and table pointers inside creation arguments that
+// the recorder reads, must be real.
+void FixUp(const CallInfo& call, ArgVec* args) {
+  Tables& t = T();
+  auto fields = format::Fields(call);
+  switch (call.layer) {
+    case format::Layer::kAdapter: (*args)[0] = kAdapterId; break;
+    case format::Layer::kDevice: (*args)[0] = kDeviceId; break;
+    case format::Layer::kCoreLayer: (*args)[0] = kLayerId; break;
+    case format::Layer::kKernelCb: (*args)[0] = kKernelId; break;
+    case format::Layer::kDxgi: {
+      const int h = format::FieldIndex(call, "hDevice");
+      ASSERT_GE(h, 0);
+      (*args)[0] = 1;  // pPresentData present
+      (*args)[h] = kDeviceId;
+      break;
+    }
+    default: break;
+  }
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const std::string name = fields[i].name;
+    if (fields[i].kind != FieldKind::kPtr || (*args)[i] == 0) continue;
+    const void* table = nullptr;
+    if (name == "p11DeviceFuncs" || name == "p11ContextFuncs") table = &t.scratch_device;
+    if (name == "p11UMCallbacks") table = &t.scratch_core;
+    if (name == "pKTCallbacks") table = &t.scratch_kernel;
+    if (name == "pDXGIBaseDDI") table = &t.scratch_dxgi;
+    if (table != nullptr) (*args)[i] = reinterpret_cast<uintptr_t>(table);
+  }
+}
+
+std::string Describe(const CallInfo& call, const ArgVec& want, const ArgVec& got) {
+  if (want.size() != got.size()) {
+    return absl::StrFormat("%d args expected, %d recorded", want.size(), got.size());
+  }
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (want[i] == got[i]) continue;
+    std::string name = i < call.field_count ? format::Fields(call)[i].name : "(array element)";
+    return absl::StrFormat("arg %d (%s): expected 0x%x, recorded 0x%x", i, name, want[i], got[i]);
+  }
+  return "equal";
+}
+
+template <CallId kId>
+void RoundTrip() {
+  const CallInfo& call = *format::GetCall(kId);
+  const size_t slot = CallTraits<kId>::kSlotIndex;
+  State& s = S();
+  std::string bytes;
+  Options o;
+  o.sink = std::make_unique<format::StringSink>(&bytes);
+  absl::StatusOr<std::unique_ptr<Recorder>> rec = Recorder::Start(std::move(o));
+  ASSERT_TRUE(rec.ok()) << rec.status();
+
+  constexpr int kSeeds = 40;
+  std::vector<ArgVec> sent;
+  std::vector<int64_t> returned;
+  for (uint64_t seed = 0; seed < kSeeds; ++seed) {
+    RegisterContexts();
+    Rng r(seed * 7919 + static_cast<uint64_t>(kId));
+    s.expected = RandomArgs(call, r);
+    FixUp(call, &s.expected);
+    s.ret = RandomReturn(call, r);
+    s.arena.Reset();
+    s.env = format::InvokeEnv{};
+    s.env.handle_raw = TestHandleRaw;
+    s.env.arena = &s.arena;
+    s.answered = 0;
+    ASSERT_TRUE(format::ValidateArgs(kId, s.expected).ok()) << format::ValidateArgs(kId, s.expected);
+    void* thunk = ThunkFor(call, slot);
+    ASSERT_NE(thunk, nullptr) << "no thunk installed for " << call.name;
+    absl::StatusOr<int64_t> ret = format::InvokeCall(kId, thunk, s.expected, s.env);
+    ASSERT_TRUE(ret.ok()) << "seed " << seed << ": " << ret.status();
+    ASSERT_EQ(s.answered, 1) << "seed " << seed << ": the thunk did not forward exactly once";
+    EXPECT_EQ(*ret, s.ret) << "seed " << seed;
+    EXPECT_TRUE(s.apply_status.ok()) << "seed " << seed << ": " << s.apply_status;
+    sent.push_back(s.expected);
+    returned.push_back(s.ret);
+  }
+  Stats stats = (*rec)->Stop();
+  ASSERT_EQ(stats.calls, static_cast<uint64_t>(kSeeds));
+
+  absl::StatusOr<std::unique_ptr<format::TraceReader>> reader = format::TraceReader::OpenBytes(bytes);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  std::vector<format::Event> events;
+  format::Event e;
+  while ((*reader)->Next(&e)) events.push_back(e);
+  ASSERT_TRUE((*reader)->status().ok()) << (*reader)->status();
+  ASSERT_EQ(events.size(), static_cast<size_t>(kSeeds));
+  std::sort(events.begin(), events.end(),
+            [](const format::Event& a, const format::Event& b) { return a.seq < b.seq; });
+  const format::CallLayout& layout = format::LayoutOf(kId);
+  for (int i = 0; i < kSeeds; ++i) {
+    const format::Event& got = events[static_cast<size_t>(i)];
+    EXPECT_EQ(got.call, kId);
+    EXPECT_EQ(got.seq, static_cast<uint64_t>(2 * i + 1));
+    EXPECT_EQ(got.end, static_cast<uint64_t>(2 * i + 2));
+    EXPECT_EQ(got.parent, 0u);
+    EXPECT_EQ(got.ret, returned[static_cast<size_t>(i)]) << "seed " << i;
+    // Handles: trace id -> token (the raw value the process saw) -> the test's id.
+    ArgVec args(got.args.begin(), got.args.end());
+    bool bad_token = false;
+    format::VisitArgKinds(layout, absl::MakeConstSpan(args.data(), args.size()),
+                          [&](size_t k, FieldKind kind) {
+                            if (kind != FieldKind::kHandle || args[k] == 0) return;
+                            uint64_t raw = 0;
+                            absl::string_view tok = (*reader)->handles().Token(args[k]);
+                            if (!absl::ConsumePrefix(&tok, "0x") ||
+                                !absl::SimpleHexAtoi(tok, &raw)) {
+                              bad_token = true;
+                            }
+                            args[k] = TestHandleId(raw);
+                          });
+    EXPECT_FALSE(bad_token);
+    EXPECT_EQ(args, sent[static_cast<size_t>(i)])
+        << "seed " << i << ": " << Describe(call, sent[static_cast<size_t>(i)], args);
+    if (testing::Test::HasFailure()) return;
+  }
+}
+
+#define CLTRACE_ROUNDTRIP_TEST(name) \
+  TEST(RecorderRoundTrip, name) { RoundTrip<CallId::k##name>(); }
+CLTRACE_CALLS_D3D10_2DDI_ADAPTERFUNCS(CLTRACE_ROUNDTRIP_TEST)
+CLTRACE_CALLS_D3D11DDI_DEVICEFUNCS(CLTRACE_ROUNDTRIP_TEST)
+CLTRACE_CALLS_DXGI_DDI_BASE_FUNCTIONS(CLTRACE_ROUNDTRIP_TEST)
+CLTRACE_CALLS_D3D11DDI_CORELAYER_DEVICECALLBACKS(CLTRACE_ROUNDTRIP_TEST)
+CLTRACE_CALLS_D3DDDI_DEVICECALLBACKS(CLTRACE_ROUNDTRIP_TEST)
+CLTRACE_CALLS_DRIVER_INITIALIZATION_DATA(CLTRACE_ROUNDTRIP_TEST)
+CLTRACE_CALLS_DXGKRNL_INTERFACE(CLTRACE_ROUNDTRIP_TEST)
+#undef CLTRACE_ROUNDTRIP_TEST
+
+}  // namespace
+}  // namespace cltrace::recorder

@@ -1,0 +1,365 @@
+#include "replayer/internal/plan.h"
+
+#include <algorithm>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "format/call_codec.h"
+#include "format/catalog.h"
+
+namespace cltrace::replay::internal {
+namespace {
+
+using format::CallId;
+using format::Event;
+using format::FieldInfo;
+using format::FieldKind;
+
+bool Fail(BadInput* bad, const Event& e, std::string message) {
+  bad->seq = e.seq;
+  bad->tid = e.tid;
+  bad->call = e.call;
+  bad->message = std::move(message);
+  return false;
+}
+
+// "0x1a2b" -> 0x1a2b; anything else (hand-written names) -> 0.
+uint64_t ValueOfToken(absl::string_view token) {
+  if (!absl::StartsWith(token, "0x") || token.size() < 3 || token.size() > 18) return 0;
+  uint64_t v = 0;
+  for (char c : token.substr(2)) {
+    int d;
+    if (c >= '0' && c <= '9') {
+      d = c - '0';
+    } else if (c >= 'a' && c <= 'f') {
+      d = c - 'a' + 10;
+    } else if (c >= 'A' && c <= 'F') {
+      d = c - 'A' + 10;
+    } else {
+      return 0;
+    }
+    v = v * 16 + static_cast<uint64_t>(d);
+  }
+  return v;
+}
+
+// Sizes a recorded event asks the replayer to honour.
+bool CheckSizes(const Event& e, const CallMeta& m, BadInput* bad) {
+  absl::Span<const FieldInfo> fields = format::Fields(*m.info);
+  // Buffers the kernel handed out (CreateContextCb, RenderCb): the replay allocates them. List
+  // sizes count entries of at most 32 bytes.
+  for (uint16_t i : m.buffer_size_outputs) {
+    const absl::string_view name = fields[i].name;
+    const uint64_t bytes = absl::StrContains(name, "List") ? e.args[i] * 32 : e.args[i];
+    if (bytes > kMaxKernelBufferBytes) {
+      return Fail(bad, e,
+                  absl::StrFormat("impossible size: %s = %d asks for a %d-byte kernel buffer "
+                                  "(limit %d)",
+                                  fields[i].name, e.args[i], bytes, kMaxKernelBufferBytes));
+    }
+  }
+  if (m.role != Role::kIssue) return true;
+  if (m.caps_size_field >= 0 && e.args[m.caps_size_field] > kMaxCapsBytes) {
+    return Fail(bad, e,
+                absl::StrFormat("impossible size: DataSize = %d (limit %d)",
+                                e.args[m.caps_size_field], kMaxCapsBytes));
+  }
+  if (m.info->ret == format::ReturnKind::kSize && e.end != 0 &&
+      static_cast<uint64_t>(e.ret) > kMaxHandleBytes) {
+    return Fail(bad, e,
+                absl::StrFormat("impossible size: the recorded driver answered %d bytes (limit %d)",
+                                static_cast<uint64_t>(e.ret), kMaxHandleBytes));
+  }
+  if (m.sysmem_field >= 0) {
+    const uint64_t bytes = SysMemBytes(e.call, e.args);
+    if (bytes > kZeroRegionBytes) {
+      return Fail(bad, e,
+                  absl::StrFormat("impossible size: the box and pitches describe %d bytes of "
+                                  "source data (limit %d)",
+                                  bytes, kZeroRegionBytes));
+    }
+  }
+  return true;
+}
+
+// Replays the handle bookkeeping of the calls the replay will issue, in seq order, to find
+// handles used before any call created them (hostile or truncated traces) before the driver
+// runs. Mirrors Session::Prepare.
+bool SimulateHandles(const Plan& plan, const std::vector<uint8_t>& covered, BadInput* bad) {
+  enum Kind : uint8_t { kUnknown, kDriverLive, kRuntimeValue, kKernelValue, kAdapter, kIc, kDc };
+  const format::TokenTable& handles = *plan.handles;
+  std::vector<uint8_t> kind(handles.size(), kUnknown);
+  std::vector<uint16_t> type(handles.size(), 0);  // driver handles: the type created as
+  std::vector<uint8_t> local(handles.size(), 0);
+  std::vector<uint8_t> pending(plan.tids.size(), 0);
+  auto token = [&](uint64_t id) { return std::string(handles.Token(id)); };
+  for (size_t i = 0; i < plan.events.size(); ++i) {
+    if (!covered[i] || plan.role[i] != Role::kIssue) continue;
+    const Event& e = plan.events[i];
+    const CallMeta& m = CallMetaFor(e.call);
+    absl::Span<const FieldInfo> fields = format::Fields(*m.info);
+    if (m.layer == format::Layer::kAdapter) {
+      const uint64_t id = e.args[0];
+      if (id == 0) return Fail(bad, e, "the call names no adapter (hAdapter is NULL)");
+      if (kind[id] == kUnknown) kind[id] = kAdapter;
+    } else {
+      const uint64_t id = m.table_field >= 0 ? e.args[m.table_field] : 0;
+      const bool ok =
+          m.layer == format::Layer::kDxgi ? kind[id] == kIc : kind[id] == kIc || kind[id] == kDc;
+      if (id == 0 || !ok) {
+        return Fail(bad, e,
+                    absl::StrFormat("hDevice %s is not a device or deferred context created "
+                                    "earlier",
+                                    id == 0 ? "NULL" : token(id)));
+      }
+    }
+    std::string problem;
+    auto use = [&](uint64_t id, const FieldInfo& f) {
+      if (id == 0 || !problem.empty()) return;
+      switch (ClassOfHandleType(f.type_index)) {
+        case HandleClass::kAdapter:
+          if (kind[id] != kAdapter) {
+            problem = absl::StrFormat("handle %s (%s) is not an adapter", token(id), f.name);
+          }
+          break;
+        case HandleClass::kDriver:
+          if (kind[id] != kDriverLive && kind[id] != kIc && kind[id] != kDc) {
+            problem = absl::StrFormat("handle %s (%s) is used before any call created it",
+                                      token(id), f.name);
+          } else if (type[id] != CreatedTypeOf(f.type_index)) {
+            // Never hand a driver one kind of object where it expects another.
+            problem = absl::StrFormat("handle %s (%s) was created as a %s, not a %s", token(id),
+                                      f.name, format::HandleTypes()[type[id]].name,
+                                      format::HandleTypes()[f.type_index].name);
+          }
+          break;
+        case HandleClass::kRuntime:
+          if (kind[id] == kUnknown) kind[id] = kRuntimeValue;
+          break;
+        case HandleClass::kKernel:
+          if (kind[id] == kUnknown) kind[id] = kKernelValue;
+          break;
+        case HandleClass::kOther:
+          break;
+      }
+    };
+    for (const HandleField& h : m.handles) {
+      if (h.index != m.create_field) use(e.args[h.index], fields[h.index]);
+    }
+    if (m.array_handles) {
+      ForEachField(*m.info, e.args, [&](const FieldInfo& f, size_t index, int array) {
+        if (array >= 0 && f.kind == FieldKind::kHandle) use(e.args[index], f);
+      });
+    }
+    if (!problem.empty()) return Fail(bad, e, problem);
+    if (m.calc_local_size && m.ic_object_field >= 0 && e.args[m.ic_object_field] != 0) {
+      const uint64_t v = e.args[m.ic_object_field];
+      auto it = plan.id_of_value.find(v);
+      const uint64_t id = it == plan.id_of_value.end() ? 0 : it->second;
+      if (id == 0 || (kind[id] != kDriverLive && kind[id] != kIc && kind[id] != kDc)) {
+        return Fail(bad, e,
+                    absl::StrFormat("pICObject 0x%x names no handle an earlier call created", v));
+      }
+      local[id] = 1;
+    }
+    if (m.create_field >= 0 && e.args[m.create_field] != 0) {
+      const uint64_t id = e.args[m.create_field];
+      const bool dc_table = m.layer == format::Layer::kDevice && kind[e.args[0]] == kDc;
+      if (dc_table && m.rt_field >= 0) {
+        const uint64_t ic = e.args[m.rt_field];
+        if (ic == 0 || !local[ic]) {
+          return Fail(bad, e,
+                      absl::StrFormat("context-local open of %s: no CalcDeferredContextHandleSize "
+                                      "was answered for it before",
+                                      ic == 0 ? "NULL" : token(ic)));
+        }
+      } else {
+        if (!pending[plan.thread[i]]) {
+          return Fail(bad, e,
+                      absl::StrFormat("creates %s (%s) but no CalcPrivate*Size was answered "
+                                      "before it on thread %d",
+                                      token(id), fields[m.create_field].name, e.tid));
+        }
+        pending[plan.thread[i]] = 0;
+      }
+      kind[id] = e.call == CallId::kCreateDevice            ? kIc
+                 : e.call == CallId::kCreateDeferredContext ? kDc
+                                                            : kDriverLive;
+      type[id] = CreatedTypeOf(fields[m.create_field].type_index);
+    }
+    if (m.calc_private) pending[plan.thread[i]] = 1;
+  }
+  return true;
+}
+
+}  // namespace
+
+uint64_t SysMemBytes(CallId call, absl::Span<const uint64_t> args) {
+  const format::CallInfo* ci = format::GetCall(call);
+  if (ci == nullptr) return 0;
+  auto get = [&](const char* name) -> uint64_t {
+    const int i = format::FieldIndex(*ci, name);
+    return i >= 0 && static_cast<size_t>(i) < args.size() ? args[i] : 0;
+  };
+  const uint64_t row = get("RowPitch") & 0xffffffffu, depth = get("DepthPitch") & 0xffffffffu;
+  const int box = format::FieldIndex(*ci, "pDstBox");
+  if (box < 0 || args[box] == 0) return std::max<uint64_t>({row, depth, 64 * 1024});
+  auto span = [&](const char* lo, const char* hi) -> uint64_t {
+    const int64_t a = static_cast<int32_t>(get(lo)), b = static_cast<int32_t>(get(hi));
+    return b > a ? static_cast<uint64_t>(b - a) : 1;
+  };
+  const uint64_t w = span("left", "right"), h = span("top", "bottom"), d = span("front", "back");
+  return (d - 1) * depth + (h - 1) * row + w * 16;
+}
+
+bool BuildPlan(absl::Span<const Event> events, const format::TokenTable& handles,
+               uint64_t until_seq, Plan* plan, BadInput* bad) {
+  plan->events = events;
+  plan->handles = &handles;
+  const size_t n = events.size();
+  plan->first_child.assign(n, -1);
+  plan->next_sibling.assign(n, -1);
+  plan->role.assign(n, Role::kInvalid);
+  plan->thread.assign(n, 0);
+  std::vector<int32_t> last_child(n, -1);
+  absl::flat_hash_map<uint32_t, uint16_t> thread_of_tid;
+
+  plan->token_value.assign(handles.size(), 0);
+  for (uint64_t id = 1; id < handles.size(); ++id) {
+    const uint64_t v = ValueOfToken(handles.Token(id));
+    plan->token_value[id] = v;
+    if (v != 0) plan->id_of_value.emplace(v, id);
+  }
+
+  for (size_t i = 0; i < n; ++i) {
+    const Event& e = events[i];
+    if (e.seq == 0 || (i > 0 && e.seq <= events[i - 1].seq)) {
+      return Fail(bad, e,
+                  absl::StrFormat("calls are not in strictly increasing seq order (seq %d "
+                                  "after %d)",
+                                  e.seq, i > 0 ? events[i - 1].seq : 0));
+    }
+    const CallMeta& m = CallMetaFor(e.call);
+    if (m.role == Role::kInvalid) {
+      return Fail(bad, e, absl::StrFormat("unknown call id %d", static_cast<int>(e.call)));
+    }
+    if (m.role == Role::kUnsupported) {
+      return Fail(bad, e,
+                  absl::StrFormat("%s is a DX6-layer call; it has no D3D11 driver entry point "
+                                  "to replay it into",
+                                  m.info->name));
+    }
+    if (absl::Status s = format::ValidateArgs(e.call, e.args); !s.ok()) {
+      return Fail(bad, e, std::string(s.message()));
+    }
+    bool bad_handle = false;
+    uint64_t bad_id = 0;
+    for (const HandleField& h : m.handles) {
+      if (e.args[h.index] >= handles.size() && !bad_handle) {
+        bad_handle = true;
+        bad_id = e.args[h.index];
+      }
+    }
+    if (m.array_handles) {
+      ForEachField(*m.info, e.args, [&](const FieldInfo& f, size_t index, int array) {
+        if (array >= 0 && f.kind == FieldKind::kHandle && e.args[index] >= handles.size() &&
+            !bad_handle) {
+          bad_handle = true;
+          bad_id = e.args[index];
+        }
+      });
+    }
+    if (bad_handle) {
+      return Fail(bad, e, absl::StrFormat("handle id %d is not defined by the trace", bad_id));
+    }
+    if (i == 0 || e.tid != events[i - 1].tid) {
+      auto [it, inserted] =
+          thread_of_tid.emplace(e.tid, static_cast<uint16_t>(thread_of_tid.size()));
+      if (inserted) {
+        if (thread_of_tid.size() > 4096) return Fail(bad, e, "more than 4096 recorded threads");
+        plan->tids.push_back(e.tid);
+      }
+      plan->thread[i] = it->second;
+    } else {
+      plan->thread[i] = plan->thread[i - 1];
+    }
+
+    Role role = m.role;
+    if (e.parent != 0) {
+      auto pit = std::lower_bound(events.begin(), events.begin() + i, e.parent,
+                                  [](const Event& a, uint64_t seq) { return a.seq < seq; });
+      if (pit == events.begin() + i || pit->seq != e.parent) {
+        return Fail(bad, e, absl::StrFormat("parent seq %d names no earlier call", e.parent));
+      }
+      const size_t p = static_cast<size_t>(pit - events.begin());
+      const Event& pe = events[p];
+      if (pe.tid != e.tid) {
+        return Fail(bad, e,
+                    absl::StrFormat("made inside seq %d of thread %d from thread %d", pe.seq,
+                                    pe.tid, e.tid));
+      }
+      if (pe.end != 0 && e.seq > pe.end) {
+        return Fail(bad, e,
+                    absl::StrFormat("made inside seq %d, which returned at %d", pe.seq, pe.end));
+      }
+      const Role parent_role = plan->role[p];
+      const format::Layer parent_layer = CallMetaFor(pe.call).layer;
+      if (parent_role == Role::kIgnore || role == Role::kIgnore) {
+        role = Role::kIgnore;
+      } else if (parent_role == Role::kIssue && role == Role::kIssue) {
+        return Fail(bad, e,
+                    absl::StrFormat("a DDI call made directly inside DDI call seq %d (%s); only "
+                                    "callbacks run inside a DDI call",
+                                    pe.seq, format::GetCall(pe.call)->name));
+      } else if (parent_role == Role::kCallback &&
+                 (role == Role::kCallback || parent_layer == format::Layer::kKernelCb)) {
+        return Fail(bad, e,
+                    absl::StrFormat("made inside callback seq %d (%s); only state-refresh DDI "
+                                    "calls run inside a core-layer callback",
+                                    pe.seq, format::GetCall(pe.call)->name));
+      }
+      if (last_child[p] < 0) {
+        plan->first_child[p] = static_cast<int32_t>(i);
+      } else {
+        plan->next_sibling[last_child[p]] = static_cast<int32_t>(i);
+      }
+      last_child[p] = static_cast<int32_t>(i);
+    }
+    plan->role[i] = role;
+    if (role != Role::kIgnore && !CheckSizes(e, m, bad)) return false;
+
+    if (e.parent == 0 && (until_seq == 0 || e.seq <= until_seq) && plan->never_returned_seq == 0) {
+      if (role == Role::kIssue) {
+        if (e.end == 0) {
+          plan->never_returned_seq = e.seq;
+        } else {
+          plan->top.push_back(static_cast<uint32_t>(i));
+        }
+      } else if (role == Role::kCallback) {
+        plan->async_callbacks.push_back(static_cast<uint32_t>(i));
+      }
+    }
+  }
+
+  // What the replay covers: the top-level calls and every call/callback below them.
+  std::vector<uint8_t> covered(n, 0);
+  std::vector<uint32_t> stack;
+  for (uint32_t t : plan->top) {
+    stack.push_back(t);
+    while (!stack.empty()) {
+      const uint32_t i = stack.back();
+      stack.pop_back();
+      if (plan->role[i] == Role::kIgnore) continue;
+      covered[i] = 1;
+      ++plan->covered;
+      for (int32_t c = plan->first_child[i]; c >= 0; c = plan->next_sibling[c]) {
+        stack.push_back(static_cast<uint32_t>(c));
+      }
+    }
+  }
+  plan->covered += plan->async_callbacks.size();
+  return SimulateHandles(*plan, covered, bad);
+}
+
+}  // namespace cltrace::replay::internal

@@ -1,0 +1,74 @@
+// The replay plan: a trace checked for everything that can be checked before any driver runs
+// (hostile-input validation) and arranged for replay — the call tree (callbacks under the DDI
+// call that made them, state-refresh re-sends under their callback), the top-level calls the
+// runtime made in seq order, and a dense index per recorded thread.
+//
+// Thread-safety: a Plan is immutable after BuildPlan and may be read from any thread.
+#ifndef CLTRACE_REPLAYER_INTERNAL_PLAN_H_
+#define CLTRACE_REPLAYER_INTERNAL_PLAN_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "format/event.h"
+#include "replayer/internal/call_meta.h"
+
+namespace cltrace::replay::internal {
+
+// Limits on sizes a trace may ask the replayer to honour (anything larger is bad input).
+inline constexpr uint64_t kMaxHandleBytes = uint64_t{1} << 30;         // one driver handle
+inline constexpr uint64_t kMaxKernelBufferBytes = uint64_t{64} << 20;  // one kernel buffer
+inline constexpr uint64_t kMaxCapsBytes = uint64_t{1} << 20;           // GetCaps pData
+// Input data pointers (pSysMemUP...) point into a read-only zero region of this size.
+inline constexpr uint64_t kZeroRegionBytes = uint64_t{64} << 20;
+
+// A problem with the input, located at one call.
+struct BadInput {
+  uint64_t seq = 0;
+  uint32_t tid = 0;
+  format::CallId call = format::CallId::kInvalid;
+  std::string message;
+};
+
+struct Plan {
+  absl::Span<const format::Event> events;
+  const format::TokenTable* handles = nullptr;
+  // Per event: children in seq order (first_child / next_sibling, -1 = none), the effective
+  // role (kIgnore for everything below an ignored call) and the dense recorded-thread index.
+  std::vector<int32_t> first_child;
+  std::vector<int32_t> next_sibling;
+  std::vector<Role> role;
+  std::vector<uint16_t> thread;
+  std::vector<uint32_t> tids;  // dense thread index -> recorded tid
+  // Top-level calls the runtime made (issued by the replayer), in seq order, up to --until and
+  // before the first call that never returned.
+  std::vector<uint32_t> top;
+  // Top-level callbacks: made by a driver thread outside any DDI call.
+  std::vector<uint32_t> async_callbacks;
+  // Recorded calls and callbacks the replay covers (the N of "identical (N calls)").
+  uint64_t covered = 0;
+  // Entry seq of the first top-level call that never returned (the recording ended inside it);
+  // the replay stops before it. 0 = none.
+  uint64_t never_returned_seq = 0;
+  // Handle ids whose token is a recorded value ("0x1a2b"): that value, else 0.
+  std::vector<uint64_t> token_value;
+  // Recorded value -> handle id, for pointer fields that carry a handle (pICObject).
+  absl::flat_hash_map<uint64_t, uint64_t> id_of_value;
+};
+
+// Validates `events` (sorted by seq) and builds the plan. Calls with seq > until_seq are left
+// out (until_seq 0 = no limit). On bad input returns false with *bad filled.
+bool BuildPlan(absl::Span<const format::Event> events, const format::TokenTable& handles,
+               uint64_t until_seq, Plan* plan, BadInput* bad);
+
+// Bytes a pSysMemUP source of an UpdateSubresourceUP-style call reads at most, from its box
+// and pitches (texels counted as 16 bytes, the widest DXGI format); 64 KiB without a box.
+uint64_t SysMemBytes(format::CallId call, absl::Span<const uint64_t> args);
+
+}  // namespace cltrace::replay::internal
+
+#endif  // CLTRACE_REPLAYER_INTERNAL_PLAN_H_

@@ -1,0 +1,967 @@
+#include "replayer/internal/session.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "format/catalog.h"
+#include "format/jsonl.h"
+
+namespace cltrace::replay::internal {
+namespace {
+
+using format::CallId;
+using format::Event;
+using format::FieldDir;
+using format::FieldInfo;
+using format::FieldKind;
+
+thread_local ThreadState* t_current = nullptr;
+std::atomic<Session*> g_active{nullptr};
+
+// Quarantine of freed handle memory (a late access by the driver stays harmless).
+constexpr size_t kQuarantineBlocks = 1u << 16;
+constexpr size_t kQuarantineBytes = size_t{64} << 20;
+// Synthetic kernel handle values for hand-written tokens ("ctx1").
+constexpr uint64_t kSyntheticKernelBase = 0x40000000;
+// Canonical form of a driver/runtime handle address inside a command buffer.
+constexpr uint64_t kCanonicalHandleTag = 0xC17A000000000000ull;
+
+std::string RetText(CallId call, int64_t ret) {
+  Event e;
+  e.call = call;
+  e.ret = ret;
+  e.end = 1;
+  return format::RetToText(e);
+}
+
+}  // namespace
+
+ThreadState* CurrentThread() { return t_current; }
+Session* ActiveSession() { return g_active.load(std::memory_order_acquire); }
+
+Session::Session(const Plan& plan, const ReplayOptions& options, Driver* driver)
+    : plan_(plan), options_(options), driver_(driver) {}
+
+Session::~Session() {
+  Session* self = this;
+  g_active.compare_exchange_strong(self, nullptr);
+  if (zero_region_ != nullptr) munmap(zero_region_, kZeroRegionBytes);
+  // Memory of handles the driver destroyed is freed. Handles still live when the replay ends
+  // (a trace that stops before their destroy, --until, a stop at a divergence) stay allocated
+  // on purpose, and so do the runtime-handle addresses: the driver may still hold them in its
+  // own registries, and a later replay in this process must not hand out the same addresses
+  // for new handles.
+  for (Block& b : quarantine_) std::free(b.memory);
+  if (live_.empty() && runtime_base_ != 0) {
+    munmap(reinterpret_cast<void*>(runtime_base_), runtime_bytes_);
+  }
+}
+
+bool Session::Init(std::string* error) {
+  slot_count_ = plan_.handles->size();
+  slots_ = std::make_unique<Slot[]>(slot_count_);
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  runtime_bytes_ = (std::max<size_t>(slot_count_, 1) * 16 + page - 1) / page * page;
+  void* rt =
+      mmap(nullptr, runtime_bytes_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  zero_region_ = mmap(nullptr, kZeroRegionBytes, PROT_READ,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (rt == MAP_FAILED || zero_region_ == MAP_FAILED) {
+    if (rt != MAP_FAILED) munmap(rt, runtime_bytes_);
+    if (zero_region_ != MAP_FAILED) munmap(zero_region_, kZeroRegionBytes);
+    zero_region_ = nullptr;
+    *error = "cannot reserve address space for runtime handles";
+    return false;
+  }
+  runtime_base_ = reinterpret_cast<uintptr_t>(rt);
+  pending_size_.assign(plan_.tids.size(), -1);
+  Session* expected = nullptr;
+  if (!g_active.compare_exchange_strong(expected, this)) {
+    *error = "another replay is running in this process";
+    return false;
+  }
+  return true;
+}
+
+void Session::InitThread(ThreadState* t) {
+  t->session = this;
+  t->env.arena = &t->arena;
+  t->env.handle_raw = [this](uint64_t id) -> uint64_t {
+    return id < slot_count_ ? slots_[id].raw.load(std::memory_order_acquire) : 0;
+  };
+  t->env.handle_id = [this, t](uint64_t raw) { return HandleId(t, raw); };
+  t->env.pointer = [this, t](const FieldInfo& f, uint64_t recorded) -> void* {
+    if (recorded == 0) return nullptr;
+    if (t->call != nullptr) {
+      absl::Span<const FieldInfo> fixed = format::Fields(*t->call);
+      if (&f >= fixed.data() && &f < fixed.data() + fixed.size()) {
+        const uint16_t index = static_cast<uint16_t>(&f - fixed.data());
+        for (const auto& [i, p] : t->pointers) {
+          if (i == index) return p;
+        }
+      }
+    }
+    return zero_region_;
+  };
+}
+
+// ---- Running the plan --------------------------------------------------------------------
+
+void Session::Run(ReplayResult* result) {
+  if (options_.threads == ThreadMode::kSingle || plan_.tids.size() <= 1) {
+    RunSingle();
+  } else {
+    RunRecorded();
+  }
+  // Callbacks a driver thread made outside any DDI call in the recording but not on replay.
+  {
+    std::lock_guard<std::mutex> lock(async_mu_);
+    if (async_cursor_ < plan_.async_callbacks.size() && !fatal_.load()) {
+      const Event& e = plan_.events[plan_.async_callbacks[async_cursor_]];
+      Diverge(e, CallText(e.call, e.args, /*from_driver=*/false),
+              "no callback (the driver made none outside a DDI call)");
+    }
+  }
+  Collect(result);
+}
+
+bool Session::Stopping(uint64_t seq) const {
+  if (fatal_.load(std::memory_order_acquire)) return true;
+  return !options_.keep_going && seq > min_divergence_.load(std::memory_order_acquire);
+}
+
+void Session::IssueTop(ThreadState* t, size_t k) {
+  const uint32_t i = plan_.top[k];
+  if (Stopping(plan_.events[i].seq)) return;
+  Issue(t, i);
+}
+
+void Session::RunSingle() {
+  ThreadState t;
+  InitThread(&t);
+  t_current = &t;
+  for (size_t k = 0; k < plan_.top.size(); ++k) IssueTop(&t, k);
+  t_current = nullptr;
+}
+
+// Calls start in recorded seq order, and a call waits until every call that had returned
+// before it started (in the recording) has returned on replay: every order the recording
+// proves is kept; calls that overlapped in the recording may overlap again.
+void Session::RunRecorded() {
+  const size_t n = plan_.top.size();
+  std::vector<uint32_t> end_order(n);
+  for (size_t k = 0; k < n; ++k) end_order[k] = static_cast<uint32_t>(k);
+  std::sort(end_order.begin(), end_order.end(), [&](uint32_t a, uint32_t b) {
+    return plan_.events[plan_.top[a]].end < plan_.events[plan_.top[b]].end;
+  });
+  std::vector<uint64_t> ends(n);
+  for (size_t k = 0; k < n; ++k) ends[k] = plan_.events[plan_.top[end_order[k]]].end;
+  std::vector<uint32_t> need(n);
+  for (size_t k = 0; k < n; ++k) {
+    const uint64_t seq = plan_.events[plan_.top[k]].seq;
+    need[k] = static_cast<uint32_t>(std::lower_bound(ends.begin(), ends.end(), seq) - ends.begin());
+  }
+  std::vector<std::vector<uint32_t>> queues(plan_.tids.size());
+  std::vector<uint32_t> owner(n + 1, 0);  // the queue (replay thread) of each call
+  for (size_t k = 0; k < n; ++k) {
+    const uint16_t q = plan_.thread[plan_.top[k]];
+    queues[q].push_back(static_cast<uint32_t>(k));
+    owner[k] = q;
+  }
+
+  // Only the thread owning call `started` can be waiting for the done prefix, and every other
+  // thread waits for its turn to start: so each event wakes exactly one thread, through its
+  // own gate (a counter bumped after the condition changed, so a wake-up is never lost).
+  // Sequentially consistent throughout: a waiter must see a done_prefix stored by a thread
+  // that then read an older `started` (store-load ordering).
+  std::atomic<uint32_t> started{0};
+  std::atomic<uint32_t> done_prefix{0};
+  std::unique_ptr<std::atomic<uint8_t>[]> done(new std::atomic<uint8_t>[std::max<size_t>(n, 1)]);
+  for (size_t k = 0; k < n; ++k) done[k].store(0, std::memory_order_relaxed);
+  std::unique_ptr<std::atomic<uint32_t>[]> gates(
+      new std::atomic<uint32_t>[std::max<size_t>(queues.size(), 1)]);
+  for (size_t q = 0; q < queues.size(); ++q) gates[q].store(0, std::memory_order_relaxed);
+  std::mutex advance_mu;
+  auto wake = [&](uint32_t k) {
+    if (k >= n) return;
+    std::atomic<uint32_t>& gate = gates[owner[k]];
+    gate.fetch_add(1);
+    gate.notify_one();
+  };
+
+  auto worker = [&](uint32_t q) {
+    ThreadState t;
+    InitThread(&t);
+    t_current = &t;
+    std::atomic<uint32_t>& gate = gates[q];
+    for (uint32_t k : queues[q]) {
+      for (;;) {
+        const uint32_t g = gate.load();
+        if (started.load() == k && done_prefix.load() >= need[k]) break;
+        gate.wait(g);
+      }
+      started.store(k + 1);
+      wake(k + 1);
+      IssueTop(&t, k);
+      done[k].store(1, std::memory_order_release);
+      {
+        std::lock_guard<std::mutex> lock(advance_mu);
+        uint32_t d = done_prefix.load(std::memory_order_relaxed);
+        while (d < n && done[end_order[d]].load(std::memory_order_acquire) != 0) ++d;
+        done_prefix.store(d);
+      }
+      wake(started.load());
+    }
+    t_current = nullptr;
+  };
+  std::vector<std::thread> threads;
+  for (uint32_t q = 0; q < queues.size(); ++q) {
+    if (!queues[q].empty()) threads.emplace_back(worker, q);
+  }
+  for (std::thread& th : threads) th.join();
+}
+
+// ---- One DDI call -------------------------------------------------------------------------
+
+void* Session::TableFor(ThreadState* t, const Event& e, const CallMeta& m) {
+  (void)t;
+  if (m.layer == format::Layer::kAdapter) {
+    const uint64_t id = e.args[0];
+    if (id == 0 || id >= slot_count_) {
+      FailInput(e, "the call names no adapter (hAdapter is NULL)");
+      return nullptr;
+    }
+    if (void* table = slots_[id].table.load(std::memory_order_acquire)) return table;
+    if (!OpenAdapter(id, e)) return nullptr;
+    return slots_[id].table.load(std::memory_order_acquire);
+  }
+  const uint64_t id = m.table_field >= 0 ? e.args[m.table_field] : 0;
+  void* table = nullptr;
+  if (id != 0 && id < slot_count_) {
+    table = (m.layer == format::Layer::kDxgi ? slots_[id].dxgi : slots_[id].table)
+                .load(std::memory_order_acquire);
+  }
+  if (table == nullptr) {
+    FailInput(e, absl::StrCat("hDevice ", id == 0 ? "NULL" : plan_.handles->Token(id),
+                              " is not a device or deferred context created earlier"));
+  }
+  return table;
+}
+
+bool Session::OpenAdapter(uint64_t id, const Event& e) {
+  std::lock_guard<std::mutex> lock(tables_mu_);
+  if (slots_[id].table.load(std::memory_order_acquire) != nullptr) return true;
+  auto adapter = std::make_unique<AdapterState>();
+  D3D10DDIARG_OPENADAPTER open{};
+  // The runtime's adapter handle: an inaccessible address no handle id uses (odd multiple of 8).
+  open.hRTAdapter.handle = reinterpret_cast<void*>(runtime_base_ + id * 16 + 8);
+  open.Interface = (11u << 16) | 1u;
+  open.Version = 4;
+  // The runtime opened the adapter with the interface it then created the device with.
+  for (size_t i = IndexOf(&e); i < plan_.events.size(); ++i) {
+    const Event& n = plan_.events[i];
+    if ((n.call != CallId::kCalcPrivateDeviceSize && n.call != CallId::kCreateDevice) ||
+        n.args[0] != id) {
+      continue;
+    }
+    const format::CallInfo& ci = *format::GetCall(n.call);
+    const int iface = format::FieldIndex(ci, "Interface");
+    const int version = format::FieldIndex(ci, "Version");
+    if (iface >= 0 && version >= 0 && n.args[1] != 0) {  // the argument structure is present
+      open.Interface = static_cast<UINT>(n.args[iface]);
+      open.Version = static_cast<UINT>(n.args[version]);
+    }
+    break;
+  }
+  open.pAdapterFuncs = &adapter->funcs;
+  const HRESULT hr = driver_->open_adapter()(&open);
+  if (hr != S_OK) {
+    Fatal(e, "the driver's OpenAdapter10_2 (made before the recording starts) succeeds",
+          absl::StrCat("OpenAdapter10_2 returned ", format::HresultToString(hr)));
+    return false;
+  }
+  adapter->handle = open.hAdapter;
+  const uint64_t raw = reinterpret_cast<uintptr_t>(open.hAdapter.pDrvPrivate);
+  {
+    std::lock_guard<std::mutex> mlock(memory_mu_);
+    if (raw != 0) id_of_raw_[raw] = id;
+  }
+  slots_[id].raw.store(raw, std::memory_order_release);
+  slots_[id].table.store(&adapter->funcs, std::memory_order_release);
+  adapters_.push_back(std::move(adapter));
+  return true;
+}
+
+void Session::Issue(ThreadState* t, uint32_t i) {
+  const Event& e = plan_.events[i];
+  const CallMeta& m = CallMetaFor(e.call);
+  void* table = TableFor(t, e, m);
+  if (table == nullptr) return;
+  void* pfn = *reinterpret_cast<void**>(static_cast<char*>(table) + m.slot_offset);
+  if (pfn == nullptr) {
+    Diverge(e, absl::StrCat("a call through ", m.info->member),
+            absl::StrCat("the driver's table has no ", m.info->member, " (NULL)"));
+    return;
+  }
+  if (!Prepare(t, e, m)) return;
+  const uint64_t ic_object = t->ic_object;
+  format::ArgVec actual;
+  format::ArgVec* const saved_actual = t->env.actual;
+  t->env.actual = m.has_outputs ? &actual : nullptr;
+  const size_t depth = t->stack.size();
+  t->stack.push_back(Frame{i, plan_.first_child[i]});
+  absl::StatusOr<int64_t> ret = e.call == CallId::kGetCaps
+                                    ? InvokeGetCaps(t, pfn, e)
+                                    : format::InvokeCall(e.call, pfn, e.args, t->env);
+  const Frame frame = t->stack[depth];
+  t->stack.resize(depth);
+  t->env.actual = saved_actual;
+  t->call = nullptr;
+  if (!ret.ok()) {
+    FailInput(e, std::string(ret.status().message()));
+    return;
+  }
+  // A callback the recording shows inside this call that the driver did not make.
+  for (int32_t c = frame.cursor; c >= 0; c = plan_.next_sibling[c]) {
+    if (plan_.role[c] != Role::kCallback) continue;
+    const Event& ce = plan_.events[c];
+    Diverge(ce, CallText(ce.call, ce.args, /*from_driver=*/false),
+            absl::StrCat("no callback (the driver returned from ", m.info->name, ", seq ", e.seq,
+                         ", without making it)"));
+    break;
+  }
+  AfterCall(t, e, m, *ret, ic_object);
+  if (e.ret != *ret) {
+    Diverge(e, absl::StrCat("ret ", RetText(e.call, e.ret)),
+            absl::StrCat("ret ", RetText(e.call, *ret)));
+  }
+  if (m.has_outputs) CompareOutputs(t, e, actual);
+  if (depth == 0) {
+    // Nothing of this call is referenced any more (nested calls allocate above it).
+    t->arena.Reset();
+    t->unknown.clear();
+  }
+}
+
+// GetCaps is the one call whose structure carries the same buffer twice: pData (what the DDI
+// declares) and pInfo (the catalog's typed view of it, which the recording holds). The codec
+// would give them separate memory, so the replayer builds the structure itself.
+absl::StatusOr<int64_t> Session::InvokeGetCaps(ThreadState* t, void* pfn, const Event& e) {
+  const format::CallInfo& ci = *format::GetCall(e.call);
+  const int present = format::FieldIndex(ci, "pCaps"), type = format::FieldIndex(ci, "Type"),
+            data = format::FieldIndex(ci, "pData"), info = format::FieldIndex(ci, "pInfo"),
+            size = format::FieldIndex(ci, "DataSize");
+  if (present < 0 || type < 0 || data < 0 || info < 0 || size < 0) {
+    return absl::InternalError("the catalog's GetCaps lacks pCaps/Type/pData/pInfo/DataSize");
+  }
+  D3D10DDI_HADAPTER adapter{};
+  adapter.pDrvPrivate = reinterpret_cast<void*>(t->env.handle_raw(e.args[0]));
+  D3D10_2DDIARG_GETCAPS caps{};
+  D3D10_2DDIARG_GETCAPS* args = nullptr;
+  if (e.args[present] != 0) {
+    caps.Type = static_cast<D3D10_2DDICAPS_TYPE>(e.args[type]);
+    caps.DataSize = static_cast<UINT>(e.args[size]);
+    void* buffer = t->arena.Allocate(std::max<uint64_t>(caps.DataSize, 8));
+    caps.pData = e.args[data] != 0 ? buffer : nullptr;
+    caps.pInfo = e.args[info] != 0 ? static_cast<UINT*>(buffer) : nullptr;
+    args = &caps;
+  }
+  format::HandleIdFn handle_id = t->env.handle_id;
+  if (t->env.actual != nullptr)
+    format::CaptureEntryGetCaps(t->env.actual, handle_id, adapter, args);
+  const HRESULT hr = reinterpret_cast<PFND3D10_2DDI_GETCAPS>(pfn)(adapter, args);
+  if (t->env.actual != nullptr) format::CaptureExitGetCaps(t->env.actual, handle_id, adapter, args);
+  return static_cast<int64_t>(hr);
+}
+
+bool Session::Prepare(ThreadState* t, const Event& e, const CallMeta& m) {
+  t->call = m.info;
+  t->pointers.clear();
+  t->ic_object = 0;
+  absl::Span<const FieldInfo> fields = format::Fields(*m.info);
+  auto ensure = [&](uint64_t id, HandleClass cls, const char* name) -> bool {
+    switch (cls) {
+      case HandleClass::kDriver:
+      case HandleClass::kAdapter:
+        if (slots_[id].raw.load(std::memory_order_acquire) == 0) {
+          FailInput(e, absl::StrCat("handle ", plan_.handles->Token(id), " (", name,
+                                    ") is used before any call created it"));
+          return false;
+        }
+        return true;
+      case HandleClass::kRuntime:
+        RuntimeHandle(id);
+        return true;
+      case HandleClass::kKernel:
+        KernelHandle(id);
+        return true;
+      case HandleClass::kOther:
+        return true;
+    }
+    return true;
+  };
+  for (const HandleField& h : m.handles) {
+    const uint64_t id = e.args[h.index];
+    if (id == 0 || h.index == m.create_field) continue;
+    if (!ensure(id, h.cls, fields[h.index].name)) return false;
+  }
+  if (m.array_handles) {
+    bool ok = true;
+    ForEachField(*m.info, e.args, [&](const FieldInfo& f, size_t index, int array) {
+      if (!ok || array < 0 || f.kind != FieldKind::kHandle || e.args[index] == 0) return;
+      ok = ensure(e.args[index], ClassOfHandleType(f.type_index), f.name);
+    });
+    if (!ok) return false;
+  }
+
+  // A created handle gets fresh memory of the size the driver asked for.
+  if (m.create_field >= 0 && e.args[m.create_field] != 0) {
+    const uint64_t id = e.args[m.create_field];
+    const uint64_t dev = e.args[0];
+    const bool dc_table = m.layer == format::Layer::kDevice && dev < slot_count_ &&
+                          slots_[dev].deferred.load(std::memory_order_acquire);
+    int64_t size = -1;
+    if (dc_table && m.rt_field >= 0) {
+      const uint64_t ic = e.args[m.rt_field];
+      {
+        std::lock_guard<std::mutex> lock(memory_mu_);
+        auto it = local_size_.find(ic);
+        if (it != local_size_.end()) size = it->second;
+      }
+      if (size < 0) {
+        FailInput(e, absl::StrCat("context-local open of ", plan_.handles->Token(ic),
+                                  ": no CalcDeferredContextHandleSize was answered for it"));
+        return false;
+      }
+    } else {
+      int64_t& pending = pending_size_[plan_.thread[IndexOf(&e)]];
+      size = pending;
+      pending = -1;
+      if (size < 0) {
+        FailInput(
+            e, absl::StrCat("creates ", plan_.handles->Token(id), " (", fields[m.create_field].name,
+                            ") but no CalcPrivate*Size was answered before it on thread ", e.tid));
+        return false;
+      }
+    }
+    if (static_cast<uint64_t>(size) > kMaxHandleBytes) {
+      Fatal(e, absl::StrCat("handle memory of at most ", kMaxHandleBytes, " bytes"),
+            absl::StrCat("the driver asked for ", size, " bytes"));
+      return false;
+    }
+    if (AllocateHandle(id, static_cast<size_t>(size)) == nullptr) {
+      Fatal(e, absl::StrCat(size, " bytes of handle memory"), "out of memory");
+      return false;
+    }
+    Slot& s = slots_[id];
+    if (e.call == CallId::kCreateDevice) {
+      auto tables = std::make_unique<DeviceTables>();
+      s.table.store(&tables->funcs, std::memory_order_release);
+      s.dxgi.store(&tables->dxgi, std::memory_order_release);
+      s.deferred.store(false, std::memory_order_release);
+      std::lock_guard<std::mutex> lock(tables_mu_);
+      devices_.push_back(std::move(tables));
+    } else if (e.call == CallId::kCreateDeferredContext) {
+      auto table = std::make_unique<D3D11DDI_DEVICEFUNCS>();
+      std::memset(table.get(), 0, sizeof(D3D11DDI_DEVICEFUNCS));
+      s.table.store(table.get(), std::memory_order_release);
+      s.dxgi.store(nullptr, std::memory_order_release);
+      s.deferred.store(true, std::memory_order_release);
+      std::lock_guard<std::mutex> lock(tables_mu_);
+      dc_tables_.push_back(std::move(table));
+    } else {
+      s.table.store(nullptr, std::memory_order_release);
+      s.dxgi.store(nullptr, std::memory_order_release);
+      s.deferred.store(false, std::memory_order_release);
+    }
+  }
+
+  // Pointer arguments: never a recorded address.
+  for (const PointerField& p : m.pointers) {
+    const uint64_t v = e.args[p.index];
+    if (v == 0) continue;
+    void* sub = zero_region_;
+    switch (p.role) {
+      case PointerRole::kInputData:
+        break;
+      case PointerRole::kDeviceFuncs:
+      case PointerRole::kDxgiFuncs: {
+        const uint64_t id = m.create_field >= 0 ? e.args[m.create_field] : 0;
+        sub = id == 0 ? nullptr
+                      : (p.role == PointerRole::kDeviceFuncs ? slots_[id].table : slots_[id].dxgi)
+                            .load(std::memory_order_acquire);
+        break;
+      }
+      case PointerRole::kKernelCallbacks:
+        sub = const_cast<D3DDDI_DEVICECALLBACKS*>(kernel_callbacks());
+        break;
+      case PointerRole::kCoreCallbacks:
+        sub = const_cast<D3D11DDI_CORELAYER_DEVICECALLBACKS*>(core_callbacks());
+        break;
+      case PointerRole::kContextFuncs: {
+        const uint64_t id = m.context_field >= 0 ? e.args[m.context_field] : 0;
+        sub = id == 0 || !slots_[id].deferred.load(std::memory_order_acquire)
+                  ? nullptr
+                  : slots_[id].table.load(std::memory_order_acquire);
+        if (sub == nullptr) {
+          FailInput(e, "p11ContextFuncs given for a handle that is not a deferred context");
+          return false;
+        }
+        break;
+      }
+      case PointerRole::kIcObject: {
+        auto it = plan_.id_of_value.find(v);
+        const uint64_t raw = it == plan_.id_of_value.end()
+                                 ? 0
+                                 : slots_[it->second].raw.load(std::memory_order_acquire);
+        if (raw == 0) {
+          FailInput(e, absl::StrFormat("pICObject 0x%x names no handle the replay created", v));
+          return false;
+        }
+        sub = reinterpret_cast<void*>(raw);
+        t->ic_object = it->second;
+        break;
+      }
+    }
+    t->pointers.emplace_back(p.index, sub);
+  }
+  return true;
+}
+
+void Session::AfterCall(ThreadState* t, const Event& e, const CallMeta& m, int64_t ret,
+                        uint64_t ic_object) {
+  (void)t;
+  if (m.calc_private) pending_size_[plan_.thread[IndexOf(&e)]] = ret;
+  if (m.calc_local_size && ic_object != 0) {
+    std::lock_guard<std::mutex> lock(memory_mu_);
+    local_size_[ic_object] = ret;
+  }
+  if (m.destroy_field >= 0 && e.args[m.destroy_field] != 0) Quarantine(e.args[m.destroy_field]);
+}
+
+// ---- Comparing ------------------------------------------------------------------------------
+
+namespace {
+
+struct FieldDiff {
+  std::string name;
+  const FieldInfo* field = nullptr;
+  uint64_t expected = 0;
+  uint64_t actual = 0;
+};
+
+// The first difference between a recorded and an actual argument vector among the inputs
+// (callbacks: what the driver passed) or the outputs (DDI calls: what the driver answered).
+// Pointer values are never compared (addresses differ by nature). `same_handle` decides
+// handle fields (and may bind an output handle the recording names).
+template <typename SameHandle>
+std::optional<FieldDiff> FirstDifference(const format::CallInfo& ci, absl::Span<const uint64_t> rec,
+                                         absl::Span<const uint64_t> act, FieldDir dir,
+                                         SameHandle&& same_handle) {
+  absl::Span<const FieldInfo> fixed = format::Fields(ci);
+  if (rec.size() < fixed.size() || act.size() < fixed.size()) return std::nullopt;
+  auto differs = [&](const FieldInfo& f, uint64_t a, uint64_t b) {
+    if (f.kind == FieldKind::kPtr || f.dir != dir) return false;
+    if (f.kind == FieldKind::kHandle) return !same_handle(a, b, f);
+    return a != b;
+  };
+  for (size_t i = 0; i < fixed.size(); ++i) {
+    if (differs(fixed[i], rec[i], act[i])) {
+      return FieldDiff{fixed[i].name, &fixed[i], rec[i], act[i]};
+    }
+  }
+  size_t rc = fixed.size(), ac = fixed.size();
+  for (size_t i = 0; i < fixed.size(); ++i) {
+    if (fixed[i].kind != FieldKind::kArray) continue;
+    absl::Span<const FieldInfo> elems = format::ElementFields(fixed[i]);
+    const uint64_t rn = rec[i] == 0 ? 0 : rec[i] - 1, an = act[i] == 0 ? 0 : act[i] - 1;
+    for (uint64_t e = 0; e < std::min(rn, an); ++e) {
+      for (size_t j = 0; j < elems.size(); ++j) {
+        const size_t ri = rc + e * elems.size() + j, ai = ac + e * elems.size() + j;
+        if (ri >= rec.size() || ai >= act.size()) return std::nullopt;
+        if (differs(elems[j], rec[ri], act[ai])) {
+          return FieldDiff{absl::StrCat(fixed[i].name, "[", e, "].", elems[j].name), &elems[j],
+                           rec[ri], act[ai]};
+        }
+      }
+    }
+    rc += rn * elems.size();
+    ac += an * elems.size();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string Session::CallText(CallId call, absl::Span<const uint64_t> args,
+                              bool from_driver) const {
+  Event e;
+  e.call = call;
+  e.end = 1;
+  e.args.assign(args.begin(), args.end());
+  bool unknown = false;
+  const format::CallInfo* ci = format::GetCall(call);
+  if (ci == nullptr) return "?";
+  ForEachField(*ci, e.args, [&](const FieldInfo& f, size_t index, int) {
+    if (f.kind == FieldKind::kHandle && e.args[index] >= slot_count_) {
+      e.args[index] = 0;
+      unknown = true;
+    }
+    // What the driver passed: its pointer values are replay addresses, never shown.
+    if (from_driver && f.kind == FieldKind::kPtr) e.args[index] = 0;
+  });
+  std::string text = absl::StrCat(ci->name, "(", format::ArgsToText(e, *plan_.handles, {}), ")");
+  if (unknown) absl::StrAppend(&text, " [handles the recording does not know shown as NULL]");
+  return text;
+}
+
+void Session::CompareOutputs(ThreadState* t, const Event& e, const format::ArgVec& actual) {
+  const format::CallInfo& ci = *format::GetCall(e.call);
+  auto same_handle = [&](uint64_t rec, uint64_t act, const FieldInfo&) {
+    if (rec == act) return true;
+    const size_t n = act - kUnknownHandleBase;
+    if (act >= kUnknownHandleBase && n < t->unknown.size() && rec != 0 && rec < slot_count_ &&
+        slots_[rec].raw.load(std::memory_order_acquire) == 0) {
+      // A handle the driver produced that the recording names: from now on that id is it.
+      std::lock_guard<std::mutex> lock(memory_mu_);
+      id_of_raw_[t->unknown[n]] = rec;
+      slots_[rec].raw.store(t->unknown[n], std::memory_order_release);
+      return true;
+    }
+    return false;
+  };
+  std::optional<FieldDiff> d = FirstDifference(ci, e.args, actual, FieldDir::kOut, same_handle);
+  if (!d.has_value()) return;
+  auto value = [&](uint64_t v) -> std::string {
+    const FieldInfo& f = *d->field;
+    switch (f.kind) {
+      case FieldKind::kHandle:
+        return v == 0            ? "NULL"
+               : v < slot_count_ ? std::string(plan_.handles->Token(v))
+                                 : "a handle the recording does not know";
+      case FieldKind::kHresult:
+        return format::HresultToString(static_cast<int32_t>(v));
+      case FieldKind::kEnum:
+      case FieldKind::kFlags: {
+        absl::Span<const format::EnumInfo> enums = format::Enums();
+        if (f.type_index < enums.size()) {
+          if (auto name = format::NameOfValue(enums[f.type_index], v)) return *name;
+        }
+        return absl::StrCat(v);
+      }
+      case FieldKind::kI32:
+      case FieldKind::kI64:
+        return absl::StrCat(static_cast<int64_t>(v));
+      case FieldKind::kF32:
+        return format::FloatToJson(static_cast<uint32_t>(v));
+      case FieldKind::kArray:
+        return v == 0 ? "NULL" : absl::StrCat(v - 1, " elements");
+      case FieldKind::kPresent:
+        return v == 0 ? "NULL" : "present";
+      default:
+        return absl::StrCat(v);
+    }
+  };
+  Diverge(e, absl::StrCat(d->name, "=", value(d->expected)),
+          absl::StrCat(d->name, "=", value(d->actual)));
+}
+
+const Event* Session::MatchCallback(ThreadState* t, CallId call, const format::ArgVec& actual) {
+  if (t == nullptr || t->stack.empty()) return MatchAsync(t, call, actual);
+  Frame& f = t->stack.back();
+  const Event& parent = plan_.events[f.event];
+  const format::CallInfo& ci = *format::GetCall(call);
+  auto same_handle = [](uint64_t rec, uint64_t act, const FieldInfo&) { return rec == act; };
+  int32_t c = f.cursor;
+  while (c >= 0 && plan_.role[c] != Role::kCallback) c = plan_.next_sibling[c];
+  if (c < 0) {
+    Diverge(parent,
+            absl::StrCat("no further callback inside ", format::GetCall(parent.call)->name,
+                         " (it returned at seq ", parent.end, ")"),
+            absl::StrCat("the driver called ", CallText(call, actual, /*from_driver=*/true)));
+    return nullptr;
+  }
+  const Event& ce = plan_.events[c];
+  if (ce.call == call) {
+    // The expected callback: a difference in its arguments is reported, and it is still
+    // answered as recorded (a refresh re-sends what the recording re-sent).
+    if (FirstDifference(ci, ce.args, actual, FieldDir::kIn, same_handle).has_value()) {
+      Diverge(ce, CallText(ce.call, ce.args, /*from_driver=*/false),
+              CallText(call, actual, /*from_driver=*/true));
+    }
+    f.cursor = plan_.next_sibling[c];
+    return &ce;
+  }
+  Diverge(ce, CallText(ce.call, ce.args, /*from_driver=*/false),
+          CallText(call, actual, /*from_driver=*/true));
+  // Resynchronise on a later recorded callback that matches exactly (the ones skipped belong
+  // to this divergence); otherwise the driver's callback is an extra one.
+  for (int32_t c2 = plan_.next_sibling[c]; c2 >= 0; c2 = plan_.next_sibling[c2]) {
+    if (plan_.role[c2] != Role::kCallback) continue;
+    const Event& e2 = plan_.events[c2];
+    if (e2.call == call && !FirstDifference(ci, e2.args, actual, FieldDir::kIn, same_handle)) {
+      f.cursor = plan_.next_sibling[c2];
+      return &e2;
+    }
+  }
+  return nullptr;
+}
+
+const Event* Session::MatchAsync(ThreadState* /*t*/, CallId call, const format::ArgVec& actual) {
+  std::lock_guard<std::mutex> lock(async_mu_);
+  const format::CallInfo& ci = *format::GetCall(call);
+  auto same_handle = [](uint64_t rec, uint64_t act, const FieldInfo&) { return rec == act; };
+  if (async_cursor_ < plan_.async_callbacks.size()) {
+    const Event& ce = plan_.events[plan_.async_callbacks[async_cursor_]];
+    if (ce.call == call) {
+      ++async_cursor_;
+      if (FirstDifference(ci, ce.args, actual, FieldDir::kIn, same_handle).has_value()) {
+        Diverge(ce, CallText(ce.call, ce.args, /*from_driver=*/false),
+                CallText(call, actual, /*from_driver=*/true));
+      }
+      return &ce;
+    }
+    Diverge(ce, CallText(ce.call, ce.args, /*from_driver=*/false),
+            absl::StrCat("the driver called ", CallText(call, actual, /*from_driver=*/true)));
+    return nullptr;
+  }
+  // Nothing expected outside a DDI call: attribute it to the last recorded call.
+  const Event& last = plan_.events.back();
+  Diverge(last, "no callback outside a DDI call",
+          absl::StrCat("the driver called ", CallText(call, actual, /*from_driver=*/true),
+                       " outside any DDI call"));
+  return nullptr;
+}
+
+void Session::IssueChildren(ThreadState* t, uint32_t callback_event) {
+  for (int32_t c = plan_.first_child[callback_event]; c >= 0; c = plan_.next_sibling[c]) {
+    if (plan_.role[c] == Role::kIssue) Issue(t, static_cast<uint32_t>(c));
+  }
+}
+
+// ---- Handles --------------------------------------------------------------------------------
+
+uint64_t Session::RuntimeHandle(uint64_t id) {
+  uint64_t raw = slots_[id].raw.load(std::memory_order_acquire);
+  if (raw != 0) return raw;
+  raw = runtime_base_ + id * 16;
+  slots_[id].raw.store(raw, std::memory_order_release);
+  return raw;
+}
+
+uint64_t Session::KernelHandle(uint64_t id) {
+  if (id == 0 || id >= slot_count_) return 0;
+  uint64_t raw = slots_[id].raw.load(std::memory_order_acquire);
+  if (raw != 0) return raw;
+  raw = plan_.token_value[id];
+  if (raw == 0 || raw > 0xffffffffu) raw = kSyntheticKernelBase + (id & 0x3fffffff);
+  slots_[id].raw.store(raw, std::memory_order_release);
+  return raw;
+}
+
+uint64_t Session::HandleId(ThreadState* t, uint64_t raw) {
+  if (raw >= runtime_base_ && raw < runtime_base_ + runtime_bytes_ &&
+      (raw - runtime_base_) % 16 == 0) {
+    const uint64_t id = (raw - runtime_base_) / 16;
+    if (id < slot_count_ && slots_[id].raw.load(std::memory_order_acquire) == raw) return id;
+  }
+  if (raw <= 0xffffffffu) {
+    auto it = plan_.id_of_value.find(raw);
+    if (it != plan_.id_of_value.end() &&
+        slots_[it->second].raw.load(std::memory_order_acquire) == raw) {
+      return it->second;
+    }
+    if (raw >= kSyntheticKernelBase && raw < 2 * kSyntheticKernelBase) {
+      const uint64_t id = raw - kSyntheticKernelBase;
+      if (id < slot_count_ && slots_[id].raw.load(std::memory_order_acquire) == raw) return id;
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(memory_mu_);
+    auto it = id_of_raw_.find(raw);
+    if (it != id_of_raw_.end()) return it->second;
+  }
+  if (t == nullptr) return kUnknownHandleBase;
+  t->unknown.push_back(raw);
+  return kUnknownHandleBase + t->unknown.size() - 1;
+}
+
+void* Session::AllocateHandle(uint64_t id, size_t size) {
+  void* memory = std::calloc(std::max<size_t>(size, 1), 1);
+  if (memory == nullptr) return nullptr;
+  std::lock_guard<std::mutex> lock(memory_mu_);
+  auto it = live_.find(id);
+  if (it != live_.end()) {
+    // The recorded runtime reused this address without a destroy (e.g. after a failed
+    // create): the old memory goes to the quarantine like a destroyed handle's.
+    quarantine_bytes_ += it->second.size;
+    quarantine_.push_back(it->second);
+    live_.erase(it);
+  }
+  live_[id] = Block{memory, size, id};
+  id_of_raw_[reinterpret_cast<uintptr_t>(memory)] = id;
+  slots_[id].raw.store(reinterpret_cast<uintptr_t>(memory), std::memory_order_release);
+  while (quarantine_.size() > kQuarantineBlocks || quarantine_bytes_ > kQuarantineBytes) {
+    Block b = quarantine_.front();
+    quarantine_.pop_front();
+    quarantine_bytes_ -= b.size;
+    Slot& s = slots_[b.id];
+    if (s.raw.load(std::memory_order_acquire) == reinterpret_cast<uintptr_t>(b.memory)) {
+      s.raw.store(0, std::memory_order_release);
+      s.table.store(nullptr, std::memory_order_release);
+      s.dxgi.store(nullptr, std::memory_order_release);
+      s.deferred.store(false, std::memory_order_release);
+    }
+    id_of_raw_.erase(reinterpret_cast<uintptr_t>(b.memory));
+    std::free(b.memory);
+  }
+  return memory;
+}
+
+void Session::Quarantine(uint64_t id) {
+  std::lock_guard<std::mutex> lock(memory_mu_);
+  auto it = live_.find(id);
+  if (it == live_.end()) return;
+  quarantine_bytes_ += it->second.size;
+  quarantine_.push_back(it->second);
+  live_.erase(it);
+}
+
+void Session::Submit(uint32_t hcontext, uint32_t offset, uint32_t length, uint32_t allocations) {
+  kernel_.Submit(hcontext, offset, length, allocations, options_.digest,
+                 [this](absl::Span<uint64_t> words) { Canonicalize(words); });
+}
+
+void Session::Canonicalize(absl::Span<uint64_t> words) {
+  // Command formats pack 64-bit values into 32-bit word streams, so an address may start at
+  // any 4-byte boundary: look at every one.
+  unsigned char* bytes = reinterpret_cast<unsigned char*>(words.data());
+  const size_t size = words.size() * 8;
+  std::lock_guard<std::mutex> lock(memory_mu_);
+  for (size_t at = 0; at + 8 <= size; at += 4) {
+    uint64_t w;
+    std::memcpy(&w, bytes + at, 8);
+    if (w < 0x10000) continue;
+    uint64_t id = 0;
+    if (w >= runtime_base_ && w < runtime_base_ + runtime_bytes_) {
+      id = (w - runtime_base_) / 16;
+    } else if (auto it = id_of_raw_.find(w); it != id_of_raw_.end()) {
+      id = it->second;
+    } else {
+      continue;
+    }
+    w = kCanonicalHandleTag | id;
+    std::memcpy(bytes + at, &w, 8);
+    at += 4;  // the next candidate starts after this value
+  }
+}
+
+// ---- Findings -------------------------------------------------------------------------------
+
+void Session::Diverge(const Event& at, std::string expected, std::string actual) {
+  Divergence d;
+  d.seq = at.seq;
+  d.tid = at.tid;
+  d.call = at.call;
+  d.expected = std::move(expected);
+  d.actual = std::move(actual);
+  if (const format::CallInfo* ci = format::GetCall(at.call)) {
+    ForEachField(*ci, at.args, [&](const FieldInfo& f, size_t index, int) {
+      const uint64_t id = at.args[index];
+      if (f.kind == FieldKind::kHandle && id != 0 &&
+          std::find(d.handles.begin(), d.handles.end(), id) == d.handles.end()) {
+        d.handles.push_back(id);
+      }
+    });
+  }
+  std::lock_guard<std::mutex> lock(findings_mu_);
+  divergences_.push_back(std::move(d));
+  uint64_t cur = min_divergence_.load(std::memory_order_acquire);
+  while (at.seq < cur && !min_divergence_.compare_exchange_weak(cur, at.seq)) {
+  }
+}
+
+void Session::FailInput(const Event& e, std::string message) {
+  std::lock_guard<std::mutex> lock(findings_mu_);
+  if (!bad_.has_value() || e.seq < bad_->seq) {
+    bad_ = BadInput{e.seq, e.tid, e.call, std::move(message)};
+  }
+  fatal_.store(true, std::memory_order_release);
+}
+
+void Session::Fatal(const Event& e, std::string expected, std::string actual) {
+  Diverge(e, std::move(expected), std::move(actual));
+  fatal_.store(true, std::memory_order_release);
+}
+
+void Session::Collect(ReplayResult* result) {
+  result->calls = plan_.covered;
+  result->never_returned_seq = plan_.never_returned_seq;
+  result->kernel = kernel_.summary();
+  {
+    std::lock_guard<std::mutex> lock(findings_mu_);
+    // By recorded position; findings at one position come from the one thread that replays
+    // that call, in the order they were made.
+    std::stable_sort(divergences_.begin(), divergences_.end(),
+                     [](const Divergence& a, const Divergence& b) { return a.seq < b.seq; });
+    if (bad_.has_value()) {
+      result->outcome = Outcome::kBadInput;
+      result->bad_seq = bad_->seq;
+      result->bad_tid = bad_->tid;
+      result->bad_call = bad_->call;
+      result->bad_message = bad_->message;
+    } else if (!divergences_.empty()) {
+      result->outcome = Outcome::kDivergent;
+    }
+    result->divergences = divergences_;
+    if (!options_.keep_going && result->divergences.size() > 1) result->divergences.resize(1);
+  }
+  // The driver's own findings, with replay addresses replaced by recorded handle tokens.
+  std::vector<std::string> lines = driver_->Violations();
+  std::lock_guard<std::mutex> lock(memory_mu_);
+  for (std::string& line : lines) {
+    std::string out;
+    size_t i = 0;
+    while (i < line.size()) {
+      if (line.compare(i, 2, "0x") == 0) {
+        size_t j = i + 2;
+        uint64_t v = 0;
+        while (j < line.size() && std::isxdigit(static_cast<unsigned char>(line[j])) &&
+               j - i < 18) {
+          const char c = static_cast<char>(std::tolower(line[j]));
+          v = v * 16 + static_cast<uint64_t>(c <= '9' ? c - '0' : c - 'a' + 10);
+          ++j;
+        }
+        uint64_t id = 0;
+        if (auto it = id_of_raw_.find(v); it != id_of_raw_.end()) {
+          id = it->second;
+        } else if (v >= runtime_base_ && v < runtime_base_ + runtime_bytes_) {
+          id = (v - runtime_base_) / 16;
+        }
+        if (id != 0 && id < slot_count_) {
+          absl::StrAppend(&out, plan_.handles->Token(id));
+        } else if (v > 0xffffffffu) {
+          absl::StrAppend(&out, "<address>");
+        } else {
+          absl::StrAppend(&out, line.substr(i, j - i));
+        }
+        i = j;
+      } else {
+        out.push_back(line[i++]);
+      }
+    }
+    result->driver_violations.push_back(std::move(out));
+  }
+  std::sort(result->driver_violations.begin(), result->driver_violations.end());
+}
+
+}  // namespace cltrace::replay::internal

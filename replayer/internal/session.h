@@ -1,0 +1,199 @@
+// The replay engine: one Session per replay. It owns the driver (loaded library, adapter),
+// the handle map (recorded handle id -> replay value), the handle memory, the function and
+// callback tables handed to the driver, the replay kernel, and the findings.
+//
+// Threading: Issue() runs on the thread that replays a recorded thread (one per recorded
+// thread in ThreadMode::kRecorded, the caller's in kSingle). Each replay thread has a
+// ThreadState (thread_local while it runs): its stack of DDI calls in flight (the callbacks the
+// driver makes are matched against the innermost one), its codec arena and environment.
+// Handle slots are atomics written by the call that creates a handle and read by calls the
+// recorded order places after it (the scheduler's release/acquire orders them); the memory
+// bookkeeping, the tables and the findings have their own mutexes.
+#ifndef CLTRACE_REPLAYER_INTERNAL_SESSION_H_
+#define CLTRACE_REPLAYER_INTERNAL_SESSION_H_
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/status/status.h"
+#include "format/call_codec.h"
+#include "format/ddi_abi.h"
+#include "format/event.h"
+#include "replayer/internal/call_meta.h"
+#include "replayer/internal/driver.h"
+#include "replayer/internal/kernel.h"
+#include "replayer/internal/plan.h"
+#include "replayer/replay.h"
+
+namespace cltrace::replay::internal {
+
+// Handle ids at or above this value stand for values the recording does not know (a handle
+// the driver produced or passed that the replay never handed out).
+inline constexpr uint64_t kUnknownHandleBase = uint64_t{1} << 62;
+
+// One DDI call of the recording being replayed on this thread.
+struct Frame {
+  uint32_t event = 0;
+  int32_t cursor = -1;  // the next recorded child to match
+};
+
+class Session;
+
+struct ThreadState {
+  Session* session = nullptr;
+  std::vector<Frame> stack;
+  format::InvokeArena arena;
+  format::InvokeEnv env;
+  format::ArgVec actual;
+  // Per call being prepared: pointer substitutes by fixed-field index.
+  const format::CallInfo* call = nullptr;
+  absl::InlinedVector<std::pair<uint16_t, void*>, 4> pointers;
+  // Raw values the codec's capture met that the handle map does not know.
+  std::vector<uint64_t> unknown;
+  uint64_t ic_object = 0;  // CalcDeferredContextHandleSize: the IC object's id
+};
+
+// The thread's state while it replays (nullptr on threads the replayer does not run).
+ThreadState* CurrentThread();
+
+// The session the driver's callbacks report to (one replay per process at a time).
+Session* ActiveSession();
+
+class Session {
+ public:
+  Session(const Plan& plan, const ReplayOptions& options, Driver* driver);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Reserves the address ranges; false with *error on failure.
+  bool Init(std::string* error);
+
+  // Sets up a replay thread's codec environment (also for a driver thread that calls back).
+  void InitThread(ThreadState* t);
+
+  // Runs the plan in the configured thread mode and fills `result`.
+  void Run(ReplayResult* result);
+
+  // ---- used by the callback thunks (callbacks.cc) ----
+  // Matches a callback the driver just made (its arguments captured at entry) against the
+  // recording: returns the recorded event, or nullptr after recording the divergence.
+  const format::Event* MatchCallback(ThreadState* t, format::CallId call,
+                                     const format::ArgVec& actual);
+  // Re-issues the DDI calls recorded under a state-refresh callback.
+  void IssueChildren(ThreadState* t, uint32_t callback_event);
+  // Index of an event (a pointer into the plan's events).
+  uint32_t IndexOf(const format::Event* e) const {
+    return static_cast<uint32_t>(e - plan_.events.data());
+  }
+  // Raw value -> handle id (kUnknownHandleBase + n for values the map does not know; n
+  // indexes t->unknown).
+  uint64_t HandleId(ThreadState* t, uint64_t raw);
+  // Handle id -> raw value for a kernel handle the replay kernel hands out (binds it).
+  uint64_t KernelHandle(uint64_t id);
+  ReplayKernel& kernel() { return kernel_; }
+  // A RenderCb's submission: counted and digested.
+  void Submit(uint32_t hcontext, uint32_t offset, uint32_t length, uint32_t allocations);
+  // Records a divergence at event `at` (recorded position).
+  void Diverge(const format::Event& at, std::string expected, std::string actual);
+  // Canonical form of submitted command words (driver handle addresses -> handle ids).
+  void Canonicalize(absl::Span<uint64_t> words);
+  // Text of a call's arguments for a report ("SetErrorCb(hRuntimeDevice=..., ...)"). For
+  // arguments the driver passed (from_driver) pointer values are left out: they are replay
+  // addresses.
+  std::string CallText(format::CallId call, absl::Span<const uint64_t> args,
+                       bool from_driver) const;
+  const D3D11DDI_CORELAYER_DEVICECALLBACKS* core_callbacks() const;
+  const D3DDDI_DEVICECALLBACKS* kernel_callbacks() const;
+
+ private:
+  struct Slot {
+    std::atomic<uint64_t> raw{0};
+    std::atomic<void*> table{nullptr};  // device/DC/adapter ids: the table to call through
+    std::atomic<void*> dxgi{nullptr};   // IC device ids: the DXGI table
+    std::atomic<bool> deferred{false};  // a deferred context (DC-table calls)
+  };
+  struct Block {
+    void* memory = nullptr;
+    size_t size = 0;
+    uint64_t id = 0;
+  };
+  struct DeviceTables {
+    D3D11DDI_DEVICEFUNCS funcs{};
+    DXGI_DDI_BASE_FUNCTIONS dxgi{};
+  };
+  struct AdapterState {
+    D3D10_2DDI_ADAPTERFUNCS funcs{};
+    D3D10DDI_HADAPTER handle{};
+  };
+
+  void RunSingle();
+  void RunRecorded();
+  // Top-level call k of the plan (skipped when the replay is stopping).
+  void IssueTop(ThreadState* t, size_t k);
+  void Issue(ThreadState* t, uint32_t index);
+  bool Prepare(ThreadState* t, const format::Event& e, const CallMeta& m);
+  absl::StatusOr<int64_t> InvokeGetCaps(ThreadState* t, void* pfn, const format::Event& e);
+  void AfterCall(ThreadState* t, const format::Event& e, const CallMeta& m, int64_t ret,
+                 uint64_t ic_object);
+  void CompareOutputs(ThreadState* t, const format::Event& e, const format::ArgVec& actual);
+  void* TableFor(ThreadState* t, const format::Event& e, const CallMeta& m);
+  bool OpenAdapter(uint64_t id, const format::Event& e);
+  // Handle memory.
+  void* AllocateHandle(uint64_t id, size_t size);
+  void Quarantine(uint64_t id);
+  uint64_t RuntimeHandle(uint64_t id);
+  // Bad input found while replaying: stops the replay.
+  void FailInput(const format::Event& e, std::string message);
+  void Fatal(const format::Event& e, std::string expected, std::string actual);
+  bool Stopping(uint64_t seq) const;
+  const format::Event* MatchAsync(ThreadState* t, format::CallId call,
+                                  const format::ArgVec& actual);
+  void Collect(ReplayResult* result);
+
+  const Plan& plan_;
+  const ReplayOptions& options_;
+  Driver* driver_;
+  ReplayKernel kernel_;
+  std::unique_ptr<Slot[]> slots_;
+  size_t slot_count_ = 0;
+  // Runtime handles: base + id * 16 inside an inaccessible reserved range.
+  uintptr_t runtime_base_ = 0;
+  size_t runtime_bytes_ = 0;
+  // Input data pointers point here (read-only zero pages).
+  void* zero_region_ = nullptr;
+  std::vector<int64_t> pending_size_;  // per recorded thread: last CalcPrivate* answer, -1 none
+
+  std::mutex memory_mu_;
+  absl::flat_hash_map<uint64_t, Block> live_;          // id -> its live block
+  absl::flat_hash_map<uint64_t, uint64_t> id_of_raw_;  // driver memory address -> id
+  absl::flat_hash_map<uint64_t, int64_t> local_size_;  // IC object id -> context-local size
+  std::deque<Block> quarantine_;
+  size_t quarantine_bytes_ = 0;
+
+  std::mutex tables_mu_;
+  std::vector<std::unique_ptr<DeviceTables>> devices_;
+  std::vector<std::unique_ptr<D3D11DDI_DEVICEFUNCS>> dc_tables_;
+  std::vector<std::unique_ptr<AdapterState>> adapters_;
+
+  std::mutex findings_mu_;
+  std::vector<Divergence> divergences_;
+  std::optional<BadInput> bad_;
+  std::atomic<uint64_t> min_divergence_{UINT64_MAX};
+  std::atomic<bool> fatal_{false};
+
+  std::mutex async_mu_;
+  size_t async_cursor_ = 0;
+};
+
+}  // namespace cltrace::replay::internal
+
+#endif  // CLTRACE_REPLAYER_INTERNAL_SESSION_H_

@@ -1,0 +1,258 @@
+#include "replayer/replay.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "format/catalog.h"
+#include "format/jsonl.h"
+#include "replayer/internal/call_meta.h"
+#include "replayer/internal/driver.h"
+#include "replayer/internal/plan.h"
+#include "replayer/internal/session.h"
+
+namespace cltrace::replay {
+namespace {
+
+using format::Event;
+
+// The DDIs the reference driver can fail on request (refdriver/refdriver.h "oom:" items).
+constexpr const char* kOomFunctions[] = {"RecycleCreateCommandList", "RecycleCreateDeferredContext",
+                                         "CreateCommandList"};
+
+std::string CallName(format::CallId call) {
+  const format::CallInfo* ci = format::GetCall(call);
+  return ci == nullptr ? "?" : ci->name;
+}
+
+// The reference driver's configuration items for the injections.
+std::string InjectionItems(const std::vector<Injection>& injections) {
+  std::map<std::string, std::vector<std::string>> oom;
+  std::vector<std::string> items;
+  for (const Injection& i : injections) {
+    if (i.kind == "oom") {
+      oom[i.function].push_back(absl::StrCat(i.n));
+    } else {
+      items.push_back(absl::StrCat("removed=", i.n));
+    }
+  }
+  for (const auto& [fn, ns] : oom)
+    items.push_back(absl::StrCat("oom:", fn, "=", absl::StrJoin(ns, ",")));
+  return absl::StrJoin(items, ";");
+}
+
+// One recorded call as a history line.
+std::string EventLine(const Event& e, const format::TokenTable& handles,
+                      const format::TokenTable& strings) {
+  std::string args = format::ArgsToText(e, handles, strings);
+  constexpr size_t kMaxArgs = 240;
+  if (args.size() > kMaxArgs) args = absl::StrCat(args.substr(0, kMaxArgs), "...");
+  std::string line = absl::StrFormat("seq %d tid %d %s(%s)", e.seq, e.tid, CallName(e.call), args);
+  if (e.end == 0) {
+    absl::StrAppend(&line, " never returned");
+  } else if (std::string ret = format::RetToText(e); !ret.empty()) {
+    absl::StrAppend(&line, " -> ", ret);
+  }
+  return line;
+}
+
+bool Touches(const Event& e, uint64_t handle) {
+  const format::CallInfo* ci = format::GetCall(e.call);
+  if (ci == nullptr) return false;
+  bool found = false;
+  internal::ForEachField(*ci, e.args, [&](const format::FieldInfo& f, size_t index, int) {
+    if (f.kind == format::FieldKind::kHandle && e.args[index] == handle) found = true;
+  });
+  return found;
+}
+
+void AppendHistory(const Divergence& d, absl::Span<const Event> events,
+                   const format::TokenTable& handles, const format::TokenTable& strings,
+                   size_t per_handle, std::string* out) {
+  if (per_handle == 0) return;
+  auto at = std::lower_bound(events.begin(), events.end(), d.seq,
+                             [](const Event& e, uint64_t seq) { return e.seq < seq; });
+  const size_t end = static_cast<size_t>(at - events.begin());
+  constexpr size_t kMaxHandles = 4;
+  constexpr size_t kMaxScan = size_t{1} << 20;
+  for (size_t h = 0; h < d.handles.size() && h < kMaxHandles; ++h) {
+    const uint64_t id = d.handles[h];
+    std::vector<size_t> found;
+    for (size_t i = end, scanned = 0; i > 0 && found.size() < per_handle && scanned < kMaxScan;
+         --i, ++scanned) {
+      if (Touches(events[i - 1], id)) found.push_back(i - 1);
+    }
+    absl::StrAppend(out, "  recent calls on ", handles.Token(id), ":");
+    if (found.empty()) {
+      absl::StrAppend(out, " none before this one\n");
+      continue;
+    }
+    absl::StrAppend(out, "\n");
+    for (auto it = found.rbegin(); it != found.rend(); ++it) {
+      absl::StrAppend(out, "    ", EventLine(events[*it], handles, strings), "\n");
+    }
+  }
+}
+
+std::string DivergenceLine(const Divergence& d) {
+  return absl::StrFormat("replay: divergence at seq %d (fn %s, tid %d): expected %s, actual %s",
+                         d.seq, CallName(d.call), d.tid, d.expected, d.actual);
+}
+
+}  // namespace
+
+absl::StatusOr<Injection> ParseInjection(absl::string_view spec) {
+  std::vector<absl::string_view> parts = absl::StrSplit(spec, ':');
+  Injection in;
+  absl::string_view count;
+  if (parts.size() == 3 && parts[0] == "oom") {
+    in.kind = "oom";
+    in.function = std::string(parts[1]);
+    count = parts[2];
+    if (std::none_of(std::begin(kOomFunctions), std::end(kOomFunctions),
+                     [&](const char* f) { return in.function == f; })) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--inject ", spec,
+                       ": oom can fail RecycleCreateCommandList, "
+                       "RecycleCreateDeferredContext or CreateCommandList, not ",
+                       in.function));
+    }
+  } else if (parts.size() == 2 && parts[0] == "removed") {
+    in.kind = "removed";
+    count = parts[1];
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--inject ", spec, ": expected oom:FUNCTION:N or removed:N"));
+  }
+  if (!absl::SimpleAtoi(count, &in.n) || in.n == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--inject ", spec, ": N must be a call number >= 1"));
+  }
+  return in;
+}
+
+absl::StatusOr<ReplayResult> Replay(const ReplayOptions& options, absl::Span<const Event> events,
+                                    const format::TokenTable& handles,
+                                    const format::TokenTable& strings) {
+  (void)strings;
+  // The driver's callbacks find the replay through a process-wide pointer: one at a time.
+  static std::mutex* replay_mu = new std::mutex();
+  std::lock_guard<std::mutex> lock(*replay_mu);
+
+  ReplayResult result;
+  result.until_seq = options.until_seq;
+  internal::Plan plan;
+  internal::BadInput bad;
+  if (!internal::BuildPlan(events, handles, options.until_seq, &plan, &bad)) {
+    result.outcome = Outcome::kBadInput;
+    result.bad_seq = bad.seq;
+    result.bad_tid = bad.tid;
+    result.bad_call = bad.call;
+    result.bad_message = bad.message;
+    result.calls = plan.covered;
+    return result;
+  }
+  absl::StatusOr<std::unique_ptr<internal::Driver>> driver =
+      internal::Driver::Load(options.driver_path);
+  if (!driver.ok()) return driver.status();
+  internal::Driver& d = **driver;
+  if (!options.injections.empty()) {
+    if (!d.configurable()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--inject needs a driver with the reference driver's configuration interface "
+          "(CltraceRefDriverConfigure); ",
+          d.path(), " does not export it, and the replayer never fakes a driver's answer"));
+    }
+    if (absl::Status s = d.Configure(InjectionItems(options.injections)); !s.ok()) return s;
+  } else {
+    d.ResetConfiguration();
+  }
+  d.ClearViolations();
+  {
+    internal::Session session(plan, options, &d);
+    std::string error;
+    if (!session.Init(&error)) {
+      d.ResetConfiguration();
+      return absl::ResourceExhaustedError(error);
+    }
+    session.Run(&result);
+  }
+  d.ResetConfiguration();
+  return result;
+}
+
+std::string FormatReport(const ReplayResult& r, absl::Span<const Event> events,
+                         const format::TokenTable& handles, const format::TokenTable& strings,
+                         const ReplayOptions& options) {
+  std::string out;
+  switch (r.outcome) {
+    case Outcome::kBadInput:
+      absl::StrAppendFormat(&out, "replay: bad input at seq %d (fn %s, tid %d): %s\n", r.bad_seq,
+                            CallName(r.bad_call), r.bad_tid, r.bad_message);
+      break;
+    case Outcome::kIdentical:
+      absl::StrAppendFormat(&out, "replay: identical (%d calls)\n", r.calls);
+      break;
+    case Outcome::kDivergent:
+      for (size_t i = 0; i < r.divergences.size(); ++i) {
+        absl::StrAppend(&out, DivergenceLine(r.divergences[i]), "\n");
+        AppendHistory(r.divergences[i], events, handles, strings, options.history, &out);
+      }
+      if (options.keep_going) {
+        absl::StrAppendFormat(&out, "replay: %d divergence%s in %d calls\n", r.divergences.size(),
+                              r.divergences.size() == 1 ? "" : "s", r.calls);
+      }
+      break;
+  }
+  if (r.outcome == Outcome::kBadInput) {
+    for (const std::string& line : r.driver_violations)
+      absl::StrAppend(&out, "driver: ", line, "\n");
+    return out;
+  }
+  if (r.never_returned_seq != 0) {
+    absl::StrAppendFormat(&out,
+                          "note: the recording ends inside seq %d (it never returned); the "
+                          "replay stopped before it\n",
+                          r.never_returned_seq);
+  }
+  if (r.until_seq != 0) {
+    absl::StrAppendFormat(&out, "note: replayed top-level calls up to seq %d (--until)\n",
+                          r.until_seq);
+  }
+  absl::StrAppendFormat(&out, "kernel: %d submissions, %d command bytes", r.kernel.submissions,
+                        r.kernel.command_bytes);
+  if (options.digest) absl::StrAppendFormat(&out, ", digest 0x%016x", r.kernel.digest);
+  absl::StrAppend(&out, "\n");
+  for (const std::string& line : r.driver_violations) {
+    absl::StrAppend(&out, "driver: ", line, "\n");
+  }
+  return out;
+}
+
+int RunReplay(const ReplayOptions& options, absl::Span<const Event> events,
+              const format::TokenTable& handles, const format::TokenTable& strings,
+              std::ostream& out, std::ostream& err) {
+  absl::StatusOr<ReplayResult> r = Replay(options, events, handles, strings);
+  if (!r.ok()) {
+    err << "cltrace replay: " << r.status().message() << "\n";
+    return kExitBadInput;
+  }
+  out << FormatReport(*r, events, handles, strings, options);
+  switch (r->outcome) {
+    case Outcome::kIdentical:
+      return kExitIdentical;
+    case Outcome::kDivergent:
+      return kExitDivergent;
+    case Outcome::kBadInput:
+      return kExitBadInput;
+  }
+  return kExitBadInput;
+}
+
+}  // namespace cltrace::replay

@@ -1,0 +1,167 @@
+// `cltrace replay`: plays the runtime side of a trace into a user-mode driver and compares
+// everything the driver does with the recording.
+//
+// What is replayed. The calls the runtime made into the driver (adapter, device and DXGI
+// layers), top-level or nested inside a callback (a state-refresh re-send is a DDI call nested
+// under the State*Cb event that asked for it), are re-issued with their recorded arguments.
+// The driver's callbacks (core layer and kernel thunks) are what the driver does: the
+// replayer's callback tables observe them and compare them with the recording, in order.
+// When the driver asks for a state refresh, the replayer answers by re-issuing the DDI calls
+// recorded under that callback; a callback the recording does not show is a divergence.
+//
+// Handles. Handle memory is allocated with the sizes the replay driver's own CalcPrivate*
+// answers give (CalcPrivateDeviceSize for hDrvDevice, CalcPrivateDeferredContextSize for a DC,
+// CalcPrivateCommandListSize and the other CalcPrivate*Size for IC objects, the
+// CalcDeferredContextHandleSize of the IC object for context-local handles) and recorded
+// handle ids are mapped to it; freed memory is quarantined so a late access stays harmless.
+// Runtime handles (HRT*) become unique addresses in a reserved inaccessible range. Pointer
+// arguments never reach the driver as recorded addresses: table pointers point at the
+// replayer's own tables (p11ContextFuncs at the table the replayer then calls that deferred
+// context through), pICObject at the replay memory of the recorded handle, output buffers
+// (GetCaps pData) at zeroed scratch, and input data (pSysMemUP, private driver data) into a
+// read-only zero region.
+//
+// The kernel. Kernel-thunk callbacks are answered with the recorded outputs (recorded kernel
+// handle values, buffers of the recorded sizes allocated by the replayer), so the driver sees
+// the kernel the recording saw, whatever kernel model produced it, and every kernel call it
+// makes (RenderCb command lengths, allocation counts, AllocateCb descriptions...) is compared.
+// The kernel model itself is not re-run: kernel-layer events a recording may hold
+// (DxgkDdi*/DxgkCb*, recorded when the runtime's kernel tables are wrapped) and API
+// annotations are neither issued nor compared. Recordings carry no GPU content, so GPU-model
+// digests cannot be compared with the recording; with ReplayOptions::digest the report adds a
+// digest of the submitted command buffers (driver and runtime handle addresses replaced by
+// recorded handle ids) for replay-to-replay and driver-to-driver comparison.
+//
+// Compared: return values (sizes included), output fields, which callbacks are made and in what
+// order with which arguments (SetErrorCb codes, state-refresh requests, kernel calls). The
+// first divergence is reported with its seq, expected vs. actual and the recent recorded
+// history of the handles involved; keep_going reports all.
+//
+// Threads. kRecorded: one replay thread per recorded thread; calls start in recorded seq order
+// and a call waits for every call that had returned before it started in the recording, so
+// every ordering the recording shows is kept (calls that overlapped may overlap). kSingle: every
+// call on the calling thread in seq order.
+//
+// Fault injection (ReplayOptions::injections): only through a driver's own configuration
+// interface. The reference driver exports CltraceRefDriverConfigure; "oom:FN:N" becomes its
+// "oom:FN=N" item (FN one of RecycleCreateCommandList, RecycleCreateDeferredContext,
+// CreateCommandList) and "removed:N" its "removed=N", appended to $CLTRACE_REFDRIVER_CONFIG.
+// The driver then fails its Nth such call the way the DDI allows and the report shows what it
+// did (the return value, the SetErrorCb, the callbacks that follow). The replayer never fakes a
+// driver's answer, so a driver without that interface cannot take injections (bad input).
+//
+// Hostile input: every event is validated before the driver is loaded (format::ValidateArgs,
+// call nesting, sizes beyond the limits of replayer/internal/plan.h, handle ids the trace does
+// not define); handles used before any call created them are caught before the call is made.
+// Either is bad input (exit 2) naming the seq; the driver never receives a garbage pointer.
+//
+// Output is byte-deterministic: no replay addresses, no timestamps (see FormatReport).
+//
+// Thread-safety: one replay per process at a time (the driver's callbacks find the active
+// replay through a process-wide pointer); Replay() serialises concurrent callers.
+//
+// Example:
+//   ReplayOptions o;
+//   o.driver_path = "build/lib/libcltrace_refdriver.so";
+//   absl::StatusOr<ReplayResult> r = Replay(o, trace.events, trace.handles, trace.strings);
+//   if (r.ok()) std::cout << FormatReport(*r, trace.events, trace.handles, trace.strings, o);
+#ifndef CLTRACE_REPLAYER_REPLAY_H_
+#define CLTRACE_REPLAYER_REPLAY_H_
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "format/call_ids.h"
+#include "format/event.h"
+
+namespace cltrace::replay {
+
+inline constexpr int kExitIdentical = 0;
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitDivergent = 3;
+
+enum class ThreadMode { kRecorded, kSingle };
+
+// One --inject item.
+struct Injection {
+  std::string kind;      // "oom" or "removed"
+  std::string function;  // oom: the DDI that fails
+  uint64_t n = 0;        // the Nth call (1-based)
+};
+// Parses "oom:RecycleCreateCommandList:3" or "removed:N". InvalidArgument otherwise.
+absl::StatusOr<Injection> ParseInjection(absl::string_view spec);
+
+struct ReplayOptions {
+  std::string driver_path;  // a library exporting OpenAdapter10_2 (required)
+  ThreadMode threads = ThreadMode::kRecorded;
+  uint64_t until_seq = 0;  // replay top-level calls with seq <= until_seq only (0: all)
+  bool keep_going = false;
+  std::vector<Injection> injections;
+  bool digest = false;  // report the submitted-command digest (see the header comment)
+  size_t history = 4;   // recorded calls per handle shown with a divergence
+};
+
+enum class Outcome { kIdentical, kDivergent, kBadInput };
+
+struct Divergence {
+  uint64_t seq = 0;  // recorded position where the replay departs from the recording
+  uint32_t tid = 0;  // recorded thread
+  format::CallId call = format::CallId::kInvalid;
+  std::string expected;
+  std::string actual;
+  std::vector<uint64_t> handles;  // handle ids involved (recorded)
+};
+
+struct KernelSummary {
+  uint64_t submissions = 0;    // RenderCb + PresentCb calls the driver made
+  uint64_t command_bytes = 0;  // CommandLength summed over RenderCb
+  uint64_t digest = 0;         // of the submitted command buffers (see header comment)
+};
+
+struct ReplayResult {
+  Outcome outcome = Outcome::kIdentical;
+  uint64_t calls = 0;                   // recorded calls and callbacks covered
+  std::vector<Divergence> divergences;  // sorted by seq
+  // kBadInput: where and why.
+  uint64_t bad_seq = 0;
+  uint32_t bad_tid = 0;
+  format::CallId bad_call = format::CallId::kInvalid;
+  std::string bad_message;
+  // Where the replay stopped early: --until, or a recorded call that never returned.
+  uint64_t until_seq = 0;
+  uint64_t never_returned_seq = 0;
+  KernelSummary kernel;
+  // Lines the driver's violation channel (CltraceRefDriverViolations) reported during the
+  // replay, with driver handle addresses replaced by recorded handle tokens; sorted.
+  std::vector<std::string> driver_violations;
+};
+
+// Replays `events` (sorted by seq, as format::ReadAllSorted / ParseJsonl deliver them). Bad
+// input is a result (Outcome::kBadInput), not an error; an error status means the replay could
+// not run at all (the driver cannot be loaded, an injection it cannot take).
+absl::StatusOr<ReplayResult> Replay(const ReplayOptions& options,
+                                    absl::Span<const format::Event> events,
+                                    const format::TokenTable& handles,
+                                    const format::TokenTable& strings);
+
+// The report: first line `replay: identical (N calls)`, `replay: divergence at seq S (fn F,
+// tid T): expected X, actual Y` or `replay: bad input at seq S (fn F, tid T): message`; then
+// per divergence the recent recorded history of its handles; with keep_going every divergence
+// and a count; then the kernel summary and the driver's violations.
+std::string FormatReport(const ReplayResult& result, absl::Span<const format::Event> events,
+                         const format::TokenTable& handles, const format::TokenTable& strings,
+                         const ReplayOptions& options);
+
+// Replay + report; returns kExitIdentical, kExitDivergent or kExitBadInput.
+int RunReplay(const ReplayOptions& options, absl::Span<const format::Event> events,
+              const format::TokenTable& handles, const format::TokenTable& strings,
+              std::ostream& out, std::ostream& err);
+
+}  // namespace cltrace::replay
+
+#endif  // CLTRACE_REPLAYER_REPLAY_H_

@@ -1,0 +1,156 @@
+// End-to-end tests of `cltrace check`, `cltrace lifecycle` and `cltrace stats` (the built
+// binary) on corpus/check, compared with tests/check/golden (CLTRACE_UPDATE_GOLDEN=1
+// rewrites them), and of the whole pipeline: a runtime-model workload recorded through the
+// recorder shim into a .cltrace, then judged. The workload's own detection (runtime model
+// and reference driver) and the trace checker must agree on the planted bugs.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct Result {
+  int exit = -1;
+  std::string out, err;
+};
+
+class CheckE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/cltrace_check_e2e_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::system(absl::StrCat("rm -rf '", dir_, "'").c_str()); }
+
+  // Runs a shell command line with stdout/stderr captured.
+  Result Run(const std::string& command) {
+    std::string out = dir_ + "/out.txt", err = dir_ + "/err.txt";
+    int status = std::system(absl::StrCat(command, " >'", out, "' 2>'", err, "'").c_str());
+    Result r;
+    r.exit = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = ReadFile(out);
+    r.err = ReadFile(err);
+    return r;
+  }
+  Result Cltrace(const std::string& args) { return Run(absl::StrCat(CLTRACE_BIN, " ", args)); }
+  static std::string Corpus(const std::string& name) {
+    return absl::StrCat(CLTRACE_SOURCE_DIR, "/corpus/check/", name);
+  }
+  void ExpectGolden(const std::string& name, const std::string& actual) {
+    std::string path = absl::StrCat(CLTRACE_SOURCE_DIR, "/tests/check/golden/", name);
+    if (std::getenv("CLTRACE_UPDATE_GOLDEN") != nullptr) {
+      std::ofstream(path, std::ios::binary | std::ios::trunc) << actual;
+      return;
+    }
+    EXPECT_EQ(actual, ReadFile(path))
+        << "golden " << path << " (CLTRACE_UPDATE_GOLDEN=1 to regenerate)";
+  }
+
+  std::string dir_;
+};
+
+TEST_F(CheckE2eTest, LegalTraceIsClean) {
+  Result r = Cltrace("check " + Corpus("small_cl.jsonl"));
+  EXPECT_EQ(r.exit, 0) << r.err;
+  EXPECT_EQ(r.out, "# 18 calls, 0 violations, 0 warnings\n");
+  EXPECT_EQ(r.err, "");
+}
+
+TEST_F(CheckE2eTest, ViolationsTextJsonAndFilter) {
+  Result text = Cltrace("check " + Corpus("released_list_executed.jsonl"));
+  EXPECT_EQ(text.exit, 1) << text.err;
+  ExpectGolden("released_list_executed.check.txt", text.out);
+  Result json = Cltrace("check --json " + Corpus("released_list_executed.jsonl"));
+  EXPECT_EQ(json.exit, 1);
+  ExpectGolden("released_list_executed.check.json", json.out);
+  Result only = Cltrace("check " + Corpus("released_list_executed.jsonl") + " --rules R44");
+  EXPECT_EQ(only.exit, 1);
+  EXPECT_THAT(only.out, ::testing::StartsWith("R44 seq="));
+  EXPECT_THAT(only.out, HasSubstr("1 violations"));
+}
+
+TEST_F(CheckE2eTest, BadInputAndUsage) {
+  Result missing = Cltrace("check " + dir_ + "/none.jsonl");
+  EXPECT_EQ(missing.exit, 2);
+  Result rule = Cltrace("check " + Corpus("small_cl.jsonl") + " --rules R99");
+  EXPECT_EQ(rule.exit, 2);
+  EXPECT_THAT(rule.err, HasSubstr("unknown rule \"R99\""));
+  std::ofstream(dir_ + "/bad.jsonl") << "{\"seq\":1,\"tid\":1,\"fn\":\"NoSuchCall\",\"args\":{}}\n";
+  Result bad = Cltrace("check " + dir_ + "/bad.jsonl");
+  EXPECT_EQ(bad.exit, 2);
+}
+
+TEST_F(CheckE2eTest, LifecycleAndStats) {
+  Result lc = Cltrace("lifecycle " + Corpus("small_cl.jsonl"));
+  EXPECT_EQ(lc.exit, 0) << lc.err;
+  ExpectGolden("small_cl.lifecycle.txt", lc.out);
+  Result one = Cltrace("lifecycle " + Corpus("small_cl.jsonl") + " --handle vb");
+  EXPECT_EQ(one.exit, 0) << one.err;
+  ExpectGolden("small_cl.lifecycle_vb.txt", one.out);
+  Result stats = Cltrace("stats " + Corpus("small_cl.jsonl"));
+  EXPECT_EQ(stats.exit, 0) << stats.err;
+  ExpectGolden("small_cl.stats.txt", stats.out);
+}
+
+#ifdef CLTRACE_WORKLOAD_BIN
+// Records `scenario` (optionally with a planted bug) through the shim; returns the trace path.
+std::string Record(CheckE2eTest* t, const std::string& dir, const std::string& scenario,
+                   const std::string& bug, Result* workload) {
+  (void)t;
+  std::string trace = absl::StrCat(dir, "/", scenario, bug.empty() ? "" : "_", bug, ".cltrace");
+  std::string cmd =
+      absl::StrCat("CLTRACE_SHIM_OUTPUT='", trace, "' ", CLTRACE_WORKLOAD_BIN, " ", scenario,
+                   " --frames 6 --driver ", CLTRACE_SHIM_LIB, bug.empty() ? "" : " --bug ", bug);
+  std::string out = dir + "/wl.txt";
+  int status = std::system(absl::StrCat(cmd, " >'", out, "' 2>&1").c_str());
+  workload->exit = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  workload->out = ReadFile(out);
+  return trace;
+}
+
+TEST_F(CheckE2eTest, RecordedSmallClWorkloadIsClean) {
+  Result wl;
+  std::string trace = Record(this, dir_, "smallcl", "", &wl);
+  ASSERT_EQ(wl.exit, 0) << wl.out;
+  Result r = Cltrace("check " + trace);
+  EXPECT_EQ(r.exit, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr(" 0 violations, 0 warnings"));
+}
+
+// Planted runtime misuse and driver bugs: the trace checker reports the same rule the
+// runtime model / reference driver detected while running.
+TEST_F(CheckE2eTest, RecordedPlantedBugsAreDetected) {
+  for (const char* rule :
+       {"R40", "R41", "R44", "R45", "R46", "R16", "R22", "R33", "R36", "R67", "R70"}) {
+    SCOPED_TRACE(rule);
+    Result wl;
+    std::string trace = Record(this, dir_, "smallcl", rule, &wl);
+    ASSERT_THAT(wl.out, HasSubstr(absl::StrCat(rule, " "))) << "the workload itself missed it";
+    Result r = Cltrace("check " + trace + " --rules " + rule);
+    EXPECT_EQ(r.exit, 1) << r.out << r.err;
+    EXPECT_THAT(r.out, ::testing::StartsWith(absl::StrCat(rule, " seq="))) << r.out;
+  }
+}
+#endif
+
+}  // namespace

@@ -1,0 +1,303 @@
+// `cltrace record` end to end: the workload program under the recorder shim with the reference
+// driver.
+//
+// - Count in == count out: for T = 1, 2, 8, 64 threads the trace holds exactly the calls the
+//   workload reports on its `calls: N` line (minus the OpenAdapter10_2 calls the runtime counts,
+//   which are not catalog calls; `cltrace record` reports them separately), every call once
+//   (positions 1..2N each used once), each thread's calls in its own order, properly nested.
+// - Programs killed by SIGSEGV / SIGABRT (after the work, or from a watchdog thread mid-run)
+//   leave a trace `cltrace info` reads, with every call made before a crash outside a call.
+// - A full disk (/dev/full) or an unwritable output never stops the program.
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "format/catalog.h"
+#include "format/trace_reader.h"
+#include "gtest/gtest.h"
+
+namespace cltrace {
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct Result {
+  int exit = -1;
+  std::string out, err;
+};
+
+class RecordE2eTest : public ::testing::Test {
+ public:
+  void SetUp() override {
+    char tmpl[] = "/tmp/cltrace_record_e2e_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { (void)!std::system(absl::StrCat("rm -rf ", dir_).c_str()); }
+
+  // Runs a shell command line; stdout and stderr captured separately.
+  Result Run(const std::string& cmd) {
+    const std::string out = dir_ + "/stdout", err = dir_ + "/stderr";
+    const int status = std::system(absl::StrCat(cmd, " >", out, " 2>", err).c_str());
+    Result r;
+    r.exit = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = ReadFile(out);
+    r.err = ReadFile(err);
+    return r;
+  }
+  Result Record(const std::string& trace, const std::string& program) {
+    return Run(absl::StrCat(CLTRACE_BIN, " record -o ", trace, " -- ", program));
+  }
+  std::string Trace(const std::string& name) { return dir_ + "/" + name; }
+
+  std::string dir_;
+};
+
+// The `calls: N` line of the runtime-model program.
+uint64_t CallsLine(const std::string& out) {
+  std::smatch m;
+  static const std::regex re("calls: ([0-9]+)");
+  uint64_t n = 0;
+  if (std::regex_search(out, m, re)) {
+    EXPECT_TRUE(absl::SimpleAtoi(m[1].str(), &n));
+  }
+  return n;
+}
+
+// The OpenAdapter10_2 calls `cltrace record` reports beside the recorded calls.
+uint64_t AdapterOpens(const std::string& err) {
+  std::smatch m;
+  static const std::regex re("\\+([0-9]+) OpenAdapter10_2");
+  uint64_t n = 0;
+  if (std::regex_search(err, m, re)) {
+    EXPECT_TRUE(absl::SimpleAtoi(m[1].str(), &n));
+  }
+  return n;
+}
+
+// Every position used once; per thread, calls in increasing order that nest like a stack
+// (a call's parent is the innermost open call of its thread, and it returns first).
+void ExpectWellFormed(const std::vector<format::Event>& events, bool allow_incomplete) {
+  std::vector<uint64_t> positions;
+  for (const format::Event& e : events) {
+    positions.push_back(e.seq);
+    if (e.end != 0) positions.push_back(e.end);
+    if (!allow_incomplete) {
+      EXPECT_NE(e.end, 0u) << "seq " << e.seq << " never returned";
+    }
+  }
+  std::sort(positions.begin(), positions.end());
+  EXPECT_TRUE(std::adjacent_find(positions.begin(), positions.end()) == positions.end())
+      << "a position is used twice";
+  if (!allow_incomplete) {
+    for (size_t i = 0; i < positions.size(); ++i) {
+      ASSERT_EQ(positions[i], i + 1) << "position " << i + 1 << " missing";
+    }
+  }
+  std::set<uint64_t> seqs;
+  for (const format::Event& e : events) seqs.insert(e.seq);
+  std::map<uint32_t, std::vector<const format::Event*>> by_thread;
+  for (const format::Event& e : events) by_thread[e.tid].push_back(&e);
+  for (auto& [tid, list] : by_thread) {
+    std::vector<const format::Event*> open;
+    for (const format::Event* e : list) {  // events are sorted by seq
+      while (!open.empty() && open.back()->end != 0 && open.back()->end < e->seq) open.pop_back();
+      if (allow_incomplete && e->parent != 0 && seqs.count(e->parent) == 0) {
+        // Its parent was still running on a thread other than the crashing one when the
+        // process died: a call inside it that returned is there, the parent is not.
+        open.clear();
+        open.push_back(e);
+        continue;
+      }
+      const uint64_t expected_parent = open.empty() ? 0 : open.back()->seq;
+      if (e->parent != expected_parent) {
+        const format::Event* p = nullptr;
+        for (const format::Event& q : events) {
+          if (q.seq == e->parent) p = &q;
+        }
+        FAIL() << "thread " << tid << " seq " << e->seq << " end " << e->end << " "
+               << format::GetCall(e->call)->name << ": parent " << e->parent
+               << (p == nullptr ? std::string(" (not in the trace)")
+                                : absl::StrCat(" = ", format::GetCall(p->call)->name, " tid ",
+                                               p->tid, " end ", p->end))
+               << ", innermost open call of the thread " << expected_parent;
+      }
+      if (!open.empty() && e->end != 0 && open.back()->end != 0) {
+        ASSERT_LT(e->end, open.back()->end) << "seq " << e->seq << " returns after its parent";
+      }
+      open.push_back(e);
+    }
+  }
+}
+
+class CountTest : public RecordE2eTest, public ::testing::WithParamInterface<int> {};
+
+TEST_P(CountTest, SceneTraceHoldsExactlyTheCallsTheWorkloadMade) {
+  const int threads = GetParam();
+  const std::string trace = Trace("scene.cltrace");
+  Result r = Record(trace, absl::StrCat(CLTRACE_WORKLOAD_BIN, " scene --threads ", threads));
+  ASSERT_EQ(r.exit, 0) << r.out << r.err;
+  const uint64_t calls = CallsLine(r.out);
+  const uint64_t adapters = AdapterOpens(r.err);
+  ASSERT_GT(calls, 0u) << r.out;
+  EXPECT_EQ(adapters, 1u) << r.err;
+  absl::StatusOr<format::LoadedTrace> t = format::ReadAllSorted(trace);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->events.size() + adapters, calls) << r.err;
+  EXPECT_TRUE(t->stats.has_index);
+  EXPECT_EQ(t->torn_tail, -1);
+  ExpectWellFormed(t->events, /*allow_incomplete=*/false);
+  // Callbacks made inside DDI calls, and the runtime's API annotations.
+  size_t callbacks = 0, annotated = 0;
+  for (const format::Event& e : t->events) {
+    const format::Layer layer = format::GetCall(e.call)->layer;
+    if (layer == format::Layer::kCoreLayer || layer == format::Layer::kKernelCb) {
+      ++callbacks;
+      EXPECT_NE(e.parent, 0u) << format::GetCall(e.call)->name << " outside a DDI call";
+    }
+    if (e.annotation != 0) ++annotated;
+  }
+  EXPECT_GT(callbacks, 0u);
+  EXPECT_GT(annotated, 0u);
+  std::set<uint32_t> tids;
+  for (const format::Event& e : t->events) tids.insert(e.tid);
+  EXPECT_GE(tids.size(), static_cast<size_t>(std::min(threads, 2)));
+  Result info = Run(absl::StrCat(CLTRACE_BIN, " info ", trace));
+  EXPECT_EQ(info.exit, 0) << info.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, CountTest, ::testing::Values(1, 2, 8, 64));
+
+TEST_F(RecordE2eTest, SmallCommandListTraceHoldsExactlyTheCallsTheWorkloadMade) {
+  const std::string trace = Trace("smallcl.cltrace");
+  Result r = Record(trace, absl::StrCat(CLTRACE_WORKLOAD_BIN, " smallcl --threads 4"));
+  ASSERT_EQ(r.exit, 0) << r.out << r.err;
+  absl::StatusOr<format::LoadedTrace> t = format::ReadAllSorted(trace);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->events.size() + AdapterOpens(r.err), CallsLine(r.out));
+  ExpectWellFormed(t->events, false);
+}
+
+TEST_F(RecordE2eTest, ExitStatusOfTheProgramIsPropagated) {
+  Result r = Record(Trace("t.cltrace"), "sh -c 'exit 7'");
+  EXPECT_EQ(r.exit, 7);
+  EXPECT_TRUE(absl::StrContains(r.err, "never loaded a driver")) << r.err;
+  // A planted driver bug makes the workload report violations and exit 1.
+  r = Record(Trace("bug.cltrace"), absl::StrCat(CLTRACE_WORKLOAD_BIN, " smallcl --bug R22"));
+  EXPECT_EQ(r.exit, 1) << r.out << r.err;
+}
+
+TEST_F(RecordE2eTest, UsageErrors) {
+  Result r = Run(absl::StrCat(CLTRACE_BIN, " record -- true"));
+  EXPECT_EQ(r.exit, 2);
+  EXPECT_TRUE(absl::StrContains(r.err, "-o OUT.cltrace is required")) << r.err;
+  r = Run(absl::StrCat(CLTRACE_BIN, " record -o ", Trace("t.cltrace")));
+  EXPECT_EQ(r.exit, 2);
+  EXPECT_TRUE(absl::StrContains(r.err, "no program")) << r.err;
+  r = Run(absl::StrCat(CLTRACE_BIN, " record -o ", Trace("t.cltrace"), " -- ", dir_,
+                       "/no-such-program"));
+  EXPECT_EQ(r.exit, 2);
+  EXPECT_TRUE(absl::StrContains(r.err, "cannot run")) << r.err;
+}
+
+void ExpectCrashTraceAfterTheWork(RecordE2eTest* test, const std::string& how, int sig) {
+  const std::string trace = test->Trace(how + ".cltrace");
+  Result r = test->Record(trace, absl::StrCat(CLTRACE_CRASH_APP_BIN, " after ", how));
+  EXPECT_EQ(r.exit, 128 + sig) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "killed by signal")) << r.err;
+  const uint64_t calls = CallsLine(r.out);
+  ASSERT_GT(calls, 0u) << r.out;
+  absl::StatusOr<format::LoadedTrace> t = format::ReadAllSorted(trace);
+  ASSERT_TRUE(t.ok()) << t.status();
+  // The crash happened between calls: every call is there, complete (1 = OpenAdapter10_2).
+  EXPECT_EQ(t->events.size() + 1, calls);
+  ExpectWellFormed(t->events, false);
+  Result info = test->Run(absl::StrCat(CLTRACE_BIN, " info ", trace));
+  EXPECT_EQ(info.exit, 0) << info.err;
+  EXPECT_TRUE(absl::StrContains(info.out, absl::StrCat("calls           ", t->events.size())))
+      << info.out;
+}
+
+TEST_F(RecordE2eTest, SegfaultAfterTheWorkLeavesEveryCall) {
+  ExpectCrashTraceAfterTheWork(this, "segv", SIGSEGV);
+}
+
+TEST_F(RecordE2eTest, AbortAfterTheWorkLeavesEveryCall) {
+  ExpectCrashTraceAfterTheWork(this, "abort", SIGABRT);
+}
+
+void ExpectCrashTraceMidRun(RecordE2eTest* test, const std::string& how, int sig) {
+  const std::string trace = test->Trace(how + "_mid.cltrace");
+  Result r = test->Record(trace, absl::StrCat(CLTRACE_CRASH_APP_BIN, " during ", how));
+  EXPECT_EQ(r.exit, 128 + sig) << r.err;
+  Result info = test->Run(absl::StrCat(CLTRACE_BIN, " info ", trace));
+  EXPECT_EQ(info.exit, 0) << info.out << info.err;
+  absl::StatusOr<format::LoadedTrace> t = format::ReadAllSorted(trace);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_GT(t->events.size(), 100u);
+  // Calls still running on other threads when the process died are not in the trace; what is
+  // there is consistent.
+  ExpectWellFormed(t->events, /*allow_incomplete=*/true);
+}
+
+TEST_F(RecordE2eTest, SegfaultMidRunLeavesAReadableTrace) {
+  ExpectCrashTraceMidRun(this, "segv", SIGSEGV);
+}
+
+TEST_F(RecordE2eTest, AbortMidRunLeavesAReadableTrace) {
+  ExpectCrashTraceMidRun(this, "abort", SIGABRT);
+}
+
+TEST_F(RecordE2eTest, FullDiskDoesNotStopTheProgram) {
+  // /dev/full: the very first write (the file header) fails with ENOSPC.
+  Result r = Record("/dev/full", absl::StrCat(CLTRACE_WORKLOAD_BIN, " scene --threads 2"));
+  EXPECT_EQ(r.exit, 0) << r.err;
+  EXPECT_GT(CallsLine(r.out), 0u) << "the program ran to its end";
+  EXPECT_TRUE(absl::StrContains(r.err, "No space left on device")) << r.err;
+}
+
+TEST_F(RecordE2eTest, WriteFailingMidRunDoesNotStopTheProgram) {
+  // A file-size limit makes a later chunk write fail (EFBIG) after some chunks were written.
+  const std::string trace = Trace("limited.cltrace");
+  Result r = Run(absl::StrCat("ulimit -f 200; ", CLTRACE_BIN, " record --flush-ms 2 -o ", trace,
+                              " -- ", CLTRACE_WORKLOAD_BIN, " scene --threads 8 --frames 200"));
+  EXPECT_EQ(r.exit, 0) << r.err;
+  const uint64_t calls = CallsLine(r.out);
+  EXPECT_GT(calls, 0u) << "the program ran to its end";
+  EXPECT_TRUE(absl::StrContains(r.err, "write failures 1")) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "File too large")) << r.err;
+  // The part written before the failure is a readable trace.
+  absl::StatusOr<format::LoadedTrace> t = format::ReadAllSorted(trace);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_GT(t->events.size(), 0u);
+  EXPECT_LT(t->events.size() + 1, calls);
+}
+
+TEST_F(RecordE2eTest, UnwritableOutputDoesNotStopTheProgram) {
+  Result r = Record(dir_ + "/no-such-dir/t.cltrace",
+                    absl::StrCat(CLTRACE_WORKLOAD_BIN, " scene --threads 2"));
+  EXPECT_EQ(r.exit, 0) << r.err;
+  EXPECT_GT(CallsLine(r.out), 0u);
+  EXPECT_TRUE(absl::StrContains(r.err, "not recording")) << r.err;
+}
+
+}  // namespace
+}  // namespace cltrace

@@ -1,0 +1,229 @@
+// `cltrace replay` end to end (the tool, as a user runs it):
+// - the hand-written tests/replay/small_cl.jsonl replays identically in both thread modes, and a
+//   copy edited to expect a different return value diverges (exit 3);
+// - every hostile input of tests/replay/inputs is bad input (exit 2) with a clear message;
+// - with the workload program: a recorded smallcl trace replays identically in both modes and
+//   the reports of repeated replays are byte-identical; a trace recorded from the planted-bug
+//   driver (--bug R22) reproduces the bug on every replay and `cltrace check` names R22 on it;
+//   a replay into a fixed driver shows the divergence; a runtime-misuse recording (--bug R40)
+//   makes the reference driver report R40 again on every replay.
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace cltrace {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct Result {
+  int exit = -1;
+  std::string out, err;
+};
+
+class ReplayE2eTest : public ::testing::Test {
+ public:
+  void SetUp() override {
+    char tmpl[] = "/tmp/cltrace_replay_e2e_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { (void)!std::system(absl::StrCat("rm -rf ", dir_).c_str()); }
+
+  Result Run(const std::string& cmd) {
+    const std::string out = dir_ + "/stdout", err = dir_ + "/stderr";
+    const int status = std::system(absl::StrCat(cmd, " >", out, " 2>", err).c_str());
+    Result r;
+    r.exit = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = ReadFile(out);
+    r.err = ReadFile(err);
+    return r;
+  }
+  Result Replay(const std::string& args, const std::string& env = "") {
+    return Run(absl::StrCat(env, env.empty() ? "" : " ", CLTRACE_BIN, " replay --driver ",
+                            CLTRACE_REFDRIVER_LIB, " ", args));
+  }
+  std::string Path(const std::string& name) { return dir_ + "/" + name; }
+  static std::string Input(const std::string& name) {
+    return absl::StrCat(CLTRACE_SOURCE_DIR, "/tests/replay/", name);
+  }
+
+  std::string dir_;
+};
+
+TEST_F(ReplayE2eTest, HandWrittenTraceIsIdenticalInBothModes) {
+  for (const char* mode : {"single", "recorded"}) {
+    Result r = Replay(absl::StrCat("--threads ", mode, " ", Input("small_cl.jsonl")));
+    EXPECT_EQ(r.exit, 0) << r.out << r.err;
+    EXPECT_THAT(r.out, StartsWith("replay: identical (107 calls)\nkernel: 1 submissions, "));
+  }
+}
+
+TEST_F(ReplayE2eTest, EditedReturnValueDiverges) {
+  std::string trace = ReadFile(Input("small_cl.jsonl"));
+  // CalcPrivateCommandListSize (seq 210) now claims 1000 bytes.
+  const size_t at = trace.find("{\"seq\":210,");
+  ASSERT_NE(at, std::string::npos);
+  const size_t ret = trace.find("\"ret\":", at);
+  const size_t end = trace.find('}', ret);
+  trace.replace(ret, end - ret, "\"ret\":1000");
+  std::ofstream(Path("edited.jsonl")) << trace;
+  Result r = Replay(Path("edited.jsonl"));
+  EXPECT_EQ(r.exit, 3) << r.out << r.err;
+  EXPECT_THAT(r.out, StartsWith("replay: divergence at seq 210 (fn CalcPrivateCommandListSize, "
+                                "tid 2): expected ret 1000, actual ret "));
+  EXPECT_THAT(r.out, HasSubstr("\n  recent calls on dc1:\n"));
+}
+
+TEST_F(ReplayE2eTest, HostileInputsAreBadInput) {
+  struct Case {
+    const char* file;
+    const char* out;  // first line of the report ("" when the reader rejects the file)
+    const char* err;
+  };
+  const Case cases[] = {
+      {"bad_handle.jsonl",
+       "replay: bad input at seq 60 (fn ResourceCopy, tid 1): handle ghost (hDstResource) is used "
+       "before any call created it\n",
+       ""},
+      {"unknown_device.jsonl",
+       "replay: bad input at seq 60 (fn Draw, tid 1): hDevice dc9 is not a device or deferred "
+       "context created earlier\n",
+       ""},
+      {"huge_size.jsonl",
+       "replay: bad input at seq 40 (fn CreateContextCb, tid 1): impossible size: "
+       "CommandBufferSize = 4294967295 asks for a 4294967295-byte kernel buffer (limit "
+       "67108864)\n",
+       ""},
+      {"nested_ddi.jsonl",
+       "replay: bad input at seq 70 (fn Flush, tid 1): a DDI call made directly inside DDI call "
+       "seq 60 (Flush); only callbacks run inside a DDI call\n",
+       ""},
+      {"unknown_fn.jsonl", "", "line 6: unknown function \"FrobnicateCommandList\""},
+  };
+  for (const Case& c : cases) {
+    for (const char* mode : {"single", "recorded"}) {
+      Result r = Replay(absl::StrCat("--threads ", mode, " ", Input("inputs/") + c.file));
+      EXPECT_EQ(r.exit, 2) << c.file;
+      EXPECT_EQ(r.out, c.out) << c.file;
+      EXPECT_THAT(r.err, HasSubstr(c.err)) << c.file;
+    }
+  }
+}
+
+TEST_F(ReplayE2eTest, UsageErrors) {
+  EXPECT_EQ(Replay("--threads sometimes " + Input("small_cl.jsonl")).exit, 2);
+  Result r = Replay("--inject oom:Draw:1 " + Input("small_cl.jsonl"));
+  EXPECT_EQ(r.exit, 2);
+  EXPECT_THAT(r.err, HasSubstr("oom can fail RecycleCreateCommandList"));
+  EXPECT_EQ(Replay("--until 0 " + Input("small_cl.jsonl")).exit, 2);
+  EXPECT_EQ(Run(absl::StrCat(CLTRACE_BIN, " replay --driver /nonexistent/driver.so ",
+                             Input("small_cl.jsonl")))
+                .exit,
+            2);
+}
+
+#ifdef CLTRACE_WORKLOAD_BIN
+
+// Records `cltrace-workload ARGS` through the shim with the reference driver.
+class WorkloadReplayTest : public ReplayE2eTest {
+ public:
+  // `expected_exit`: the workload exits 1 when it detected the violation its --bug mode plants.
+  std::string Record(const std::string& name, const std::string& args, int expected_exit = 0) {
+    const std::string trace = Path(name);
+    Result r = Run(absl::StrCat(CLTRACE_BIN, " record -o ", trace, " --driver ",
+                                CLTRACE_REFDRIVER_LIB, " -- ", CLTRACE_WORKLOAD_BIN, " ", args));
+    EXPECT_EQ(r.exit, expected_exit) << r.out << r.err;
+    return trace;
+  }
+};
+
+TEST_F(WorkloadReplayTest, SmallClReplaysIdenticallyAndDeterministically) {
+  const std::string trace = Record("smallcl.cltrace", "smallcl");
+  std::vector<std::string> reports;
+  for (const char* mode : {"single", "recorded"}) {
+    for (int i = 0; i < 2; ++i) {
+      Result r = Replay(absl::StrCat("--digest --threads ", mode, " ", trace));
+      EXPECT_EQ(r.exit, 0) << r.out << r.err;
+      EXPECT_THAT(r.out, StartsWith("replay: identical ("));
+      reports.push_back(r.out);
+    }
+  }
+  for (const std::string& report : reports) EXPECT_EQ(report, reports[0]);
+}
+
+TEST_F(WorkloadReplayTest, PlantedDriverBugReproducesOnEveryReplay) {
+  const std::string trace = Record("r22.cltrace", "smallcl --bug R22", 1);
+  Result check = Run(absl::StrCat(CLTRACE_BIN, " check ", trace));
+  EXPECT_EQ(check.exit, 1);
+  EXPECT_THAT(check.out, HasSubstr("R22 seq="));
+  // The same driver with the same bug: the SetErrorCb it should not make is made again, at the
+  // same place, every time.
+  const std::string bug_env = "CLTRACE_REFDRIVER_CONFIG='bug=R22;oom:RecycleCreateCommandList=2'";
+  std::string first;
+  for (int i = 0; i < 3; ++i) {
+    Result r = Replay(trace, bug_env);
+    EXPECT_EQ(r.exit, 0) << r.out << r.err;
+    if (i == 0) first = r.out;
+    EXPECT_EQ(r.out, first);
+  }
+  // A driver without the bug, given the same out-of-memory: the divergence is the SetErrorCb.
+  Result fixed = Replay(absl::StrCat("--inject oom:RecycleCreateCommandList:2 ", trace),
+                        "CLTRACE_REFDRIVER_CONFIG=");
+  EXPECT_EQ(fixed.exit, 3) << fixed.out << fixed.err;
+  EXPECT_THAT(fixed.out, HasSubstr("(fn SetErrorCb, tid "));
+  EXPECT_THAT(fixed.out, HasSubstr("hResult=E_OUTOFMEMORY), actual no callback (the driver "
+                                   "returned from RecycleCreateCommandList"));
+}
+
+TEST_F(WorkloadReplayTest, RuntimeMisuseIsReportedByTheDriverOnEveryReplay) {
+  const std::string trace = Record("r40.cltrace", "smallcl --bug R40", 1);
+  std::string first;
+  for (const char* mode : {"single", "recorded", "single"}) {
+    Result r = Replay(absl::StrCat("--threads ", mode, " ", trace));
+    EXPECT_EQ(r.exit, 0) << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("\ndriver: R40 seq="));
+    EXPECT_THAT(r.out, Not(HasSubstr("0x5"))) << "replay addresses leaked into the report";
+    if (first.empty()) first = r.out;
+    EXPECT_EQ(r.out, first);
+  }
+}
+
+TEST_F(WorkloadReplayTest, InjectedOutOfMemoryShowsTheDriversReaction) {
+  const std::string trace = Record("smallcl.cltrace", "smallcl");
+  Result r =
+      Replay(absl::StrCat("--threads single --keep-going --history 0 "
+                          "--inject oom:RecycleCreateCommandList:3 ",
+                          trace));
+  EXPECT_EQ(r.exit, 3) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("(fn RecycleCreateCommandList, tid "));
+  EXPECT_THAT(r.out, HasSubstr("expected ret S_OK, actual ret E_OUTOFMEMORY"));
+  // The recorded runtime carried on as if the list had been re-created: the driver reports it.
+  EXPECT_THAT(r.out, HasSubstr("\ndriver: R40 seq="));
+}
+
+#endif  // CLTRACE_WORKLOAD_BIN
+
+}  // namespace
+}  // namespace cltrace
