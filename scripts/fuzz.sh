@@ -22,6 +22,7 @@ for f in build-fuzz/bin/*_fuzz; do
   mkdir -p "$work"
   seeds=()
   [[ -d "corpus/fuzz/$name" ]] && seeds+=("corpus/fuzz/$name")
+  [[ "$name" == "jsonl" ]] && seeds+=("corpus/jsonl" "corpus/check")
   echo "fuzz: $name for ${seconds}s"
   if ! "$f" -max_total_time="$seconds" -print_final_stats=0 -artifact_prefix="$work/" \
       "$work" "${seeds[@]}" > "$work/log.txt" 2>&1; then
