@@ -44,6 +44,8 @@ constexpr char kUsage[] =
     "                        The report then shows what the driver did differently.\n"
     "  --keep-going          report every divergence, not only the first\n"
     "  --digest              add a digest of the submitted command buffers to the report\n"
+    "                        (stable in single mode; in recorded mode a driver that numbers\n"
+    "                        objects in arrival order may vary it where calls overlapped)\n"
     "  --history N           recorded calls shown per handle involved (default 4)\n"
     "  --salvage             skip corrupt chunks of a .cltrace\n"
     "\n"

@@ -30,7 +30,10 @@
 // annotations are neither issued nor compared. Recordings carry no GPU content, so GPU-model
 // digests cannot be compared with the recording; with ReplayOptions::digest the report adds a
 // digest of the submitted command buffers (driver and runtime handle addresses replaced by
-// recorded handle ids) for replay-to-replay and driver-to-driver comparison.
+// recorded handle ids) for replay-to-replay and driver-to-driver comparison. The digest is
+// stable in kSingle mode; in kRecorded mode calls that overlapped in the recording may overlap
+// in any order again, and a driver that numbers objects in arrival order writes different
+// numbers into its commands.
 //
 // Compared: return values (sizes included), output fields, which callbacks are made and in what
 // order with which arguments (SetErrorCb codes, state-refresh requests, kernel calls). The
@@ -137,7 +140,8 @@ struct ReplayResult {
   uint64_t never_returned_seq = 0;
   KernelSummary kernel;
   // Lines the driver's violation channel (CltraceRefDriverViolations) reported during the
-  // replay, with driver handle addresses replaced by recorded handle tokens; sorted.
+  // replay, with driver handle addresses replaced by recorded handle tokens and the driver's
+  // own call numbers ("seq=N") left out; sorted.
   std::vector<std::string> driver_violations;
 };
 

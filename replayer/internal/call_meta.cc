@@ -157,6 +157,12 @@ CallMeta Build(CallId id) {
     m.table_field = static_cast<int16_t>(format::FieldIndex(*info, "hDevice"));
   }
   m.calc_private = absl::StartsWith(name, "CalcPrivate");
+  for (uint16_t i : TopLevelFields(fields)) {
+    if (fields[i].kind == FieldKind::kPresent) {
+      m.args_struct_field = static_cast<int16_t>(i);
+      break;
+    }
+  }
   if (id == CallId::kCalcDeferredContextHandleSize) {
     m.calc_local_size = true;
     m.ic_object_field = static_cast<int16_t>(format::FieldIndex(*info, "pICObject"));

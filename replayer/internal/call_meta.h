@@ -89,6 +89,10 @@ struct CallMeta {
   // The field naming the table the call goes through: field 0 (hDevice / hAdapter) for most,
   // the DXGI hDevice inside the argument structure for PresentDXGI.
   int16_t table_field = 0;
+  // The presence field of the call's argument structure (its first structure parameter), -1 if
+  // it has none. Through the immediate-context table a create or size query needs it; only
+  // context-local opens pass NULL (ddi-spec §2.2, R56).
+  int16_t args_struct_field = -1;
   // CalcPrivate*Size: its answer sizes the next created handle on the thread.
   bool calc_private = false;
   // CalcDeferredContextHandleSize: its answer sizes DC-local handles of pICObject.

@@ -90,7 +90,18 @@ bool SimulateHandles(const Plan& plan, const std::vector<uint8_t>& covered, BadI
   enum Kind : uint8_t { kUnknown, kDriverLive, kRuntimeValue, kKernelValue, kAdapter, kIc, kDc };
   const format::TokenTable& handles = *plan.handles;
   std::vector<uint8_t> kind(handles.size(), kUnknown);
-  std::vector<uint16_t> type(handles.size(), 0);  // driver handles: the type created as
+  std::vector<uint16_t> type(handles.size(), 0);   // driver handles: the type created as
+  std::vector<uint64_t> owner(handles.size(), 0);  // object handles: the table they were made by
+  std::vector<uint64_t> destroyed(handles.size(), 0);  // seq of the destroy since the create
+  // A destroyed command list may be named again: the runtime-misuse recordings of R44 do, and
+  // drivers track command-list state by handle (ddi-spec §3.1). Any other destroyed handle is
+  // garbage to the driver.
+  int cl_type = -1;
+  for (size_t t = 0; t < format::HandleTypes().size(); ++t) {
+    if (absl::string_view(format::HandleTypes()[t].name) == "D3D11DDI_HCOMMANDLIST") {
+      cl_type = static_cast<int>(t);
+    }
+  }
   std::vector<uint8_t> local(handles.size(), 0);
   std::vector<uint8_t> pending(plan.tids.size(), 0);
   auto token = [&](uint64_t id) { return std::string(handles.Token(id)); };
@@ -113,8 +124,20 @@ bool SimulateHandles(const Plan& plan, const std::vector<uint8_t>& covered, BadI
                                     "earlier",
                                     id == 0 ? "NULL" : token(id)));
       }
+      if (destroyed[id] != 0) {
+        return Fail(bad, e,
+                    absl::StrFormat("hDevice %s is used after seq %d destroyed it", token(id),
+                                    destroyed[id]));
+      }
     }
     std::string problem;
+    // The device or deferred context whose table the call goes through.
+    const uint64_t context = m.layer == format::Layer::kAdapter ? 0 : e.args[m.table_field];
+    // DC::RecycleCommandList takes an IC command list (R13); DC::CommandListExecute takes the
+    // context-local list or, with nested_execute_handle=ic, the IC one (ddi-spec §3.3).
+    const bool ic_handles_allowed =
+        kind[context] == kDc &&
+        (e.call == CallId::kRecycleCommandList || e.call == CallId::kCommandListExecute);
     auto use = [&](uint64_t id, const FieldInfo& f) {
       if (id == 0 || !problem.empty()) return;
       switch (ClassOfHandleType(f.type_index)) {
@@ -127,11 +150,22 @@ bool SimulateHandles(const Plan& plan, const std::vector<uint8_t>& covered, BadI
           if (kind[id] != kDriverLive && kind[id] != kIc && kind[id] != kDc) {
             problem = absl::StrFormat("handle %s (%s) is used before any call created it",
                                       token(id), f.name);
+          } else if (destroyed[id] != 0 && static_cast<int>(type[id]) != cl_type) {
+            problem = absl::StrFormat("handle %s (%s) is used after seq %d destroyed it", token(id),
+                                      f.name, destroyed[id]);
           } else if (type[id] != CreatedTypeOf(f.type_index)) {
-            // Never hand a driver one kind of object where it expects another.
+            // Never hand a driver one kind of object where it expects another...
             problem = absl::StrFormat("handle %s (%s) was created as a %s, not a %s", token(id),
                                       f.name, format::HandleTypes()[type[id]].name,
                                       format::HandleTypes()[f.type_index].name);
+          } else if (kind[id] == kDriverLive && context != 0 && owner[id] != context &&
+                     !(ic_handles_allowed && kind[owner[id]] == kIc)) {
+            // ...nor an object of one context where another context's is expected (an
+            // immediate-context handle and a context-local one have different memory).
+            problem = absl::StrFormat(
+                "handle %s (%s) was created through the table of %s, not "
+                "of %s",
+                token(id), f.name, token(owner[id]), token(context));
           }
           break;
         case HandleClass::kRuntime:
@@ -153,6 +187,13 @@ bool SimulateHandles(const Plan& plan, const std::vector<uint8_t>& covered, BadI
       });
     }
     if (!problem.empty()) return Fail(bad, e, problem);
+    if ((m.create_field >= 0 || m.calc_private) && m.args_struct_field >= 0 &&
+        e.args[m.args_struct_field] == 0 && (context == 0 || kind[context] == kIc)) {
+      return Fail(bad, e,
+                  absl::StrFormat("%s through the immediate-context table without its argument "
+                                  "structure (%s is NULL)",
+                                  m.info->name, fields[m.args_struct_field].name));
+    }
     if (m.calc_local_size && m.ic_object_field >= 0 && e.args[m.ic_object_field] != 0) {
       const uint64_t v = e.args[m.ic_object_field];
       auto it = plan.id_of_value.find(v);
@@ -187,8 +228,13 @@ bool SimulateHandles(const Plan& plan, const std::vector<uint8_t>& covered, BadI
                  : e.call == CallId::kCreateDeferredContext ? kDc
                                                             : kDriverLive;
       type[id] = CreatedTypeOf(fields[m.create_field].type_index);
+      owner[id] = e.args[0];
+      destroyed[id] = 0;
     }
     if (m.calc_private) pending[plan.thread[i]] = 1;
+    if (m.destroy_field >= 0 && e.args[m.destroy_field] != 0) {
+      destroyed[e.args[m.destroy_field]] = e.seq;
+    }
   }
   return true;
 }
@@ -327,6 +373,11 @@ bool BuildPlan(absl::Span<const Event> events, const format::TokenTable& handles
       last_child[p] = static_cast<int32_t>(i);
     }
     plan->role[i] = role;
+    if (role != Role::kIgnore && m.info->ret == format::ReturnKind::kVoid && e.ret != 0) {
+      return Fail(bad, e,
+                  absl::StrFormat("%s returns nothing, but the trace gives it ret %d", m.info->name,
+                                  e.ret));
+    }
     if (role != Role::kIgnore && !CheckSizes(e, m, bad)) return false;
 
     if (e.parent == 0 && (until_seq == 0 || e.seq <= until_seq) && plan->never_returned_seq == 0) {

@@ -232,8 +232,7 @@ void Session::RunRecorded() {
 
 // ---- One DDI call -------------------------------------------------------------------------
 
-void* Session::TableFor(ThreadState* t, const Event& e, const CallMeta& m) {
-  (void)t;
+void* Session::TableFor(const Event& e, const CallMeta& m) {
   if (m.layer == format::Layer::kAdapter) {
     const uint64_t id = e.args[0];
     if (id == 0 || id >= slot_count_) {
@@ -304,7 +303,7 @@ bool Session::OpenAdapter(uint64_t id, const Event& e) {
 void Session::Issue(ThreadState* t, uint32_t i) {
   const Event& e = plan_.events[i];
   const CallMeta& m = CallMetaFor(e.call);
-  void* table = TableFor(t, e, m);
+  void* table = TableFor(e, m);
   if (table == nullptr) return;
   void* pfn = *reinterpret_cast<void**>(static_cast<char*>(table) + m.slot_offset);
   if (pfn == nullptr) {
@@ -339,7 +338,7 @@ void Session::Issue(ThreadState* t, uint32_t i) {
                          ", without making it)"));
     break;
   }
-  AfterCall(t, e, m, *ret, ic_object);
+  AfterCall(e, m, *ret, ic_object);
   if (e.ret != *ret) {
     Diverge(e, absl::StrCat("ret ", RetText(e.call, e.ret)),
             absl::StrCat("ret ", RetText(e.call, *ret)));
@@ -537,9 +536,7 @@ bool Session::Prepare(ThreadState* t, const Event& e, const CallMeta& m) {
   return true;
 }
 
-void Session::AfterCall(ThreadState* t, const Event& e, const CallMeta& m, int64_t ret,
-                        uint64_t ic_object) {
-  (void)t;
+void Session::AfterCall(const Event& e, const CallMeta& m, int64_t ret, uint64_t ic_object) {
   if (m.calc_private) pending_size_[plan_.thread[IndexOf(&e)]] = ret;
   if (m.calc_local_size && ic_object != 0) {
     std::lock_guard<std::mutex> lock(memory_mu_);
@@ -676,7 +673,7 @@ void Session::CompareOutputs(ThreadState* t, const Event& e, const format::ArgVe
 }
 
 const Event* Session::MatchCallback(ThreadState* t, CallId call, const format::ArgVec& actual) {
-  if (t == nullptr || t->stack.empty()) return MatchAsync(t, call, actual);
+  if (t == nullptr || t->stack.empty()) return MatchAsync(call, actual);
   Frame& f = t->stack.back();
   const Event& parent = plan_.events[f.event];
   const format::CallInfo& ci = *format::GetCall(call);
@@ -716,7 +713,7 @@ const Event* Session::MatchCallback(ThreadState* t, CallId call, const format::A
   return nullptr;
 }
 
-const Event* Session::MatchAsync(ThreadState* /*t*/, CallId call, const format::ArgVec& actual) {
+const Event* Session::MatchAsync(CallId call, const format::ArgVec& actual) {
   std::lock_guard<std::mutex> lock(async_mu_);
   const format::CallInfo& ci = *format::GetCall(call);
   auto same_handle = [](uint64_t rec, uint64_t act, const FieldInfo&) { return rec == act; };
@@ -925,14 +922,19 @@ void Session::Collect(ReplayResult* result) {
     result->divergences = divergences_;
     if (!options_.keep_going && result->divergences.size() > 1) result->divergences.resize(1);
   }
-  // The driver's own findings, with replay addresses replaced by recorded handle tokens.
+  // The driver's own findings, with replay addresses replaced by recorded handle tokens and
+  // without the driver's call numbers ("seq=N": a process-wide count that depends on what ran
+  // before in the process and, in recorded mode, on the interleaving).
   std::vector<std::string> lines = driver_->Violations();
   std::lock_guard<std::mutex> lock(memory_mu_);
   for (std::string& line : lines) {
     std::string out;
     size_t i = 0;
     while (i < line.size()) {
-      if (line.compare(i, 2, "0x") == 0) {
+      if (line.compare(i, 5, " seq=") == 0) {
+        i += 5;
+        while (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i]))) ++i;
+      } else if (line.compare(i, 2, "0x") == 0) {
         size_t j = i + 2;
         uint64_t v = 0;
         while (j < line.size() && std::isxdigit(static_cast<unsigned char>(line[j])) &&

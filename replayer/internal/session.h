@@ -142,10 +142,9 @@ class Session {
   void Issue(ThreadState* t, uint32_t index);
   bool Prepare(ThreadState* t, const format::Event& e, const CallMeta& m);
   absl::StatusOr<int64_t> InvokeGetCaps(ThreadState* t, void* pfn, const format::Event& e);
-  void AfterCall(ThreadState* t, const format::Event& e, const CallMeta& m, int64_t ret,
-                 uint64_t ic_object);
+  void AfterCall(const format::Event& e, const CallMeta& m, int64_t ret, uint64_t ic_object);
   void CompareOutputs(ThreadState* t, const format::Event& e, const format::ArgVec& actual);
-  void* TableFor(ThreadState* t, const format::Event& e, const CallMeta& m);
+  void* TableFor(const format::Event& e, const CallMeta& m);
   bool OpenAdapter(uint64_t id, const format::Event& e);
   // Handle memory.
   void* AllocateHandle(uint64_t id, size_t size);
@@ -155,8 +154,7 @@ class Session {
   void FailInput(const format::Event& e, std::string message);
   void Fatal(const format::Event& e, std::string expected, std::string actual);
   bool Stopping(uint64_t seq) const;
-  const format::Event* MatchAsync(ThreadState* t, format::CallId call,
-                                  const format::ArgVec& actual);
+  const format::Event* MatchAsync(format::CallId call, const format::ArgVec& actual);
   void Collect(ReplayResult* result);
 
   const Plan& plan_;
