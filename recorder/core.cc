@@ -59,10 +59,16 @@ ThreadState* NewThreadState() {
   ThreadState* t = nullptr;
   {
     std::lock_guard<std::mutex> l(r.mu);
-    if (!r.spare.empty()) {
-      t = r.spare.back();
-      r.spare.pop_back();
-    } else {
+    // A spare state of a thread that ended, if its ring has the current size.
+    const size_t words = SpscRing::CapacityFor(G().ring_words);
+    for (size_t i = r.spare.size(); i-- > 0;) {
+      if (r.spare[i]->ring.capacity() == words) {
+        t = r.spare[i];
+        r.spare.erase(r.spare.begin() + static_cast<ptrdiff_t>(i));
+        break;
+      }
+    }
+    if (t == nullptr) {
       t = new ThreadState(G().ring_words);
       r.all.push_back(t);
     }
@@ -127,8 +133,8 @@ void WaitForWake(uint32_t seen, int64_t timeout_us) {
             nullptr, 0);
 }
 
-void EmitSlow(ThreadState* t, const Frame* f, uint64_t end, int64_t ret, uint64_t flags) {
-  const uint64_t words = RecordWords(f, flags);
+void EmitSlow(ThreadState* t, const Frame* f, uint64_t end, int64_t ret, RecordShape shape) {
+  const uint64_t words = shape.words;
   if (words > t->ring.max_record()) {
     // Bounded memory here too: wait (counted) while too much is queued.
     if (g_overflow_words.load() + words > kMaxOverflowWords && g_drain_alive.load()) {
@@ -147,7 +153,7 @@ void EmitSlow(ThreadState* t, const Frame* f, uint64_t end, int64_t ret, uint64_
     OverflowRecord rec;
     rec.tid = t->tid;
     rec.words.reset(new uint64_t[words]);
-    WriteRecord(rec.words.get(), f, words, end, ret, flags);
+    WriteRecord(rec.words.get(), f, shape, end, ret);
     PushOverflow(std::move(rec));
     return;
   }
@@ -175,7 +181,7 @@ void EmitSlow(ThreadState* t, const Frame* f, uint64_t end, int64_t ret, uint64_
       if (spin % 64 == 0) WakeDrain();
     }
   }
-  WriteRecord(w, f, words, end, ret, flags);
+  WriteRecord(w, f, shape, end, ret);
   t->ring.Commit(words);
   t->wait_ns.fetch_add(static_cast<uint64_t>(MonotonicNs() - start), std::memory_order_relaxed);
 }
@@ -183,7 +189,7 @@ void EmitSlow(ThreadState* t, const Frame* f, uint64_t end, int64_t ret, uint64_
 void EmitOpenFramesIncomplete(ThreadState* t) {
   for (size_t d = t->depth; d > 0; --d) {
     Frame* f = t->FrameAt(d - 1);
-    Emit(t, f, 0, 0, RecordFlags(f) | kFlagIncomplete);
+    Emit(t, f, 0, 0, kFlagIncomplete);
   }
   t->depth = 0;
 }

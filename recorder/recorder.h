@@ -48,8 +48,8 @@ namespace cltrace::recorder {
 
 enum class TimestampMode {
   // Entry times derived from positions and (position, clock) samples the background thread
-  // takes every poll: no clock read on the hot path; each time is exact to within one poll
-  // interval (bounded by the samples around it).
+  // takes every poll: no clock read on the hot path. A call's time is the sample taken just
+  // before its entry position: a lower bound, exact to within one poll interval.
   kDerived,
   // CLOCK_MONOTONIC read at every call entry (costs a vDSO call per call).
   kClock,
@@ -64,7 +64,8 @@ struct Options {
   int64_t flush_period_ms = 1000;
   // Background poll interval (it polls at once again while rings are busy).
   int64_t poll_interval_us = 1000;
-  // Per-thread ring size.
+  // Per-thread ring size, for threads whose first recorded call comes after Start (a
+  // thread keeps its ring, and a ring of a thread that ended is reused by a new one).
   size_t thread_buffer_bytes = size_t{1} << 20;
   TimestampMode timestamps = TimestampMode::kDerived;
   // Flush on SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, then re-raise with the previous action.

@@ -293,7 +293,7 @@ TEST_F(RecorderTest, RewriteOfASlotNotCalledAgainIsFoundByTheBackgroundCheck) {
   // A rewrite nobody calls through and no checked call follows (as a driver thread could).
   testing::AsFake(ic.handle)->table->pfnCreateResource = &testing::fake::CreateResourceB;
   // The background thread compares whole tables every 50 ms.
-  for (int i = 0; i < 200 && ic.funcs.pfnCreateResource == before; ++i) {
+  for (int i = 0; i < 1000 && ic.funcs.pfnCreateResource == before; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   EXPECT_NE(ic.funcs.pfnCreateResource, before);
@@ -337,16 +337,35 @@ TEST_F(RecorderTest, CallbackThroughAReplacedPointerIsNotedAndReachesThatPointer
   EXPECT_EQ(notes[2], "");
 }
 
+// A sink as slow as a congested disk.
+class SlowSink : public format::ByteSink {
+ public:
+  explicit SlowSink(std::string* out) : out_(out) {}
+  absl::Status Write(absl::string_view bytes) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    out_->append(bytes.data(), bytes.size());
+    return absl::OkStatus();
+  }
+  absl::Status Flush() override { return absl::OkStatus(); }
+
+ private:
+  std::string* out_;
+};
+
 TEST_F(RecorderTest, ProducersWaitWhenTheWriterFallsBehindAndNothingIsDropped) {
   Options o;
   o.thread_buffer_bytes = 8192;  // the smallest ring
-  o.poll_interval_us = 200000;   // a slow consumer
+  o.sink = std::make_unique<SlowSink>(&bytes_);
+  o.chunk_bytes = 1024;  // a slow write every few dozen calls
   auto rec = Start(std::move(o));
   FakeRuntime rt;
   ASSERT_EQ(rt.Create(&WrappedOpen), S_OK);
   FakeRtContext& ic = rt.ic();
   constexpr int kCalls = 20000;
-  for (int i = 0; i < kCalls; ++i) ic.funcs.pfnDraw(ic.handle, static_cast<UINT>(i), 0);
+  // A thread's ring is sized when the thread first records: use a new one.
+  std::thread([&] {
+    for (int i = 0; i < kCalls; ++i) ic.funcs.pfnDraw(ic.handle, static_cast<UINT>(i), 0);
+  }).join();
   Stats stats = rec->Stop();
   EXPECT_GT(stats.producer_waits, 0u);
   EXPECT_GT(stats.producer_wait_ns, 0u);
@@ -535,7 +554,12 @@ void CheckTimestamps(TimestampMode mode) {
   FakeRuntime rt;
   ASSERT_EQ(rt.Create(&WrappedOpen), S_OK);
   for (int i = 0; i < 100; ++i) rt.ic().funcs.pfnDraw(rt.ic().handle, 1, 0);
+  // Flush makes the background thread take a (position, clock) sample now: derived times are
+  // exact to within the samples around a call, and a starved background thread might
+  // otherwise take none during the pause.
+  ASSERT_TRUE((*rec)->Flush().ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  ASSERT_TRUE((*rec)->Flush().ok());
   for (int i = 0; i < 100; ++i) rt.ic().funcs.pfnDraw(rt.ic().handle, 2, 0);
   (*rec)->Stop();
   Trace t = Load(bytes);
@@ -565,7 +589,7 @@ void APIENTRY NoOpSetConstantBuffers(D3D10DDI_HDEVICE, UINT, UINT, const D3D10DD
 
 TEST_F(RecorderTest, RecordLargerThanTheRingTakesTheOverflowPath) {
   Options o;
-  o.thread_buffer_bytes = 8192;
+  o.thread_buffer_bytes = 8192;  // (for threads that start recording from now on)
   auto rec = Start(std::move(o));
   static unsigned char device_memory[64];
   D3D11DDI_DEVICEFUNCS driver{}, runtime{};

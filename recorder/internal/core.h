@@ -33,9 +33,6 @@ namespace cltrace::recorder::internal {
 using format::ArgVec;
 using format::CallId;
 
-// Words before the args in a ring record: header, seq, end, parent, ret, annotation.
-inline constexpr size_t kRecordHeaderWords = 6;
-
 // Process-wide state read on every call. The counter is alone on its cache line so that
 // nothing else written by any thread invalidates it.
 struct Globals {
@@ -74,25 +71,29 @@ struct Frame {
   size_t ArgCount() const { return is_flat ? flat_count : args.size(); }
 };
 
+// Laid out by who writes what: the producer's per-call fields, the consumer's field and the
+// rarely written shared ones live on separate cache lines, so the background thread reading
+// this state never pulls a line the application thread writes on every call.
 struct ThreadState {
   explicit ThreadState(size_t ring_words) : ring(ring_words) {}
 
   SpscRing ring;
-  uint32_t tid = 0;
+  // Written on first use only; the background thread reads it once per pass.
+  alignas(64) uint32_t tid = 0;
+  // Producer (the application thread), every call.
+  alignas(64) size_t depth = 0;  // open calls: frames_[0..depth), then deep_
   // API annotation (CltraceAnnotateBegin/End); only the outermost API call is kept.
   const char* annotation = nullptr;
   int annotation_depth = 0;
-  // Open calls: frames_[0..depth) (inline for the usual depths, then deep_).
-  size_t depth = 0;
   static constexpr size_t kInlineFrames = 8;
   Frame frames_[kInlineFrames];
   std::vector<std::unique_ptr<Frame>> deep_;
-  // Shared with the background thread.
-  std::atomic<bool> exited{false};
+  // Shared with the background thread, written rarely.
+  alignas(64) std::atomic<bool> exited{false};
   std::atomic<uint64_t> waits{0};    // times this thread found its ring full
   std::atomic<uint64_t> wait_ns{0};  // total time it waited
   // Background thread only: when it last took this ring's records.
-  int64_t drained_at_ns = 0;
+  alignas(64) int64_t drained_at_ns = 0;
 
   Frame* FrameAt(size_t i) { return i < kInlineFrames ? &frames_[i] : DeepFrame(i); }
   Frame* DeepFrame(size_t i);
@@ -161,48 +162,119 @@ CLTRACE_HOT Frame* BeginCall(ThreadState* t, CallId id, char* note) {
   return f;
 }
 
+// Ring record layout (words):
+//   header   call id | length | flags (ring.h)
+//   seq      entry position
+//   deltas   (end - seq) in bits 0-31, (seq - parent) in bits 32-63 (0: no parent);
+//            with kFlagWide: end, then parent, in two words
+//   [ret]    kFlagHasRet (the return value is not 0)
+//   [annot]  kFlagHasAnnotation (the thread's API annotation, a static string)
+//   args     the call's argument words
+//   [note]   kFlagHasNote
+//   [clock]  kFlagHasClock
+// The common record (a void call with its handles and scalars, no annotation) is three words
+// plus its args: the ring traffic between the two cores is what bounds the background thread.
+struct RecordShape {
+  uint64_t flags;
+  uint64_t words;
+};
+
+CLTRACE_HOT RecordShape ShapeOf(const Frame* f, uint64_t end, int64_t ret, uint64_t extra_flags) {
+  uint64_t flags = extra_flags;
+  if (f->note != nullptr) flags |= kFlagHasNote;
+  if (G().clock_timestamps) flags |= kFlagHasClock;
+  if (ret != 0) flags |= kFlagHasRet;
+  if (f->annotation != nullptr) flags |= kFlagHasAnnotation;
+  if ((end != 0 && end - f->seq > 0xffffffffull) ||
+      (f->parent != 0 && f->seq - f->parent > 0xffffffffull)) {
+    flags |= kFlagWide;
+  }
+  const uint64_t words = 3 + ((flags & kFlagWide) ? 1 : 0) + ((flags & kFlagHasRet) ? 1 : 0) +
+                         ((flags & kFlagHasAnnotation) ? 1 : 0) + f->ArgCount() +
+                         ((flags & kFlagHasNote) ? 1 : 0) + ((flags & kFlagHasClock) ? 1 : 0);
+  return {flags, words};
+}
+
+CLTRACE_HOT void WriteRecord(uint64_t* w, const Frame* f, RecordShape shape, uint64_t end,
+                             int64_t ret) {
+  const uint64_t flags = shape.flags;
+  *w++ = MakeHeader(static_cast<uint32_t>(f->call), shape.words, flags);
+  *w++ = f->seq;
+  if (flags & kFlagWide) {
+    *w++ = end;
+    *w++ = f->parent;
+  } else {
+    *w++ = (end != 0 ? end - f->seq : 0) | ((f->parent != 0 ? f->seq - f->parent : 0) << 32);
+  }
+  if (flags & kFlagHasRet) *w++ = static_cast<uint64_t>(ret);
+  if (flags & kFlagHasAnnotation) *w++ = reinterpret_cast<uintptr_t>(f->annotation);
+  const size_t n = f->ArgCount();
+  std::memcpy(w, f->ArgData(), n * sizeof(uint64_t));
+  w += n;
+  if (flags & kFlagHasNote) *w++ = reinterpret_cast<uintptr_t>(f->note);
+  if (flags & kFlagHasClock) *w++ = static_cast<uint64_t>(f->clock_ns);
+}
+
+// The consumer's view of one record.
+struct RecordView {
+  uint32_t call = 0;
+  uint64_t flags = 0;
+  uint64_t seq = 0, end = 0, parent = 0;
+  int64_t ret = 0;
+  const char* annotation = nullptr;
+  const uint64_t* args = nullptr;
+  size_t nargs = 0;
+  char* note = nullptr;
+  int64_t clock_ns = 0;
+};
+
+inline RecordView ReadRecord(const uint64_t* w) {
+  RecordView v;
+  const uint64_t header = w[0];
+  const uint64_t words = HeaderWords(header);
+  v.call = HeaderCall(header);
+  v.flags = header & kFlagMask;
+  const uint64_t* p = w + 1;
+  v.seq = *p++;
+  if (v.flags & kFlagWide) {
+    v.end = *p++;
+    v.parent = *p++;
+  } else {
+    const uint64_t d = *p++;
+    v.end = (v.flags & kFlagIncomplete) ? 0 : v.seq + (d & 0xffffffffull);
+    v.parent = (d >> 32) != 0 ? v.seq - (d >> 32) : 0;
+  }
+  if (v.flags & kFlagIncomplete) v.end = 0;
+  if (v.flags & kFlagHasRet) v.ret = static_cast<int64_t>(*p++);
+  if (v.flags & kFlagHasAnnotation) v.annotation = reinterpret_cast<const char*>(*p++);
+  const size_t tail = ((v.flags & kFlagHasNote) ? 1 : 0) + ((v.flags & kFlagHasClock) ? 1 : 0);
+  v.args = p;
+  v.nargs = static_cast<size_t>(words - static_cast<uint64_t>(p - w) - tail);
+  p += v.nargs;
+  if (v.flags & kFlagHasNote) v.note = reinterpret_cast<char*>(*p++);
+  if (v.flags & kFlagHasClock) v.clock_ns = static_cast<int64_t>(*p++);
+  return v;
+}
+
 // Writes the record of a finished (end != 0) or interrupted (end == 0) call. Slow paths:
 // the ring is full (wait, counted) or the record is larger than half the ring.
-void EmitSlow(ThreadState* t, const Frame* f, uint64_t end, int64_t ret, uint64_t flags);
+void EmitSlow(ThreadState* t, const Frame* f, uint64_t end, int64_t ret, RecordShape shape);
 
-CLTRACE_HOT void WriteRecord(uint64_t* w, const Frame* f, uint64_t words, uint64_t end, int64_t ret,
-                        uint64_t flags) {
-  const size_t n = f->ArgCount();
-  w[0] = MakeHeader(static_cast<uint32_t>(f->call), words, flags);
-  w[1] = f->seq;
-  w[2] = end;
-  w[3] = f->parent;
-  w[4] = static_cast<uint64_t>(ret);
-  w[5] = reinterpret_cast<uintptr_t>(f->annotation);
-  std::memcpy(w + kRecordHeaderWords, f->ArgData(), n * sizeof(uint64_t));
-  uint64_t* extra = w + kRecordHeaderWords + n;
-  if (flags & kFlagHasNote) *extra++ = reinterpret_cast<uintptr_t>(f->note);
-  if (flags & kFlagHasClock) *extra++ = static_cast<uint64_t>(f->clock_ns);
-}
-
-inline uint64_t RecordFlags(const Frame* f) {
-  return (f->note != nullptr ? kFlagHasNote : 0) |
-         (G().clock_timestamps ? kFlagHasClock : 0);
-}
-inline uint64_t RecordWords(const Frame* f, uint64_t flags) {
-  return kRecordHeaderWords + f->ArgCount() + ((flags & kFlagHasNote) ? 1 : 0) +
-         ((flags & kFlagHasClock) ? 1 : 0);
-}
-
-CLTRACE_HOT void Emit(ThreadState* t, const Frame* f, uint64_t end, int64_t ret, uint64_t flags) {
-  const uint64_t words = RecordWords(f, flags);
-  uint64_t* w = words <= t->ring.max_record() ? t->ring.Reserve(words) : nullptr;
+CLTRACE_HOT void Emit(ThreadState* t, const Frame* f, uint64_t end, int64_t ret,
+                      uint64_t extra_flags) {
+  const RecordShape shape = ShapeOf(f, end, ret, extra_flags);
+  uint64_t* w = shape.words <= t->ring.max_record() ? t->ring.Reserve(shape.words) : nullptr;
   if (__builtin_expect(w == nullptr, 0)) {
-    EmitSlow(t, f, end, ret, flags);
+    EmitSlow(t, f, end, ret, shape);
     return;
   }
-  WriteRecord(w, f, words, end, ret, flags);
-  t->ring.Commit(words);
+  WriteRecord(w, f, shape, end, ret);
+  t->ring.Commit(shape.words);
 }
 
 // Pops the frame `f` (the top one) and emits its record.
 CLTRACE_HOT void EndCall(ThreadState* t, Frame* f, uint64_t end, int64_t ret) {
-  Emit(t, f, end, ret, RecordFlags(f));
+  Emit(t, f, end, ret, 0);
   t->depth -= 1;
 }
 

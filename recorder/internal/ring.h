@@ -26,10 +26,14 @@
 namespace cltrace::recorder::internal {
 
 // Header word: bits 0-15 call id (0 = padding), 16-47 record length in words (header
-// included), 48-63 flags.
-inline constexpr uint64_t kFlagIncomplete = uint64_t{1} << 48;  // never returned (crash)
-inline constexpr uint64_t kFlagHasNote = uint64_t{1} << 49;     // a note word follows the args
-inline constexpr uint64_t kFlagHasClock = uint64_t{1} << 50;    // a clock word follows the args
+// included), 48-63 flags (what the record's optional words are: recorder/internal/core.h).
+inline constexpr uint64_t kFlagIncomplete = uint64_t{1} << 48;     // never returned (crash)
+inline constexpr uint64_t kFlagHasNote = uint64_t{1} << 49;        // a note word after the args
+inline constexpr uint64_t kFlagHasClock = uint64_t{1} << 50;       // a clock word after that
+inline constexpr uint64_t kFlagHasRet = uint64_t{1} << 51;         // a return-value word
+inline constexpr uint64_t kFlagHasAnnotation = uint64_t{1} << 52;  // an annotation word
+inline constexpr uint64_t kFlagWide = uint64_t{1} << 53;           // end/parent in full words
+inline constexpr uint64_t kFlagMask = ~((uint64_t{1} << 48) - 1);
 
 inline constexpr uint64_t MakeHeader(uint32_t call, uint64_t words, uint64_t flags) {
   return call | (words << 16) | flags;
@@ -40,9 +44,15 @@ inline constexpr uint64_t HeaderWords(uint64_t h) { return (h >> 16) & 0xfffffff
 class SpscRing {
  public:
   // `words` is rounded up to a power of two (at least 1024).
-  explicit SpscRing(size_t words) {
+  // The capacity a ring asked for `words` gets.
+  static size_t CapacityFor(size_t words) {
     size_t n = 1024;
     while (n < words) n <<= 1;
+    return n;
+  }
+
+  explicit SpscRing(size_t words) {
+    const size_t n = CapacityFor(words);
     capacity_ = n;
     mask_ = n - 1;
     buf_.reset(new uint64_t[n]);
