@@ -11,6 +11,8 @@
 // Counters: calls/s (wall clock) and calls/cpu_s (per CPU second of the process, all replay
 // threads together: the one-core figure on a shared machine).
 //
+// BM_ReplayPresent*: the GPU/kernel model's share of replay time (see RunPresent).
+//
 // Each iteration is a whole Replay(): validating the trace and building the plan, the session
 // (handle map, tables), every call and callback, the comparisons. "calls" counts recorded calls
 // and callbacks covered (the N of "replay: identical (N calls)").
@@ -50,41 +52,59 @@ struct BenchTrace {
   format::LoadedTrace trace;
 };
 
-// Loads (recording it first if needed) the smallcl trace once per process.
+// Records `cltrace-workload WORKLOAD` through the shim into a temporary file and loads it.
+BenchTrace* RecordAndLoad(const std::string& workload) {
+  auto* bt = new BenchTrace();
+  char tmpl[] = "/tmp/cltrace_replay_bench_XXXXXX";
+  if (mkdtemp(tmpl) == nullptr) {
+    bt->error = "mkdtemp failed";
+    return bt;
+  }
+  const std::string path = absl::StrCat(tmpl, "/trace.cltrace");
+  const std::string bin = BinDir();
+  const std::string cmd = absl::StrCat(bin, "/cltrace record -o ", path, " --driver ", Driver(),
+                                       " -- ", bin, "/cltrace-workload ", workload,
+                                       " >/dev/null 2>&1");
+  // The workload exits 0; a planted bug would exit 1 (none is asked for here).
+  if (std::system(cmd.c_str()) != 0) {
+    bt->error = absl::StrCat("could not record the trace: ", cmd);
+    return bt;
+  }
+  absl::StatusOr<format::LoadedTrace> loaded = format::ReadAllSorted(path);
+  if (!loaded.ok()) {
+    bt->error = std::string(loaded.status().message());
+  } else {
+    bt->trace = std::move(*loaded);
+  }
+  return bt;
+}
+
+// The smallcl trace, once per process ($CLTRACE_REPLAY_BENCH_TRACE instead if set).
 const BenchTrace& Trace() {
   static const BenchTrace* t = [] {
-    auto* bt = new BenchTrace();
-    std::string path;
     if (const char* env = getenv("CLTRACE_REPLAY_BENCH_TRACE")) {
-      path = env;
-    } else {
-      char tmpl[] = "/tmp/cltrace_replay_bench_XXXXXX";
-      if (mkdtemp(tmpl) == nullptr) {
-        bt->error = "mkdtemp failed";
-        return bt;
+      auto* bt = new BenchTrace();
+      absl::StatusOr<format::LoadedTrace> loaded = format::ReadAllSorted(env);
+      if (!loaded.ok()) {
+        bt->error = std::string(loaded.status().message());
+      } else {
+        bt->trace = std::move(*loaded);
       }
-      path = absl::StrCat(tmpl, "/smallcl.cltrace");
-      const std::string bin = BinDir();
-      const std::string frames =
-          getenv("CLTRACE_REPLAY_BENCH_FRAMES") != nullptr
-              ? absl::StrCat(" --frames ", getenv("CLTRACE_REPLAY_BENCH_FRAMES"))
-              : "";
-      const std::string cmd =
-          absl::StrCat(bin, "/cltrace record -o ", path, " --driver ", Driver(), " -- ", bin,
-                       "/cltrace-workload smallcl", frames, " >/dev/null 2>&1");
-      if (std::system(cmd.c_str()) != 0) {
-        bt->error = absl::StrCat("could not record the trace: ", cmd);
-        return bt;
-      }
+      return bt;
     }
-    absl::StatusOr<format::LoadedTrace> loaded = format::ReadAllSorted(path);
-    if (!loaded.ok()) {
-      bt->error = std::string(loaded.status().message());
-    } else {
-      bt->trace = std::move(*loaded);
-    }
-    return bt;
+    const std::string frames =
+        getenv("CLTRACE_REPLAY_BENCH_FRAMES") != nullptr
+            ? absl::StrCat(" --frames ", getenv("CLTRACE_REPLAY_BENCH_FRAMES"))
+            : "";
+    return RecordAndLoad("smallcl" + frames);
   }();
+  return *t;
+}
+
+// The present workload (frames of draws, a command list, flushes and presents through the
+// kernel/GPU model): the kernel layer is in the trace, so --kernel model can replay it.
+const BenchTrace& PresentTrace() {
+  static const BenchTrace* t = RecordAndLoad("present --frames 20");
   return *t;
 }
 
@@ -122,6 +142,58 @@ void Run(benchmark::State& state, ThreadMode mode) {
   state.counters["trace_events"] = static_cast<double>(t.trace.events.size());
   state.SetItemsProcessed(static_cast<int64_t>(calls));
 }
+
+// The GPU/kernel model's share of a replay (issue: the model must not dominate replay time).
+// The same present trace replayed with the recorded kernel answers (baseline) and with
+// --kernel model; counters: calls/cpu_s, and for the model run model_share = wall time inside
+// the model (forwarded kernel-thunk calls and the kernel waits the recording shows) / wall
+// time of the whole Replay().
+void RunPresent(benchmark::State& state, KernelMode kernel) {
+  const BenchTrace& t = PresentTrace();
+  if (!t.error.empty()) {
+    state.SkipWithError(t.error.c_str());
+    return;
+  }
+  ReplayOptions options;
+  options.driver_path = Driver();
+  options.threads = ThreadMode::kSingle;
+  options.kernel = kernel;
+  uint64_t calls = 0, model_ns = 0, wall_ns = 0;
+  double cpu_seconds = 0;
+  for (auto _ : state) {
+    timespec a{}, b{}, wa{}, wb{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+    clock_gettime(CLOCK_MONOTONIC, &wa);
+    absl::StatusOr<ReplayResult> r =
+        Replay(options, t.trace.events, t.trace.handles, t.trace.strings);
+    clock_gettime(CLOCK_MONOTONIC, &wb);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+    if (!r.ok() || r->outcome != Outcome::kIdentical) {
+      state.SkipWithError(r.ok() ? "the replay diverged from the recording"
+                                 : std::string(r.status().message()).c_str());
+      return;
+    }
+    cpu_seconds += static_cast<double>(b.tv_sec - a.tv_sec) +
+                   1e-9 * static_cast<double>(b.tv_nsec - a.tv_nsec);
+    wall_ns += static_cast<uint64_t>((wb.tv_sec - wa.tv_sec) * 1000000000ll +
+                                     (wb.tv_nsec - wa.tv_nsec));
+    calls += r->calls;
+    model_ns += r->kernel.model_ns;
+  }
+  if (cpu_seconds > 0) state.counters["calls/cpu_s"] = static_cast<double>(calls) / cpu_seconds;
+  if (kernel == KernelMode::kModel && wall_ns > 0) {
+    state.counters["model_share"] = static_cast<double>(model_ns) / static_cast<double>(wall_ns);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(calls));
+}
+
+void BM_ReplayPresentRecordedKernel(benchmark::State& state) {
+  RunPresent(state, KernelMode::kRecorded);
+}
+void BM_ReplayPresentKernelModel(benchmark::State& state) { RunPresent(state, KernelMode::kModel); }
+
+BENCHMARK(BM_ReplayPresentRecordedKernel)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ReplayPresentKernelModel)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_ReplaySmallClSingle(benchmark::State& state) { Run(state, ThreadMode::kSingle); }
 void BM_ReplaySmallClRecorded(benchmark::State& state) { Run(state, ThreadMode::kRecorded); }

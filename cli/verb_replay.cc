@@ -20,6 +20,7 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: cltrace replay FILE [--driver LIB] [--threads recorded|single] [--until SEQ]\n"
+    "                           [--kernel recorded|model]\n"
     "                           [--inject oom:FUNCTION:N|removed:N ...] [--keep-going]\n"
     "                           [--digest] [--history N] [--salvage]\n"
     "\n"
@@ -36,6 +37,11 @@ constexpr char kUsage[] =
     "                        in recorded order, every recorded happens-before kept;\n"
     "                        single: every call on one thread in seq order\n"
     "  --until SEQ           replay the top-level calls up to seq SEQ only\n"
+    "  --kernel MODE         who answers the driver's kernel-thunk calls: recorded (default):\n"
+    "                        the recorded outputs; model: cltrace's WDDM kernel/GPU model, whose\n"
+    "                        kernel-layer calls (DxgkDdi*, DxgkCb*: submissions, patching,\n"
+    "                        fences, interrupts) and GPU content digests are compared with the\n"
+    "                        recording's (for traces recorded on the runtime model)\n"
     "  --inject SPEC         fault injection through the driver's configuration interface\n"
     "                        (reference driver only): oom:FUNCTION:N makes the Nth call of\n"
     "                        FUNCTION (RecycleCreateCommandList, RecycleCreateDeferredContext,\n"
@@ -94,7 +100,7 @@ int RunReplayVerb(const std::vector<std::string>& args, std::ostream& out, std::
     }
   }
   ArgSpec spec = ArgSpec("replay", kUsage)
-                     .Options({"--driver", "--threads", "--until", "--history", "--inject"})
+                     .Options({"--driver", "--threads", "--until", "--history", "--inject", "--kernel"})
                      .Flags({"--keep-going", "--digest", "--salvage"})
                      .Positional(1, 1);
   ParsedArgs parsed;
@@ -109,6 +115,16 @@ int RunReplayVerb(const std::vector<std::string>& args, std::ostream& out, std::
       options.threads = replay::ThreadMode::kSingle;
     } else {
       err << "cltrace replay: --threads must be recorded or single, not " << *t << "\n";
+      return kExitBadInput;
+    }
+  }
+  if (std::optional<std::string> k = parsed.Option("--kernel")) {
+    if (*k == "recorded") {
+      options.kernel = replay::KernelMode::kRecorded;
+    } else if (*k == "model") {
+      options.kernel = replay::KernelMode::kModel;
+    } else {
+      err << "cltrace replay: --kernel must be recorded or model, not " << *k << "\n";
       return kExitBadInput;
     }
   }

@@ -229,6 +229,17 @@ std::string FormatReport(const ReplayResult& r, absl::Span<const Event> events,
                         r.kernel.command_bytes);
   if (options.digest) absl::StrAppendFormat(&out, ", digest 0x%016x", r.kernel.digest);
   absl::StrAppend(&out, "\n");
+  if (r.kernel.model) {
+    absl::StrAppendFormat(&out,
+                          "kernel model: %d kernel-layer calls compared, %d DMA buffers, %d GPU "
+                          "fences, GPU content digest 0x%016x\n",
+                          r.kernel.kernel_calls_compared, r.kernel.dma_buffers, r.kernel.fences,
+                          r.kernel.gpu_digest);
+    for (size_t i = 0; i < r.kernel.wait_digests.size(); ++i) {
+      absl::StrAppendFormat(&out, "kernel model: wait %d: GPU content digest 0x%016x\n", i + 1,
+                            r.kernel.wait_digests[i]);
+    }
+  }
   for (const std::string& line : r.driver_violations) {
     absl::StrAppend(&out, "driver: ", line, "\n");
   }

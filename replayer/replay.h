@@ -21,16 +21,20 @@
 // (GetCaps pData) at zeroed scratch, and input data (pSysMemUP, private driver data) into a
 // read-only zero region.
 //
-// The kernel. Kernel-thunk callbacks are answered with the recorded outputs (recorded kernel
-// handle values, buffers of the recorded sizes allocated by the replayer), so the driver sees
-// the kernel the recording saw, whatever kernel model produced it, and every kernel call it
-// makes (RenderCb command lengths, allocation counts, AllocateCb descriptions...) is compared.
-// The kernel model itself is not re-run: kernel-layer events a recording may hold
-// (DxgkDdi*/DxgkCb*, recorded when the runtime's kernel tables are wrapped) and API
-// annotations are neither issued nor compared. Recordings carry no GPU content, so GPU-model
-// digests cannot be compared with the recording; with ReplayOptions::digest the report adds a
-// digest of the submitted command buffers (driver and runtime handle addresses replaced by
-// recorded handle ids) for replay-to-replay and driver-to-driver comparison. The digest is
+// The kernel (ReplayOptions::kernel). kRecorded (default): kernel-thunk callbacks are answered
+// with the recorded outputs (recorded kernel handle values, buffers of the recorded sizes
+// allocated by the replayer), so the driver sees the kernel the recording saw, whatever kernel
+// produced it, and every kernel call it makes (RenderCb command lengths, allocation counts,
+// AllocateCb descriptions...) is compared; kernel-layer events the recording may hold
+// (DxgkDdi*/DxgkCb*) are neither issued nor compared. kModel: the GPU/kernel model of gpu/
+// answers instead, and every kernel-layer call it makes is compared with the recorded ones,
+// field by field (replayer/internal/kernel_model.h): submissions, patching, fence ids, paging,
+// interrupts, DPCs; what the model says about the driver (R74-R78) joins the driver's
+// violations, and the GPU content digest after each recorded kernel wait is reported. Those
+// digests are for replay-to-replay and driver-to-driver comparison: a recording does not carry
+// the bytes the application wrote (Map, UpdateSubresourceUP sources), so they cannot equal the
+// recorded run's. With ReplayOptions::digest the report adds a digest of the submitted command
+// buffers (driver and runtime handle addresses replaced by recorded handle ids). The digest is
 // stable in kSingle mode; in kRecorded mode calls that overlapped in the recording may overlap
 // in any order again, and a driver that numbers objects in arrival order writes different
 // numbers into its commands.
@@ -90,6 +94,11 @@ inline constexpr int kExitDivergent = 3;
 
 enum class ThreadMode { kRecorded, kSingle };
 
+// Who answers the driver's kernel-thunk calls. kRecorded: the recorded outputs (any kernel the
+// recording was made on). kModel: the GPU/kernel model of gpu/, whose kernel-layer calls and
+// GPU content digests are compared with the recording's (see replayer/internal/kernel_model.h).
+enum class KernelMode { kRecorded, kModel };
+
 // One --inject item.
 struct Injection {
   std::string kind;      // "oom" or "removed"
@@ -102,6 +111,7 @@ absl::StatusOr<Injection> ParseInjection(absl::string_view spec);
 struct ReplayOptions {
   std::string driver_path;  // a library exporting OpenAdapter10_2 (required)
   ThreadMode threads = ThreadMode::kRecorded;
+  KernelMode kernel = KernelMode::kRecorded;
   uint64_t until_seq = 0;  // replay top-level calls with seq <= until_seq only (0: all)
   bool keep_going = false;
   std::vector<Injection> injections;
@@ -124,6 +134,17 @@ struct KernelSummary {
   uint64_t submissions = 0;    // RenderCb + PresentCb calls the driver made
   uint64_t command_bytes = 0;  // CommandLength summed over RenderCb
   uint64_t digest = 0;         // of the submitted command buffers (see header comment)
+  // KernelMode::kModel only.
+  bool model = false;
+  uint64_t kernel_calls_compared = 0;  // recorded kernel-layer events the model matched
+  uint64_t dma_buffers = 0;            // DMA buffers the model built
+  uint64_t fences = 0;                 // DMA + paging buffers submitted to the GPU
+  // GPU content digest (every live allocation, gpu::Dxgkrnl::CombinedDigest) after each
+  // kernel wait the recording shows at top level (a workload's end-of-frame WaitIdle), and
+  // all of them folded (FNV-1a).
+  std::vector<uint64_t> wait_digests;
+  uint64_t gpu_digest = 0;
+  uint64_t model_ns = 0;  // wall time inside the model (not in the report: not deterministic)
 };
 
 struct ReplayResult {

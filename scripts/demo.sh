@@ -36,6 +36,8 @@ $bin/cltrace check "$out/bug_r22.cltrace" | head -5 || true
 if $bin/cltrace replay --help >/dev/null 2>&1; then
   step "cltrace replay (into the reference driver; compares everything the driver does)"
   $bin/cltrace replay "$out/scene.cltrace" || true
+  step "cltrace replay --kernel model (the kernel/GPU model answers; its kernel-layer calls compared)"
+  $bin/cltrace replay "$out/scene.cltrace" --kernel model || true
 fi
 
 if have cltrace-inspector; then

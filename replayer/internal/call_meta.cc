@@ -157,10 +157,13 @@ CallMeta Build(CallId id) {
     m.table_field = static_cast<int16_t>(format::FieldIndex(*info, "hDevice"));
   }
   m.calc_private = absl::StartsWith(name, "CalcPrivate");
-  for (uint16_t i : TopLevelFields(fields)) {
-    if (fields[i].kind == FieldKind::kPresent) {
-      m.args_struct_field = static_cast<int16_t>(i);
-      break;
+  // The argument structure of a create / CalcPrivate* call is the parameter right after the
+  // device handle (pCreateResource...). A structure pointer further on is an optional extra
+  // (CalcPrivateShaderSize's pSignatures may be NULL) and says nothing about the call's form.
+  {
+    std::vector<uint16_t> top = TopLevelFields(fields);
+    if (top.size() > 1 && fields[top[1]].kind == FieldKind::kPresent) {
+      m.args_struct_field = static_cast<int16_t>(top[1]);
     }
   }
   if (id == CallId::kCalcDeferredContextHandleSize) {

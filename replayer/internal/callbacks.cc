@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "format/call_traits.h"
 #include "format/catalog.h"
+#include "replayer/internal/kernel_model.h"
 #include "replayer/internal/session.h"
 
 namespace cltrace::replay::internal {
@@ -106,6 +107,25 @@ int64_t Fallback(Session* s, P... p) {
   }
 }
 
+// --kernel model: the driver's kernel-thunk call made on the model, with the model's device
+// in place of the runtime device handle the driver passed.
+template <CallId kId, typename... P>
+int64_t ForwardToModel(ModelKernel* mk, P... p) {
+  using T = CallTraits<kId>;
+  const auto pfn = *reinterpret_cast<const typename T::Pfn*>(
+      reinterpret_cast<const char*>(mk->callbacks()) + T::kSlotOffset);
+  if (pfn == nullptr) return static_cast<int32_t>(E_NOTIMPL);
+  auto call = [&](D3DRTDEVICEHANDLE device, auto... rest) -> int64_t {
+    if constexpr (std::is_void_v<decltype(pfn(device, rest...))>) {
+      pfn(mk->ModelDevice(device), rest...);
+      return 0;
+    } else {
+      return static_cast<int64_t>(pfn(mk->ModelDevice(device), rest...));
+    }
+  };
+  return call(p...);
+}
+
 template <CallId kId, typename... P>
 int64_t KernelCallback(Session* s, const Event* ev, P... p) {
   using T = CallTraits<kId>;
@@ -120,7 +140,14 @@ int64_t KernelCallback(Session* s, const Event* ev, P... p) {
   }
   int64_t ret = 0;
   bool answered = false;
-  if (ev != nullptr) {
+  if (ModelKernel* mk = s->model()) {
+    // --kernel model: the model answers, and its answer is compared with the recorded one.
+    mk->BeginThunk(ev);
+    ret = ForwardToModel<kId>(mk, p...);
+    mk->EndThunk(ev);
+    answered = true;
+    if (ev != nullptr) s->CompareKernelAnswer<kId>(*ev, ret, p...);
+  } else if (ev != nullptr) {
     format::InvokeEnv env;
     env.handle_raw = [s](uint64_t id) { return s->KernelHandle(id); };
     env.pointer = [s, ev](const FieldInfo& f, uint64_t recorded) -> void* {

@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "format/catalog.h"
 #include "format/jsonl.h"
+#include "replayer/internal/compare.h"
 
 namespace cltrace::replay::internal {
 namespace {
@@ -89,6 +90,10 @@ bool Session::Init(std::string* error) {
     *error = "another replay is running in this process";
     return false;
   }
+  if (options_.kernel == KernelMode::kModel) {
+    model_ = std::make_unique<ModelKernel>(
+        plan_, this, options_.threads == ThreadMode::kRecorded && plan_.tids.size() > 1);
+  }
   return true;
 }
 
@@ -122,6 +127,13 @@ void Session::Run(ReplayResult* result) {
   } else {
     RunRecorded();
   }
+  if (model_ != nullptr) {
+    // The kernel work recorded after the last call (the kernel half of device destruction).
+    const bool complete = options_.until_seq == 0 && plan_.never_returned_seq == 0 &&
+                          !fatal_.load() &&
+                          (options_.keep_going || min_divergence_.load() == UINT64_MAX);
+    model_->Finish(complete);
+  }
   // Callbacks a driver thread made outside any DDI call in the recording but not on replay.
   {
     std::lock_guard<std::mutex> lock(async_mu_);
@@ -142,6 +154,7 @@ bool Session::Stopping(uint64_t seq) const {
 void Session::IssueTop(ThreadState* t, size_t k) {
   const uint32_t i = plan_.top[k];
   if (Stopping(plan_.events[i].seq)) return;
+  if (model_ != nullptr) model_->DriveBefore(plan_.events[i].seq);
   Issue(t, i);
 }
 
@@ -547,57 +560,6 @@ void Session::AfterCall(const Event& e, const CallMeta& m, int64_t ret, uint64_t
 
 // ---- Comparing ------------------------------------------------------------------------------
 
-namespace {
-
-struct FieldDiff {
-  std::string name;
-  const FieldInfo* field = nullptr;
-  uint64_t expected = 0;
-  uint64_t actual = 0;
-};
-
-// The first difference between a recorded and an actual argument vector among the inputs
-// (callbacks: what the driver passed) or the outputs (DDI calls: what the driver answered).
-// Pointer values are never compared (addresses differ by nature). `same_handle` decides
-// handle fields (and may bind an output handle the recording names).
-template <typename SameHandle>
-std::optional<FieldDiff> FirstDifference(const format::CallInfo& ci, absl::Span<const uint64_t> rec,
-                                         absl::Span<const uint64_t> act, FieldDir dir,
-                                         SameHandle&& same_handle) {
-  absl::Span<const FieldInfo> fixed = format::Fields(ci);
-  if (rec.size() < fixed.size() || act.size() < fixed.size()) return std::nullopt;
-  auto differs = [&](const FieldInfo& f, uint64_t a, uint64_t b) {
-    if (f.kind == FieldKind::kPtr || f.dir != dir) return false;
-    if (f.kind == FieldKind::kHandle) return !same_handle(a, b, f);
-    return a != b;
-  };
-  for (size_t i = 0; i < fixed.size(); ++i) {
-    if (differs(fixed[i], rec[i], act[i])) {
-      return FieldDiff{fixed[i].name, &fixed[i], rec[i], act[i]};
-    }
-  }
-  size_t rc = fixed.size(), ac = fixed.size();
-  for (size_t i = 0; i < fixed.size(); ++i) {
-    if (fixed[i].kind != FieldKind::kArray) continue;
-    absl::Span<const FieldInfo> elems = format::ElementFields(fixed[i]);
-    const uint64_t rn = rec[i] == 0 ? 0 : rec[i] - 1, an = act[i] == 0 ? 0 : act[i] - 1;
-    for (uint64_t e = 0; e < std::min(rn, an); ++e) {
-      for (size_t j = 0; j < elems.size(); ++j) {
-        const size_t ri = rc + e * elems.size() + j, ai = ac + e * elems.size() + j;
-        if (ri >= rec.size() || ai >= act.size()) return std::nullopt;
-        if (differs(elems[j], rec[ri], act[ai])) {
-          return FieldDiff{absl::StrCat(fixed[i].name, "[", e, "].", elems[j].name), &elems[j],
-                           rec[ri], act[ai]};
-        }
-      }
-    }
-    rc += rn * elems.size();
-    ac += an * elems.size();
-  }
-  return std::nullopt;
-}
-
-}  // namespace
 
 std::string Session::CallText(CallId call, absl::Span<const uint64_t> args,
                               bool from_driver) const {
@@ -621,7 +583,8 @@ std::string Session::CallText(CallId call, absl::Span<const uint64_t> args,
   return text;
 }
 
-void Session::CompareOutputs(ThreadState* t, const Event& e, const format::ArgVec& actual) {
+void Session::CompareOutputs(ThreadState* t, const Event& e, const format::ArgVec& actual,
+                             absl::string_view expected_prefix, absl::string_view actual_prefix) {
   const format::CallInfo& ci = *format::GetCall(e.call);
   auto same_handle = [&](uint64_t rec, uint64_t act, const FieldInfo&) {
     if (rec == act) return true;
@@ -668,8 +631,17 @@ void Session::CompareOutputs(ThreadState* t, const Event& e, const format::ArgVe
         return absl::StrCat(v);
     }
   };
-  Diverge(e, absl::StrCat(d->name, "=", value(d->expected)),
-          absl::StrCat(d->name, "=", value(d->actual)));
+  Diverge(e, absl::StrCat(expected_prefix, d->name, "=", value(d->expected)),
+          absl::StrCat(actual_prefix, d->name, "=", value(d->actual)));
+}
+
+void Session::CompareKernelOutputs(ThreadState* t, const Event& e, const format::ArgVec& actual,
+                                   int64_t ret) {
+  CompareOutputs(t, e, actual, "the kernel answers ", "kernel model: ");
+  if (format::GetCall(e.call)->ret != format::ReturnKind::kVoid && e.ret != ret) {
+    Diverge(e, absl::StrCat("the kernel answers ", RetText(e.call, e.ret)),
+            absl::StrCat("kernel model: ", RetText(e.call, ret)));
+  }
 }
 
 const Event* Session::MatchCallback(ThreadState* t, CallId call, const format::ArgVec& actual) {
@@ -904,6 +876,16 @@ void Session::Collect(ReplayResult* result) {
   result->calls = plan_.covered;
   result->never_returned_seq = plan_.never_returned_seq;
   result->kernel = kernel_.summary();
+  if (model_ != nullptr) {
+    const KernelSummary m = model_->summary();
+    result->kernel.model = true;
+    result->kernel.kernel_calls_compared = m.kernel_calls_compared;
+    result->kernel.dma_buffers = m.dma_buffers;
+    result->kernel.fences = m.fences;
+    result->kernel.gpu_digest = m.gpu_digest;
+    result->kernel.wait_digests = m.wait_digests;
+    result->kernel.model_ns = static_cast<uint64_t>(model_->model_time().count());
+  }
   {
     std::lock_guard<std::mutex> lock(findings_mu_);
     // By recorded position; findings at one position come from the one thread that replays
@@ -962,6 +944,12 @@ void Session::Collect(ReplayResult* result) {
       }
     }
     result->driver_violations.push_back(std::move(out));
+  }
+  // The kernel model's own findings (R74-R78): what the driver did to the kernel.
+  if (model_ != nullptr) {
+    for (std::string& line : model_->Violations()) {
+      result->driver_violations.push_back(std::move(line));
+    }
   }
   std::sort(result->driver_violations.begin(), result->driver_violations.end());
 }

@@ -24,12 +24,16 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "format/call_codec.h"
+#include "format/call_traits.h"
+#include "format/catalog.h"
 #include "format/ddi_abi.h"
 #include "format/event.h"
 #include "replayer/internal/call_meta.h"
 #include "replayer/internal/driver.h"
 #include "replayer/internal/kernel.h"
+#include "replayer/internal/kernel_model.h"
 #include "replayer/internal/plan.h"
 #include "replayer/replay.h"
 
@@ -100,6 +104,16 @@ class Session {
   // Handle id -> raw value for a kernel handle the replay kernel hands out (binds it).
   uint64_t KernelHandle(uint64_t id);
   ReplayKernel& kernel() { return kernel_; }
+  // The kernel model (KernelMode::kModel), else nullptr.
+  ModelKernel* model() { return model_.get(); }
+  // --kernel model: compares the model's answer to a kernel-thunk call (outputs the callee
+  // wrote, return value) with the recorded callback `ev`. Output kernel handles must be the
+  // recorded values.
+  template <format::CallId kId, typename... P>
+  void CompareKernelAnswer(const format::Event& ev, int64_t ret, P... p);
+  // True when calls at `seq` are no longer replayed (a fatal problem, or a divergence before
+  // it without keep_going).
+  bool Stopping(uint64_t seq) const;
   // A RenderCb's submission: counted and digested.
   void Submit(uint32_t hcontext, uint32_t offset, uint32_t length, uint32_t allocations);
   // Records a divergence at event `at` (recorded position).
@@ -143,7 +157,11 @@ class Session {
   bool Prepare(ThreadState* t, const format::Event& e, const CallMeta& m);
   absl::StatusOr<int64_t> InvokeGetCaps(ThreadState* t, void* pfn, const format::Event& e);
   void AfterCall(const format::Event& e, const CallMeta& m, int64_t ret, uint64_t ic_object);
-  void CompareOutputs(ThreadState* t, const format::Event& e, const format::ArgVec& actual);
+  void CompareOutputs(ThreadState* t, const format::Event& e, const format::ArgVec& actual,
+                      absl::string_view expected_prefix = "",
+                      absl::string_view actual_prefix = "");
+  void CompareKernelOutputs(ThreadState* t, const format::Event& e, const format::ArgVec& actual,
+                            int64_t ret);
   void* TableFor(const format::Event& e, const CallMeta& m);
   bool OpenAdapter(uint64_t id, const format::Event& e);
   // Handle memory.
@@ -153,7 +171,6 @@ class Session {
   // Bad input found while replaying: stops the replay.
   void FailInput(const format::Event& e, std::string message);
   void Fatal(const format::Event& e, std::string expected, std::string actual);
-  bool Stopping(uint64_t seq) const;
   const format::Event* MatchAsync(format::CallId call, const format::ArgVec& actual);
   void Collect(ReplayResult* result);
 
@@ -161,6 +178,7 @@ class Session {
   const ReplayOptions& options_;
   Driver* driver_;
   ReplayKernel kernel_;
+  std::unique_ptr<ModelKernel> model_;
   std::unique_ptr<Slot[]> slots_;
   size_t slot_count_ = 0;
   // Runtime handles: base + id * 16 inside an inaccessible reserved range.
@@ -191,6 +209,30 @@ class Session {
   std::mutex async_mu_;
   size_t async_cursor_ = 0;
 };
+
+template <format::CallId kId, typename... P>
+void Session::CompareKernelAnswer(const format::Event& ev, int64_t ret, P... p) {
+  using T = format::CallTraits<kId>;
+  // The recorded kernel handles among the outputs stand for their recorded values.
+  ForEachField(*format::GetCall(kId), ev.args,
+                       [&](const format::FieldInfo& f, size_t index, int) {
+                         if (f.kind == format::FieldKind::kHandle &&
+                             f.dir == format::FieldDir::kOut && ev.args[index] != 0) {
+                           KernelHandle(ev.args[index]);
+                         }
+                       });
+  ThreadState* t = CurrentThread();
+  ThreadState foreign;
+  if (t == nullptr) {
+    InitThread(&foreign);
+    t = &foreign;
+  }
+  format::ArgVec actual;
+  auto handle_id = [this, t](uint64_t raw) { return HandleId(t, raw); };
+  T::CaptureEntry(&actual, handle_id, p...);
+  T::CaptureExit(&actual, handle_id, p...);
+  CompareKernelOutputs(t, ev, actual, ret);
+}
 
 }  // namespace cltrace::replay::internal
 

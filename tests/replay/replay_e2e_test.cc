@@ -6,7 +6,10 @@
 //   the reports of repeated replays are byte-identical; a trace recorded from the planted-bug
 //   driver (--bug R22) reproduces the bug on every replay and `cltrace check` names R22 on it;
 //   a replay into a fixed driver shows the divergence; a runtime-misuse recording (--bug R40)
-//   makes the reference driver report R40 again on every replay.
+//   makes the reference driver report R40 again on every replay;
+// - --kernel model: recordings of the present and scene workloads replay with the GPU/kernel
+//   model reproducing every kernel-layer call; a recording of a misbehaving kernel (R75) and
+//   of a driver that breaks R74 show where.
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -132,6 +135,20 @@ TEST_F(ReplayE2eTest, HostileInputsAreBadInput) {
   }
 }
 
+TEST_F(ReplayE2eTest, KernelModeMustBeRecordedOrModel) {
+  Result r = Replay("--kernel bogus " + Input("small_cl.jsonl"));
+  EXPECT_EQ(r.exit, 2);
+  EXPECT_THAT(r.err, HasSubstr("--kernel must be recorded or model, not bogus"));
+  // A hand-written trace whose kernel is not the model (it handed out 64 KiB command
+  // buffers): the model answers the driver, and the first answer that differs is shown.
+  Result m = Replay("--kernel model --history 0 " + Input("small_cl.jsonl"));
+  EXPECT_EQ(m.exit, 3) << m.out << m.err;
+  EXPECT_THAT(m.out, HasSubstr("(fn CreateContextCb, tid 1): expected the kernel answers "
+                               "CommandBufferSize=65536, actual kernel model: "
+                               "CommandBufferSize=16384"));
+  EXPECT_THAT(m.out, HasSubstr("kernel model: 0 kernel-layer calls compared"));
+}
+
 TEST_F(ReplayE2eTest, UsageErrors) {
   EXPECT_EQ(Replay("--threads sometimes " + Input("small_cl.jsonl")).exit, 2);
   Result r = Replay("--inject oom:Draw:1 " + Input("small_cl.jsonl"));
@@ -227,6 +244,88 @@ TEST_F(WorkloadReplayTest, InjectedOutOfMemoryShowsTheDriversReaction) {
   EXPECT_THAT(r.out, HasSubstr("expected ret S_OK, actual ret E_OUTOFMEMORY"));
   // The recorded runtime carried on as if the list had been re-created: the driver reports it.
   EXPECT_THAT(r.out, HasSubstr("\ndriver: R40 fn=CommandListExecute "));
+}
+
+// --kernel model: the recording's kernel layer (DxgkDdi*/DxgkCb*) is reproduced call for call
+// by the GPU/kernel model, the reports are byte-identical, and the count of compared calls is
+// the count of kernel-layer events in the trace.
+class KernelModelReplayTest : public WorkloadReplayTest {
+ public:
+  int KernelLayerEvents(const std::string& trace) {
+    Result r = Run(absl::StrCat(CLTRACE_BIN, " dump ", trace, " | grep -c ' Dxgk'"));
+    return std::atoi(r.out.c_str());
+  }
+  static std::string ComparedLine(int n) {
+    return absl::StrCat("kernel model: ", n, " kernel-layer calls compared, ");
+  }
+};
+
+TEST_F(KernelModelReplayTest, PresentFramesReproduceTheRecordedKernelLayer) {
+  const std::string trace = Record("present.cltrace", "present --frames 2");
+  const int n = KernelLayerEvents(trace);
+  ASSERT_GT(n, 50);
+  std::vector<std::string> reports;
+  for (const char* mode : {"single", "recorded", "single", "recorded"}) {
+    Result r = Replay(absl::StrCat("--kernel model --threads ", mode, " ", trace));
+    EXPECT_EQ(r.exit, 0) << r.out << r.err;
+    EXPECT_THAT(r.out, StartsWith("replay: identical ("));
+    EXPECT_THAT(r.out, HasSubstr(ComparedLine(n)));
+    // One digest per recorded end-of-frame kernel wait.
+    EXPECT_THAT(r.out, HasSubstr("\nkernel model: wait 2: GPU content digest 0x"));
+    reports.push_back(r.out);
+  }
+  for (const std::string& report : reports) EXPECT_EQ(report, reports[0]);
+  // Without --kernel model the recorded kernel answers and nothing is said about the model.
+  Result recorded = Replay(trace);
+  EXPECT_EQ(recorded.exit, 0) << recorded.out;
+  EXPECT_THAT(recorded.out, Not(HasSubstr("kernel model")));
+}
+
+TEST_F(KernelModelReplayTest, ConcurrentKernelCallsReplayInTheRecordedKernelOrder) {
+  // Four deferred-context threads rename dynamic buffers (AllocateCb) while the immediate
+  // context flushes: several threads were inside the kernel at once.
+  const std::string trace = Record("scene.cltrace", "scene --threads 4");
+  const int n = KernelLayerEvents(trace);
+  ASSERT_GT(n, 500);
+  Result r = Replay(absl::StrCat("--kernel model --threads recorded ", trace));
+  EXPECT_EQ(r.exit, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, StartsWith("replay: identical ("));
+  EXPECT_THAT(r.out, HasSubstr(ComparedLine(n)));
+}
+
+TEST_F(KernelModelReplayTest, ARecordingOfAMisbehavingKernelDivergesWhereItMisbehaved) {
+  // The recorded kernel (planted R75) submitted with a fence id other than the one it patched
+  // with; the model does not.
+  const std::string trace = Record("r75.cltrace", "present --frames 1 --bug R75", 1);
+  Result r = Replay(absl::StrCat("--kernel model --history 0 ", trace));
+  EXPECT_EQ(r.exit, 3) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("(fn DxgkDdiSubmitCommand, tid "));
+  EXPECT_THAT(r.out, HasSubstr("expected kernel layer: DxgkDdiSubmitCommand("));
+  EXPECT_THAT(r.out, HasSubstr("(SubmissionFenceId differs)"));
+  // The recorded kernel answers: the driver sees what it saw, nothing diverges.
+  EXPECT_EQ(Replay(trace).exit, 0);
+}
+
+TEST_F(KernelModelReplayTest, TheModelReportsTheDriversKernelViolationsOnEveryReplay) {
+  // A driver that keeps writing into the previous command buffer (R74): the recording's kernel
+  // reported it, and so does the model on replay of the same driver, every time.
+  const std::string trace = Record("r74.cltrace", "present --frames 1 --bug R74", 1);
+  std::string first;
+  for (const char* mode : {"single", "recorded"}) {
+    Result r = Replay(absl::StrCat("--kernel model --threads ", mode, " ", trace),
+                      "CLTRACE_REFDRIVER_CONFIG=bug=R74");
+    EXPECT_EQ(r.exit, 0) << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("\ndriver: kernel model: R74: pfnRenderCb on context 1"));
+    if (first.empty()) first = r.out;
+    EXPECT_EQ(r.out, first);
+  }
+  // The fixed driver writes where the kernel said: the model's answer differs from the
+  // recorded kernel's (which refused the buffer).
+  Result fixed = Replay(absl::StrCat("--kernel model --threads single --history 0 ", trace),
+                        "CLTRACE_REFDRIVER_CONFIG=");
+  EXPECT_EQ(fixed.exit, 3) << fixed.out;
+  EXPECT_THAT(fixed.out, HasSubstr("(fn RenderCb, tid "));
+  EXPECT_THAT(fixed.out, HasSubstr("expected the kernel answers "));
 }
 
 #endif  // CLTRACE_WORKLOAD_BIN

@@ -1,0 +1,473 @@
+#include "replayer/internal/kernel_model.h"
+
+#include <algorithm>
+#include <tuple>
+#include <type_traits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "format/call_traits.h"
+#include "format/catalog.h"
+#include "format/jsonl.h"
+#include "replayer/internal/compare.h"
+#include "replayer/internal/session.h"
+
+namespace cltrace::replay::internal {
+namespace {
+
+using format::CallId;
+using format::CallTraits;
+using format::Event;
+using format::FieldDir;
+using format::FieldInfo;
+using format::FieldKind;
+
+// The C tables carry no state: the wrappers find the replay's model through these (one replay
+// per process at a time, see Session).
+std::atomic<ModelKernel*> g_model{nullptr};
+std::atomic<const DRIVER_INITIALIZATION_DATA*> g_real_kmd{nullptr};
+std::atomic<const DXGKRNL_INTERFACE*> g_real_dxgkrnl{nullptr};
+
+bool IsKernelLayer(format::Layer l) {
+  return l == format::Layer::kKmd || l == format::Layer::kDxgkrnl;
+}
+
+// Captures raw values: the comparison binds them to recorded ids itself.
+uint64_t Raw(uint64_t raw) { return raw; }
+
+template <CallId kId, typename Pfn = typename CallTraits<kId>::Pfn>
+struct Wrap;
+
+// One kernel-layer entry point (KMD DDI or Dxgkrnl callback): capture, forward to the model's
+// real table, capture the outputs, compare.
+template <CallId kId, typename R, typename... P>
+struct Wrap<kId, R (*)(P...)> {
+  static R Fn(P... p) {
+    using T = CallTraits<kId>;
+    using Table = typename T::Table;
+    const Table* real;
+    if constexpr (std::is_same_v<Table, DRIVER_INITIALIZATION_DATA>) {
+      real = g_real_kmd.load(std::memory_order_acquire);
+    } else {
+      real = g_real_dxgkrnl.load(std::memory_order_acquire);
+    }
+    auto pfn = *reinterpret_cast<const typename T::Pfn*>(reinterpret_cast<const char*>(real) +
+                                                         T::kSlotOffset);
+    ModelKernel* m = g_model.load(std::memory_order_acquire);
+    format::ArgVec args;
+    if (m != nullptr) {
+      T::CaptureEntry(&args, Raw, p...);
+      m->Enter(kId, args);
+    }
+    int64_t ret = 0;
+    if constexpr (std::is_void_v<R>) {
+      pfn(p...);
+    } else {
+      R r = pfn(p...);
+      ret = static_cast<int64_t>(r);
+      if (m != nullptr) {
+        T::CaptureExit(&args, Raw, p...);
+        m->Exit(kId, args, ret);
+      }
+      return r;
+    }
+    if (m != nullptr) {
+      T::CaptureExit(&args, Raw, p...);
+      m->Exit(kId, args, ret);
+    }
+  }
+};
+
+template <typename Table>
+void Install(Table* table, size_t offset, void* fn) {
+  *reinterpret_cast<void**>(reinterpret_cast<char*>(table) + offset) = fn;
+}
+
+#define CLTRACE_MODEL_WRAP(Name)                        \
+  Install(&t, CallTraits<CallId::k##Name>::kSlotOffset, \
+          reinterpret_cast<void*>(&Wrap<CallId::k##Name>::Fn));
+
+const DRIVER_INITIALIZATION_DATA* KmdWrapper() {
+  static const DRIVER_INITIALIZATION_DATA* table = [] {
+    auto* tp = new DRIVER_INITIALIZATION_DATA{};
+    auto& t = *tp;
+    CLTRACE_CALLS_DRIVER_INITIALIZATION_DATA(CLTRACE_MODEL_WRAP)
+    return tp;
+  }();
+  return table;
+}
+
+const DXGKRNL_INTERFACE* DxgkrnlWrapper() {
+  static const DXGKRNL_INTERFACE* table = [] {
+    auto* tp = new DXGKRNL_INTERFACE{};
+    auto& t = *tp;
+    CLTRACE_CALLS_DXGKRNL_INTERFACE(CLTRACE_MODEL_WRAP)
+    return tp;
+  }();
+  return table;
+}
+
+#undef CLTRACE_MODEL_WRAP
+
+class ModelClock {
+ public:
+  explicit ModelClock(std::atomic<int64_t>* total)
+      : total_(total), start_(std::chrono::steady_clock::now()) {}
+  ~ModelClock() {
+    total_->fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now() - start_)
+                          .count(),
+                      std::memory_order_relaxed);
+  }
+
+ private:
+  std::atomic<int64_t>* total_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace
+
+ModelKernel::ModelKernel(const Plan& plan, Session* session, bool threaded)
+    : plan_(plan), session_(session), threaded_(threaded) {
+  // Which events are nested (children of some call): the rest are top level.
+  std::vector<uint8_t> nested(plan.events.size(), 0);
+  for (size_t i = 0; i < plan.events.size(); ++i) {
+    for (int32_t c = plan.first_child[i]; c >= 0; c = plan.next_sibling[c]) nested[c] = 1;
+  }
+  for (size_t i = 0; i < plan.events.size(); ++i) {
+    const format::CallInfo* ci = format::GetCall(plan.events[i].call);
+    if (ci == nullptr) continue;
+    if (IsKernelLayer(ci->layer)) {
+      expected_.push_back(static_cast<uint32_t>(i));
+      top_level_.push_back(nested[i] == 0);
+    }
+  }
+  // Kernel-thunk calls in the order the recorded kernel took them: the kernel serialises
+  // them, so a call that made kernel-layer calls of its own took its turn at the first of them
+  // (several threads may have been inside the kernel's entry points at once: entry order is
+  // not the kernel's order); one that made none is placed by its entry.
+  std::vector<std::pair<uint64_t, uint32_t>> thunks;  // (key seq, event index)
+  for (size_t i = 0; i < plan.events.size(); ++i) {
+    const format::CallInfo* ci = format::GetCall(plan.events[i].call);
+    if (ci == nullptr || ci->layer != format::Layer::kKernelCb) continue;
+    uint64_t key = plan.events[i].end;
+    for (int32_t c = plan.first_child[i]; c >= 0; c = plan.next_sibling[c]) {
+      const format::CallInfo* cc = format::GetCall(plan.events[c].call);
+      if (cc != nullptr && IsKernelLayer(cc->layer)) {
+        key = plan.events[c].seq;
+        break;
+      }
+    }
+    thunks.emplace_back(key, static_cast<uint32_t>(i));
+  }
+  std::sort(thunks.begin(), thunks.end());
+  for (const auto& [key, index] : thunks) {
+    thunk_ordinal_[index] = thunk_seq_.size();
+    thunk_seq_.push_back(key);
+  }
+  ModelKernel* expected = nullptr;
+  g_model.compare_exchange_strong(expected, this);
+  gpu::TableWrappers w;
+  w.kmd = [](const DRIVER_INITIALIZATION_DATA* real) {
+    g_real_kmd.store(real, std::memory_order_release);
+    return KmdWrapper();
+  };
+  w.dxgkrnl = [](const DXGKRNL_INTERFACE* real) {
+    g_real_dxgkrnl.store(real, std::memory_order_release);
+    return DxgkrnlWrapper();
+  };
+  stack_ = std::make_unique<gpu::KernelStack>(gpu::KernelStackOptions{}, &sink_, w);
+}
+
+ModelKernel::~ModelKernel() {
+  stack_.reset();
+  ModelKernel* self = this;
+  g_model.compare_exchange_strong(self, nullptr);
+}
+
+D3DRTDEVICEHANDLE ModelKernel::ModelDevice(D3DRTDEVICEHANDLE runtime_device) {
+  std::lock_guard<std::recursive_mutex> lock(compare_mu_);
+  for (const Device& d : devices_) {
+    if (d.runtime == runtime_device.handle) return d.model;
+  }
+  // The first kernel call of a device the runtime created: the oldest model device not yet
+  // claimed (the runtime creates the kernel device right before the UMD's CreateDevice).
+  for (Device& d : devices_) {
+    if (d.runtime == nullptr) {
+      d.runtime = runtime_device.handle;
+      return d.model;
+    }
+  }
+  // The recording shows no DxgkDdiCreateDevice for it (a trace without the kernel layer):
+  // create one now so the driver still gets a working kernel.
+  Device d;
+  if (absl::StatusOr<D3DRTDEVICEHANDLE> dev = stack_->kernel().CreateDevice(); dev.ok()) {
+    d.model = *dev;
+  }
+  d.runtime = runtime_device.handle;
+  devices_.push_back(d);
+  return d.model;
+}
+
+// ---- Turns ---------------------------------------------------------------------------------
+
+void ModelKernel::WaitTurn(uint64_t ordinal) {
+  if (!threaded_) return;
+  std::unique_lock<std::mutex> lock(turn_mu_);
+  // A recorded kernel call the driver does not make on replay would hold every later one
+  // forever: after kTurnTimeout the call goes in anyway (the comparison shows the difference).
+  turn_cv_.wait_for(lock, kTurnTimeout, [&] { return turn_ >= ordinal; });
+}
+
+void ModelKernel::AdvanceTurn(uint64_t ordinal) {
+  if (!threaded_) return;
+  {
+    std::lock_guard<std::mutex> lock(turn_mu_);
+    turn_ = std::max(turn_, ordinal + 1);
+  }
+  turn_cv_.notify_all();
+}
+
+void ModelKernel::BeginThunk(const Event* ev) {
+  if (ev == nullptr) return;
+  auto it = thunk_ordinal_.find(session_->IndexOf(ev));
+  if (it != thunk_ordinal_.end()) WaitTurn(it->second);
+}
+
+void ModelKernel::EndThunk(const Event* ev) {
+  if (ev == nullptr) return;
+  auto it = thunk_ordinal_.find(session_->IndexOf(ev));
+  if (it != thunk_ordinal_.end()) AdvanceTurn(it->second);
+}
+
+// ---- Driving top-level kernel work ---------------------------------------------------------
+
+void ModelKernel::DriveBefore(uint64_t seq) {
+  ModelClock clock(&model_ns_);
+  for (;;) {
+    size_t first;
+    {
+      std::lock_guard<std::recursive_mutex> lock(compare_mu_);
+      if (lost_ || cursor_ >= expected_.size()) return;
+      first = cursor_;
+      const Event& e = plan_.events[expected_[first]];
+      if (!top_level_[first] || e.seq >= seq) return;
+    }
+    // The recorded kernel calls made before this work by other threads go first.
+    const uint64_t at = plan_.events[expected_[first]].seq;
+    WaitTurn(static_cast<uint64_t>(std::lower_bound(thunk_seq_.begin(), thunk_seq_.end(), at) -
+                                   thunk_seq_.begin()));
+    if (!RunGroup(first, seq)) return;
+  }
+}
+
+bool ModelKernel::RunGroup(size_t first, uint64_t before_seq) {
+  const Event& head = plan_.events[expected_[first]];
+  // The group: the top-level kernel events up to the next UMD call.
+  const Event* destroy = nullptr;
+  for (size_t k = first; k < expected_.size(); ++k) {
+    const Event& e = plan_.events[expected_[k]];
+    if (e.seq >= before_seq) break;
+    if (top_level_[k] && e.call == CallId::kDxgkDdiDestroyDevice) {
+      destroy = &e;
+      break;
+    }
+  }
+  if (head.call == CallId::kDxgkDdiCreateDevice) {
+    absl::StatusOr<D3DRTDEVICEHANDLE> dev = stack_->kernel().CreateDevice();
+    std::lock_guard<std::recursive_mutex> lock(compare_mu_);
+    Device d;
+    if (dev.ok()) d.model = *dev;
+    const format::CallInfo& ci = *format::GetCall(head.call);
+    const int out = format::FieldIndex(ci, "hDeviceOut");
+    const int in = format::FieldIndex(ci, "hDevice");
+    d.kmd_id = out >= 0 ? head.args[out] : in >= 0 ? head.args[in] : 0;
+    devices_.push_back(d);
+  } else if (destroy != nullptr) {
+    const format::CallInfo& ci = *format::GetCall(destroy->call);
+    const int h = format::FieldIndex(ci, "hDevice");
+    D3DRTDEVICEHANDLE dev{};
+    {
+      std::lock_guard<std::recursive_mutex> lock(compare_mu_);
+      for (const Device& d : devices_) {
+        if (h >= 0 && d.kmd_id == destroy->args[h]) dev = d.model;
+      }
+      if (dev.handle == nullptr && devices_.size() == 1) dev = devices_[0].model;
+    }
+    if (dev.handle != nullptr) {
+      if (absl::Status s = stack_->kernel().DestroyDevice(dev); !s.ok()) {
+        Mismatch(*destroy, "the kernel destroys the device",
+                 absl::StrCat("Dxgkrnl::DestroyDevice: ", s.message()));
+      }
+    }
+  } else if (absl::Status s = stack_->kernel().WaitIdle(); !s.ok()) {
+    Mismatch(head, "the kernel runs its queued work", std::string(s.message()));
+  } else {
+    // A recorded kernel wait (the GPU went idle): the content of every allocation is final for
+    // the work submitted so far, the point at which a workload checks its frame digests.
+    const uint64_t digest = stack_->kernel().CombinedDigest();
+    std::lock_guard<std::recursive_mutex> lock(compare_mu_);
+    wait_digests_.push_back(digest);
+  }
+  std::lock_guard<std::recursive_mutex> lock(compare_mu_);
+  if (cursor_ == first && !lost_) {
+    Mismatch(head, Text(head.call, format::ArgVec(head.args.begin(), head.args.end()), true),
+             "the kernel model had no work to run here");
+    lost_ = true;
+    return false;
+  }
+  return true;
+}
+
+void ModelKernel::Finish(bool complete) {
+  DriveBefore(UINT64_MAX);
+  std::lock_guard<std::recursive_mutex> lock(compare_mu_);
+  if (complete && !lost_ && cursor_ < expected_.size()) {
+    const Event& e = plan_.events[expected_[cursor_]];
+    Mismatch(e, Text(e.call, format::ArgVec(e.args.begin(), e.args.end()), true),
+             "no such call (the kernel model made no further kernel-layer call)");
+  }
+}
+
+// ---- Comparing ----------------------------------------------------------------------------
+
+bool ModelKernel::SameHandle(uint64_t rec, uint64_t raw, bool output) {
+  if (rec == 0 || raw == 0) return rec == raw;
+  if (output) {
+    // A handle the callee created: the recorded id is this object from now on (heap addresses
+    // are reused differently in every process, so a recorded id may name several objects over
+    // time).
+    if (auto it = raw_of_id_.find(rec); it != raw_of_id_.end()) id_of_raw_.erase(it->second);
+    if (auto it = id_of_raw_.find(raw); it != id_of_raw_.end()) raw_of_id_.erase(it->second);
+    raw_of_id_[rec] = raw;
+    id_of_raw_[raw] = rec;
+    return true;
+  }
+  if (auto it = raw_of_id_.find(rec); it != raw_of_id_.end()) return it->second == raw;
+  if (id_of_raw_.contains(raw)) return false;  // already another recorded handle
+  raw_of_id_[rec] = raw;
+  id_of_raw_[raw] = rec;
+  return true;
+}
+
+std::string ModelKernel::Text(CallId call, const format::ArgVec& args, bool recorded) const {
+  const format::CallInfo* ci = format::GetCall(call);
+  if (ci == nullptr) return "?";
+  Event e;
+  e.call = call;
+  e.end = 1;
+  e.args.assign(args.begin(), args.end());
+  bool unknown = false;
+  ForEachField(*ci, e.args, [&](const FieldInfo& f, size_t index, int) {
+    if (recorded) return;
+    if (f.kind == FieldKind::kPtr) {
+      e.args[index] = 0;  // model addresses of this process
+    } else if (f.kind == FieldKind::kHandle && e.args[index] != 0) {
+      auto it = id_of_raw_.find(e.args[index]);
+      unknown |= it == id_of_raw_.end();
+      e.args[index] = it != id_of_raw_.end() ? it->second : 0;
+    }
+  });
+  std::string text = absl::StrCat(ci->name, "(", format::ArgsToText(e, *plan_.handles, {}), ")");
+  if (unknown) absl::StrAppend(&text, " [handles the recording does not know shown as NULL]");
+  return text;
+}
+
+void ModelKernel::Mismatch(const Event& at, std::string expected, std::string actual) {
+  session_->Diverge(at, absl::StrCat("kernel layer: ", expected),
+                    absl::StrCat("kernel model: ", actual));
+}
+
+void ModelKernel::Enter(CallId call, const format::ArgVec& entry) {
+  std::lock_guard<std::recursive_mutex> lock(compare_mu_);
+  Pending p{SIZE_MAX};
+  if (lost_) {
+    stack_of_calls_.push_back(p);
+    return;
+  }
+  if (cursor_ >= expected_.size()) {
+    ++extra_;
+    if (extra_ == 1 && !plan_.events.empty()) {
+      const Event& last = plan_.events.back();
+      Mismatch(last, "no further kernel-layer call (the recording ends)",
+               Text(call, entry, false));
+    }
+    stack_of_calls_.push_back(p);
+    return;
+  }
+  const Event& rec = plan_.events[expected_[cursor_]];
+  if (session_->Stopping(rec.seq)) {
+    lost_ = true;
+    stack_of_calls_.push_back(p);
+    return;
+  }
+  if (rec.call != call) {
+    Mismatch(rec, Text(rec.call, format::ArgVec(rec.args.begin(), rec.args.end()), true),
+             Text(call, entry, false));
+    lost_ = true;  // the two streams no longer line up
+    stack_of_calls_.push_back(p);
+    return;
+  }
+  // Only the call is matched here (so nested calls line up); the arguments are compared at
+  // exit, when the codec has captured input arrays' elements too.
+  p.expected = cursor_++;
+  ++compared_;
+  stack_of_calls_.push_back(p);
+}
+
+void ModelKernel::Exit(CallId call, const format::ArgVec& exit, int64_t ret) {
+  std::lock_guard<std::recursive_mutex> lock(compare_mu_);
+  if (stack_of_calls_.empty()) return;
+  const Pending p = stack_of_calls_.back();
+  stack_of_calls_.pop_back();
+  if (p.expected == SIZE_MAX) return;
+  const Event& rec = plan_.events[expected_[p.expected]];
+  const format::CallInfo& ci = *format::GetCall(call);
+  auto same_in = [this](uint64_t r, uint64_t a, const FieldInfo&) {
+    return SameHandle(r, a, false);
+  };
+  auto same = [this](uint64_t r, uint64_t a, const FieldInfo&) { return SameHandle(r, a, true); };
+  if (std::optional<FieldDiff> d = FirstDifference(ci, rec.args, exit, FieldDir::kIn, same_in)) {
+    Mismatch(rec, Text(rec.call, format::ArgVec(rec.args.begin(), rec.args.end()), true),
+             absl::StrCat(Text(call, exit, false), " (", d->name, " differs)"));
+  } else if (std::optional<FieldDiff> d =
+                 FirstDifference(ci, rec.args, exit, FieldDir::kOut, same)) {
+    Mismatch(rec, absl::StrFormat("%s answers %s=%d", ci.name, d->name, d->expected),
+             absl::StrFormat("%s=%d", d->name, d->actual));
+  } else if (ci.ret != format::ReturnKind::kVoid && rec.ret != ret) {
+    Event a;
+    a.call = call;
+    a.ret = ret;
+    a.end = 1;
+    Mismatch(rec, absl::StrCat(ci.name, " returns ", format::RetToText(rec)),
+             absl::StrCat("returns ", format::RetToText(a)));
+  }
+}
+
+KernelSummary ModelKernel::summary() {
+  KernelSummary s;
+  s.model = true;
+  const gpu::Dxgkrnl::Stats st = stack_->kernel().stats();
+  s.submissions = st.renders + st.presents;
+  s.dma_buffers = st.dma_buffers;
+  s.fences = st.submissions + st.paging_buffers;
+  std::lock_guard<std::recursive_mutex> lock(compare_mu_);
+  s.kernel_calls_compared = compared_;
+  s.wait_digests = wait_digests_;
+  // Folded over the waits (the allocations are gone once the device is destroyed).
+  s.gpu_digest = 0xcbf29ce484222325ull;
+  for (uint64_t d : wait_digests_) {
+    for (int i = 0; i < 8; ++i) s.gpu_digest = (s.gpu_digest ^ ((d >> (8 * i)) & 0xff)) * 0x100000001b3ull;
+  }
+  return s;
+}
+
+std::vector<std::string> ModelKernel::Violations() const {
+  std::vector<std::string> out;
+  for (const gpu::Violation& v : sink_.violations()) {
+    out.push_back(absl::StrCat("kernel model: R", v.rule, ": ", v.message));
+  }
+  return out;
+}
+
+}  // namespace cltrace::replay::internal

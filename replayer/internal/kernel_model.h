@@ -1,0 +1,149 @@
+// The replay's kernel in `--kernel model` mode (ReplayOptions::kernel == KernelMode::kModel):
+// a gpu::KernelStack (the model Dxgkrnl, model KMD and GPU of gpu/, default options, the same
+// the runtime model runs on) answers the driver's kernel-thunk calls instead of the recorded
+// outputs, and every kernel-layer call it makes (DxgkDdi* into the model KMD, DxgkCb* back
+// into the model Dxgkrnl, GpuFenceRetired with the GPU content digest) is compared with the
+// kernel-layer events of the recording, in recorded seq order: the call, every input field,
+// every output field and the return value. Since the model runs in virtual time, a recording
+// made on the model replays into the same submissions, fences, paging, interrupts and
+// digests; anything else is a divergence at the recorded event where the model departs.
+//
+// What the recording shows at top level in the kernel layer (kernel threads running while no
+// UMD call was in flight: a WaitIdle of the workload, the kernel half of device creation and
+// destruction) is driven from the recording: before each top-level call is issued, the kernel
+// work recorded before it runs (DxgkDdiCreateDevice -> Dxgkrnl::CreateDevice, a group ending in
+// DxgkDdiDestroyDevice -> Dxgkrnl::DestroyDevice, anything else -> Dxgkrnl::WaitIdle).
+//
+// Handles: the kernel-thunk handles the model hands out (hContext, hKMResource, hAllocation)
+// must equal the recorded values (the model numbers them deterministically). KMD and Dxgkrnl
+// object handles are heap addresses, different in every process: a recorded handle id is
+// bound to the replay's address when a call creates it (an output field) or first passes it,
+// and must stay consistent after that.
+//
+// Threads: the model serialises itself. In ThreadMode::kRecorded, kernel-thunk calls from
+// different replay threads are let into the model in the order the recorded kernel took them
+// (each waits, up to kTurnTimeout, for the recorded kernel calls before it), since the
+// interleaving of kernel calls decides virtual time, handle numbering and digests. In
+// ThreadMode::kSingle the calls come in the recorded order of the DDI calls that made them: a
+// recording in which several threads were inside the kernel at once may not be reproducible
+// that way, and the replay then reports where the model's answer departs (e.g. a kernel
+// handle numbered differently); replay such traces with --threads recorded.
+//
+// Thread-safety: every method may be called from any thread.
+#ifndef CLTRACE_REPLAYER_INTERNAL_KERNEL_MODEL_H_
+#define CLTRACE_REPLAYER_INTERNAL_KERNEL_MODEL_H_
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "format/call_codec.h"
+#include "format/ddi_abi.h"
+#include "format/event.h"
+#include "gpu/kernel_stack.h"
+#include "gpu/violation.h"
+#include "replayer/internal/plan.h"
+#include "replayer/replay.h"
+
+namespace cltrace::replay::internal {
+
+class Session;
+
+class ModelKernel {
+ public:
+  static constexpr std::chrono::milliseconds kTurnTimeout{1000};
+
+  // `threaded`: the replay runs recorded threads on threads of their own (kRecorded).
+  ModelKernel(const Plan& plan, Session* session, bool threaded);
+  ~ModelKernel();
+  ModelKernel(const ModelKernel&) = delete;
+  ModelKernel& operator=(const ModelKernel&) = delete;
+
+  // The model's kernel-thunk table (the driver's calls are forwarded to it) and the model
+  // device standing for the runtime device handle the driver passed.
+  const D3DDDI_DEVICECALLBACKS* callbacks() const { return stack_->device_callbacks(); }
+  D3DRTDEVICEHANDLE ModelDevice(D3DRTDEVICEHANDLE runtime_device);
+
+  // Kernel-thunk calls (callbacks.cc): `ev` is the recorded callback the call matched (nullptr
+  // if none). Begin waits for its recorded turn (kRecorded) and starts the model-time clock.
+  void BeginThunk(const format::Event* ev);
+  void EndThunk(const format::Event* ev);
+
+  // Before top-level call `seq` is issued: the kernel work recorded at top level before it.
+  void DriveBefore(uint64_t seq);
+  // After the last call. `complete`: the whole recording was replayed (no --until, no call
+  // that never returned, no stop at a divergence), so recorded kernel-layer events the model
+  // did not produce are divergences.
+  void Finish(bool complete);
+
+  // Kernel-layer calls the model makes (the wrappers in kernel_model.cc).
+  void Enter(format::CallId call, const format::ArgVec& entry);
+  void Exit(format::CallId call, const format::ArgVec& exit, int64_t ret);
+
+  KernelSummary summary();
+  // Wall time spent inside the model (forwarded kernel-thunk calls, driven kernel work).
+  std::chrono::nanoseconds model_time() const {
+    return std::chrono::nanoseconds(model_ns_.load(std::memory_order_relaxed));
+  }
+  // The model's own findings (R74-R78), as "R74: message" lines.
+  std::vector<std::string> Violations() const;
+
+ private:
+  struct Device {
+    D3DRTDEVICEHANDLE model{};
+    uint64_t kmd_id = 0;      // recorded id of the KMD's DXGK_HDEVICE (DxgkDdiCreateDevice)
+    void* runtime = nullptr;  // the replay's runtime device handle, once the driver passed it
+  };
+  struct Pending {
+    size_t expected = 0;  // index into expected_ (SIZE_MAX: an extra call, not compared)
+  };
+
+  void WaitTurn(uint64_t ordinal);
+  void AdvanceTurn(uint64_t ordinal);
+  bool SameHandle(uint64_t rec, uint64_t raw, bool output);
+  std::string Text(format::CallId call, const format::ArgVec& args, bool recorded) const;
+  void Mismatch(const format::Event& at, std::string expected, std::string actual);
+  bool RunGroup(size_t first, uint64_t before_seq);
+
+  const Plan& plan_;
+  Session* session_;
+  const bool threaded_;
+  gpu::CollectingViolationSink sink_;
+  std::unique_ptr<gpu::KernelStack> stack_;
+
+  // Recorded kernel-layer events (kmd, dxgkrnl layers) in seq order and which are top level.
+  std::vector<uint32_t> expected_;
+  std::vector<uint8_t> top_level_;
+  // Recorded kernel-thunk callbacks: event index -> ordinal in the recorded kernel's order.
+  absl::flat_hash_map<uint32_t, uint64_t> thunk_ordinal_;
+  std::vector<uint64_t> thunk_seq_;  // ordinal -> the seq that places it (sorted)
+
+  std::mutex turn_mu_;
+  std::condition_variable turn_cv_;
+  uint64_t turn_ = 0;
+
+  // Guarded by compare_mu_ (kernel-layer calls arrive under the model's own lock, driven
+  // work and thunks from replay threads).
+  std::recursive_mutex compare_mu_;
+  size_t cursor_ = 0;           // next expected_ entry
+  bool lost_ = false;           // the streams no longer line up: stop comparing
+  uint64_t compared_ = 0;       // kernel-layer calls matched
+  uint64_t extra_ = 0;          // kernel-layer calls beyond the recording
+  std::vector<Pending> stack_of_calls_;
+  absl::flat_hash_map<uint64_t, uint64_t> raw_of_id_;
+  absl::flat_hash_map<uint64_t, uint64_t> id_of_raw_;
+  std::vector<Device> devices_;
+  std::vector<uint64_t> wait_digests_;
+
+  std::atomic<int64_t> model_ns_{0};
+};
+
+}  // namespace cltrace::replay::internal
+
+#endif  // CLTRACE_REPLAYER_INTERNAL_KERNEL_MODEL_H_
