@@ -62,9 +62,9 @@ BenchTrace* RecordAndLoad(const std::string& workload) {
   }
   const std::string path = absl::StrCat(tmpl, "/trace.cltrace");
   const std::string bin = BinDir();
-  const std::string cmd = absl::StrCat(bin, "/cltrace record -o ", path, " --driver ", Driver(),
-                                       " -- ", bin, "/cltrace-workload ", workload,
-                                       " >/dev/null 2>&1");
+  const std::string cmd =
+      absl::StrCat(bin, "/cltrace record -o ", path, " --driver ", Driver(), " -- ", bin,
+                   "/cltrace-workload ", workload, " >/dev/null 2>&1");
   // The workload exits 0; a planted bug would exit 1 (none is asked for here).
   if (std::system(cmd.c_str()) != 0) {
     bt->error = absl::StrCat("could not record the trace: ", cmd);
@@ -175,8 +175,8 @@ void RunPresent(benchmark::State& state, KernelMode kernel) {
     }
     cpu_seconds += static_cast<double>(b.tv_sec - a.tv_sec) +
                    1e-9 * static_cast<double>(b.tv_nsec - a.tv_nsec);
-    wall_ns += static_cast<uint64_t>((wb.tv_sec - wa.tv_sec) * 1000000000ll +
-                                     (wb.tv_nsec - wa.tv_nsec));
+    wall_ns +=
+        static_cast<uint64_t>((wb.tv_sec - wa.tv_sec) * 1000000000ll + (wb.tv_nsec - wa.tv_nsec));
     calls += r->calls;
     model_ns += r->kernel.model_ns;
   }

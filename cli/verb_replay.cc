@@ -99,10 +99,11 @@ int RunReplayVerb(const std::vector<std::string>& args, std::ostream& out, std::
       rest.push_back(args[i]);
     }
   }
-  ArgSpec spec = ArgSpec("replay", kUsage)
-                     .Options({"--driver", "--threads", "--until", "--history", "--inject", "--kernel"})
-                     .Flags({"--keep-going", "--digest", "--salvage"})
-                     .Positional(1, 1);
+  ArgSpec spec =
+      ArgSpec("replay", kUsage)
+          .Options({"--driver", "--threads", "--until", "--history", "--inject", "--kernel"})
+          .Flags({"--keep-going", "--digest", "--salvage"})
+          .Positional(1, 1);
   ParsedArgs parsed;
   if (std::optional<int> done = ParseVerbArgs(rest, spec, &parsed, out, err)) return *done;
   replay::ReplayOptions options;

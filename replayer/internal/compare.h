@@ -13,8 +13,19 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "format/catalog.h"
+#include "format/event.h"
+#include "format/jsonl.h"
 
 namespace cltrace::replay::internal {
+
+// A call's return value as text ("S_OK", "152").
+inline std::string RetText(format::CallId call, int64_t ret) {
+  format::Event e;
+  e.call = call;
+  e.ret = ret;
+  e.end = 1;
+  return format::RetToText(e);
+}
 
 struct FieldDiff {
   std::string name;

@@ -389,8 +389,7 @@ void ModelKernel::Enter(CallId call, const format::ArgVec& entry) {
     ++extra_;
     if (extra_ == 1 && !plan_.events.empty()) {
       const Event& last = plan_.events.back();
-      Mismatch(last, "no further kernel-layer call (the recording ends)",
-               Text(call, entry, false));
+      Mismatch(last, "no further kernel-layer call (the recording ends)", Text(call, entry, false));
     }
     stack_of_calls_.push_back(p);
     return;
@@ -457,7 +456,8 @@ KernelSummary ModelKernel::summary() {
   // Folded over the waits (the allocations are gone once the device is destroyed).
   s.gpu_digest = 0xcbf29ce484222325ull;
   for (uint64_t d : wait_digests_) {
-    for (int i = 0; i < 8; ++i) s.gpu_digest = (s.gpu_digest ^ ((d >> (8 * i)) & 0xff)) * 0x100000001b3ull;
+    for (int i = 0; i < 8; ++i)
+      s.gpu_digest = (s.gpu_digest ^ ((d >> (8 * i)) & 0xff)) * 0x100000001b3ull;
   }
   return s;
 }

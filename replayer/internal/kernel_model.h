@@ -131,10 +131,10 @@ class ModelKernel {
   // Guarded by compare_mu_ (kernel-layer calls arrive under the model's own lock, driven
   // work and thunks from replay threads).
   std::recursive_mutex compare_mu_;
-  size_t cursor_ = 0;           // next expected_ entry
-  bool lost_ = false;           // the streams no longer line up: stop comparing
-  uint64_t compared_ = 0;       // kernel-layer calls matched
-  uint64_t extra_ = 0;          // kernel-layer calls beyond the recording
+  size_t cursor_ = 0;      // next expected_ entry
+  bool lost_ = false;      // the streams no longer line up: stop comparing
+  uint64_t compared_ = 0;  // kernel-layer calls matched
+  uint64_t extra_ = 0;     // kernel-layer calls beyond the recording
   std::vector<Pending> stack_of_calls_;
   absl::flat_hash_map<uint64_t, uint64_t> raw_of_id_;
   absl::flat_hash_map<uint64_t, uint64_t> id_of_raw_;

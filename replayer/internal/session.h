@@ -158,8 +158,7 @@ class Session {
   absl::StatusOr<int64_t> InvokeGetCaps(ThreadState* t, void* pfn, const format::Event& e);
   void AfterCall(const format::Event& e, const CallMeta& m, int64_t ret, uint64_t ic_object);
   void CompareOutputs(ThreadState* t, const format::Event& e, const format::ArgVec& actual,
-                      absl::string_view expected_prefix = "",
-                      absl::string_view actual_prefix = "");
+                      absl::string_view expected_prefix = "", absl::string_view actual_prefix = "");
   void CompareKernelOutputs(ThreadState* t, const format::Event& e, const format::ArgVec& actual,
                             int64_t ret);
   void* TableFor(const format::Event& e, const CallMeta& m);
@@ -214,13 +213,12 @@ template <format::CallId kId, typename... P>
 void Session::CompareKernelAnswer(const format::Event& ev, int64_t ret, P... p) {
   using T = format::CallTraits<kId>;
   // The recorded kernel handles among the outputs stand for their recorded values.
-  ForEachField(*format::GetCall(kId), ev.args,
-                       [&](const format::FieldInfo& f, size_t index, int) {
-                         if (f.kind == format::FieldKind::kHandle &&
-                             f.dir == format::FieldDir::kOut && ev.args[index] != 0) {
-                           KernelHandle(ev.args[index]);
-                         }
-                       });
+  ForEachField(*format::GetCall(kId), ev.args, [&](const format::FieldInfo& f, size_t index, int) {
+    if (f.kind == format::FieldKind::kHandle && f.dir == format::FieldDir::kOut &&
+        ev.args[index] != 0) {
+      KernelHandle(ev.args[index]);
+    }
+  });
   ThreadState* t = CurrentThread();
   ThreadState foreign;
   if (t == nullptr) {
