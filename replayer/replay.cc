@@ -235,9 +235,11 @@ std::string FormatReport(const ReplayResult& r, absl::Span<const Event> events,
                           "fences, GPU content digest 0x%016x\n",
                           r.kernel.kernel_calls_compared, r.kernel.dma_buffers, r.kernel.fences,
                           r.kernel.gpu_digest);
-    for (size_t i = 0; i < r.kernel.wait_digests.size(); ++i) {
-      absl::StrAppendFormat(&out, "kernel model: wait %d: GPU content digest 0x%016x\n", i + 1,
-                            r.kernel.wait_digests[i]);
+    if (options.digest) {
+      for (const KernelSummary::Checkpoint& c : r.kernel.checkpoints) {
+        absl::StrAppendFormat(&out, "kernel model: after %s seq %d: GPU content digest 0x%016x\n",
+                              format::GetCall(c.call)->name, c.seq, c.digest);
+      }
     }
   }
   for (const std::string& line : r.driver_violations) {

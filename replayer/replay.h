@@ -140,9 +140,14 @@ struct KernelSummary {
   uint64_t dma_buffers = 0;            // DMA buffers the model built
   uint64_t fences = 0;                 // DMA + paging buffers submitted to the GPU
   // GPU content digest (every live allocation, gpu::Dxgkrnl::CombinedDigest) after each
-  // kernel wait the recording shows at top level (a workload's end-of-frame WaitIdle), and
-  // all of them folded (FNV-1a).
-  std::vector<uint64_t> wait_digests;
+  // top-level Flush and Present, as of the kernel work the recording shows before the call
+  // returned, and all of them folded (FNV-1a).
+  struct Checkpoint {
+    uint64_t seq = 0;
+    format::CallId call = format::CallId::kInvalid;
+    uint64_t digest = 0;
+  };
+  std::vector<Checkpoint> checkpoints;
   uint64_t gpu_digest = 0;
   uint64_t model_ns = 0;  // wall time inside the model (not in the report: not deterministic)
 };

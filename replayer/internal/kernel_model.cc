@@ -142,11 +142,15 @@ ModelKernel::ModelKernel(const Plan& plan, Session* session, bool threaded)
       top_level_.push_back(nested[i] == 0);
     }
   }
-  // Kernel-thunk calls in the order the recorded kernel took them: the kernel serialises
-  // them, so a call that made kernel-layer calls of its own took its turn at the first of them
-  // (several threads may have been inside the kernel's entry points at once: entry order is
-  // not the kernel's order); one that made none is placed by its entry.
-  std::vector<std::pair<uint64_t, uint32_t>> thunks;  // (key seq, event index)
+  // Every action that lets virtual time pass gets a turn, in the order the recorded kernel
+  // saw it:
+  //  - a kernel-thunk call: the kernel serialises them, so one that made kernel-layer calls of
+  //    its own took its turn at the first of them (several threads may have been inside the
+  //    kernel's entry points at once: entry order is not the kernel's order); one that made
+  //    none is placed by its exit;
+  //  - the top-level kernel work recorded before a top-level call (DriveBefore), placed by its
+  //    first kernel-layer event.
+  std::vector<std::pair<uint64_t, int64_t>> actions;  // (key seq, thunk event index or -1-k)
   for (size_t i = 0; i < plan.events.size(); ++i) {
     const format::CallInfo* ci = format::GetCall(plan.events[i].call);
     if (ci == nullptr || ci->layer != format::Layer::kKernelCb) continue;
@@ -158,13 +162,41 @@ ModelKernel::ModelKernel(const Plan& plan, Session* session, bool threaded)
         break;
       }
     }
-    thunks.emplace_back(key, static_cast<uint32_t>(i));
+    actions.emplace_back(key, static_cast<int64_t>(i));
   }
-  std::sort(thunks.begin(), thunks.end());
-  for (const auto& [key, index] : thunks) {
-    thunk_ordinal_[index] = thunk_seq_.size();
-    thunk_seq_.push_back(key);
+  for (size_t e = 0, k = 0; e < expected_.size(); ++e) {
+    if (!top_level_[e]) continue;
+    const uint64_t seq = plan.events[expected_[e]].seq;
+    while (k < plan.top.size() && plan.events[plan.top[k]].seq < seq) ++k;
+    const uint64_t before = k < plan.top.size() ? plan.events[plan.top[k]].seq : UINT64_MAX;
+    if (drive_slots_.emplace(before, 0).second) {
+      actions.emplace_back(seq, -1 - static_cast<int64_t>(drive_keys_.size()));
+      drive_keys_.push_back(before);
+    }
   }
+  std::sort(actions.begin(), actions.end());
+  for (const auto& [key, what] : actions) {
+    if (what >= 0) {
+      thunk_ordinal_[static_cast<uint32_t>(what)] = action_seq_.size();
+    } else {
+      drive_slots_[drive_keys_[static_cast<size_t>(-1 - what)]] = action_seq_.size();
+    }
+    action_seq_.push_back(key);
+  }
+  // Checkpoints: after each top-level Flush and Present, the GPU content as of the kernel work
+  // that happened before the call returned (every turn keyed before its exit, none after).
+  for (uint32_t i : plan.top) {
+    const Event& e = plan.events[i];
+    if (e.call != CallId::kFlush && e.call != CallId::kPresentDXGI) continue;
+    Checkpoint c;
+    c.seq = e.seq;
+    c.call = e.call;
+    c.position = static_cast<uint64_t>(
+        std::lower_bound(action_seq_.begin(), action_seq_.end(), e.end) - action_seq_.begin());
+    checkpoints_.push_back(c);
+  }
+  std::sort(checkpoints_.begin(), checkpoints_.end(),
+            [](const Checkpoint& a, const Checkpoint& b) { return a.position < b.position; });
   ModelKernel* expected = nullptr;
   g_model.compare_exchange_strong(expected, this);
   gpu::TableWrappers w;
@@ -212,20 +244,34 @@ D3DRTDEVICEHANDLE ModelKernel::ModelDevice(D3DRTDEVICEHANDLE runtime_device) {
 // ---- Turns ---------------------------------------------------------------------------------
 
 void ModelKernel::WaitTurn(uint64_t ordinal) {
-  if (!threaded_) return;
   std::unique_lock<std::mutex> lock(turn_mu_);
-  // A recorded kernel call the driver does not make on replay would hold every later one
-  // forever: after kTurnTimeout the call goes in anyway (the comparison shows the difference).
-  turn_cv_.wait_for(lock, kTurnTimeout, [&] { return turn_ >= ordinal; });
+  if (threaded_) {
+    // A recorded kernel call the driver does not make on replay would hold every later one
+    // forever: after kTurnTimeout the call goes in anyway (the comparison shows the
+    // difference).
+    turn_cv_.wait_for(lock, kTurnTimeout, [&] { return turn_ >= ordinal; });
+  }
+  TakeCheckpoints(ordinal);
 }
 
 void ModelKernel::AdvanceTurn(uint64_t ordinal) {
-  if (!threaded_) return;
   {
     std::lock_guard<std::mutex> lock(turn_mu_);
     turn_ = std::max(turn_, ordinal + 1);
   }
-  turn_cv_.notify_all();
+  if (threaded_) turn_cv_.notify_all();
+}
+
+// Called with turn_mu_ held by the action about to run at `position`: every action before it
+// has run and none after it, so the model's content is exactly what the checkpoints at or
+// before this position should see.
+void ModelKernel::TakeCheckpoints(uint64_t position) {
+  while (next_checkpoint_ < checkpoints_.size() &&
+         checkpoints_[next_checkpoint_].position <= position) {
+    checkpoints_[next_checkpoint_].digest = stack_->kernel().CombinedDigest();
+    checkpoints_[next_checkpoint_].taken = true;
+    ++next_checkpoint_;
+  }
 }
 
 void ModelKernel::BeginThunk(const Event* ev) {
@@ -243,22 +289,22 @@ void ModelKernel::EndThunk(const Event* ev) {
 // ---- Driving top-level kernel work ---------------------------------------------------------
 
 void ModelKernel::DriveBefore(uint64_t seq) {
+  auto slot = drive_slots_.find(seq);
+  if (slot == drive_slots_.end()) return;  // no kernel work recorded before this call
   ModelClock clock(&model_ns_);
+  WaitTurn(slot->second);
   for (;;) {
     size_t first;
     {
       std::lock_guard<std::recursive_mutex> lock(compare_mu_);
-      if (lost_ || cursor_ >= expected_.size()) return;
+      if (lost_ || cursor_ >= expected_.size()) break;
       first = cursor_;
       const Event& e = plan_.events[expected_[first]];
-      if (!top_level_[first] || e.seq >= seq) return;
+      if (!top_level_[first] || e.seq >= seq) break;
     }
-    // The recorded kernel calls made before this work by other threads go first.
-    const uint64_t at = plan_.events[expected_[first]].seq;
-    WaitTurn(static_cast<uint64_t>(std::lower_bound(thunk_seq_.begin(), thunk_seq_.end(), at) -
-                                   thunk_seq_.begin()));
-    if (!RunGroup(first, seq)) return;
+    if (!RunGroup(first, seq)) break;
   }
+  AdvanceTurn(slot->second);
 }
 
 bool ModelKernel::RunGroup(size_t first, uint64_t before_seq) {
@@ -302,12 +348,6 @@ bool ModelKernel::RunGroup(size_t first, uint64_t before_seq) {
     }
   } else if (absl::Status s = stack_->kernel().WaitIdle(); !s.ok()) {
     Mismatch(head, "the kernel runs its queued work", std::string(s.message()));
-  } else {
-    // A recorded kernel wait (the GPU went idle): the content of every allocation is final for
-    // the work submitted so far, the point at which a workload checks its frame digests.
-    const uint64_t digest = stack_->kernel().CombinedDigest();
-    std::lock_guard<std::recursive_mutex> lock(compare_mu_);
-    wait_digests_.push_back(digest);
   }
   std::lock_guard<std::recursive_mutex> lock(compare_mu_);
   if (cursor_ == first && !lost_) {
@@ -321,6 +361,10 @@ bool ModelKernel::RunGroup(size_t first, uint64_t before_seq) {
 
 void ModelKernel::Finish(bool complete) {
   DriveBefore(UINT64_MAX);
+  {
+    std::lock_guard<std::mutex> lock(turn_mu_);
+    TakeCheckpoints(UINT64_MAX);
+  }
   std::lock_guard<std::recursive_mutex> lock(compare_mu_);
   if (complete && !lost_ && cursor_ < expected_.size()) {
     const Event& e = plan_.events[expected_[cursor_]];
@@ -452,12 +496,23 @@ KernelSummary ModelKernel::summary() {
   s.fences = st.submissions + st.paging_buffers;
   std::lock_guard<std::recursive_mutex> lock(compare_mu_);
   s.kernel_calls_compared = compared_;
-  s.wait_digests = wait_digests_;
-  // Folded over the waits (the allocations are gone once the device is destroyed).
+  // Folded over the checkpoints in seq order (FNV-1a over their bytes): the allocations are
+  // gone once the device is destroyed, so the final state says nothing.
+  std::vector<Checkpoint> taken;
+  {
+    std::lock_guard<std::mutex> turn(turn_mu_);
+    for (const Checkpoint& c : checkpoints_) {
+      if (c.taken) taken.push_back(c);
+    }
+  }
+  std::sort(taken.begin(), taken.end(),
+            [](const Checkpoint& a, const Checkpoint& b) { return a.seq < b.seq; });
   s.gpu_digest = 0xcbf29ce484222325ull;
-  for (uint64_t d : wait_digests_) {
-    for (int i = 0; i < 8; ++i)
-      s.gpu_digest = (s.gpu_digest ^ ((d >> (8 * i)) & 0xff)) * 0x100000001b3ull;
+  for (const Checkpoint& c : taken) {
+    s.checkpoints.push_back({c.seq, c.call, c.digest});
+    for (int i = 0; i < 8; ++i) {
+      s.gpu_digest = (s.gpu_digest ^ ((c.digest >> (8 * i)) & 0xff)) * 0x100000001b3ull;
+    }
   }
   return s;
 }

@@ -104,8 +104,17 @@ class ModelKernel {
     size_t expected = 0;  // index into expected_ (SIZE_MAX: an extra call, not compared)
   };
 
+  struct Checkpoint {
+    uint64_t seq = 0;  // the top-level Flush / PresentDXGI
+    format::CallId call = format::CallId::kInvalid;
+    uint64_t position = 0;  // taken when the action at this turn position is about to run
+    uint64_t digest = 0;
+    bool taken = false;
+  };
+
   void WaitTurn(uint64_t ordinal);
   void AdvanceTurn(uint64_t ordinal);
+  void TakeCheckpoints(uint64_t position);
   bool SameHandle(uint64_t rec, uint64_t raw, bool output);
   std::string Text(format::CallId call, const format::ArgVec& args, bool recorded) const;
   void Mismatch(const format::Event& at, std::string expected, std::string actual);
@@ -120,9 +129,16 @@ class ModelKernel {
   // Recorded kernel-layer events (kmd, dxgkrnl layers) in seq order and which are top level.
   std::vector<uint32_t> expected_;
   std::vector<uint8_t> top_level_;
-  // Recorded kernel-thunk callbacks: event index -> ordinal in the recorded kernel's order.
+  // The turn order (see the constructor): kernel-thunk callbacks by event index, and the
+  // top-level kernel work recorded before a top-level call, by that call's seq (UINT64_MAX:
+  // after the last call); action_seq_[ordinal] is the seq that places each turn (sorted).
   absl::flat_hash_map<uint32_t, uint64_t> thunk_ordinal_;
-  std::vector<uint64_t> thunk_seq_;  // ordinal -> the seq that places it (sorted)
+  absl::flat_hash_map<uint64_t, uint64_t> drive_slots_;
+  std::vector<uint64_t> drive_keys_;
+  std::vector<uint64_t> action_seq_;
+  // Guarded by turn_mu_.
+  std::vector<Checkpoint> checkpoints_;  // by position
+  size_t next_checkpoint_ = 0;
 
   std::mutex turn_mu_;
   std::condition_variable turn_cv_;
@@ -139,7 +155,6 @@ class ModelKernel {
   absl::flat_hash_map<uint64_t, uint64_t> raw_of_id_;
   absl::flat_hash_map<uint64_t, uint64_t> id_of_raw_;
   std::vector<Device> devices_;
-  std::vector<uint64_t> wait_digests_;
 
   std::atomic<int64_t> model_ns_{0};
 };

@@ -225,7 +225,7 @@ void Session::Collect(ReplayResult* result) {
     result->kernel.dma_buffers = m.dma_buffers;
     result->kernel.fences = m.fences;
     result->kernel.gpu_digest = m.gpu_digest;
-    result->kernel.wait_digests = m.wait_digests;
+    result->kernel.checkpoints = m.checkpoints;
     result->kernel.model_ns = static_cast<uint64_t>(model_->model_time().count());
   }
   {
