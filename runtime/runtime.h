@@ -370,7 +370,8 @@ class Device : public Object {
   // reference driver, also when a shim loaded it); empty if the driver has no such channel.
   std::vector<std::string> DriverViolations() const;
   // DDI calls made plus callbacks received by every device of this process so far
-  // (same as ProcessCallCount()).
+  // (same as ProcessCallCount()); the driver's entry point OpenAdapter10_2 is not a table call
+  // and is not counted.
   uint64_t CallCount() const;
   const RuntimeOptions& options() const;
   // The device's kernel (runtime/kernel.h): Dxgkrnl + model KMD + GPU in virtual time, e.g.
@@ -395,7 +396,8 @@ class Device : public Object {
 
 // Process-wide views, valid also after devices were torn down (teardown itself can detect
 // violations, e.g. R70): every violation line any device of this process reported, and the
-// number of DDI calls made plus callbacks received by all devices.
+// number of DDI calls made plus callbacks received by all devices (OpenAdapter10_2 not
+// counted: it is the driver's exported entry point, not a catalog call).
 std::vector<std::string> ProcessViolations();
 void ClearProcessViolations();
 uint64_t ProcessCallCount();
