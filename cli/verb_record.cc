@@ -75,8 +75,8 @@ std::string FindShim() {
   if (n <= 0) return "";
   exe[n] = '\0';
   const std::string dir = DirOf(exe);
-  for (const std::string& candidate :
-       {absl::StrCat(dir, "/../lib/libcltrace_shim.so"), absl::StrCat(dir, "/libcltrace_shim.so")}) {
+  for (const std::string& candidate : {absl::StrCat(dir, "/../lib/libcltrace_shim.so"),
+                                       absl::StrCat(dir, "/libcltrace_shim.so")}) {
     if (Readable(candidate)) return candidate;
   }
   return "";
@@ -139,8 +139,8 @@ int RunRecord(const std::vector<std::string>& args, std::ostream& out, std::ostr
   ParsedArgs parsed;
   if (std::optional<int> done = ParseVerbArgs(ours, spec, &parsed, out, err)) return *done;
   auto usage_error = [&](const std::string& msg) {
-    err << "cltrace record: " << msg << "\n" << std::string(kUsage, std::strchr(kUsage, '\n'))
-        << "\n";
+    err << "cltrace record: " << msg << "\n"
+        << std::string(kUsage, std::strchr(kUsage, '\n')) << "\n";
     return kExitBadInput;
   };
   std::optional<std::string> output = parsed.Option("--output");
@@ -184,10 +184,12 @@ int RunRecord(const std::vector<std::string>& args, std::ostream& out, std::ostr
     env_strings.emplace_back(kv);
   }
   env_strings.push_back(absl::StrCat("CLTRACE_DRIVER=", Absolute(shim)));
-  if (!driver.empty()) env_strings.push_back(absl::StrCat("CLTRACE_SHIM_DRIVER=", Absolute(driver)));
+  if (!driver.empty())
+    env_strings.push_back(absl::StrCat("CLTRACE_SHIM_DRIVER=", Absolute(driver)));
   env_strings.push_back(absl::StrCat("CLTRACE_SHIM_OUTPUT=", Absolute(*output)));
   env_strings.push_back(absl::StrCat("CLTRACE_SHIM_STATS=", stats_path));
-  if (flush_ms.has_value()) env_strings.push_back(absl::StrCat("CLTRACE_SHIM_FLUSH_MS=", *flush_ms));
+  if (flush_ms.has_value())
+    env_strings.push_back(absl::StrCat("CLTRACE_SHIM_FLUSH_MS=", *flush_ms));
   if (timestamps.has_value()) {
     env_strings.push_back(absl::StrCat("CLTRACE_SHIM_TIMESTAMPS=", *timestamps));
   }
@@ -219,10 +221,12 @@ int RunRecord(const std::vector<std::string>& args, std::ostream& out, std::ostr
   }
   close(exec_pipe[1]);
   int exec_errno = 0;
-  const bool exec_failed = read(exec_pipe[0], &exec_errno, sizeof(exec_errno)) == sizeof(exec_errno);
+  const bool exec_failed =
+      read(exec_pipe[0], &exec_errno, sizeof(exec_errno)) == sizeof(exec_errno);
   close(exec_pipe[0]);
   // Like a shell: the program handles Ctrl-C; we wait for it.
-  struct sigaction ignore{}, old_int{}, old_quit{};
+  struct sigaction ignore {
+  }, old_int{}, old_quit{};
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGINT, &ignore, &old_int);
   sigaction(SIGQUIT, &ignore, &old_quit);

@@ -72,13 +72,13 @@ absl::Status CheckValue(const CallInfo& call, const FieldInfo& f, uint64_t v, si
     const int64_t hi = (int64_t{1} << (f.bits - 1)) - 1;
     if (s < lo || s > hi) {
       return absl::InvalidArgumentError(
-          absl::StrFormat("%s: arg %d (%s) = 0x%x is not a sign-extended %d-bit value",
-                          call.name, index, f.name, v, f.bits));
+          absl::StrFormat("%s: arg %d (%s) = 0x%x is not a sign-extended %d-bit value", call.name,
+                          index, f.name, v, f.bits));
     }
   } else if ((v >> f.bits) != 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: arg %d (%s) = 0x%x does not fit its %d-bit type", call.name, index, f.name, v,
-        f.bits));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: arg %d (%s) = 0x%x does not fit its %d-bit type", call.name, index,
+                        f.name, v, f.bits));
   }
   return absl::OkStatus();
 }
@@ -176,9 +176,9 @@ absl::StatusOr<ArgLayout> ComputeLayout(const CallInfo& call, absl::Span<const u
     } else if (f.count_field >= 0) {
       expected = args[f.count_field] / f.count_divisor;
       if (f.embedded && expected > f.count_fixed) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "%s: %s = %d exceeds the %d elements of embedded array %s", call.name,
-            fields[f.count_field].name, expected, f.count_fixed, f.name));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s: %s = %d exceeds the %d elements of embedded array %s", call.name,
+                            fields[f.count_field].name, expected, f.count_fixed, f.name));
       }
     }
     if (expected > kMaxRecordedArrayElements && n == kMaxRecordedArrayElements) {
@@ -208,15 +208,15 @@ absl::StatusOr<ArgLayout> ComputeLayout(const CallInfo& call, absl::Span<const u
     layout.arrays.push_back(a);
   }
   if (cursor != args.size()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: %d trailing args after the arrays (expected %d args)", call.name,
-        args.size() - cursor, cursor));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: %d trailing args after the arrays (expected %d args)", call.name,
+                        args.size() - cursor, cursor));
   }
   return layout;
 }
 
-ArgDecoder::ArgDecoder(const CallInfo& call, absl::Span<const uint64_t> args,
-                       const InvokeEnv& env, const ArgLayout& layout)
+ArgDecoder::ArgDecoder(const CallInfo& call, absl::Span<const uint64_t> args, const InvokeEnv& env,
+                       const ArgLayout& layout)
     : call_(call), args_(args), env_(env), layout_(layout), arena_(env.arena) {}
 
 uint64_t ArgDecoder::Raw(size_t index) {
@@ -231,9 +231,9 @@ void ArgDecoder::Handle(size_t index, void** raw_out) {
 void ArgDecoder::Handle(size_t index, uint32_t* raw_out) {
   const uint64_t raw = Raw(index);
   if (raw > std::numeric_limits<uint32_t>::max() && status_.ok()) {
-    status_ = absl::InvalidArgumentError(absl::StrFormat(
-        "%s: handle id %d (arg %d) maps to 0x%x, too wide for a 32-bit handle", call_.name,
-        args_[index], index, raw));
+    status_ = absl::InvalidArgumentError(
+        absl::StrFormat("%s: handle id %d (arg %d) maps to 0x%x, too wide for a 32-bit handle",
+                        call_.name, args_[index], index, raw));
   }
   *raw_out = static_cast<uint32_t>(raw);
 }
@@ -256,8 +256,8 @@ bool ArgDecoder::OutputFits(int array, uint64_t capacity) {
   if (a.length <= capacity) return true;
   if (status_.ok()) {
     status_ = absl::OutOfRangeError(absl::StrFormat(
-        "%s: recorded output array %s has %d elements but the caller gave room for %d",
-        call_.name, Fields(call_)[a.field].name, a.length, capacity));
+        "%s: recorded output array %s has %d elements but the caller gave room for %d", call_.name,
+        Fields(call_)[a.field].name, a.length, capacity));
   }
   return false;
 }
@@ -283,8 +283,7 @@ absl::Status CheckEnv(const CallInfo& call, const InvokeEnv& env, bool needs_are
 absl::Status ValidateArgs(CallId id, absl::Span<const uint64_t> args) {
   const CallInfo* call = GetCall(id);
   if (call == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("unknown call id %d", static_cast<int>(id)));
+    return absl::InvalidArgumentError(absl::StrFormat("unknown call id %d", static_cast<int>(id)));
   }
   return codec_internal::ComputeLayout(*call, args).status();
 }
@@ -300,8 +299,7 @@ absl::StatusOr<int64_t> InvokeCall(CallId id, void* pfn, absl::Span<const uint64
                                    const InvokeEnv& env) {
   const CallInfo* call = GetCall(id);
   if (call == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("unknown call id %d", static_cast<int>(id)));
+    return absl::InvalidArgumentError(absl::StrFormat("unknown call id %d", static_cast<int>(id)));
   }
   if (pfn == nullptr) {
     return absl::FailedPreconditionError(

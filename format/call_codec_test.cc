@@ -160,8 +160,7 @@ std::string Describe(const CallInfo& call, const ArgVec& want, const ArgVec& got
   for (size_t i = 0; i < want.size(); ++i) {
     if (want[i] == got[i]) continue;
     std::string name = i < call.field_count ? Fields(call)[i].name : "(array element)";
-    return absl::StrFormat("arg %d (%s): expected 0x%x, captured 0x%x", i, name, want[i],
-                           got[i]);
+    return absl::StrFormat("arg %d (%s): expected 0x%x, captured 0x%x", i, name, want[i], got[i]);
   }
   return "equal";
 }
@@ -269,7 +268,7 @@ TEST(CallCodecCaptureTest, LongArrayIsTruncatedAndReportedAsUnreplayable) {
   CaptureExitIaSetVertexBuffers(&args, IdOfRaw, dev, 0, n, buffers.data(), strides.data(),
                                 offsets.data());
   ASSERT_EQ(args.size(), 6u + 3u * kMaxRecordedArrayElements);
-  EXPECT_EQ(args[2], n);                              // the true count stays
+  EXPECT_EQ(args[2], n);                               // the true count stays
   EXPECT_EQ(args[3], 1u + kMaxRecordedArrayElements);  // the array is capped
   absl::Status st = ValidateArgs(CallId::kIaSetVertexBuffers, args);
   EXPECT_EQ(st.code(), absl::StatusCode::kUnimplemented) << st;
@@ -342,9 +341,8 @@ InvokeEnv PlainEnv(InvokeArena* arena) {
 TEST(CallCodecInvokeTest, RebuildsTypedParametersAndMapsHandles) {
   InvokeArena arena;
   ArgVec args = {3, 36, 0, 0xfffffffffffffffbull};
-  absl::StatusOr<int64_t> ret = InvokeCall(CallId::kDrawIndexed,
-                                           reinterpret_cast<void*>(&SeeDrawIndexed), args,
-                                           PlainEnv(&arena));
+  absl::StatusOr<int64_t> ret = InvokeCall(
+      CallId::kDrawIndexed, reinterpret_cast<void*>(&SeeDrawIndexed), args, PlainEnv(&arena));
   ASSERT_TRUE(ret.ok()) << ret.status();
   EXPECT_EQ(*ret, 0);
   EXPECT_EQ(LastSeen().device.pDrvPrivate, reinterpret_cast<void*>(0x300));
@@ -389,8 +387,7 @@ TEST(CallCodecInvokeTest, PointersGoThroughThePointerFunctorAndNullStructsStayNu
 absl::Status Invoke(CallId id, const ArgVec& args) {
   InvokeArena arena;
   // Never reached for bad args; any function of the right shape would do.
-  return InvokeCall(id, reinterpret_cast<void*>(&SeeDrawIndexed), args, PlainEnv(&arena))
-      .status();
+  return InvokeCall(id, reinterpret_cast<void*>(&SeeDrawIndexed), args, PlainEnv(&arena)).status();
 }
 
 void ExpectError(const absl::Status& st, absl::StatusCode code, absl::string_view words) {
@@ -501,8 +498,8 @@ TEST(CallCodecHostileTest, HandleTooWideForAKernelHandle) {
 
 TEST(CallCodecHostileTest, BadCallIdNullFunctionAndIncompleteEnv) {
   InvokeArena arena;
-  ExpectError(InvokeCall(static_cast<CallId>(kCallIdCount), reinterpret_cast<void*>(&SeeDrawIndexed),
-                         {}, PlainEnv(&arena))
+  ExpectError(InvokeCall(static_cast<CallId>(kCallIdCount),
+                         reinterpret_cast<void*>(&SeeDrawIndexed), {}, PlainEnv(&arena))
                   .status(),
               absl::StatusCode::kInvalidArgument, "unknown call id");
   ExpectError(InvokeCall(CallId::kDraw, nullptr, {1, 2, 3}, PlainEnv(&arena)).status(),
@@ -527,8 +524,8 @@ TEST(CallCodecHostileTest, RecordedOutputLargerThanTheCallersBuffer) {
   InvokeArena arena;
   UINT room = 1;
   D3D11DDI_HANDLESIZE one[1] = {};
-  absl::Status st = ApplyOutputsCheckDeferredContextHandleSizes(
-      recorded, PlainEnv(&arena), D3D10DDI_HDEVICE{}, &room, one);
+  absl::Status st = ApplyOutputsCheckDeferredContextHandleSizes(recorded, PlainEnv(&arena),
+                                                                D3D10DDI_HDEVICE{}, &room, one);
   ExpectError(st, absl::StatusCode::kOutOfRange, "has 3 elements but the caller gave room for 1");
   EXPECT_EQ(one[0].DriverPrivateSize, 0u);  // nothing written past or into the buffer
 }

@@ -1,11 +1,11 @@
 #include "format/catalog.h"
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/ascii.h"
 #include "format/ddi_abi.h"
 
 namespace cltrace::format {
@@ -126,28 +126,44 @@ std::string HresultToString(int32_t hr) {
 
 absl::string_view LayerName(Layer layer) {
   switch (layer) {
-    case Layer::kAdapter: return "adapter";
-    case Layer::kDevice: return "device";
-    case Layer::kDxgi: return "dxgi";
-    case Layer::kCoreLayer: return "corelayer";
-    case Layer::kKernelCb: return "kernelcb";
-    case Layer::kKmd: return "kmd";
-    case Layer::kDxgkrnl: return "dxgkrnl";
-    case Layer::kDx6: return "dx6";
-    case Layer::kApi: return "api";
+    case Layer::kAdapter:
+      return "adapter";
+    case Layer::kDevice:
+      return "device";
+    case Layer::kDxgi:
+      return "dxgi";
+    case Layer::kCoreLayer:
+      return "corelayer";
+    case Layer::kKernelCb:
+      return "kernelcb";
+    case Layer::kKmd:
+      return "kmd";
+    case Layer::kDxgkrnl:
+      return "dxgkrnl";
+    case Layer::kDx6:
+      return "dx6";
+    case Layer::kApi:
+      return "api";
   }
   return "?";
 }
 
 absl::string_view DomainName(Domain domain) {
   switch (domain) {
-    case Domain::kIC: return "IC";
-    case Domain::kDC: return "DC";
-    case Domain::kFT: return "FT";
-    case Domain::kFTAlways: return "FT!";
-    case Domain::kCallback: return "CB";
-    case Domain::kKernel: return "KM";
-    case Domain::kAny: return "any";
+    case Domain::kIC:
+      return "IC";
+    case Domain::kDC:
+      return "DC";
+    case Domain::kFT:
+      return "FT";
+    case Domain::kFTAlways:
+      return "FT!";
+    case Domain::kCallback:
+      return "CB";
+    case Domain::kKernel:
+      return "KM";
+    case Domain::kAny:
+      return "any";
   }
   return "?";
 }

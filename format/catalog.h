@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "format/call_ids.h"
 #include "format/catalog_types.h"

@@ -128,17 +128,17 @@ struct FieldInfo {
 };
 
 struct CallInfo {
-  const char* name;        // DDI name without "pfn", e.g. "RecycleCreateCommandList"
-  const char* table;       // C table struct, e.g. "D3D11DDI_DEVICEFUNCS"
-  const char* member;      // member name in the table, e.g. "pfnRecycleCreateCommandList"
-  const char* pfn_typedef; // C function-pointer typedef
+  const char* name;         // DDI name without "pfn", e.g. "RecycleCreateCommandList"
+  const char* table;        // C table struct, e.g. "D3D11DDI_DEVICEFUNCS"
+  const char* member;       // member name in the table, e.g. "pfnRecycleCreateCommandList"
+  const char* pfn_typedef;  // C function-pointer typedef
   Layer layer;
   Domain domain;
   ReturnKind ret;
-  uint16_t ret_enum;       // enum naming return values (HRESULT names), 0xffff if none
-  bool in_ic_table;        // device layer: present in the immediate-context table
-  bool in_dc_table;        // device layer: the runtime may call it through a DC table
-  uint16_t field_first;    // fixed fields at [field_first, field_first + field_count)
+  uint16_t ret_enum;     // enum naming return values (HRESULT names), 0xffff if none
+  bool in_ic_table;      // device layer: present in the immediate-context table
+  bool in_dc_table;      // device layer: the runtime may call it through a DC table
+  uint16_t field_first;  // fixed fields at [field_first, field_first + field_count)
   uint16_t field_count;
 };
 

@@ -12,11 +12,11 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
+#include "absl/strings/string_view.h"
 #include "format/call_ids.h"
 
 namespace cltrace::format {

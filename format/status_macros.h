@@ -6,9 +6,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-#define CLTRACE_RETURN_IF_ERROR(expr)           \
-  do {                                          \
-    ::absl::Status cltrace_status_ = (expr);    \
+#define CLTRACE_RETURN_IF_ERROR(expr)                  \
+  do {                                                 \
+    ::absl::Status cltrace_status_ = (expr);           \
     if (!cltrace_status_.ok()) return cltrace_status_; \
   } while (0)
 

@@ -53,7 +53,8 @@ gpu::TableWrappers KernelWrappersFor(const RuntimeOptions& options, void* driver
     if (Hook()) w = Compose(std::move(w), Hook()());
   }
   if (driver_library != nullptr) {
-    if (auto fn = reinterpret_cast<WrapKernelTableFn>(dlsym(driver_library, kWrapKernelTableSymbol))) {
+    if (auto fn =
+            reinterpret_cast<WrapKernelTableFn>(dlsym(driver_library, kWrapKernelTableSymbol))) {
       gpu::TableWrappers c;
       c.kmd = [fn](const DRIVER_INITIALIZATION_DATA* t) {
         return static_cast<const DRIVER_INITIALIZATION_DATA*>(fn("kmd", t));

@@ -11,8 +11,8 @@ namespace cltrace::workloads {
 
 const std::vector<std::string>& DriverBugRules() {
   static const std::vector<std::string>* rules =
-      new std::vector<std::string>{"R5",  "R6",  "R16", "R22", "R33", "R36", "R39",
-                                   "R50", "R60", "R67", "R68", "R70", "R71", "R72", "R74"};
+      new std::vector<std::string>{"R5",  "R6",  "R16", "R22", "R33", "R36", "R39", "R50",
+                                   "R60", "R67", "R68", "R70", "R71", "R72", "R74"};
   return *rules;
 }
 

@@ -35,8 +35,8 @@ struct Assets {
   Resource* cb = nullptr;
 
   ~Assets() {
-    for (runtime::Object* o : std::vector<runtime::Object*>{vs, ps, rtv, backbuffer, srv, texture,
-                                                            vb, dynamic_vb, cb}) {
+    for (runtime::Object* o :
+         std::vector<runtime::Object*>{vs, ps, rtv, backbuffer, srv, texture, vb, dynamic_vb, cb}) {
       if (o != nullptr) o->Release();
     }
   }

@@ -114,8 +114,8 @@ HRESULT APIENTRY CreateContextCb(D3DRTDEVICEHANDLE h, D3DDDICB_CREATECONTEXT* a)
   HRESULT hr = dev->kcb->pfnCreateContextCb(dev->kdev, a);
   if (hr == S_OK) {
     dev->context_created = true;
-    NoteBuffers(dev, a->hContext.value, a->pCommandBuffer, a->CommandBufferSize,
-                a->pAllocationList, a->AllocationListSize);
+    NoteBuffers(dev, a->hContext.value, a->pCommandBuffer, a->CommandBufferSize, a->pAllocationList,
+                a->AllocationListSize);
   }
   return hr;
 }
@@ -261,13 +261,13 @@ void CheckDraw(DeviceState* dev, const refcmd::Draw& draw) {
   for (uint32_t slot = 0; slot < refcmd::kDrawSlotCount; ++slot) {
     if (draw.state[slot] == want.state[slot]) continue;
     const char* rule = want.since == 1 ? "R60" : "R47";
-    ReportOnce(dev, absl::StrCat("draw-", rule, "-", slot), rule, "RenderCb",
-               absl::StrCat("a draw used ",
-                            dev->sink.names.Get(reinterpret_cast<void*>(draw.state[slot])),
-                            " in slot ", refcmd::DrawSlotName(slot), " but the runtime bound ",
-                            dev->sink.names.Get(reinterpret_cast<void*>(want.state[slot])),
-                            want.since == 1 ? " (state not cleared by CommandListExecute)"
-                                            : " (state not cleared at context creation/recycle)"));
+    ReportOnce(
+        dev, absl::StrCat("draw-", rule, "-", slot), rule, "RenderCb",
+        absl::StrCat("a draw used ", dev->sink.names.Get(reinterpret_cast<void*>(draw.state[slot])),
+                     " in slot ", refcmd::DrawSlotName(slot), " but the runtime bound ",
+                     dev->sink.names.Get(reinterpret_cast<void*>(want.state[slot])),
+                     want.since == 1 ? " (state not cleared by CommandListExecute)"
+                                     : " (state not cleared at context creation/recycle)"));
   }
 }
 

@@ -62,9 +62,10 @@ TEST(KernelWiringTest, PresentIsDeterministicAtTheKernelLayer) {
   EXPECT_GT(a.kernel_transcript.size(), 1000u);
   EXPECT_EQ(a.kernel_transcript, b.kernel_transcript);
   // The frames reached the GPU through every step of the WDDM flow.
-  for (const char* call : {"CreateContextCb", "AllocateCb", "RenderCb", "PresentCb", "DxgkDdiRender",
-                           "DxgkDdiPatch", "DxgkDdiSubmitCommand", "DxgkDdiInterruptRoutine",
-                           "DxgkCbNotifyDpc", "DeallocateCb", "DxgkDdiDestroyDevice"}) {
+  for (const char* call :
+       {"CreateContextCb", "AllocateCb", "RenderCb", "PresentCb", "DxgkDdiRender", "DxgkDdiPatch",
+        "DxgkDdiSubmitCommand", "DxgkDdiInterruptRoutine", "DxgkCbNotifyDpc", "DeallocateCb",
+        "DxgkDdiDestroyDevice"}) {
     EXPECT_TRUE(absl::StrContains(a.kernel_transcript, call)) << call;
   }
 }
