@@ -238,8 +238,7 @@ HRESULT Device::Init(const RuntimeOptions& options) {
   // CltraceWrapKernelTable can interpose on its tables.
   s->kernel_sink = std::make_unique<KernelViolationSink>(s);
   s->stack = std::make_unique<gpu::KernelStack>(
-      options.kernel, s->kernel_sink.get(),
-      internal::KernelWrappersFor(options, s->driver.handle));
+      options.kernel, s->kernel_sink.get(), internal::KernelWrappersFor(options, s->driver.handle));
   s->kcb = s->stack->device_callbacks();
   if (absl::StatusOr<D3DRTDEVICEHANDLE> kdev = s->stack->kernel().CreateDevice(); kdev.ok()) {
     s->kdev = *kdev;
@@ -560,63 +559,34 @@ HRESULT Device::CreateInputLayout(const D3D10DDIARG_INPUT_ELEMENT_DESC* elements
       out);
 }
 
-HRESULT Device::CreateBlendState(const D3D10_1_DDI_BLEND_DESC& desc, BlendState** out) {
-  DeviceState* dev = state_.get();
-  internal::ApiScope api(dev, "CreateBlendState", "");
-  auto* o = new BlendState(this);
-  SIZE_T size = CLTRACE_IC_FT_DDI(dev, CalcPrivateBlendStateSize, &desc);
-  return FinishCreate(
-      dev, o, "BS", size,
-      [&](void* mem) {
-        CLTRACE_IC_FT_DDI(dev, CreateBlendState, &desc, D3D10DDI_HBLENDSTATE{mem},
-                          D3D10DDI_HRTBLENDSTATE{o});
-      },
-      out);
-}
+// Device::CreateBlendState, CreateDepthStencilState, CreateRasterizerState and
+// CreateSamplerState are alike (§4.2): the driver's private size for the description, then
+// its create call into handle memory of that size. Only names differ, and CLTRACE_IC_FT_DDI
+// takes DDI names as tokens, hence a macro that defines Device::Create<Object>.
+#define CLTRACE_DEFINE_CREATE_STATE(Object, Desc, prefix, CalcDdi, CreateDdi, Handle, RtHandle) \
+  HRESULT Device::Create##Object(const Desc& desc, Object** out) {                              \
+    DeviceState* dev = state_.get();                                                            \
+    internal::ApiScope api(dev, "Create" #Object, "");                                          \
+    auto* o = new Object(this);                                                                 \
+    SIZE_T size = CLTRACE_IC_FT_DDI(dev, CalcDdi, &desc);                                       \
+    return FinishCreate(                                                                        \
+        dev, o, prefix, size,                                                                   \
+        [&](void* mem) { CLTRACE_IC_FT_DDI(dev, CreateDdi, &desc, Handle{mem}, RtHandle{o}); }, \
+        out);                                                                                   \
+  }
 
-HRESULT Device::CreateDepthStencilState(const D3D10_DDI_DEPTH_STENCIL_DESC& desc,
-                                        DepthStencilState** out) {
-  DeviceState* dev = state_.get();
-  internal::ApiScope api(dev, "CreateDepthStencilState", "");
-  auto* o = new DepthStencilState(this);
-  SIZE_T size = CLTRACE_IC_FT_DDI(dev, CalcPrivateDepthStencilStateSize, &desc);
-  return FinishCreate(
-      dev, o, "DSS", size,
-      [&](void* mem) {
-        CLTRACE_IC_FT_DDI(dev, CreateDepthStencilState, &desc, D3D10DDI_HDEPTHSTENCILSTATE{mem},
-                          D3D10DDI_HRTDEPTHSTENCILSTATE{o});
-      },
-      out);
-}
+CLTRACE_DEFINE_CREATE_STATE(BlendState, D3D10_1_DDI_BLEND_DESC, "BS", CalcPrivateBlendStateSize,
+                            CreateBlendState, D3D10DDI_HBLENDSTATE, D3D10DDI_HRTBLENDSTATE)
+CLTRACE_DEFINE_CREATE_STATE(DepthStencilState, D3D10_DDI_DEPTH_STENCIL_DESC, "DSS",
+                            CalcPrivateDepthStencilStateSize, CreateDepthStencilState,
+                            D3D10DDI_HDEPTHSTENCILSTATE, D3D10DDI_HRTDEPTHSTENCILSTATE)
+CLTRACE_DEFINE_CREATE_STATE(RasterizerState, D3D10_DDI_RASTERIZER_DESC, "RS",
+                            CalcPrivateRasterizerStateSize, CreateRasterizerState,
+                            D3D10DDI_HRASTERIZERSTATE, D3D10DDI_HRTRASTERIZERSTATE)
+CLTRACE_DEFINE_CREATE_STATE(SamplerState, D3D10_DDI_SAMPLER_DESC, "SS", CalcPrivateSamplerSize,
+                            CreateSampler, D3D10DDI_HSAMPLER, D3D10DDI_HRTSAMPLER)
 
-HRESULT Device::CreateRasterizerState(const D3D10_DDI_RASTERIZER_DESC& desc,
-                                      RasterizerState** out) {
-  DeviceState* dev = state_.get();
-  internal::ApiScope api(dev, "CreateRasterizerState", "");
-  auto* o = new RasterizerState(this);
-  SIZE_T size = CLTRACE_IC_FT_DDI(dev, CalcPrivateRasterizerStateSize, &desc);
-  return FinishCreate(
-      dev, o, "RS", size,
-      [&](void* mem) {
-        CLTRACE_IC_FT_DDI(dev, CreateRasterizerState, &desc, D3D10DDI_HRASTERIZERSTATE{mem},
-                          D3D10DDI_HRTRASTERIZERSTATE{o});
-      },
-      out);
-}
-
-HRESULT Device::CreateSamplerState(const D3D10_DDI_SAMPLER_DESC& desc, SamplerState** out) {
-  DeviceState* dev = state_.get();
-  internal::ApiScope api(dev, "CreateSamplerState", "");
-  auto* o = new SamplerState(this);
-  SIZE_T size = CLTRACE_IC_FT_DDI(dev, CalcPrivateSamplerSize, &desc);
-  return FinishCreate(
-      dev, o, "SS", size,
-      [&](void* mem) {
-        CLTRACE_IC_FT_DDI(dev, CreateSampler, &desc, D3D10DDI_HSAMPLER{mem},
-                          D3D10DDI_HRTSAMPLER{o});
-      },
-      out);
-}
+#undef CLTRACE_DEFINE_CREATE_STATE
 
 HRESULT Device::CreateQuery(D3D10_DDI_QUERY type, Query** out) {
   DeviceState* dev = state_.get();

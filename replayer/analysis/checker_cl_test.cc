@@ -12,13 +12,51 @@ using ::testing::IsEmpty;
 
 class CommandListTest : public CheckTest {
  protected:
-  // Device, dc1, and cl1 made, executed once and released into dc1's lock-free list.
-  void ReleasedList() {
+  // Device, dc1, and cl1 made on it (Valid, never executed).
+  void MadeList() {
     Device();
     Dc("dc1");
     SmallList("dc1", "cl1");
+  }
+  // MadeList, then cl1 executed once and released into dc1's lock-free list.
+  void ReleasedList() {
+    MadeList();
     Execute("cl1");
     RecycleDestroy("cl1");
+  }
+  // T1e/R21: a CreateCommandList of cl1 on dc1 that reported `hr` made no handle.
+  void FailedCreate(const std::string& hr) {
+    t.On(kDcThread);
+    t.Call("CalcPrivateCommandListSize", {{"hDevice", "ic"}, {"hDeferredContext", "dc1"}}, "256");
+    t.Begin("CreateCommandList", {{"hDevice", "ic"},
+                                  {"hDeferredContext", "dc1"},
+                                  {"hCommandList", "cl1"},
+                                  {"hRTCommandList", "rt_cl1"}});
+    t.Call("SetErrorCb", {{"hRuntimeDevice", "rtic"}, {"hResult", hr}});
+    t.End();
+  }
+  // Device, dc1 recording a draw, a failed CreateCommandList (`hr`), then the abandon and
+  // recycle that follow it (D5e, the default model).
+  void AbandonedFailedCreate(const std::string& hr) {
+    Device();
+    Dc("dc1");
+    Draw("dc1");
+    FailedCreate(hr);
+    t.On(kDcThread).Call("AbandonCommandList", {{"hDevice", "dc1"}});
+    RecycleDc("dc1");
+  }
+  // After ReleasedList: dc1 drains cl1 and reuses it; RecycleCreateCommandList returns S_OK
+  // but reports `hr` through pfnSetErrorCb.
+  void RecycleCreateReporting(const std::string& hr) {
+    t.On(kDcThread).Call("RecycleCommandList", {{"hDevice", "dc1"}, {"hCommandList", "cl1"}});
+    t.Begin("RecycleCreateCommandList",
+            {{"hDevice", "ic"},
+             {"hDeferredContext", "dc1"},
+             {"hCommandList", "cl1"},
+             {"hRTCommandList", "rt_cl1"}},
+            "S_OK");
+    t.Call("SetErrorCb", {{"hRuntimeDevice", "rtic"}, {"hResult", hr}});
+    t.End();
   }
 };
 
@@ -49,9 +87,7 @@ TEST_F(CommandListTest, R40_ExecuteRecycled) {
 }
 
 TEST_F(CommandListTest, R40_NearMiss_ExecuteTwiceBeforeRelease) {
-  Device();
-  Dc("dc1");
-  SmallList("dc1", "cl1");
+  MadeList();
   Execute("cl1");
   Execute("cl1");
   RecycleDestroy("cl1");
@@ -65,27 +101,21 @@ TEST_F(CommandListTest, R41_RecycleDestroyTwice) {
 }
 
 TEST_F(CommandListTest, R41_RecycleDestroyAfterOwnerDestroyed) {
-  Device();
-  Dc("dc1");
-  SmallList("dc1", "cl1");
+  MadeList();
   t.On(kDcThread).Call("DestroyDevice", {{"hDevice", "dc1"}});
   RecycleDestroy("cl1");
   EXPECT_THAT(Errors(), ElementsAre("R41")) << Report();
 }
 
 TEST_F(CommandListTest, R41_NearMiss_DestroyAfterOwnerDestroyed) {
-  Device();
-  Dc("dc1");
-  SmallList("dc1", "cl1");
+  MadeList();
   t.On(kDcThread).Call("DestroyDevice", {{"hDevice", "dc1"}});
   DestroyCl("cl1");  // §4.6: the owner is gone, so a full destroy
   EXPECT_THAT(Errors(), IsEmpty()) << Report();
 }
 
 TEST_F(CommandListTest, R42_RecycleValidHandle) {
-  Device();
-  Dc("dc1");
-  SmallList("dc1", "cl1");
+  MadeList();
   Draw("dc1");
   FinishNew("dc1", "cl2", {"cl1"});  // cl1 was never released
   EXPECT_THAT(Errors(), ElementsAre("R42")) << Report();
@@ -116,9 +146,7 @@ TEST_F(CommandListTest, R43_RecycleCreateForAnotherDc) {
 }
 
 TEST_F(CommandListTest, R43_RecycleCreateValidHandle) {
-  Device();
-  Dc("dc1");
-  SmallList("dc1", "cl1");
+  MadeList();
   FinishRecycled("dc1", "cl1", {});
   EXPECT_THAT(Errors(), ElementsAre("R43")) << Report();
 }
@@ -179,50 +207,22 @@ TEST_F(CommandListTest, R46_NearMiss_RecycleLoopFirst) {
   EXPECT_THAT(Errors(), IsEmpty()) << Report();
 }
 
-// T1e/R21: a CreateCommandList that reported an error made no handle.
-void FailedCreate(CheckTest* f, TestTrace& t, const std::string& hr) {
-  (void)f;
-  t.On(2);
-  t.Call("CalcPrivateCommandListSize", {{"hDevice", "ic"}, {"hDeferredContext", "dc1"}}, "256");
-  t.Begin("CreateCommandList", {{"hDevice", "ic"},
-                                {"hDeferredContext", "dc1"},
-                                {"hCommandList", "cl1"},
-                                {"hRTCommandList", "rt_cl1"}});
-  t.Call("SetErrorCb", {{"hRuntimeDevice", "rtic"}, {"hResult", hr}});
-  t.End();
-}
-
 TEST_F(CommandListTest, R21_DestroyAfterFailedCreate) {
-  Device();
-  Dc("dc1");
-  Draw("dc1");
-  FailedCreate(this, t, "E_OUTOFMEMORY");
-  t.On(kDcThread).Call("AbandonCommandList", {{"hDevice", "dc1"}});
-  RecycleDc("dc1");
+  AbandonedFailedCreate("E_OUTOFMEMORY");
   DestroyCl("cl1");
   EXPECT_THAT(Errors(), ElementsAre("R21")) << Report();
 }
 
 TEST_F(CommandListTest, R21_ExecuteAfterFailedCreate) {
-  Device();
-  Dc("dc1");
-  Draw("dc1");
-  FailedCreate(this, t, "D3DDDIERR_DEVICEREMOVED");
-  t.On(kDcThread).Call("AbandonCommandList", {{"hDevice", "dc1"}});
-  RecycleDc("dc1");
+  AbandonedFailedCreate("D3DDDIERR_DEVICEREMOVED");
   Execute("cl1");
   EXPECT_THAT(Errors(), ElementsAre("R21")) << Report();
 }
 
 TEST_F(CommandListTest, R21_NearMiss_FailedCreateAbandonedOrClosed) {
-  Device();
-  Dc("dc1");
+  AbandonedFailedCreate("E_OUTOFMEMORY");
   Draw("dc1");
-  FailedCreate(this, t, "E_OUTOFMEMORY");
-  t.On(kDcThread).Call("AbandonCommandList", {{"hDevice", "dc1"}});  // D5e, default model
-  RecycleDc("dc1");
-  Draw("dc1");
-  FailedCreate(this, t, "E_OUTOFMEMORY");
+  FailedCreate("E_OUTOFMEMORY");
   RecycleDc("dc1");         // D5e: closing straight to recycle is accepted too
   SmallList("dc1", "cl1");  // the handle value is reused: a fresh lifetime
   Execute("cl1");
@@ -230,24 +230,13 @@ TEST_F(CommandListTest, R21_NearMiss_FailedCreateAbandonedOrClosed) {
 }
 
 TEST_F(CommandListTest, R20_CriticalCodeFromCreateCommandList) {
-  Device();
-  Dc("dc1");
-  Draw("dc1");
-  FailedCreate(this, t, "E_FAIL");
-  t.On(kDcThread).Call("AbandonCommandList", {{"hDevice", "dc1"}});
-  RecycleDc("dc1");
+  AbandonedFailedCreate("E_FAIL");
   EXPECT_THAT(Errors(), ElementsAre("R20")) << Report();
 }
 
 TEST_F(CommandListTest, R22_RecycleCreateReturnsOtherCode) {
   ReleasedList();
-  t.On(kDcThread).Call("RecycleCommandList", {{"hDevice", "dc1"}, {"hCommandList", "cl1"}});
-  t.Call("RecycleCreateCommandList",
-         {{"hDevice", "ic"},
-          {"hDeferredContext", "dc1"},
-          {"hCommandList", "cl1"},
-          {"hRTCommandList", "rt_cl1"}},
-         "E_FAIL");
+  FinishRecycled("dc1", "cl1", {"cl1"}, "E_FAIL");
   t.Call("AbandonCommandList", {{"hDevice", "dc1"}});
   RecycleDc("dc1");
   EXPECT_THAT(Errors(), ElementsAre("R22")) << Report();
@@ -255,30 +244,14 @@ TEST_F(CommandListTest, R22_RecycleCreateReturnsOtherCode) {
 
 TEST_F(CommandListTest, R22_RecycleCreateReportsOomThroughSetErrorCb) {
   ReleasedList();
-  t.On(kDcThread).Call("RecycleCommandList", {{"hDevice", "dc1"}, {"hCommandList", "cl1"}});
-  t.Begin("RecycleCreateCommandList",
-          {{"hDevice", "ic"},
-           {"hDeferredContext", "dc1"},
-           {"hCommandList", "cl1"},
-           {"hRTCommandList", "rt_cl1"}},
-          "S_OK");
-  t.Call("SetErrorCb", {{"hRuntimeDevice", "rtic"}, {"hResult", "E_OUTOFMEMORY"}});
-  t.End();
+  RecycleCreateReporting("E_OUTOFMEMORY");
   RecycleDc("dc1");
   EXPECT_THAT(Errors(), ElementsAre("R22")) << Report();
 }
 
 TEST_F(CommandListTest, R22_DeviceRemovedThroughSetErrorCbIsOnlyAWarning) {
   ReleasedList();
-  t.On(kDcThread).Call("RecycleCommandList", {{"hDevice", "dc1"}, {"hCommandList", "cl1"}});
-  t.Begin("RecycleCreateCommandList",
-          {{"hDevice", "ic"},
-           {"hDeferredContext", "dc1"},
-           {"hCommandList", "cl1"},
-           {"hRTCommandList", "rt_cl1"}},
-          "S_OK");
-  t.Call("SetErrorCb", {{"hRuntimeDevice", "rtic"}, {"hResult", "D3DDDIERR_DEVICEREMOVED"}});
-  t.End();
+  RecycleCreateReporting("D3DDDIERR_DEVICEREMOVED");
   RecycleDc("dc1");
   EXPECT_THAT(Errors(), IsEmpty()) << Report();
   EXPECT_THAT(Warnings(), ElementsAre("R22")) << Report();
@@ -288,13 +261,7 @@ TEST_F(CommandListTest, R22_NearMiss_RecycleCreateOomByReturnValueEitherWay) {
   for (bool destroy_after : {false, true}) {
     t = TestTrace();
     ReleasedList();
-    t.On(kDcThread).Call("RecycleCommandList", {{"hDevice", "dc1"}, {"hCommandList", "cl1"}});
-    t.Call("RecycleCreateCommandList",
-           {{"hDevice", "ic"},
-            {"hDeferredContext", "dc1"},
-            {"hCommandList", "cl1"},
-            {"hRTCommandList", "rt_cl1"}},
-           "E_OUTOFMEMORY");
+    FinishRecycled("dc1", "cl1", {"cl1"}, "E_OUTOFMEMORY");
     t.Call("AbandonCommandList", {{"hDevice", "dc1"}});
     RecycleDc("dc1");
     if (destroy_after) DestroyCl("cl1");  // T7e: the checker accepts both

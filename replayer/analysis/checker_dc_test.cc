@@ -31,17 +31,49 @@ class DeferredContextTest : public CheckTest {
     t.On(ctx == "ic" ? kIcThread : kDcThread);
     t.Call(fn, {{"hDevice", ctx}, {"hQuery", q}});
   }
-  void BindVb(const std::string& ctx, const std::string& res) {
-    t.On(ctx == "ic" ? kIcThread : kDcThread);
-    t.Call("IaSetVertexBuffers", {{"hDevice", ctx},
-                                  {"StartBuffer", "0"},
-                                  {"NumBuffers", "1"},
-                                  {"phBuffers", res},
-                                  {"pStrides", "16"},
-                                  {"pOffsets", "0"}});
-  }
   void Abandon(const std::string& dc) {
     t.On(kDcThread).Call("AbandonCommandList", {{"hDevice", dc}});
+  }
+  // A draw on dc1 that reports E_OUTOFMEMORY to dc1's core layer (a local out-of-memory).
+  void DrawReportingOom() {
+    t.On(kDcThread).Begin("Draw", {{"hDevice", "dc1"}, {"VertexCount", "3"}});
+    t.Call("SetErrorCb", {{"hRuntimeDevice", "rtdc1"}, {"hResult", "E_OUTOFMEMORY"}});
+    t.End();
+  }
+  // Buffer vb, opened on dc1 as lvb and bound there.
+  void BoundLocalVb() {
+    Resource("vb");
+    Open("dc1", "lvb", "vb");
+    BindVb("dc1", "lvb");
+  }
+  // Dynamic buffer cb, opened on dc1 as lcb.
+  void OpenDynamicCb() {
+    Resource("cb", /*dynamic=*/true);
+    Open("dc1", "lcb", "cb");
+  }
+  // Query q, opened on dc1 as lq.
+  void OpenQuery() {
+    Query("q");
+    Open("dc1", "lq", "q", "CreateQuery");
+  }
+  // cl1 recorded on dc1 with query q begun (and ended unless !end) through lq; dc1 recycled.
+  void ListUsingQuery(bool end = true) {
+    OpenQuery();
+    QueryCall("QueryBegin", "dc1", "lq");
+    if (end) QueryCall("QueryEnd", "dc1", "lq");
+    FinishNew("dc1", "cl1");
+    Close("dc1", "lq", "DestroyQuery");
+    RecycleDc("dc1");
+  }
+  // cl1 recorded on dc1 with dynamic buffer cb mapped (and unmapped unless !unmap) through
+  // lcb; dc1 recycled.
+  void ListUsingMap(bool unmap = true) {
+    OpenDynamicCb();
+    MapDiscard("dc1", "lcb");
+    if (unmap) Unmap("dc1", "lcb");
+    FinishNew("dc1", "cl1");
+    Close("dc1", "lcb");
+    RecycleDc("dc1");
   }
 };
 
@@ -117,9 +149,7 @@ TEST_F(DeferredContextTest, R23_NearMiss_OomByReturnValue) {
 }
 
 TEST_F(DeferredContextTest, R51_UnbindAfterClose) {
-  Resource("vb");
-  Open("dc1", "lvb", "vb");
-  BindVb("dc1", "lvb");
+  BoundLocalVb();
   Draw("dc1");
   Abandon("dc1");
   Close("dc1", "lvb");
@@ -129,9 +159,7 @@ TEST_F(DeferredContextTest, R51_UnbindAfterClose) {
 }
 
 TEST_F(DeferredContextTest, R51_RecycleWithOpenLocalsAfterAbandon) {
-  Resource("vb");
-  Open("dc1", "lvb", "vb");
-  BindVb("dc1", "lvb");
+  BoundLocalVb();
   Abandon("dc1");
   BindVb("dc1", "0");
   RecycleDc("dc1");
@@ -139,9 +167,7 @@ TEST_F(DeferredContextTest, R51_RecycleWithOpenLocalsAfterAbandon) {
 }
 
 TEST_F(DeferredContextTest, R51_NearMiss_AbandonUnbindCloseRecycle) {
-  Resource("vb");
-  Open("dc1", "lvb", "vb");
-  BindVb("dc1", "lvb");
+  BoundLocalVb();
   Draw("dc1");
   Abandon("dc1");
   BindVb("dc1", "0");
@@ -151,22 +177,12 @@ TEST_F(DeferredContextTest, R51_NearMiss_AbandonUnbindCloseRecycle) {
 }
 
 TEST_F(DeferredContextTest, R52_QueryStillBegunAtFinish) {
-  Query("q");
-  Open("dc1", "lq", "q", "CreateQuery");
-  QueryCall("QueryBegin", "dc1", "lq");
-  FinishNew("dc1", "cl1");
-  Close("dc1", "lq", "DestroyQuery");
-  RecycleDc("dc1");
+  ListUsingQuery(/*end=*/false);
   EXPECT_THAT(Errors(), ElementsAre("R52")) << Report();
 }
 
 TEST_F(DeferredContextTest, R52_ResourceStillMappedAtFinish) {
-  Resource("cb", /*dynamic=*/true);
-  Open("dc1", "lcb", "cb");
-  MapDiscard("dc1", "lcb");
-  FinishNew("dc1", "cl1");
-  Close("dc1", "lcb");
-  RecycleDc("dc1");
+  ListUsingMap(/*unmap=*/false);
   EXPECT_THAT(Errors(), ElementsAre("R52")) << Report();
 }
 
@@ -202,9 +218,7 @@ TEST_F(DeferredContextTest, R53_DrawOnAbandonedDc) {
 }
 
 TEST_F(DeferredContextTest, R53_NearMiss_ClosesAndUnbindsOnClosedDc) {
-  Resource("vb");
-  Open("dc1", "lvb", "vb");
-  BindVb("dc1", "lvb");
+  BoundLocalVb();
   Draw("dc1");
   FinishNew("dc1", "cl1");
   BindVb("dc1", "0");  // an unbind is not rendering
@@ -214,18 +228,14 @@ TEST_F(DeferredContextTest, R53_NearMiss_ClosesAndUnbindsOnClosedDc) {
 }
 
 TEST_F(DeferredContextTest, R29_FinishAfterLocalOom) {
-  t.On(kDcThread).Begin("Draw", {{"hDevice", "dc1"}, {"VertexCount", "3"}});
-  t.Call("SetErrorCb", {{"hRuntimeDevice", "rtdc1"}, {"hResult", "E_OUTOFMEMORY"}});
-  t.End();
+  DrawReportingOom();
   FinishNew("dc1", "cl1");
   RecycleDc("dc1");
   EXPECT_THAT(Errors(), ElementsAre("R29")) << Report();
 }
 
 TEST_F(DeferredContextTest, R29_NearMiss_AbandonAfterLocalOom) {
-  t.On(kDcThread).Begin("Draw", {{"hDevice", "dc1"}, {"VertexCount", "3"}});
-  t.Call("SetErrorCb", {{"hRuntimeDevice", "rtdc1"}, {"hResult", "E_OUTOFMEMORY"}});
-  t.End();
+  DrawReportingOom();
   Abandon("dc1");
   RecycleDc("dc1");
   SmallList("dc1", "cl1");  // the next recording is fine again
@@ -249,9 +259,7 @@ TEST_F(DeferredContextTest, R54_LocalOpenOfDestroyedObject) {
 }
 
 TEST_F(DeferredContextTest, R54_NearMiss_IcDestroyAfterClose) {
-  Resource("vb");
-  Open("dc1", "lvb", "vb");
-  BindVb("dc1", "lvb");
+  BoundLocalVb();
   Draw("dc1");
   FinishNew("dc1", "cl1");
   Close("dc1", "lvb");
@@ -354,9 +362,7 @@ TEST_F(DeferredContextTest, R58_OpenedTwiceInOneRecording) {
 }
 
 TEST_F(DeferredContextTest, R58_UsedInNextRecordingWithoutReopen) {
-  Resource("vb");
-  Open("dc1", "lvb", "vb");
-  BindVb("dc1", "lvb");
+  BoundLocalVb();
   FinishNew("dc1", "cl1");
   Close("dc1", "lvb");
   RecycleDc("dc1");
@@ -434,26 +440,14 @@ TEST_F(NestedTest, R59_NearMiss_IcHandleWithIcSetting) {
 // ---- §3.4 ---------------------------------------------------------------------------
 
 TEST_F(DeferredContextTest, R61_ExecuteWhileQueryBegunOnIc) {
-  Query("q");
-  Open("dc1", "lq", "q", "CreateQuery");
-  QueryCall("QueryBegin", "dc1", "lq");
-  QueryCall("QueryEnd", "dc1", "lq");
-  FinishNew("dc1", "cl1");
-  Close("dc1", "lq", "DestroyQuery");
-  RecycleDc("dc1");
+  ListUsingQuery();
   QueryCall("QueryBegin", "ic", "q");
   Execute("cl1");
   EXPECT_THAT(Errors(), ElementsAre("R61")) << Report();
 }
 
 TEST_F(DeferredContextTest, R61_NearMiss_QueryEndedOnIcFirst) {
-  Query("q");
-  Open("dc1", "lq", "q", "CreateQuery");
-  QueryCall("QueryBegin", "dc1", "lq");
-  QueryCall("QueryEnd", "dc1", "lq");
-  FinishNew("dc1", "cl1");
-  Close("dc1", "lq", "DestroyQuery");
-  RecycleDc("dc1");
+  ListUsingQuery();
   QueryCall("QueryBegin", "ic", "q");
   QueryCall("QueryEnd", "ic", "q");
   Execute("cl1");
@@ -461,26 +455,14 @@ TEST_F(DeferredContextTest, R61_NearMiss_QueryEndedOnIcFirst) {
 }
 
 TEST_F(DeferredContextTest, R62_ExecuteWhileMappedOnIc) {
-  Resource("cb", true);
-  Open("dc1", "lcb", "cb");
-  MapDiscard("dc1", "lcb");
-  Unmap("dc1", "lcb");
-  FinishNew("dc1", "cl1");
-  Close("dc1", "lcb");
-  RecycleDc("dc1");
+  ListUsingMap();
   MapDiscard("ic", "cb");
   Execute("cl1");
   EXPECT_THAT(Errors(), ElementsAre("R62")) << Report();
 }
 
 TEST_F(DeferredContextTest, R62_NearMiss_UnmappedOnIcFirst) {
-  Resource("cb", true);
-  Open("dc1", "lcb", "cb");
-  MapDiscard("dc1", "lcb");
-  Unmap("dc1", "lcb");
-  FinishNew("dc1", "cl1");
-  Close("dc1", "lcb");
-  RecycleDc("dc1");
+  ListUsingMap();
   MapDiscard("ic", "cb");
   Unmap("ic", "cb");
   Execute("cl1");
@@ -488,16 +470,14 @@ TEST_F(DeferredContextTest, R62_NearMiss_UnmappedOnIcFirst) {
 }
 
 TEST_F(DeferredContextTest, R63_QuerySpansContexts) {
-  Query("q");
-  Open("dc1", "lq", "q", "CreateQuery");
+  OpenQuery();
   QueryCall("QueryBegin", "ic", "q");
   QueryCall("QueryEnd", "dc1", "lq");
   EXPECT_THAT(Errors(), ElementsAre("R63")) << Report();
 }
 
 TEST_F(DeferredContextTest, R63_QuerySpansCommandListBoundary) {
-  Query("q");
-  Open("dc1", "lq", "q", "CreateQuery");
+  OpenQuery();
   QueryCall("QueryBegin", "dc1", "lq");
   Abandon("dc1");
   Close("dc1", "lq", "DestroyQuery");
@@ -508,8 +488,7 @@ TEST_F(DeferredContextTest, R63_QuerySpansCommandListBoundary) {
 }
 
 TEST_F(DeferredContextTest, R63_NearMiss_EndWithoutBeginAndPairsPerContext) {
-  Query("q");
-  Open("dc1", "lq", "q", "CreateQuery");
+  OpenQuery();
   QueryCall("QueryEnd", "dc1", "lq");  // End without Begin = Begin+End
   QueryCall("QueryBegin", "ic", "q");
   QueryCall("QueryEnd", "ic", "q");
@@ -524,22 +503,19 @@ TEST_F(DeferredContextTest, R64_MapOfNonDynamicResource) {
 }
 
 TEST_F(DeferredContextTest, R64_FirstMapIsNoOverwrite) {
-  Resource("cb", true);
-  Open("dc1", "lcb", "cb");
+  OpenDynamicCb();
   MapDiscard("dc1", "lcb", "D3D10_DDI_MAP_WRITE_NOOVERWRITE", "DynamicIABufferMapNoOverwrite");
   EXPECT_THAT(Errors(), ElementsAre("R64")) << Report();
 }
 
 TEST_F(DeferredContextTest, R64_ReadMapOnDc) {
-  Resource("cb", true);
-  Open("dc1", "lcb", "cb");
+  OpenDynamicCb();
   MapDiscard("dc1", "lcb", "D3D10_DDI_MAP_READ");
   EXPECT_THAT(Errors(), ElementsAre("R64")) << Report();
 }
 
 TEST_F(DeferredContextTest, R64_NearMiss_DiscardThenNoOverwrite) {
-  Resource("cb", true);
-  Open("dc1", "lcb", "cb");
+  OpenDynamicCb();
   MapDiscard("dc1", "lcb");
   Unmap("dc1", "lcb");
   MapDiscard("dc1", "lcb", "D3D10_DDI_MAP_WRITE_NOOVERWRITE", "DynamicIABufferMapNoOverwrite");
@@ -555,8 +531,7 @@ TEST_F(DeferredContextTest, R65_FlushThroughDc) {
 }
 
 TEST_F(DeferredContextTest, R65_QueryGetDataThroughDc) {
-  Query("q");
-  Open("dc1", "lq", "q", "CreateQuery");
+  OpenQuery();
   t.On(kDcThread).Call("QueryGetData", {{"hDevice", "dc1"}, {"hQuery", "lq"}});
   EXPECT_THAT(Errors(), ElementsAre("R65")) << Report();
 }
@@ -567,15 +542,13 @@ TEST_F(DeferredContextTest, R65_NearMiss_FlushThroughIc) {
 }
 
 TEST_F(DeferredContextTest, R4_ExcludableSlotThroughDc) {
-  Resource("cb", true);
-  Open("dc1", "lcb", "cb");
+  OpenDynamicCb();
   MapDiscard("dc1", "lcb", "D3D10_DDI_MAP_WRITE_DISCARD", "ResourceMap");
   EXPECT_THAT(Errors(), ElementsAre("R4")) << Report();
 }
 
 TEST_F(DeferredContextTest, R4_NearMiss_DynamicMapSlotThroughDc) {
-  Resource("cb", true);
-  Open("dc1", "lcb", "cb");
+  OpenDynamicCb();
   MapDiscard("dc1", "lcb", "D3D10_DDI_MAP_WRITE_DISCARD", "DynamicResourceMapDiscard");
   EXPECT_THAT(Errors(), IsEmpty()) << Report();
 }

@@ -16,45 +16,31 @@ class KernelTest : public CheckTest {
   // CreateResource with one allocation made inside it.
   void AllocatedResource(const std::string& h, const std::string& alloc,
                          const std::string& misc = "0") {
-    t.On(1).Call("CalcPrivateResourceSize", {{"hDevice", "ic"}}, "128");
-    t.Begin("CreateResource",
-            {{"hDevice", "ic"}, {"hResource", h}, {"hRTResource", "rt_" + h}, {"MiscFlags", misc}});
-    t.Call("AllocateCb", {{"hDevice", "rtdev"},
-                          {"hResource", "rt_" + h},
-                          {"NumAllocations", "1"},
-                          {"pAllocationInfo", alloc + ":0:0:0:0:0"}});
-    t.End();
-    t.Call("CalcDeferredContextHandleSize",
-           {{"hDevice", "ic"}, {"HandleType", "D3D10DDI_HT_RESOURCE"}}, "64");
+    CheckTest::AllocatedResource(h, alloc, {{"MiscFlags", misc}});
   }
   void Dealloc(const std::string& alloc) {
     t.Call("DeallocateCb", {{"hDevice", "rtdev"}, {"NumAllocations", "1"}, {"HandleList", alloc}});
   }
   void UseOnIc(const std::string& res) {
-    t.On(1).Call("IaSetVertexBuffers", {{"hDevice", "ic"},
-                                        {"StartBuffer", "0"},
-                                        {"NumBuffers", "1"},
-                                        {"phBuffers", res},
-                                        {"pStrides", "16"},
-                                        {"pOffsets", "0"}});
+    BindVb("ic", res);
     Draw("ic");
-    t.Call("IaSetVertexBuffers", {{"hDevice", "ic"},
-                                  {"StartBuffer", "0"},
-                                  {"NumBuffers", "1"},
-                                  {"phBuffers", "0"},
-                                  {"pStrides", "0"},
-                                  {"pOffsets", "0"}});
+    BindVb("ic", "0", /*stride=*/"0");
+  }
+  // A pfnRenderCb submitting `length` bytes, answered with a `buffer_out`-byte command buffer
+  // (and 256-entry lists); `extra` adds arguments (what the runtime asked for, ...).
+  void RenderCb(const std::string& length, const std::string& buffer_out, Args extra = {}) {
+    Args args = {{"hDevice", "rtdev"}, {"hContext", "hctx"}, {"CommandLength", length}};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.insert(args.end(), {{"NewCommandBufferSizeOut", buffer_out},
+                             {"NewAllocationListSizeOut", "256"},
+                             {"NewPatchLocationListSizeOut", "256"}});
+    t.Call("RenderCb", args);
   }
   // Flush with a submit, amortized processing, and the given deallocations inside.
   void Flush(const std::vector<std::string>& deallocs = {}, bool submit = true) {
     t.On(1).Begin("Flush", {{"hDevice", "ic"}});
     if (submit) {
-      t.Call("RenderCb", {{"hDevice", "rtdev"},
-                          {"hContext", "hctx"},
-                          {"CommandLength", "64"},
-                          {"NewCommandBufferSizeOut", "65536"},
-                          {"NewAllocationListSizeOut", "256"},
-                          {"NewPatchLocationListSizeOut", "256"}});
+      RenderCb("64", "65536");
       t.Call("PerformAmortizedProcessingCb", {{"hRuntimeDevice", "rtic"}});
     }
     for (const std::string& a : deallocs) Dealloc(a);
@@ -130,12 +116,7 @@ TEST_F(KernelTest, R71_SubmitsWithoutAmortizedProcessing) {
   options.heuristics.amortized_max_submits_without = 3;
   for (int i = 0; i < 3; ++i) {
     t.On(1).Begin("Flush", {{"hDevice", "ic"}});
-    t.Call("RenderCb", {{"hDevice", "rtdev"},
-                        {"hContext", "hctx"},
-                        {"CommandLength", "64"},
-                        {"NewCommandBufferSizeOut", "65536"},
-                        {"NewAllocationListSizeOut", "256"},
-                        {"NewPatchLocationListSizeOut", "256"}});
+    RenderCb("64", "65536");
     t.End();
   }
   EXPECT_THAT(Errors(), IsEmpty()) << Report();
@@ -187,12 +168,7 @@ TEST_F(KernelTest, R72_NearMiss_DcPumpsWhenOutOfRoom) {
 TEST_F(KernelTest, R73_BoundObjectDestroyed) {
   AllocatedResource("vb", "a1");
   UseOnIc("vb");
-  t.On(1).Call("IaSetVertexBuffers", {{"hDevice", "ic"},
-                                      {"StartBuffer", "0"},
-                                      {"NumBuffers", "1"},
-                                      {"phBuffers", "vb"},
-                                      {"pStrides", "16"},
-                                      {"pOffsets", "0"}});
+  BindVb("ic", "vb");
   Destroy("vb");
   EXPECT_THAT(Errors(), ElementsAre("R73")) << Report();
 }
@@ -201,21 +177,11 @@ TEST_F(KernelTest, R73_NearMiss_ExecuteClearsAndRefreshDoesNotRebind) {
   AllocatedResource("vb", "a1");
   Dc("dc1");
   SmallList("dc1", "cl1");
-  t.On(1).Call("IaSetVertexBuffers", {{"hDevice", "ic"},
-                                      {"StartBuffer", "0"},
-                                      {"NumBuffers", "1"},
-                                      {"phBuffers", "vb"},
-                                      {"pStrides", "16"},
-                                      {"pOffsets", "0"}});
+  BindVb("ic", "vb");
   // During CommandListExecute a refresh still re-sends the pre-execute binding (R60).
   t.Begin("CommandListExecute", {{"hDevice", "ic"}, {"hCommandList", "cl1"}});
   t.Begin("StateIaVertexBufCb", {{"hRuntimeDevice", "rtic"}, {"Base", "0"}, {"Count", "1"}});
-  t.Call("IaSetVertexBuffers", {{"hDevice", "ic"},
-                                {"StartBuffer", "0"},
-                                {"NumBuffers", "1"},
-                                {"phBuffers", "vb"},
-                                {"pStrides", "16"},
-                                {"pOffsets", "0"}});
+  BindVb("ic", "vb");
   t.End();
   t.End();
   Destroy("vb");  // the IC is cleared after the execute: nothing is bound
@@ -236,54 +202,24 @@ TEST(KernelNoDevice, R74_RenderBeforeCreateContext) {
 
 TEST_F(KernelTest, R74_SubmissionIgnoresShrunkBuffer) {
   t.On(1).Begin("Flush", {{"hDevice", "ic"}});
-  t.Call("RenderCb", {{"hDevice", "rtdev"},
-                      {"hContext", "hctx"},
-                      {"CommandLength", "4096"},
-                      {"NewCommandBufferSize", "131072"},  // asked for more, got less
-                      {"NewCommandBufferSizeOut", "1024"},
-                      {"NewAllocationListSizeOut", "256"},
-                      {"NewPatchLocationListSizeOut", "256"}});
-  t.Call("RenderCb", {{"hDevice", "rtdev"},
-                      {"hContext", "hctx"},
-                      {"CommandLength", "4096"},
-                      {"NewCommandBufferSizeOut", "65536"},
-                      {"NewAllocationListSizeOut", "256"},
-                      {"NewPatchLocationListSizeOut", "256"}});
+  RenderCb("4096", "1024", {{"NewCommandBufferSize", "131072"}});  // asked for more, got less
+  RenderCb("4096", "65536");
   t.End();
   EXPECT_THAT(Errors(), ElementsAre("R74")) << Report();
 }
 
 TEST_F(KernelTest, R74_NearMiss_SubmissionsFitTheReturnedBuffers) {
   t.On(1).Begin("Flush", {{"hDevice", "ic"}});
-  t.Call("RenderCb", {{"hDevice", "rtdev"},
-                      {"hContext", "hctx"},
-                      {"CommandLength", "4096"},
-                      {"NewCommandBufferSizeOut", "1024"},
-                      {"NewAllocationListSizeOut", "256"},
-                      {"NewPatchLocationListSizeOut", "256"}});
-  t.Call("RenderCb", {{"hDevice", "rtdev"},
-                      {"hContext", "hctx"},
-                      {"CommandLength", "1024"},
-                      {"NumAllocations", "256"},
-                      {"NewCommandBufferSizeOut", "65536"},
-                      {"NewAllocationListSizeOut", "256"},
-                      {"NewPatchLocationListSizeOut", "256"}});
+  RenderCb("4096", "1024");
+  RenderCb("1024", "65536", {{"NumAllocations", "256"}});
   t.End();
   EXPECT_THAT(Errors(), IsEmpty()) << Report();
 }
 
-class GpuTest : public ::testing::Test {
+// The kernel-mode rules need no device: each test is a bare sequence of DxgkDdi*/DxgkCb*
+// and DX6 HAL calls.
+class GpuTest : public CheckTest {
  protected:
-  std::vector<std::string> Errors() {
-    auto r = Check(t.events(), t.handles());
-    EXPECT_TRUE(r.ok());
-    std::vector<std::string> ids;
-    for (const Violation& v : r->violations) {
-      ids.push_back(v.rule->id);
-      report += FormatViolation(v, t.handles()) + "\n";
-    }
-    return ids;
-  }
   void Patch(const std::string& addr, const std::string& fence, const std::string& splits = "0,0") {
     Args a = {{"hAdapter", "kmd"},
               {"hContext", "gctx"},
@@ -311,14 +247,48 @@ class GpuTest : public ::testing::Test {
   void Notify(const std::string& type) {
     t.Call("DxgkCbNotifyInterrupt", {{"hAdapter", "krnl"}, {"InterruptType", type}});
   }
-  TestTrace t;
-  std::string report;
+  // One interrupt the miniport claims: the given notifications, then (if `dpc`) a DPC queued.
+  void Isr(const std::vector<std::string>& interrupts, bool dpc) {
+    t.Begin("DxgkDdiInterruptRoutine", {{"MiniportDeviceContext", "kmd"}}, "1");
+    for (const std::string& type : interrupts) Notify(type);
+    if (dpc) t.Call("DxgkCbQueueDpc", {{"hAdapter", "krnl"}});
+    t.End();
+  }
+  // DX6 CreateD3DBuffer of `surface` asking for `caps` (and `caps2` if given), placed by the
+  // driver as `caps_out`.
+  void CreateD3DBuffer(const std::string& surface, const std::string& caps,
+                       const std::string& caps2, const std::string& caps_out) {
+    Args args = {{"lpDDSurface", surface}, {"dwCaps", caps}};
+    if (!caps2.empty()) args.push_back({"dwCaps2", caps2});
+    args.push_back({"dwCapsOut", caps_out});
+    t.Call("CreateD3DBuffer", args);
+  }
+  // D3dDrawPrimitives2 of 64 command bytes from `commands`, the driver answering with
+  // `commands_out`; `flags` adds dwFlags / dwFlagsOut.
+  void DrawPrimitives2(const std::string& commands, const std::string& commands_out,
+                       Args flags = {}) {
+    Args args = {{"dwhContext", "ctx"}};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(
+        args.end(),
+        {{"lpDDCommands", commands}, {"lpDDCommandsOut", commands_out}, {"dwCommandLength", "64"}});
+    t.Call("D3dDrawPrimitives2", args);
+  }
+  // D3dDrawPrimitives2 of the commands at 16..80 failing with E_FAIL at `error_offset`.
+  void FailedDrawPrimitives2(const std::string& error_offset) {
+    t.Call("D3dDrawPrimitives2", {{"dwhContext", "ctx"},
+                                  {"lpDDCommands", "cb0"},
+                                  {"dwCommandOffset", "16"},
+                                  {"dwCommandLength", "64"},
+                                  {"ddrval", "E_FAIL"},
+                                  {"dwErrorOffset", error_offset}});
+  }
 };
 
 TEST_F(GpuTest, R75_FenceDiffersBetweenPatchAndSubmit) {
   Patch("4096", "5");
   Submit("4096", "6");
-  EXPECT_THAT(Errors(), ElementsAre("R75")) << report;
+  EXPECT_THAT(Errors(), ElementsAre("R75")) << Report();
 }
 
 TEST_F(GpuTest, R75_FenceNotIncreasing) {
@@ -326,7 +296,7 @@ TEST_F(GpuTest, R75_FenceNotIncreasing) {
   Submit("4096", "5");
   Patch("8192", "5");
   Submit("8192", "5");
-  EXPECT_THAT(Errors(), ElementsAre("R75")) << report;
+  EXPECT_THAT(Errors(), ElementsAre("R75")) << Report();
 }
 
 TEST_F(GpuTest, R75_R76_NearMiss_PatchedThenSubmittedInOrder) {
@@ -335,138 +305,91 @@ TEST_F(GpuTest, R75_R76_NearMiss_PatchedThenSubmittedInOrder) {
   Submit("8192", "6", "0");  // a paging buffer needs no patch
   Patch("4096", "7");
   Submit("4096", "7");
-  EXPECT_THAT(Errors(), IsEmpty()) << report;
+  EXPECT_THAT(Errors(), IsEmpty()) << Report();
 }
 
 TEST_F(GpuTest, R76_SubmitWithoutPatch) {
   Submit("4096", "5");
-  EXPECT_THAT(Errors(), ElementsAre("R76")) << report;
+  EXPECT_THAT(Errors(), ElementsAre("R76")) << Report();
 }
 
 TEST_F(GpuTest, R77_NoDpcQueued) {
-  t.Begin("DxgkDdiInterruptRoutine", {{"MiniportDeviceContext", "kmd"}}, "1");
-  Notify("DXGK_INTERRUPT_DMA_COMPLETED");
-  t.End();
-  EXPECT_THAT(Errors(), ElementsAre("R77")) << report;
+  Isr({"DXGK_INTERRUPT_DMA_COMPLETED"}, /*dpc=*/false);
+  EXPECT_THAT(Errors(), ElementsAre("R77")) << Report();
 }
 
 TEST_F(GpuTest, R77_CrtcBeforeDma) {
-  t.Begin("DxgkDdiInterruptRoutine", {{"MiniportDeviceContext", "kmd"}}, "1");
-  Notify("DXGK_INTERRUPT_CRTC_VSYNC");
-  Notify("DXGK_INTERRUPT_DMA_COMPLETED");
-  t.Call("DxgkCbQueueDpc", {{"hAdapter", "krnl"}});
-  t.End();
-  EXPECT_THAT(Errors(), ElementsAre("R77")) << report;
+  Isr({"DXGK_INTERRUPT_CRTC_VSYNC", "DXGK_INTERRUPT_DMA_COMPLETED"}, /*dpc=*/true);
+  EXPECT_THAT(Errors(), ElementsAre("R77")) << Report();
 }
 
 TEST_F(GpuTest, R77_NotifyOutsideIsr) {
   Notify("DXGK_INTERRUPT_DMA_COMPLETED");
-  EXPECT_THAT(Errors(), ElementsAre("R77")) << report;
+  EXPECT_THAT(Errors(), ElementsAre("R77")) << Report();
 }
 
 TEST_F(GpuTest, R77_NearMiss_DmaThenCrtcThenDpc) {
-  t.Begin("DxgkDdiInterruptRoutine", {{"MiniportDeviceContext", "kmd"}}, "1");
-  Notify("DXGK_INTERRUPT_DMA_COMPLETED");
-  Notify("DXGK_INTERRUPT_CRTC_VSYNC");
-  t.Call("DxgkCbQueueDpc", {{"hAdapter", "krnl"}});
-  t.End();
+  Isr({"DXGK_INTERRUPT_DMA_COMPLETED", "DXGK_INTERRUPT_CRTC_VSYNC"}, /*dpc=*/true);
   t.Call("DxgkDdiInterruptRoutine", {{"MiniportDeviceContext", "kmd"}}, "0");  // not ours
-  EXPECT_THAT(Errors(), IsEmpty()) << report;
+  EXPECT_THAT(Errors(), IsEmpty()) << Report();
 }
 
 TEST_F(GpuTest, R78_SplitOffsetDecreases) {
   Patch("4096", "1", "0,8,4");
   Submit("4096", "1");
-  EXPECT_THAT(Errors(), ElementsAre("R78")) << report;
+  EXPECT_THAT(Errors(), ElementsAre("R78")) << Report();
 }
 
 TEST_F(GpuTest, R78_NearMiss_SharedSplitPoints) {
   Patch("4096", "1", "0,4,4,8");
   Submit("4096", "1");
-  EXPECT_THAT(Errors(), IsEmpty()) << report;
+  EXPECT_THAT(Errors(), IsEmpty()) << Report();
 }
 
 TEST_F(GpuTest, R79_ImplicitVertexBufferInVideoMemory) {
-  t.Call("CreateD3DBuffer", {{"lpDDSurface", "vb0"},
-                             {"dwCaps", "DDSCAPS_EXECUTEBUFFER"},
-                             {"dwCapsOut", "DDSCAPS_EXECUTEBUFFER|DDSCAPS_VIDEOMEMORY"}});
-  EXPECT_THAT(Errors(), ElementsAre("R79")) << report;
+  CreateD3DBuffer("vb0", "DDSCAPS_EXECUTEBUFFER", "", "DDSCAPS_EXECUTEBUFFER|DDSCAPS_VIDEOMEMORY");
+  EXPECT_THAT(Errors(), ElementsAre("R79")) << Report();
 }
 
 TEST_F(GpuTest, R79_ExplicitVertexBufferInVideoMemoryWithoutWriteOnly) {
-  t.Call("CreateD3DBuffer", {{"lpDDSurface", "vb1"},
-                             {"dwCaps", "DDSCAPS_EXECUTEBUFFER"},
-                             {"dwCaps2", "DDSCAPS2_VERTEXBUFFER"},
-                             {"dwCapsOut", "DDSCAPS_EXECUTEBUFFER|DDSCAPS_VIDEOMEMORY"}});
-  EXPECT_THAT(Errors(), ElementsAre("R79")) << report;
+  CreateD3DBuffer("vb1", "DDSCAPS_EXECUTEBUFFER", "DDSCAPS2_VERTEXBUFFER",
+                  "DDSCAPS_EXECUTEBUFFER|DDSCAPS_VIDEOMEMORY");
+  EXPECT_THAT(Errors(), ElementsAre("R79")) << Report();
 }
 
 TEST_F(GpuTest, R79_SwapWithoutPermission) {
-  t.Call("D3dDrawPrimitives2", {{"dwhContext", "ctx"},
-                                {"lpDDCommands", "cb0"},
-                                {"lpDDCommandsOut", "cb1"},
-                                {"dwCommandLength", "64"}});
-  EXPECT_THAT(Errors(), ElementsAre("R79")) << report;
+  DrawPrimitives2("cb0", "cb1");
+  EXPECT_THAT(Errors(), ElementsAre("R79")) << Report();
 }
 
 TEST_F(GpuTest, R79_VidmemFlagMissing) {
-  t.Call("CreateD3DBuffer", {{"lpDDSurface", "cb1"},
-                             {"dwCaps", "DDSCAPS_EXECUTEBUFFER"},
-                             {"dwCaps2", "DDSCAPS2_COMMANDBUFFER"},
-                             {"dwCapsOut", "DDSCAPS_EXECUTEBUFFER|DDSCAPS_VIDEOMEMORY"}});
-  t.Call("D3dDrawPrimitives2", {{"dwhContext", "ctx"},
-                                {"dwFlags", "D3DHALDP2_SWAPCOMMANDBUFFER"},
-                                {"lpDDCommands", "cb0"},
-                                {"lpDDCommandsOut", "cb1"},
-                                {"dwCommandLength", "64"}});
-  EXPECT_THAT(Errors(), ElementsAre("R79")) << report;
+  CreateD3DBuffer("cb1", "DDSCAPS_EXECUTEBUFFER", "DDSCAPS2_COMMANDBUFFER",
+                  "DDSCAPS_EXECUTEBUFFER|DDSCAPS_VIDEOMEMORY");
+  DrawPrimitives2("cb0", "cb1", {{"dwFlags", "D3DHALDP2_SWAPCOMMANDBUFFER"}});
+  EXPECT_THAT(Errors(), ElementsAre("R79")) << Report();
 }
 
 TEST_F(GpuTest, R79_NearMiss_PermittedSwapsAndPlacements) {
-  t.Call("CreateD3DBuffer", {{"lpDDSurface", "vb0"},
-                             {"dwCaps", "DDSCAPS_EXECUTEBUFFER"},
-                             {"dwCapsOut", "DDSCAPS_EXECUTEBUFFER|DDSCAPS_SYSTEMMEMORY"}});
-  t.Call("CreateD3DBuffer",
-         {{"lpDDSurface", "vb1"},
-          {"dwCaps", "DDSCAPS_EXECUTEBUFFER|DDSCAPS_WRITEONLY"},
-          {"dwCaps2", "DDSCAPS2_VERTEXBUFFER"},
-          {"dwCapsOut", "DDSCAPS_EXECUTEBUFFER|DDSCAPS_WRITEONLY|DDSCAPS_VIDEOMEMORY"}});
-  t.Call("CreateD3DBuffer", {{"lpDDSurface", "cb1"},
-                             {"dwCaps", "DDSCAPS_EXECUTEBUFFER"},
-                             {"dwCaps2", "DDSCAPS2_COMMANDBUFFER"},
-                             {"dwCapsOut", "DDSCAPS_EXECUTEBUFFER|DDSCAPS_VIDEOMEMORY"}});
-  t.Call("D3dDrawPrimitives2",
-         {{"dwhContext", "ctx"},
-          {"dwFlags", "D3DHALDP2_SWAPCOMMANDBUFFER"},
-          {"dwFlagsOut", "D3DHALDP2_SWAPCOMMANDBUFFER|D3DHALDP2_VIDMEMCOMMANDBUF"},
-          {"lpDDCommands", "cb0"},
-          {"lpDDCommandsOut", "cb1"},
-          {"dwCommandLength", "64"}});
-  t.Call("D3dDrawPrimitives2", {{"dwhContext", "ctx"},
-                                {"lpDDCommands", "cb1"},
-                                {"lpDDCommandsOut", "cb1"},
-                                {"dwCommandLength", "64"}});
-  EXPECT_THAT(Errors(), IsEmpty()) << report;
+  CreateD3DBuffer("vb0", "DDSCAPS_EXECUTEBUFFER", "", "DDSCAPS_EXECUTEBUFFER|DDSCAPS_SYSTEMMEMORY");
+  CreateD3DBuffer("vb1", "DDSCAPS_EXECUTEBUFFER|DDSCAPS_WRITEONLY", "DDSCAPS2_VERTEXBUFFER",
+                  "DDSCAPS_EXECUTEBUFFER|DDSCAPS_WRITEONLY|DDSCAPS_VIDEOMEMORY");
+  CreateD3DBuffer("cb1", "DDSCAPS_EXECUTEBUFFER", "DDSCAPS2_COMMANDBUFFER",
+                  "DDSCAPS_EXECUTEBUFFER|DDSCAPS_VIDEOMEMORY");
+  DrawPrimitives2("cb0", "cb1",
+                  {{"dwFlags", "D3DHALDP2_SWAPCOMMANDBUFFER"},
+                   {"dwFlagsOut", "D3DHALDP2_SWAPCOMMANDBUFFER|D3DHALDP2_VIDMEMCOMMANDBUF"}});
+  DrawPrimitives2("cb1", "cb1");
+  EXPECT_THAT(Errors(), IsEmpty()) << Report();
 }
 
 TEST_F(GpuTest, R80_ErrorOffsetOutsideCommands) {
-  t.Call("D3dDrawPrimitives2", {{"dwhContext", "ctx"},
-                                {"lpDDCommands", "cb0"},
-                                {"dwCommandOffset", "16"},
-                                {"dwCommandLength", "64"},
-                                {"ddrval", "E_FAIL"},
-                                {"dwErrorOffset", "0"}});
-  EXPECT_THAT(Errors(), ElementsAre("R80")) << report;
+  FailedDrawPrimitives2("0");
+  EXPECT_THAT(Errors(), ElementsAre("R80")) << Report();
 }
 
 TEST_F(GpuTest, R80_NearMiss_ErrorOffsetNamesACommand) {
-  t.Call("D3dDrawPrimitives2", {{"dwhContext", "ctx"},
-                                {"lpDDCommands", "cb0"},
-                                {"dwCommandOffset", "16"},
-                                {"dwCommandLength", "64"},
-                                {"ddrval", "E_FAIL"},
-                                {"dwErrorOffset", "40"}});
-  EXPECT_THAT(Errors(), IsEmpty()) << report;
+  FailedDrawPrimitives2("40");
+  EXPECT_THAT(Errors(), IsEmpty()) << Report();
 }
 
 }  // namespace

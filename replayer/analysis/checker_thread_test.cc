@@ -17,6 +17,24 @@ class ThreadTest : public CheckTest {
     Dc("dc1");
   }
   Args DrawArgs(const std::string& ctx) { return {{"hDevice", ctx}, {"VertexCount", "3"}}; }
+  // The IC's CreateResource of the shared resource "shared" (with its allocation made inside
+  // when `allocate_inside`) and its handle-size query.
+  void SharedResource(bool allocate_inside) {
+    t.On(1).Begin("CreateResource", {{"hDevice", "ic"},
+                                     {"hResource", "shared"},
+                                     {"hRTResource", "rt_shared"},
+                                     {"MiscFlags", "D3D10_DDI_RESOURCE_MISC_SHARED"}});
+    if (allocate_inside) AllocateShared();
+    t.End();
+    t.Call("CalcDeferredContextHandleSize",
+           {{"hDevice", "ic"}, {"HandleType", "D3D10DDI_HT_RESOURCE"}}, "64");
+  }
+  void AllocateShared() {
+    t.Call("AllocateCb", {{"hDevice", "rtdev"},
+                          {"hResource", "rt_shared"},
+                          {"NumAllocations", "1"},
+                          {"pAllocationInfo", "alloc1:0:0:0:0:0"}});
+  }
 };
 
 TEST_F(ThreadTest, R10_TwoIcCallsInFlight) {
@@ -183,34 +201,15 @@ TEST_F(ThreadTest, R17_SetDisplayModeCbOutsideSetDisplayMode) {
 }
 
 TEST_F(ThreadTest, R18_SharedAllocationOutsideCreateResource) {
-  t.On(1).Begin("CreateResource", {{"hDevice", "ic"},
-                                   {"hResource", "shared"},
-                                   {"hRTResource", "rt_shared"},
-                                   {"MiscFlags", "D3D10_DDI_RESOURCE_MISC_SHARED"}});
-  t.End();
-  t.Call("CalcDeferredContextHandleSize",
-         {{"hDevice", "ic"}, {"HandleType", "D3D10DDI_HT_RESOURCE"}}, "64");
+  SharedResource(/*allocate_inside=*/false);
   t.Begin("Flush", {{"hDevice", "ic"}});
-  t.Call("AllocateCb", {{"hDevice", "rtdev"},
-                        {"hResource", "rt_shared"},
-                        {"NumAllocations", "1"},
-                        {"pAllocationInfo", "alloc1:0:0:0:0:0"}});
+  AllocateShared();
   t.End();
   EXPECT_THAT(Errors(), ElementsAre("R18")) << Report();
 }
 
 TEST_F(ThreadTest, R18_NearMiss_SharedInsideCreateAndPlainAnywhere) {
-  t.On(1).Begin("CreateResource", {{"hDevice", "ic"},
-                                   {"hResource", "shared"},
-                                   {"hRTResource", "rt_shared"},
-                                   {"MiscFlags", "D3D10_DDI_RESOURCE_MISC_SHARED"}});
-  t.Call("AllocateCb", {{"hDevice", "rtdev"},
-                        {"hResource", "rt_shared"},
-                        {"NumAllocations", "1"},
-                        {"pAllocationInfo", "alloc1:0:0:0:0:0"}});
-  t.End();
-  t.Call("CalcDeferredContextHandleSize",
-         {{"hDevice", "ic"}, {"HandleType", "D3D10DDI_HT_RESOURCE"}}, "64");
+  SharedResource(/*allocate_inside=*/true);
   t.On(4).Begin("Flush", {{"hDevice", "ic"}});
   t.Call("AllocateCb",
          {{"hDevice", "rtdev"}, {"NumAllocations", "1"}, {"pAllocationInfo", "alloc2:0:0:0:0:0"}});

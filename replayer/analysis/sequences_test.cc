@@ -13,19 +13,8 @@ using ::testing::IsEmpty;
 class SequenceTest : public CheckTest {
  protected:
   void AllocatedResource(const std::string& h, const std::string& alloc, bool dynamic) {
-    t.On(1).Call("CalcPrivateResourceSize", {{"hDevice", "ic"}}, "128");
-    t.Begin("CreateResource",
-            {{"hDevice", "ic"},
-             {"hResource", h},
-             {"hRTResource", "rt_" + h},
-             {"Usage", dynamic ? "D3D10_DDI_USAGE_DYNAMIC" : "D3D10_DDI_USAGE_DEFAULT"}});
-    t.Call("AllocateCb", {{"hDevice", "rtdev"},
-                          {"hResource", "rt_" + h},
-                          {"NumAllocations", "1"},
-                          {"pAllocationInfo", alloc + ":0:0:0:0:0"}});
-    t.End();
-    t.Call("CalcDeferredContextHandleSize",
-           {{"hDevice", "ic"}, {"HandleType", "D3D10DDI_HT_RESOURCE"}}, "64");
+    CheckTest::AllocatedResource(
+        h, alloc, {{"Usage", dynamic ? "D3D10_DDI_USAGE_DYNAMIC" : "D3D10_DDI_USAGE_DEFAULT"}});
   }
   void Flush(const std::vector<std::string>& deallocs = {}) {
     t.On(1).Begin("Flush", {{"hDevice", "ic"}, {"FlushFlags", "0"}});

@@ -52,10 +52,29 @@ class GoldenTest : public ::testing::Test {
     EXPECT_EQ(device_->CreateDeferredContext(0, &dc), S_OK);
     return dc;
   }
+  // The copy scenarios: two shader-resource buffers, src_ created (and released) first.
+  void CreateCopyBuffers() {
+    src_ = Buffer(D3D10_DDI_BIND_SHADER_RESOURCE);
+    dst_ = Buffer(D3D10_DDI_BIND_SHADER_RESOURCE);
+  }
+  // Records a copy src_ -> dst_ on `dc` and finishes it into *cl (no state restore).
+  void RecordCopy(DeviceContext* dc, CommandList** cl) {
+    dc->CopyResource(dst_, src_);
+    ASSERT_EQ(dc->FinishCommandList(FALSE, cl), S_OK);
+  }
+  // Releases the copy buffers, flushes the immediate context and checks the transcript.
+  void FinishCopy(const char* golden) {
+    src_->Release();
+    dst_->Release();
+    ic_->Flush();
+    Finish(golden);
+  }
 
   Transcript transcript_;
   Device* device_ = nullptr;
   DeviceContext* ic_ = nullptr;
+  Resource* src_ = nullptr;
+  Resource* dst_ = nullptr;
 };
 
 // §4.1 bring-up (GetCaps, CreateDevice with CreateContextCb, two-pass
@@ -96,19 +115,14 @@ TEST_F(GoldenTest, DeferredContextCreateAndRelease) {
 // destroyed with DestroyCommandList (§4.6 else-branch).
 TEST_F(GoldenTest, FinishFreshHandle) {
   Start();
-  Resource* src = Buffer(D3D10_DDI_BIND_SHADER_RESOURCE);
-  Resource* dst = Buffer(D3D10_DDI_BIND_SHADER_RESOURCE);
+  CreateCopyBuffers();
   DeviceContext* dc = Deferred();
-  dc->CopyResource(dst, src);
   CommandList* cl = nullptr;
-  ASSERT_EQ(dc->FinishCommandList(FALSE, &cl), S_OK);
+  ASSERT_NO_FATAL_FAILURE(RecordCopy(dc, &cl));
   dc->Release();
   ic_->ExecuteCommandList(cl, FALSE);
   cl->Release();
-  src->Release();
-  dst->Release();
-  ic_->Flush();
-  Finish("finish_fresh_handle");
+  FinishCopy("finish_fresh_handle");
 }
 
 // The small-command-list recycling loop (SCL pseudocode): release while the context lives
@@ -117,21 +131,16 @@ TEST_F(GoldenTest, FinishFreshHandle) {
 // dies with a cached handle (DestroyCommandList before its DestroyDevice).
 TEST_F(GoldenTest, FinishRecycledHandle) {
   Start();
-  Resource* src = Buffer(D3D10_DDI_BIND_SHADER_RESOURCE);
-  Resource* dst = Buffer(D3D10_DDI_BIND_SHADER_RESOURCE);
+  CreateCopyBuffers();
   DeviceContext* dc = Deferred();
   for (int i = 0; i < 3; ++i) {
-    dc->CopyResource(dst, src);
     CommandList* cl = nullptr;
-    ASSERT_EQ(dc->FinishCommandList(FALSE, &cl), S_OK);
+    ASSERT_NO_FATAL_FAILURE(RecordCopy(dc, &cl));
     ic_->ExecuteCommandList(cl, FALSE);
     cl->Release();
   }
   dc->Release();
-  src->Release();
-  dst->Release();
-  ic_->Flush();
-  Finish("finish_recycled_handle");
+  FinishCopy("finish_recycled_handle");
 }
 
 // §4.7 abandon: a context released with recorded work and bindings: AbandonCommandList, the
@@ -183,12 +192,10 @@ TEST_F(GoldenTest, ExecuteAndFinishWithRestore) {
 // command-list handle (DC::CreateCommandList with hRT = the IC handle).
 TEST_F(GoldenTest, NestedExecution) {
   Start();
-  Resource* src = Buffer(D3D10_DDI_BIND_SHADER_RESOURCE);
-  Resource* dst = Buffer(D3D10_DDI_BIND_SHADER_RESOURCE);
+  CreateCopyBuffers();
   DeviceContext* inner_dc = Deferred();
-  inner_dc->CopyResource(dst, src);
   CommandList* inner = nullptr;
-  ASSERT_EQ(inner_dc->FinishCommandList(FALSE, &inner), S_OK);
+  ASSERT_NO_FATAL_FAILURE(RecordCopy(inner_dc, &inner));
   DeviceContext* outer_dc = Deferred();
   outer_dc->ExecuteCommandList(inner, FALSE);
   CommandList* outer = nullptr;
@@ -198,31 +205,23 @@ TEST_F(GoldenTest, NestedExecution) {
   inner->Release();
   outer_dc->Release();
   inner_dc->Release();
-  src->Release();
-  dst->Release();
-  ic_->Flush();
-  Finish("nested_execution");
+  FinishCopy("nested_execution");
 }
 
 // D5e/T7e: RecycleCreateCommandList fails with E_OUTOFMEMORY (by return value): the handle is
 // dead (no destroy by default), the abandon sequence runs, Finish returns E_OUTOFMEMORY.
 TEST_F(GoldenTest, FailedRecycleCreate) {
   Start("oom:RecycleCreateCommandList=1");
-  Resource* src = Buffer(D3D10_DDI_BIND_SHADER_RESOURCE);
-  Resource* dst = Buffer(D3D10_DDI_BIND_SHADER_RESOURCE);
+  CreateCopyBuffers();
   DeviceContext* dc = Deferred();
-  dc->CopyResource(dst, src);
   CommandList* cl = nullptr;
-  ASSERT_EQ(dc->FinishCommandList(FALSE, &cl), S_OK);
+  ASSERT_NO_FATAL_FAILURE(RecordCopy(dc, &cl));
   cl->Release();  // recycle-destroyed onto the list
-  dc->CopyResource(dst, src);
+  dc->CopyResource(dst_, src_);
   EXPECT_EQ(dc->FinishCommandList(FALSE, &cl), static_cast<HRESULT>(E_OUTOFMEMORY));
   EXPECT_EQ(cl, nullptr);
   dc->Release();
-  src->Release();
-  dst->Release();
-  ic_->Flush();
-  Finish("failed_recycle_create");
+  FinishCopy("failed_recycle_create");
 }
 
 // T1e: CreateCommandList reports E_OUTOFMEMORY through pfnSetErrorCb on the IC core layer.

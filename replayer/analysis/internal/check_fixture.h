@@ -128,6 +128,21 @@ class CheckTest : public ::testing::Test {
     t.Call("CalcDeferredContextHandleSize",
            {{"hDevice", "ic"}, {"HandleType", "D3D10DDI_HT_QUERY"}}, "32");
   }
+  // §4.2 for a buffer whose CreateResource makes one allocation (pfnAllocateCb) named
+  // `alloc`; `extra` adds CreateResource arguments (MiscFlags, Usage, ...).
+  void AllocatedResource(const std::string& h, const std::string& alloc, Args extra = {}) {
+    t.On(kIcThread).Call("CalcPrivateResourceSize", {{"hDevice", "ic"}}, "128");
+    Args args = {{"hDevice", "ic"}, {"hResource", h}, {"hRTResource", "rt_" + h}};
+    args.insert(args.end(), extra.begin(), extra.end());
+    t.Begin("CreateResource", args);
+    t.Call("AllocateCb", {{"hDevice", "rtdev"},
+                          {"hResource", "rt_" + h},
+                          {"NumAllocations", "1"},
+                          {"pAllocationInfo", alloc + ":0:0:0:0:0"}});
+    t.End();
+    t.Call("CalcDeferredContextHandleSize",
+           {{"hDevice", "ic"}, {"HandleType", "D3D10DDI_HT_RESOURCE"}}, "64");
+  }
   // §4.4: DC-local open of an IC object (fn = the DC-table create, e.g. CreateResource).
   void Open(const std::string& dc, const std::string& local, const std::string& ic_handle,
             const std::string& fn = "CreateResource", Args extra = {}) {
@@ -168,9 +183,10 @@ class CheckTest : public ::testing::Test {
     t.Call("CalcDeferredContextHandleSize",
            {{"hDevice", "ic"}, {"HandleType", "D3D11DDI_HT_COMMANDLIST"}}, "16");
   }
-  // §4.5 steps 2-3 with a recycled handle: drain, then RecycleCreateCommandList(cl).
+  // §4.5 steps 2-3 with a recycled handle: drain, then RecycleCreateCommandList(cl) returning
+  // `ret`.
   void FinishRecycled(const std::string& dc, const std::string& cl,
-                      const std::vector<std::string>& drained) {
+                      const std::vector<std::string>& drained, const std::string& ret = "S_OK") {
     t.On(kDcThread);
     for (const std::string& d : drained)
       t.Call("RecycleCommandList", {{"hDevice", dc}, {"hCommandList", d}});
@@ -179,7 +195,7 @@ class CheckTest : public ::testing::Test {
             {"hDeferredContext", dc},
             {"hCommandList", cl},
             {"hRTCommandList", "rt_" + cl}},
-           "S_OK");
+           ret);
   }
   // §4.5 step 5.
   void RecycleDc(const std::string& dc, const std::string& ret = "S_OK") {
@@ -198,6 +214,16 @@ class CheckTest : public ::testing::Test {
   void DestroyCl(const std::string& cl) {
     t.On(kIcThread);
     t.Call("DestroyCommandList", {{"hDevice", "ic"}, {"hCommandList", cl}});
+  }
+  // Binds one vertex buffer (res "0": unbinds slot 0) through ctx's table.
+  void BindVb(const std::string& ctx, const std::string& res, const std::string& stride = "16") {
+    t.On(ctx == "ic" ? kIcThread : kDcThread);
+    t.Call("IaSetVertexBuffers", {{"hDevice", ctx},
+                                  {"StartBuffer", "0"},
+                                  {"NumBuffers", "1"},
+                                  {"phBuffers", res},
+                                  {"pStrides", stride},
+                                  {"pOffsets", "0"}});
   }
   void Draw(const std::string& ctx) {
     t.On(ctx == "ic" ? kIcThread : kDcThread);

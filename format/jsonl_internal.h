@@ -1,0 +1,97 @@
+// Internals of the JSONL interchange (format/jsonl.h), shared by its translation units:
+//   jsonl.cc          export: EventToJsonl, ArgsToText, RetToText, JsonQuote, CheckEventLayout
+//   jsonl_values.cc   the strict RFC 8259 syntax check and the JSON value readers (and
+//                     FloatFromJson, which goes through both)
+//   jsonl_line.cc     one line -> LineRecord (fields, ret, seq/tid/parent/end as written)
+//   jsonl_decoder.cc  position resolution: JsonlDecoder, ParseJsonl, JsonlReader
+// Not part of the API: only the jsonl*.cc files include it.
+#ifndef CLTRACE_FORMAT_JSONL_INTERNAL_H_
+#define CLTRACE_FORMAT_JSONL_INTERNAL_H_
+
+#include <google/protobuf/struct.pb.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "format/catalog.h"
+#include "format/event.h"
+
+namespace cltrace::format::jsonl_internal {
+
+namespace pb = ::google::protobuf;
+
+// Largest integer every JSON consumer (doubles) holds exactly.
+constexpr uint64_t kMaxJsonInt = uint64_t{1} << 53;
+
+// ---- Strict syntax check (jsonl_values.cc) ------------------------------------------------
+
+// RFC 8259 grammar of one line holding one object. protobuf's parser runs after it; this
+// check exists because that parser accepts non-JSON and rounds big integers silently.
+absl::Status CheckJsonSyntax(absl::string_view line);
+
+// ---- Values (jsonl_values.cc) ---------------------------------------------------------------
+
+using Int = __int128;
+
+constexpr Int kU32Max = 0xffffffffu;
+constexpr Int kI32Min = -(Int{1} << 31);
+constexpr Int kU64Max = (Int{1} << 64) - 1;
+
+std::string IntText(Int v);
+// "null", "a number", ...: what a value is, for messages.
+absl::string_view KindOf(const pb::Value& v);
+// "123", "-5", "0x1f": the string forms of integers (for values beyond 2^53 and pointers).
+std::optional<Int> ParseIntString(absl::string_view s);
+// An integer in [lo, hi] from a JSON number or (if allow_string) an integer string.
+absl::StatusOr<Int> ReadInt(const pb::Value& v, absl::string_view what, Int lo, Int hi,
+                            bool allow_string);
+// The range of a scalar field: its C type's width when the catalog gives one.
+Int UnsignedMax(const FieldInfo& f, int default_bits);
+Int SignedMin(const FieldInfo& f, int default_bits);
+Int SignedMax(const FieldInfo& f, int default_bits);
+uint64_t SignExtend32(Int x);
+// A 32-bit value given either signed or unsigned (HRESULTs are written both ways).
+absl::StatusOr<uint64_t> Read32SignExtended(const pb::Value& v, absl::string_view what,
+                                            const EnumInfo* names);
+const EnumInfo* EnumAt(uint16_t index);
+bool IsScalarArray(const FieldInfo& array);
+// Float from a JSON value, or its special spellings.
+absl::StatusOr<uint64_t> ReadFloat(const pb::Value& v, absl::string_view what);
+
+// ---- Reading a line (jsonl_line.cc) ---------------------------------------------------------
+
+enum class EndKind : uint8_t { kGiven, kNull, kInferred };
+
+// A point on the position counter: the written position `pos` itself (rank 0), or the
+// rank-th inferred end placed in the gap right after `pos`. Lexicographic order is time
+// order because inferred ends sit before the next written position.
+struct Point {
+  uint64_t pos = 0;
+  uint32_t rank = 0;
+  auto operator<=>(const Point&) const = default;
+};
+
+// One parsed line before its positions are final.
+struct LineRecord {
+  Event event;  // seq, end (kGiven), parent as written
+  EndKind end_kind = EndKind::kInferred;
+  int64_t line = 0;
+  // kInferred: the latest end among its returned nested calls so far (pos 0 = none), and
+  // once it returned, its own end (rank 0 = not yet).
+  Point latest_child;
+  Point inferred_end;
+};
+
+// Parses one non-blank line into *rec (seq, tid, call, args, ret, parent and end as
+// written; line numbers and positions are the decoder's business). Handle tokens and
+// kString texts are interned into *handles / *strings.
+absl::Status ParseLine(absl::string_view text, TokenTable* handles, TokenTable* strings,
+                       LineRecord* rec);
+
+}  // namespace cltrace::format::jsonl_internal
+
+#endif  // CLTRACE_FORMAT_JSONL_INTERNAL_H_

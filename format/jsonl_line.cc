@@ -1,0 +1,340 @@
+// JSONL (format/jsonl.h): one line -> LineRecord. The line's keys, its call's flattened
+// fields (format/catalog_types.h) and its return value are read and checked here; the
+// positions (seq, end, parent) are taken as written and resolved by jsonl_decoder.cc.
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/types/span.h"
+#include "format/jsonl_internal.h"
+#include "format/status_macros.h"
+
+namespace cltrace::format::jsonl_internal {
+namespace {
+
+const pb::Value* Find(const pb::Struct& obj, absl::string_view key) {
+  auto it = obj.fields().find(std::string(key));
+  return it == obj.fields().end() ? nullptr : &it->second;
+}
+
+// Rejects keys of `obj` that are not among `fields` (all of them, sorted, so the message is
+// the same every time).
+absl::Status CheckKeys(const pb::Struct& obj, absl::Span<const FieldInfo> fields,
+                       absl::string_view where) {
+  std::vector<std::string> unknown;
+  for (const auto& [key, value] : obj.fields()) {
+    bool known = false;
+    for (const FieldInfo& f : fields) {
+      if (key == f.name) {
+        known = true;
+        break;
+      }
+    }
+    if (!known) unknown.push_back(absl::StrCat("\"", key, "\""));
+  }
+  if (unknown.empty()) return absl::OkStatus();
+  std::sort(unknown.begin(), unknown.end());
+  return absl::InvalidArgumentError(absl::StrCat("unknown argument",
+                                                 unknown.size() > 1 ? "s " : " ",
+                                                 absl::StrJoin(unknown, ", "), " in ", where));
+}
+
+class FieldReader {
+ public:
+  FieldReader(TokenTable* handles, TokenTable* strings) : handles_(handles), strings_(strings) {}
+
+  // Reads `fields` from `obj` into out (one value per field); array elements go to *tail
+  // (nullptr where arrays cannot occur).
+  absl::Status ReadList(absl::Span<const FieldInfo> fields, const pb::Struct& obj,
+                        absl::string_view where, absl::InlinedVector<uint64_t, 8>* out,
+                        std::vector<uint64_t>* tail) {
+    CLTRACE_RETURN_IF_ERROR(CheckKeys(obj, fields, where));
+    size_t null_until = 0;
+    const FieldInfo* null_owner = nullptr;
+    for (size_t i = 0; i < fields.size(); ++i) {
+      const FieldInfo& f = fields[i];
+      const pb::Value* v = Find(obj, f.name);
+      if (i < null_until) {
+        if (v != nullptr)
+          return absl::InvalidArgumentError(absl::StrCat("\"", f.name, "\" is a member of \"",
+                                                         null_owner->name, "\", which is null"));
+        out->push_back(0);
+        continue;
+      }
+      if (v == nullptr) {
+        if (f.kind == FieldKind::kHandle && f.required)
+          return absl::InvalidArgumentError(
+              absl::StrCat("missing required argument \"", f.name, "\" in ", where));
+        // Defaults: a pointer to a structure is present; an embedded array is never NULL,
+        // so it is empty.
+        out->push_back(
+            f.kind == FieldKind::kPresent || (f.kind == FieldKind::kArray && f.embedded) ? 1 : 0);
+        continue;
+      }
+      if (f.kind == FieldKind::kArray) {
+        if (tail == nullptr)
+          return absl::InternalError(absl::StrCat("catalog: nested array ", f.name));
+        CLTRACE_ASSIGN_OR_RETURN(uint64_t count, ReadArray(f, *v, tail));
+        out->push_back(count);
+        continue;
+      }
+      CLTRACE_ASSIGN_OR_RETURN(uint64_t value, ReadValue(f, *v));
+      out->push_back(value);
+      if (f.kind == FieldKind::kPresent && value == 0) {
+        null_until = i + 1 + f.elem_count;
+        null_owner = &f;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<uint64_t> ReadValue(const FieldInfo& f, const pb::Value& v) {
+    std::string what = absl::StrCat("\"", f.name, "\"");
+    switch (f.kind) {
+      case FieldKind::kU32: {
+        CLTRACE_ASSIGN_OR_RETURN(Int x, ReadInt(v, what, 0, UnsignedMax(f, 32), true));
+        return static_cast<uint64_t>(x);
+      }
+      case FieldKind::kI32: {
+        CLTRACE_ASSIGN_OR_RETURN(Int x, ReadInt(v, what, SignedMin(f, 32), SignedMax(f, 32), true));
+        return static_cast<uint64_t>(static_cast<int64_t>(x));
+      }
+      case FieldKind::kU64:
+      case FieldKind::kSize: {
+        CLTRACE_ASSIGN_OR_RETURN(Int x, ReadInt(v, what, 0, UnsignedMax(f, 64), true));
+        return static_cast<uint64_t>(x);
+      }
+      case FieldKind::kI64: {
+        CLTRACE_ASSIGN_OR_RETURN(Int x, ReadInt(v, what, SignedMin(f, 64), SignedMax(f, 64), true));
+        return static_cast<uint64_t>(static_cast<int64_t>(x));
+      }
+      case FieldKind::kBool:
+        if (v.kind_case() == pb::Value::kBoolValue) return v.bool_value() ? 1 : 0;
+        return Read32SignExtended(v, what, nullptr);
+      case FieldKind::kHresult:
+        return Read32SignExtended(v, what, EnumAt(f.type_index));
+      case FieldKind::kF32:
+        return ReadFloat(v, what);
+      case FieldKind::kPtr: {
+        if (v.kind_case() == pb::Value::kNullValue) return 0;
+        CLTRACE_ASSIGN_OR_RETURN(Int x, ReadInt(v, what, 0, kU64Max, true));
+        return static_cast<uint64_t>(x);
+      }
+      case FieldKind::kHandle: {
+        if (v.kind_case() == pb::Value::kNullValue) return 0;
+        if (v.kind_case() != pb::Value::kStringValue)
+          return absl::InvalidArgumentError(
+              absl::StrCat(what, " must be a handle token string or null, not ", KindOf(v)));
+        absl::string_view token = v.string_value();
+        // C's NULL spelled as a token is still NULL (recorders never give 0 a token).
+        if (token.empty() || token == "0" || token == "0x0") return 0;
+        return handles_->Intern(token);
+      }
+      case FieldKind::kEnum:
+      case FieldKind::kFlags: {
+        const EnumInfo* e = EnumAt(f.type_index);
+        if (v.kind_case() == pb::Value::kStringValue && !ParseIntString(v.string_value())) {
+          std::optional<uint64_t> named =
+              e == nullptr ? std::nullopt : ValueOfName(*e, v.string_value());
+          if (!named)
+            return absl::InvalidArgumentError(absl::StrCat(what, ": unknown ",
+                                                           e != nullptr ? e->name : "enum",
+                                                           " name \"", v.string_value(), "\""));
+          return *named;
+        }
+        CLTRACE_ASSIGN_OR_RETURN(Int x, ReadInt(v, what, 0, UnsignedMax(f, 32), true));
+        return static_cast<uint64_t>(x);
+      }
+      case FieldKind::kPresent:
+        if (v.kind_case() == pb::Value::kNullValue) return 0;
+        if (v.kind_case() == pb::Value::kBoolValue && v.bool_value()) return 1;
+        if (v.kind_case() == pb::Value::kStructValue) {
+          if (v.struct_value().fields_size() == 0) return 1;
+          return absl::InvalidArgumentError(absl::StrCat(
+              "the members of ", what, " are written directly in \"args\", not nested"));
+        }
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, " must be null (NULL pointer) or true, not ", KindOf(v)));
+      case FieldKind::kString:
+        if (v.kind_case() == pb::Value::kNullValue) return 0;
+        if (v.kind_case() != pb::Value::kStringValue)
+          return absl::InvalidArgumentError(
+              absl::StrCat(what, " must be a string, not ", KindOf(v)));
+        return strings_->Intern(v.string_value());
+      case FieldKind::kArray:
+        break;
+    }
+    return absl::InternalError(absl::StrCat(what, ": unexpected field kind"));
+  }
+
+ private:
+  absl::StatusOr<uint64_t> ReadArray(const FieldInfo& f, const pb::Value& v,
+                                     std::vector<uint64_t>* tail) {
+    if (v.kind_case() == pb::Value::kNullValue && !f.embedded) return 0;
+    if (v.kind_case() != pb::Value::kListValue)
+      return absl::InvalidArgumentError(
+          absl::StrCat("\"", f.name, "\" must be an array",
+                       f.embedded ? " (embedded, never null)" : " or null", ", not ", KindOf(v)));
+    auto elems = ElementFields(f);
+    bool scalar = IsScalarArray(f);
+    const auto& items = v.list_value().values();
+    for (int k = 0; k < items.size(); ++k) {
+      const pb::Value& item = items[k];
+      std::string where = absl::StrCat(f.name, "[", k, "]");
+      if (scalar) {
+        auto value = ReadValue(elems[0], item);
+        if (!value.ok())
+          return absl::InvalidArgumentError(absl::StrCat(where, ": ", value.status().message()));
+        tail->push_back(*value);
+        continue;
+      }
+      if (item.kind_case() != pb::Value::kStructValue)
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, " must be an object, not ", KindOf(item)));
+      absl::InlinedVector<uint64_t, 8> values;
+      absl::Status st = ReadList(elems, item.struct_value(), where, &values, nullptr);
+      if (!st.ok() && !absl::StrContains(st.message(), where))
+        return absl::InvalidArgumentError(absl::StrCat(where, ": ", st.message()));
+      CLTRACE_RETURN_IF_ERROR(st);
+      tail->insert(tail->end(), values.begin(), values.end());
+    }
+    return static_cast<uint64_t>(items.size()) + 1;
+  }
+
+  TokenTable* handles_;
+  TokenTable* strings_;
+};
+
+constexpr absl::string_view kTopKeys[] = {"seq", "tid", "fn", "args", "ret", "parent", "end"};
+
+absl::StatusOr<int64_t> ReadRet(const CallInfo& call, const pb::Value& v) {
+  switch (call.ret) {
+    case ReturnKind::kVoid:
+      return absl::InvalidArgumentError(absl::StrCat(call.name, " returns void; remove \"ret\""));
+    case ReturnKind::kHresult:
+    case ReturnKind::kNtstatus: {
+      const EnumInfo* names = call.ret_enum == kNoEnum ? nullptr : EnumAt(call.ret_enum);
+      CLTRACE_ASSIGN_OR_RETURN(uint64_t x, Read32SignExtended(v, "\"ret\"", names));
+      return static_cast<int64_t>(x);
+    }
+    case ReturnKind::kSize: {
+      CLTRACE_ASSIGN_OR_RETURN(Int x, ReadInt(v, "\"ret\"", 0, kU64Max, true));
+      return static_cast<int64_t>(static_cast<uint64_t>(x));
+    }
+    case ReturnKind::kU32: {
+      const EnumInfo* names = call.ret_enum == kNoEnum ? nullptr : EnumAt(call.ret_enum);
+      if (names != nullptr && v.kind_case() == pb::Value::kStringValue &&
+          !ParseIntString(v.string_value())) {
+        std::optional<uint64_t> named = ValueOfName(*names, v.string_value());
+        if (!named)
+          return absl::InvalidArgumentError(
+              absl::StrCat("\"ret\": unknown name \"", v.string_value(), "\""));
+        return static_cast<int64_t>(*named);
+      }
+      CLTRACE_ASSIGN_OR_RETURN(Int x, ReadInt(v, "\"ret\"", 0, kU32Max, true));
+      return static_cast<int64_t>(x);
+    }
+    case ReturnKind::kBool: {
+      if (v.kind_case() == pb::Value::kBoolValue) return v.bool_value() ? 1 : 0;
+      CLTRACE_ASSIGN_OR_RETURN(uint64_t x, Read32SignExtended(v, "\"ret\"", nullptr));
+      return static_cast<int64_t>(x);
+    }
+  }
+  return absl::InternalError("unexpected return kind");
+}
+
+}  // namespace
+
+absl::Status ParseLine(absl::string_view text, TokenTable* handles, TokenTable* strings,
+                       LineRecord* rec) {
+  CLTRACE_RETURN_IF_ERROR(CheckJsonSyntax(text));
+  pb::Struct obj;
+  pb::util::JsonParseOptions options;
+  auto parsed = pb::util::JsonStringToMessage(std::string(text), &obj, options);
+  if (!parsed.ok()) {
+    // protobuf appends the line and a caret on further lines; the first line is the reason.
+    std::string reason(parsed.message());
+    reason = std::string(absl::StripAsciiWhitespace(reason.substr(0, reason.find('\n'))));
+    return absl::InvalidArgumentError(absl::StrCat("malformed JSON: ", reason));
+  }
+  for (const auto& [key, value] : obj.fields()) {
+    if (std::find(std::begin(kTopKeys), std::end(kTopKeys), key) == std::end(kTopKeys))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown key \"", key, "\" (expected seq, tid, fn, args, ret, parent, end)"));
+  }
+  Event& e = rec->event;
+  const pb::Value* v = Find(obj, "seq");
+  if (v == nullptr) return absl::InvalidArgumentError("missing \"seq\"");
+  CLTRACE_ASSIGN_OR_RETURN(Int seq, ReadInt(*v, "\"seq\"", 1, kMaxJsonInt, false));
+  e.seq = static_cast<uint64_t>(seq);
+  v = Find(obj, "tid");
+  if (v == nullptr) return absl::InvalidArgumentError("missing \"tid\"");
+  CLTRACE_ASSIGN_OR_RETURN(Int tid, ReadInt(*v, "\"tid\"", 0, kU32Max, false));
+  e.tid = static_cast<uint32_t>(tid);
+  v = Find(obj, "fn");
+  if (v == nullptr) return absl::InvalidArgumentError("missing \"fn\"");
+  if (v->kind_case() != pb::Value::kStringValue)
+    return absl::InvalidArgumentError(absl::StrCat("\"fn\" must be a string, not ", KindOf(*v)));
+  const CallInfo* call = FindCall(v->string_value());
+  if (call == nullptr) {
+    absl::string_view name = v->string_value();
+    std::string hint;
+    if (absl::StartsWith(name, "pfn") && FindCall(name.substr(3)) != nullptr)
+      hint = absl::StrCat(" (write \"", name.substr(3), "\", without \"pfn\")");
+    return absl::InvalidArgumentError(absl::StrCat("unknown function \"", name, "\"", hint));
+  }
+  e.call = IdOf(*call);
+  v = Find(obj, "args");
+  if (v == nullptr) return absl::InvalidArgumentError("missing \"args\"");
+  if (v->kind_case() != pb::Value::kStructValue)
+    return absl::InvalidArgumentError(absl::StrCat("\"args\" must be an object, not ", KindOf(*v)));
+  std::vector<uint64_t> tail;
+  FieldReader reader(handles, strings);
+  e.args.clear();
+  CLTRACE_RETURN_IF_ERROR(reader.ReadList(Fields(*call), v->struct_value(),
+                                          absl::StrCat(call->name, " args"), &e.args, &tail));
+  e.args.insert(e.args.end(), tail.begin(), tail.end());
+
+  v = Find(obj, "end");
+  if (v == nullptr) {
+    rec->end_kind = EndKind::kInferred;
+  } else if (v->kind_case() == pb::Value::kNullValue) {
+    rec->end_kind = EndKind::kNull;
+  } else {
+    CLTRACE_ASSIGN_OR_RETURN(Int end, ReadInt(*v, "\"end\"", 0, kMaxJsonInt, false));
+    if (end == 0) {
+      rec->end_kind = EndKind::kNull;  // 0 is no position: "never returned", like null
+    } else {
+      if (static_cast<uint64_t>(end) <= e.seq)
+        return absl::InvalidArgumentError(
+            absl::StrCat("end ", IntText(end), " is not after seq ", e.seq));
+      rec->end_kind = EndKind::kGiven;
+      e.end = static_cast<uint64_t>(end);
+    }
+  }
+  v = Find(obj, "ret");
+  if (v != nullptr && v->kind_case() != pb::Value::kNullValue) {
+    if (rec->end_kind == EndKind::kNull)
+      return absl::InvalidArgumentError("a call that never returned (end null) has no \"ret\"");
+    CLTRACE_ASSIGN_OR_RETURN(e.ret, ReadRet(*call, *v));
+  }
+  v = Find(obj, "parent");
+  if (v != nullptr && v->kind_case() != pb::Value::kNullValue) {
+    CLTRACE_ASSIGN_OR_RETURN(Int parent, ReadInt(*v, "\"parent\"", 0, kMaxJsonInt, false));
+    e.parent = static_cast<uint64_t>(parent);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace cltrace::format::jsonl_internal

@@ -1,0 +1,368 @@
+// JSONL (format/jsonl.h): the strict syntax check every line passes before protobuf parses
+// it, and the readers of single JSON values (integers in a range, 32-bit codes, floats)
+// that the line parser and FloatFromJson share.
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "format/jsonl.h"
+#include "format/jsonl_internal.h"
+#include "format/status_macros.h"
+
+namespace cltrace::format {
+namespace jsonl_internal {
+namespace {
+
+// Deeper JSON is never a valid line; the limit keeps the recursive checker's stack small.
+constexpr int kMaxJsonDepth = 32;
+
+// ---- Strict syntax check ----------------------------------------------------------------
+
+// RFC 8259 grammar of one line holding one object. protobuf's parser runs after it; this
+// check exists because that parser accepts non-JSON and rounds big integers silently.
+class SyntaxChecker {
+ public:
+  explicit SyntaxChecker(absl::string_view s) : s_(s) {}
+
+  absl::Status Check() {
+    SkipWs();
+    if (pos_ >= s_.size() || s_[pos_] != '{') return Error("a line must hold one JSON object");
+    CLTRACE_RETURN_IF_ERROR(Value(0));
+    SkipWs();
+    if (pos_ != s_.size()) return Error("unexpected text after the object");
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status Error(absl::string_view what) const {
+    return absl::InvalidArgumentError(
+        absl::StrCat("column ", pos_ + 1, ": malformed JSON: ", what));
+  }
+  void SkipWs() {
+    while (pos_ < s_.size() &&
+           (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\r' || s_[pos_] == '\n'))
+      ++pos_;
+  }
+  bool Peek(char c) const { return pos_ < s_.size() && s_[pos_] == c; }
+
+  absl::Status Value(int depth) {
+    if (depth > kMaxJsonDepth) return Error("nesting too deep");
+    SkipWs();
+    if (pos_ >= s_.size()) return Error("unexpected end of line, expected a value");
+    char c = s_[pos_];
+    if (c == '{') return Object(depth);
+    if (c == '[') return Array(depth);
+    if (c == '"') return String();
+    if (c == '-' || (c >= '0' && c <= '9')) return Number();
+    for (absl::string_view word : {"true", "false", "null"}) {
+      if (absl::StartsWith(s_.substr(pos_), word)) {
+        pos_ += word.size();
+        return absl::OkStatus();
+      }
+    }
+    return Error("expected a value");
+  }
+
+  absl::Status Object(int depth) {
+    ++pos_;  // '{'
+    SkipWs();
+    if (Peek('}')) {
+      ++pos_;
+      return absl::OkStatus();
+    }
+    while (true) {
+      SkipWs();
+      if (!Peek('"')) return Error("expected a quoted key");
+      CLTRACE_RETURN_IF_ERROR(String());
+      SkipWs();
+      if (!Peek(':')) return Error("expected ':'");
+      ++pos_;
+      CLTRACE_RETURN_IF_ERROR(Value(depth + 1));
+      SkipWs();
+      if (Peek(',')) {
+        ++pos_;
+        continue;
+      }
+      if (Peek('}')) {
+        ++pos_;
+        return absl::OkStatus();
+      }
+      return Error("expected ',' or '}'");
+    }
+  }
+
+  absl::Status Array(int depth) {
+    ++pos_;  // '['
+    SkipWs();
+    if (Peek(']')) {
+      ++pos_;
+      return absl::OkStatus();
+    }
+    while (true) {
+      CLTRACE_RETURN_IF_ERROR(Value(depth + 1));
+      SkipWs();
+      if (Peek(',')) {
+        ++pos_;
+        continue;
+      }
+      if (Peek(']')) {
+        ++pos_;
+        return absl::OkStatus();
+      }
+      return Error("expected ',' or ']'");
+    }
+  }
+
+  absl::Status String() {
+    ++pos_;  // '"'
+    while (pos_ < s_.size()) {
+      unsigned char c = static_cast<unsigned char>(s_[pos_]);
+      if (c == '"') {
+        ++pos_;
+        return absl::OkStatus();
+      }
+      if (c < 0x20) return Error("control character in a string (escape it)");
+      if (c == '\\') {
+        ++pos_;
+        if (pos_ >= s_.size()) break;
+        char e = s_[pos_];
+        if (e == 'u') {
+          for (int i = 1; i <= 4; ++i) {
+            if (pos_ + i >= s_.size() || !absl::ascii_isxdigit(s_[pos_ + i]))
+              return Error("\\u needs four hex digits");
+          }
+          pos_ += 4;
+        } else if (absl::string_view("\"\\/bfnrt").find(e) == absl::string_view::npos) {
+          return Error(absl::StrCat("invalid escape \\", absl::string_view(&e, 1)));
+        }
+      }
+      ++pos_;
+    }
+    return Error("unterminated string");
+  }
+
+  absl::Status Number() {
+    size_t start = pos_;
+    if (Peek('-')) ++pos_;
+    size_t digits_start = pos_;
+    if (Peek('0')) {
+      ++pos_;
+    } else if (pos_ < s_.size() && s_[pos_] >= '1' && s_[pos_] <= '9') {
+      while (pos_ < s_.size() && absl::ascii_isdigit(s_[pos_])) ++pos_;
+    } else {
+      return Error("expected a digit");
+    }
+    size_t digits_end = pos_;
+    bool integral = true;
+    if (Peek('.')) {
+      integral = false;
+      ++pos_;
+      if (pos_ >= s_.size() || !absl::ascii_isdigit(s_[pos_]))
+        return Error("expected a digit after '.'");
+      while (pos_ < s_.size() && absl::ascii_isdigit(s_[pos_])) ++pos_;
+    }
+    if (Peek('e') || Peek('E')) {
+      integral = false;
+      ++pos_;
+      if (Peek('+') || Peek('-')) ++pos_;
+      if (pos_ >= s_.size() || !absl::ascii_isdigit(s_[pos_]))
+        return Error("expected a digit in the exponent");
+      while (pos_ < s_.size() && absl::ascii_isdigit(s_[pos_])) ++pos_;
+    }
+    if (integral) {
+      // The parser would turn a larger integer into the nearest double: a different value.
+      absl::string_view digits = s_.substr(digits_start, digits_end - digits_start);
+      constexpr absl::string_view kLimit = "9007199254740992";  // 2^53
+      if (digits.size() > kLimit.size() || (digits.size() == kLimit.size() && digits > kLimit)) {
+        pos_ = start;
+        return absl::InvalidArgumentError(
+            absl::StrCat("column ", start + 1, ": integer ", s_.substr(start, digits_end - start),
+                         " is beyond 2^53 and cannot be read exactly; write it as a string"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::string_view s_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+absl::Status CheckJsonSyntax(absl::string_view line) { return SyntaxChecker(line).Check(); }
+
+// ---- Values -----------------------------------------------------------------------------
+
+std::string IntText(Int v) {
+  if (v < 0) return absl::StrCat("-", static_cast<uint64_t>(-v));
+  return absl::StrCat(static_cast<uint64_t>(v));
+}
+
+absl::string_view KindOf(const pb::Value& v) {
+  switch (v.kind_case()) {
+    case pb::Value::kNullValue:
+      return "null";
+    case pb::Value::kNumberValue:
+      return "a number";
+    case pb::Value::kStringValue:
+      return "a string";
+    case pb::Value::kBoolValue:
+      return "a boolean";
+    case pb::Value::kStructValue:
+      return "an object";
+    case pb::Value::kListValue:
+      return "an array";
+    default:
+      return "nothing";
+  }
+}
+
+// "123", "-5", "0x1f": the string forms of integers (for values beyond 2^53 and pointers).
+std::optional<Int> ParseIntString(absl::string_view s) {
+  bool neg = absl::ConsumePrefix(&s, "-");
+  uint64_t mag = 0;
+  if (absl::ConsumePrefix(&s, "0x") || absl::ConsumePrefix(&s, "0X")) {
+    if (s.empty() || s.size() > 16) return std::nullopt;
+    for (char c : s)
+      if (!absl::ascii_isxdigit(c)) return std::nullopt;
+    if (!absl::SimpleHexAtoi(s, &mag)) return std::nullopt;
+  } else {
+    if (s.empty()) return std::nullopt;
+    for (char c : s)
+      if (!absl::ascii_isdigit(c)) return std::nullopt;
+    if (!absl::SimpleAtoi(s, &mag)) return std::nullopt;
+  }
+  return neg ? -static_cast<Int>(mag) : static_cast<Int>(mag);
+}
+
+// An integer in [lo, hi] from a JSON number or (if allow_string) an integer string.
+absl::StatusOr<Int> ReadInt(const pb::Value& v, absl::string_view what, Int lo, Int hi,
+                            bool allow_string) {
+  Int x = 0;
+  if (v.kind_case() == pb::Value::kNumberValue) {
+    double d = v.number_value();
+    if (!(std::trunc(d) == d))
+      return absl::InvalidArgumentError(absl::StrCat(what, " must be an integer"));
+    if (std::fabs(d) > static_cast<double>(kMaxJsonInt))
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " is beyond 2^53 and cannot be read exactly; write it as a string"));
+    x = static_cast<int64_t>(d);
+  } else if (allow_string && v.kind_case() == pb::Value::kStringValue) {
+    std::optional<Int> parsed = ParseIntString(v.string_value());
+    if (!parsed)
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": \"", v.string_value(), "\" is not an integer"));
+    x = *parsed;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(what, " must be an integer, not ", KindOf(v)));
+  }
+  if (x < lo || x > hi)
+    return absl::InvalidArgumentError(absl::StrCat(what, " = ", IntText(x), " is out of range [",
+                                                   IntText(lo), ", ", IntText(hi), "]"));
+  return x;
+}
+
+// The range of a scalar field: its C type's width when the catalog gives one.
+Int UnsignedMax(const FieldInfo& f, int default_bits) {
+  int bits = f.bits > 0 && f.bits < 64 ? f.bits : default_bits;
+  return (Int{1} << bits) - 1;
+}
+Int SignedMin(const FieldInfo& f, int default_bits) {
+  int bits = f.bits > 0 && f.bits <= 64 ? f.bits : default_bits;
+  return -(Int{1} << (bits - 1));
+}
+Int SignedMax(const FieldInfo& f, int default_bits) { return -SignedMin(f, default_bits) - 1; }
+
+uint64_t SignExtend32(Int x) {
+  return static_cast<uint64_t>(
+      static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(x)))));
+}
+
+// A 32-bit value given either signed or unsigned (HRESULTs are written both ways).
+absl::StatusOr<uint64_t> Read32SignExtended(const pb::Value& v, absl::string_view what,
+                                            const EnumInfo* names) {
+  if (names != nullptr && v.kind_case() == pb::Value::kStringValue &&
+      !ParseIntString(v.string_value())) {
+    std::optional<uint64_t> named = ValueOfName(*names, v.string_value());
+    if (!named)
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": unknown name \"", v.string_value(), "\""));
+    return SignExtend32(static_cast<Int>(*named));
+  }
+  CLTRACE_ASSIGN_OR_RETURN(Int x, ReadInt(v, what, kI32Min, kU32Max, /*allow_string=*/true));
+  return SignExtend32(x);
+}
+
+const EnumInfo* EnumAt(uint16_t index) {
+  auto enums = Enums();
+  return index < enums.size() ? &enums[index] : nullptr;
+}
+
+bool IsScalarArray(const FieldInfo& array) {
+  auto elems = ElementFields(array);
+  return elems.size() == 1 && absl::string_view(elems[0].name) == array.name;
+}
+
+// Float from a JSON value, or its special spellings.
+absl::StatusOr<uint64_t> ReadFloat(const pb::Value& v, absl::string_view what) {
+  float f = 0;
+  if (v.kind_case() == pb::Value::kNumberValue) {
+    double d = v.number_value();
+    // Beyond this the nearest float is infinity: a written finite number would change.
+    constexpr double kFloatOverflow = 3.4028235677973366e38;  // 2^128 - 2^103
+    if (std::fabs(d) >= kFloatOverflow)
+      return absl::InvalidArgumentError(absl::StrCat(what, " is out of float range"));
+    f = static_cast<float>(d);
+  } else if (v.kind_case() == pb::Value::kStringValue) {
+    absl::string_view s = v.string_value();
+    uint32_t bits = 0;
+    if (s == "NaN") {
+      bits = 0x7fc00000u;
+    } else if (s == "Infinity") {
+      bits = 0x7f800000u;
+    } else if (s == "-Infinity") {
+      bits = 0xff800000u;
+    } else if (absl::StartsWith(s, "0x") && s.size() <= 10 && s.size() > 2 &&
+               absl::SimpleHexAtoi(s.substr(2), &bits)) {
+      // a bit pattern (NaN payloads)
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": \"", s,
+                       "\" is not a float (a number, \"NaN\", \"Infinity\", \"-Infinity\" "
+                       "or a \"0x7fc00001\" bit pattern)"));
+    }
+    return bits;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(what, " must be a number, not ", KindOf(v)));
+  }
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  return bits;
+}
+
+}  // namespace jsonl_internal
+
+using jsonl_internal::CheckJsonSyntax;
+using jsonl_internal::ReadFloat;
+namespace pb = ::google::protobuf;
+
+absl::StatusOr<uint32_t> FloatFromJson(absl::string_view json_value) {
+  std::string line = absl::StrCat("{\"v\":", json_value, "}");
+  CLTRACE_RETURN_IF_ERROR(CheckJsonSyntax(line));
+  pb::Struct obj;
+  auto parsed = pb::util::JsonStringToMessage(line, &obj);
+  if (!parsed.ok()) return absl::InvalidArgumentError(std::string(parsed.message()));
+  CLTRACE_ASSIGN_OR_RETURN(uint64_t bits, ReadFloat(obj.fields().at("v"), "value"));
+  return static_cast<uint32_t>(bits);
+}
+
+}  // namespace cltrace::format
