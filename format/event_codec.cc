@@ -31,10 +31,6 @@ constexpr uint8_t kTagDefId = 0x08;     // HandleDef.id / StringDef.id
 constexpr uint8_t kTagDefValue = 0x12;  // HandleDef.token / StringDef.value
 
 inline uint8_t* PutVarint(uint64_t v, uint8_t* p) {
-  if (v < 0x80) {  // most deltas and small args
-    *p = static_cast<uint8_t>(v);
-    return p + 1;
-  }
   return CodedOutputStream::WriteVarint64ToArray(v, p);
 }
 
@@ -145,7 +141,10 @@ std::vector<CallId> BuildCallMap(const proto::TraceHeader& header) {
 ChunkEncoder::ChunkEncoder(uint32_t timestamp_unit_ns)
     : unit_ns_(timestamp_unit_ns == 0 ? 1 : timestamp_unit_ns) {}
 
-void ChunkEncoder::Grow(size_t n) { buf_.resize(std::max(size_ + n, buf_.size() * 2 + 4096)); }
+char* ChunkEncoder::Reserve(size_t n) {
+  if (size_ + n > buf_.size()) buf_.resize(std::max(size_ + n, buf_.size() * 2 + 4096));
+  return buf_.data() + size_;
+}
 
 void ChunkEncoder::Reset() {
   size_ = 0;
@@ -170,10 +169,8 @@ void ChunkEncoder::AppendCall(const Event& e, const CallLayout& layout) {
   const size_t nargs = e.args.size();
   // Upper bound of the CallEvent body: 9 scalar fields of at most 1 + 10 bytes, the args.
   const size_t max_body = 9 * 11 + 2 + 11 + 10 * nargs;
-  // The body is written in place after room for the two length prefixes (packet, call) at
-  // their usual one byte each, and moved once its length shows that they need more.
-  uint8_t* const out = reinterpret_cast<uint8_t*>(Reserve(2 + 2 * 10 + max_body));
-  uint8_t* const body = out + 4;
+  if (scratch_.size() < max_body) scratch_.resize(max_body * 2);
+  uint8_t* const body = reinterpret_cast<uint8_t*>(scratch_.data());
   uint8_t* p = body;
 
   const uint32_t call = static_cast<uint32_t>(e.call);
@@ -197,14 +194,7 @@ void ChunkEncoder::AppendCall(const Event& e, const CallLayout& layout) {
     *p++ = kTagTid;
     p = PutVarint(e.tid, p);
   }
-  // Consecutive events often share their timestamp (a recorder's derived timestamps change
-  // once per poll): reuse the last conversion rather than divide again.
-  if (e.timestamp_ns != last_ts_ns_ || !last_ts_valid_) {
-    last_ts_units_ = unit_ns_ == 1 ? e.timestamp_ns : FloorDiv(e.timestamp_ns, unit_ns_);
-    last_ts_ns_ = e.timestamp_ns;
-    last_ts_valid_ = true;
-  }
-  const int64_t ts = last_ts_units_;
+  const int64_t ts = unit_ns_ == 1 ? e.timestamp_ns : FloorDiv(e.timestamp_ns, unit_ns_);
   const int64_t dts =
       static_cast<int64_t>(static_cast<uint64_t>(ts) - static_cast<uint64_t>(prev_ts_));
   if (dts != 0) {
@@ -253,16 +243,16 @@ void ChunkEncoder::AppendCall(const Event& e, const CallLayout& layout) {
   }
 
   const size_t body_len = static_cast<size_t>(p - body);
-  const size_t call_len_size = CodedOutputStream::VarintSize64(body_len);
-  const size_t packet_len = 1 + call_len_size + body_len;
-  const size_t prefix = 2 + CodedOutputStream::VarintSize64(packet_len) + call_len_size;
-  if (__builtin_expect(prefix != 4, 0)) std::memmove(out + prefix, body, body_len);
-  uint8_t* o = out;
+  const size_t packet_len = 1 + CodedOutputStream::VarintSize64(body_len) + body_len;
+  uint8_t* o = reinterpret_cast<uint8_t*>(Reserve(2 + 2 * 10 + body_len));
+  uint8_t* const o_start = o;
   *o++ = kTagBodyPacket;
   o = PutVarint(packet_len, o);
   *o++ = kTagPacketCall;
-  PutVarint(body_len, o);
-  size_ += prefix + body_len;
+  o = PutVarint(body_len, o);
+  std::memcpy(o, body, body_len);
+  o += body_len;
+  size_ += static_cast<size_t>(o - o_start);
 
   if (events_ == 0 || e.seq < min_seq_) min_seq_ = e.seq;
   if (events_ == 0 || e.seq > max_seq_) max_seq_ = e.seq;
