@@ -124,7 +124,9 @@ class Dxgkrnl {
   // Virtual time.
   VirtualTime now() const;
   // now() without taking the lock: for observers that run inside kernel-layer calls (which
-  // already hold it), e.g. gpu::KernelTranscript. Racy if other threads use the model.
+  // already hold it; now() would deadlock), e.g. gpu::KernelTranscript. Never a data race (the
+  // clock is a relaxed atomic); exact inside a kernel-layer call, outside one it may be
+  // already stale when it returns if other threads are using the model.
   VirtualTime NowForObserver() const;
   // Lets `ns` of virtual time pass (running what becomes due).
   void RunFor(VirtualTime ns);

@@ -6,7 +6,7 @@ namespace cltrace::gpu {
 
 Scheduler::EventId Scheduler::At(VirtualTime at, absl::AnyInvocable<void()> fn) {
   EventId id = next_id_++;
-  VirtualTime due = std::max(at, now_);
+  VirtualTime due = std::max(at, now());
   queue_.emplace(std::make_pair(due, id), std::move(fn));
   due_.emplace(id, due);
   return id;
@@ -23,7 +23,7 @@ bool Scheduler::Cancel(EventId id) {
 bool Scheduler::RunNext() {
   if (queue_.empty()) return false;
   auto it = queue_.begin();
-  now_ = std::max(now_, it->first.first);
+  SetNow(std::max(now(), it->first.first));
   absl::AnyInvocable<void()> fn = std::move(it->second);
   due_.erase(it->first.second);
   queue_.erase(it);
@@ -38,7 +38,7 @@ uint64_t Scheduler::RunUntil(VirtualTime t) {
     RunNext();
     ++n;
   }
-  now_ = std::max(now_, t);
+  SetNow(std::max(now(), t));
   return n;
 }
 

@@ -6,7 +6,9 @@
 // run in (due time, scheduling order), so two events due at the same instant run in the order
 // they were scheduled.
 //
-// Thread-safety: none. The owner (gpu::Dxgkrnl) serialises all access under its own lock.
+// Thread-safety: none, except that now() may be read from any thread at any time (it returns
+// a value the clock had recently; exact when the reader is serialised with the writer). The
+// owner (gpu::Dxgkrnl) serialises everything else under its own lock.
 //
 // Example:
 //   Scheduler s;
@@ -15,6 +17,7 @@
 #ifndef CLTRACE_GPU_SCHEDULER_H_
 #define CLTRACE_GPU_SCHEDULER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <utility>
@@ -35,13 +38,13 @@ class Scheduler {
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
-  VirtualTime now() const { return now_; }
+  VirtualTime now() const { return now_.load(std::memory_order_relaxed); }
 
   // Schedules `fn` at absolute time `at` (clamped to now(): the past is not reachable).
   EventId At(VirtualTime at, absl::AnyInvocable<void()> fn);
   // Schedules `fn` `delay` nanoseconds from now().
   EventId After(VirtualTime delay, absl::AnyInvocable<void()> fn) {
-    return At(now_ + delay, std::move(fn));
+    return At(now() + delay, std::move(fn));
   }
   // Removes a pending event; false if it already ran or never existed.
   bool Cancel(EventId id);
@@ -56,17 +59,21 @@ class Scheduler {
   // Runs every pending event. Returns the number of events run.
   uint64_t RunUntilIdle();
   // Moves the clock forward without running anything (callers use RunUntil for that).
-  void Advance(VirtualTime delta) { now_ += delta; }
+  void Advance(VirtualTime delta) { SetNow(now() + delta); }
 
   bool idle() const { return queue_.empty(); }
   uint64_t pending() const { return queue_.size(); }
   uint64_t events_run() const { return events_run_; }
 
  private:
+  void SetNow(VirtualTime t) { now_.store(t, std::memory_order_relaxed); }
+
   // Key = (due time, sequence number): a total, deterministic order.
   std::map<std::pair<VirtualTime, EventId>, absl::AnyInvocable<void()>> queue_;
   std::map<EventId, VirtualTime> due_;  // for Cancel
-  VirtualTime now_ = 0;
+  // Atomic (relaxed: there is one writer at a time) only so that observers such as
+  // Dxgkrnl::NowForObserver can read the clock without the owner's lock and without a data race.
+  std::atomic<VirtualTime> now_{0};
   EventId next_id_ = 1;
   uint64_t events_run_ = 0;
 };

@@ -14,11 +14,9 @@
 #ifndef CLTRACE_GPU_VIOLATION_H_
 #define CLTRACE_GPU_VIOLATION_H_
 
+#include <mutex>
 #include <string>
 #include <vector>
-
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 
 namespace cltrace::gpu {
 
@@ -38,28 +36,30 @@ class ViolationSink {
 class CollectingViolationSink : public ViolationSink {
  public:
   void Report(const Violation& v) override {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     violations_.push_back(v);
   }
   std::vector<Violation> violations() const {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     return violations_;
   }
   bool Has(int rule) const {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     for (const Violation& v : violations_) {
       if (v.rule == rule) return true;
     }
     return false;
   }
   size_t size() const {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     return violations_.size();
   }
 
  private:
-  mutable absl::Mutex mu_;
-  std::vector<Violation> violations_ ABSL_GUARDED_BY(mu_);
+  // std::mutex, not absl::Mutex: Debian's Abseil is not ThreadSanitizer-instrumented, so
+  // TSAN would not see the lock and would report the guarded vector as raced.
+  mutable std::mutex mu_;
+  std::vector<Violation> violations_;  // guarded by mu_
 };
 
 // The rule-violating behaviours the model can be told to plant (one at a time), for

@@ -1,8 +1,11 @@
 // Entry point and adapter/device functions of the reference driver: OpenAdapter10_2, GetCaps
 // (FREETHREADED | COMMANDLISTS_BUILD_2), CreateDevice (tables, callback tables kept by
 // pointer, GPU context), and the IC DestroyDevice that finishes all deferred destruction.
+#include <mutex>
 #include <new>
+#include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "refdriver/internal/common.h"
 #include "refdriver/internal/ops.h"
 #include "refdriver/internal/tables.h"
@@ -14,6 +17,31 @@ struct Adapter {
   Config config;
   D3D10DDI_HRTADAPTER rt{};
 };
+
+// Adapters are the driver's own allocations (freed at CloseAdapter), so their handles are
+// validated against this registry rather than by reading their memory.
+struct Adapters {
+  std::mutex mu;
+  absl::flat_hash_set<const void*> live;
+};
+Adapters& LiveAdapters() {
+  static Adapters* adapters = new Adapters();  // never destroyed: calls may come at exit
+  return *adapters;
+}
+
+// The live adapter behind `h`; nullptr (reported R39) otherwise.
+Adapter* AdapterOf(D3D10DDI_HADAPTER h, const char* fn) {
+  Adapters& a = LiveAdapters();
+  std::lock_guard<std::mutex> lock(a.mu);
+  if (!a.live.contains(h.pDrvPrivate)) {
+    Report("R39", h.pDrvPrivate,
+           absl::StrCat(fn,
+                        ": hAdapter is not an open adapter of this driver (closed or never "
+                        "opened)"));
+    return nullptr;
+  }
+  return static_cast<Adapter*>(h.pDrvPrivate);
+}
 
 constexpr UINT64 kSupportedVersion = (uint64_t{11} << 48) | (uint64_t{1} << 32) | 4;
 
@@ -45,7 +73,20 @@ HRESULT APIENTRY GetCaps(D3D10DDI_HADAPTER, const D3D10_2DDIARG_GETCAPS* caps) {
 
 HRESULT APIENTRY CreateDevice(D3D10DDI_HADAPTER hAdapter, D3D10DDIARG_CREATEDEVICE* args) {
   CallScope scope("CreateDevice");
-  auto* adapter = static_cast<Adapter*>(hAdapter.pDrvPrivate);
+  Adapter* adapter = AdapterOf(hAdapter, "CreateDevice");
+  if (adapter == nullptr) return static_cast<HRESULT>(E_INVALIDARG);
+  if (!ArgPresent(args, "CreateDevice", "pCreateData") ||
+      !HandleMemoryPresent(args->hDrvDevice.pDrvPrivate, "CreateDevice", "hDrvDevice") ||
+      !ArgPresent(args->pKTCallbacks, "CreateDevice", "pKTCallbacks") ||
+      !ArgPresent(args->p11UMCallbacks, "CreateDevice", "p11UMCallbacks") ||
+      !ArgPresent(args->p11DeviceFuncs, "CreateDevice", "p11DeviceFuncs")) {
+    return static_cast<HRESULT>(E_INVALIDARG);
+  }
+  if (const char* kind = ObjectKind(args->hDrvDevice.pDrvPrivate)) {
+    Report("R57", args->hDrvDevice.pDrvPrivate,
+           absl::StrCat("CreateDevice into the memory of ", kind));
+    return static_cast<HRESULT>(E_INVALIDARG);
+  }
   auto* dev = new (args->hDrvDevice.pDrvPrivate) Device();
   dev->config = adapter->config;
   dev->rt_device = args->hRTDevice;
@@ -61,6 +102,7 @@ HRESULT APIENTRY CreateDevice(D3D10DDI_HADAPTER hAdapter, D3D10DDIARG_CREATEDEVI
   if (args->pDXGIBaseDDI != nullptr) FillDxgiTable(args->pDXGIBaseDDI);
   HRESULT hr = CreateGpuContext(dev);
   if (hr != S_OK) {
+    dev->magic = 0;  // no DestroyDevice follows a failed create
     dev->~Device();
     return hr;
   }
@@ -71,6 +113,15 @@ HRESULT APIENTRY CreateDevice(D3D10DDI_HADAPTER hAdapter, D3D10DDIARG_CREATEDEVI
 
 HRESULT APIENTRY CloseAdapter(D3D10DDI_HADAPTER hAdapter) {
   CallScope scope("CloseAdapter");
+  Adapters& a = LiveAdapters();
+  {
+    std::lock_guard<std::mutex> lock(a.mu);
+    if (a.live.erase(hAdapter.pDrvPrivate) == 0) {
+      Report("R39", hAdapter.pDrvPrivate,
+             "CloseAdapter: hAdapter is not an open adapter of this driver (closed twice?)");
+      return static_cast<HRESULT>(E_INVALIDARG);
+    }
+  }
   delete static_cast<Adapter*>(hAdapter.pDrvPrivate);
   return S_OK;
 }
@@ -79,7 +130,9 @@ HRESULT APIENTRY CloseAdapter(D3D10DDI_HADAPTER hAdapter) {
 
 void APIENTRY DestroyDevice(D3D10DDI_HDEVICE hDevice) {
   CallScope scope("DestroyDevice");
-  Device* dev = AsDevice(hDevice);
+  // A second DestroyDevice (or one on a deferred context's handle) is reported here, R39/R57.
+  Device* dev = IcDevice(hDevice);
+  if (dev == nullptr) return;
   {
     IcDomainScope domain(dev);
     if (HasCommands(dev)) IcSubmit(dev);
@@ -87,6 +140,14 @@ void APIENTRY DestroyDevice(D3D10DDI_HDEVICE hDevice) {
     if (!dev->config.Has(Bug::kR70)) DrainDeferred(dev);
     DestroyGpuContext(dev);
   }
+  // The runtime destroys every child before the device (ddi-spec §4.9); a deferred context
+  // left alive would later reach this device's freed memory, so it dies with the device.
+  if (size_t left = RetireDeferredContextsOf(dev); left > 0) {
+    Report("R48", dev,
+           absl::StrCat("IC DestroyDevice with ", left,
+                        " deferred context(s) not destroyed (children go first, §4.9)"));
+  }
+  dev->magic = 0;  // later calls with this handle are reported, R39
   dev->~Device();
 }
 
@@ -94,6 +155,11 @@ CLTRACE_DDI_EXPORT HRESULT APIENTRY OpenAdapter10_2(D3D10DDIARG_OPENADAPTER* arg
   CallScope scope("OpenAdapter10_2");
   if (args == nullptr || args->pAdapterFuncs == nullptr) return static_cast<HRESULT>(E_INVALIDARG);
   auto* adapter = new Adapter();
+  {
+    Adapters& a = LiveAdapters();
+    std::lock_guard<std::mutex> lock(a.mu);
+    a.live.insert(adapter);
+  }
   adapter->config = CurrentConfig();
   adapter->rt = args->hRTAdapter;
   if (!adapter->config.violations_path.empty()) SetViolationFile(adapter->config.violations_path);

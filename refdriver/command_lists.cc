@@ -115,15 +115,28 @@ ClEntry* FindCl(Device* dev, const void* h) {
   return it == dev->cls.end() ? nullptr : &it->second;
 }
 
+// For an IC command-list DDI given a handle that was never a command list: true (reported R57)
+// if its memory holds another kind of driver object, e.g. a context-local handle.
+bool ReportedWrongKind(const void* h, const char* fn) {
+  const char* kind = ObjectKind(h);
+  if (kind == nullptr || *static_cast<const uint32_t*>(h) == kCommandListMagic) return false;
+  Report("R57", h,
+         absl::StrCat(fn, " given ", kind, " where an IC command-list handle is expected"));
+  return true;
+}
+
 }  // namespace
 
 SIZE_T APIENTRY CalcPrivateCommandListSize(D3D10DDI_HDEVICE hDevice,
                                            const D3D11DDIARG_CREATECOMMANDLIST* args) {
   CallScope scope("CalcPrivateCommandListSize");
-  Device* dev = AsDevice(hDevice);
-  CountCall(dev);
+  Device* dev = IcDevice(hDevice);
   SIZE_T size = sizeof(CommandList);
-  if (dev->config.Has(Bug::kR36) && args != nullptr) {
+  if (dev == nullptr) return size;
+  CountCall(dev);
+  DcEntry entry;
+  if (dev->config.Has(Bug::kR36) && args != nullptr &&
+      LookupDc(args->hDeferredContext.pDrvPrivate, &entry) && entry.state != DcState::kDestroyed) {
     // Planted bug R36: the size depends on what the DC recorded, so a recycled handle of the
     // first size may be too small for a later list.
     const auto* dc = static_cast<const DeferredContext*>(args->hDeferredContext.pDrvPrivate);
@@ -136,10 +149,17 @@ void APIENTRY CreateCommandList(D3D10DDI_HDEVICE hDevice, const D3D11DDIARG_CREA
                                 D3D11DDI_HCOMMANDLIST hCommandList,
                                 D3D11DDI_HRTCOMMANDLIST /*hRTCommandList*/) {
   CallScope scope("CreateCommandList");
-  Device* dev = AsDevice(hDevice);
+  Device* dev = IcDevice(hDevice);
+  if (dev == nullptr) return;
   CountCall(dev);
-  DeferredContext* dc = BeginCreate(dev, args);
   void* h = hCommandList.pDrvPrivate;
+  if (!HandleMemoryPresent(h, "CreateCommandList", "hCommandList")) return;
+  if (ObjectKind(h) != nullptr) {
+    // Creating would overwrite a live driver object.
+    Report("R57", h, absl::StrCat("CreateCommandList into the memory of ", ObjectKind(h)));
+    return;
+  }
+  DeferredContext* dc = BeginCreate(dev, args);
   if (dc == nullptr) {
     std::lock_guard<std::mutex> lock(dev->cls_mu);
     dev->cls[h] = ClEntry{ClState::kFailed, nullptr, false};
@@ -147,9 +167,10 @@ void APIENTRY CreateCommandList(D3D10DDI_HDEVICE hDevice, const D3D11DDIARG_CREA
     return;
   }
   bool fail = InjectFault(dev, FaultSite::kCreateCommandList);
-  bool was_removed = dev->removed.load();
-  MaybeReportRemoved(dev, nullptr);
-  if (fail || (!was_removed && dev->removed.load())) {
+  // Only a removal reported by this very call fails it (another thread may report one at any
+  // moment; that does not make this create fail).
+  bool removed_here = MaybeReportRemoved(dev, nullptr);
+  if (fail || removed_here) {
     // Any reported error means the handle was never created (T1e): nothing to clean up.
     {
       std::lock_guard<std::mutex> lock(dev->cls_mu);
@@ -176,15 +197,24 @@ HRESULT APIENTRY RecycleCreateCommandList(D3D10DDI_HDEVICE hDevice,
                                           D3D11DDI_HCOMMANDLIST hCommandList,
                                           D3D11DDI_HRTCOMMANDLIST /*hRTCommandList*/) {
   CallScope scope("RecycleCreateCommandList");
-  Device* dev = AsDevice(hDevice);
+  Device* dev = IcDevice(hDevice);
+  if (dev == nullptr) return static_cast<HRESULT>(E_OUTOFMEMORY);
   CountCall(dev);
+  void* h = hCommandList.pDrvPrivate;
+  if (!HandleMemoryPresent(h, "RecycleCreateCommandList", "hCommandList")) {
+    return static_cast<HRESULT>(E_OUTOFMEMORY);
+  }
   DeferredContext* dc = BeginCreate(dev, args);
   if (dc == nullptr) return static_cast<HRESULT>(E_OUTOFMEMORY);
-  void* h = hCommandList.pDrvPrivate;
   bool object_alive = false;  // the handle memory holds a constructed CommandList
   {
     std::lock_guard<std::mutex> lock(dev->cls_mu);
     ClEntry* e = FindCl(dev, h);
+    if (e == nullptr && ReportedWrongKind(h, "RecycleCreateCommandList")) {
+      // Constructing a command list there would overwrite a live driver object.
+      FailCreate(dc);
+      return static_cast<HRESULT>(E_OUTOFMEMORY);
+    }
     if (e == nullptr) {
       Report("R43", h, "RecycleCreateCommandList on a handle that was never a command list");
     } else if (e->state == ClState::kRecycleDestroyed) {
@@ -210,6 +240,7 @@ HRESULT APIENTRY RecycleCreateCommandList(D3D10DDI_HDEVICE hDevice,
   if (InjectFault(dev, FaultSite::kRecycleCreateCommandList)) {
     // Clean up before failing: the handle is dead and a later DestroyCommandList is a no-op
     // (ddi-spec T7e).
+    cl->magic = 0;
     cl->~CommandList();
     {
       std::lock_guard<std::mutex> lock(dev->cls_mu);
@@ -237,12 +268,14 @@ HRESULT APIENTRY RecycleCreateCommandList(D3D10DDI_HDEVICE hDevice,
 void APIENTRY RecycleDestroyCommandList(D3D10DDI_HDEVICE hDevice,
                                         D3D11DDI_HCOMMANDLIST hCommandList) {
   CallScope scope("RecycleDestroyCommandList");
-  Device* dev = AsDevice(hDevice);
+  Device* dev = IcDevice(hDevice);
+  if (dev == nullptr) return;
   CountCall(dev);
   void* h = hCommandList.pDrvPrivate;
   {
     std::lock_guard<std::mutex> lock(dev->cls_mu);
     ClEntry* e = FindCl(dev, h);
+    if (e == nullptr && ReportedWrongKind(h, "RecycleDestroyCommandList")) return;
     if (e == nullptr || e->state != ClState::kValid) {
       Report(
           "R41", h,
@@ -271,12 +304,14 @@ void APIENTRY RecycleDestroyCommandList(D3D10DDI_HDEVICE hDevice,
 
 void APIENTRY DestroyCommandList(D3D10DDI_HDEVICE hDevice, D3D11DDI_HCOMMANDLIST hCommandList) {
   CallScope scope("DestroyCommandList");
-  Device* dev = AsDevice(hDevice);
+  Device* dev = IcDevice(hDevice);
+  if (dev == nullptr) return;
   CountCall(dev);
   void* h = hCommandList.pDrvPrivate;
   {
     std::lock_guard<std::mutex> lock(dev->cls_mu);
     ClEntry* e = FindCl(dev, h);
+    if (e == nullptr && ReportedWrongKind(h, "DestroyCommandList")) return;
     if (e == nullptr) {
       Report("R44", h, "DestroyCommandList on a handle that was never a command list");
       return;
@@ -304,6 +339,7 @@ void APIENTRY DestroyCommandList(D3D10DDI_HDEVICE hDevice, D3D11DDI_HCOMMANDLIST
     // Planted bug R39: the queue entry keeps the handle memory and writes to it when drained.
     item.stale_handle = h;
   }
+  cl->magic = 0;
   cl->~CommandList();
   QueueDeferred(dev, std::move(item));
   MaybeReportRemoved(dev, nullptr);
@@ -311,12 +347,14 @@ void APIENTRY DestroyCommandList(D3D10DDI_HDEVICE hDevice, D3D11DDI_HCOMMANDLIST
 
 void APIENTRY CommandListExecute(D3D10DDI_HDEVICE hDevice, D3D11DDI_HCOMMANDLIST hCommandList) {
   CallScope scope("CommandListExecute");
-  Device* dev = AsDevice(hDevice);
+  Device* dev = IcDevice(hDevice);
+  if (dev == nullptr) return;
   IcDomainScope domain(dev);
   void* h = hCommandList.pDrvPrivate;
   {
     std::lock_guard<std::mutex> lock(dev->cls_mu);
     ClEntry* e = FindCl(dev, h);
+    if (e == nullptr && ReportedWrongKind(h, "CommandListExecute")) return;
     if (e == nullptr || e->state != ClState::kValid) {
       Report(
           "R40", h,
@@ -412,6 +450,13 @@ void APIENTRY DcCreateCommandList(D3D10DDI_HDEVICE hDevice,
   if (args != nullptr) {
     Report("R56", hCommandList.pDrvPrivate,
            "context-local command-list open must pass pCreateCommandList = NULL");
+  }
+  void* local = hCommandList.pDrvPrivate;
+  if (!HandleMemoryPresent(local, "CreateCommandList", "the context-local handle")) return;
+  if (const char* kind = ObjectKind(local);
+      kind != nullptr && *static_cast<const uint32_t*>(local) != kLocalObjectMagic) {
+    Report("R57", local, absl::StrCat("context-local command-list open into the memory of ", kind));
+    return;
   }
   void* ic = hRTCommandList.handle;
   {

@@ -4,10 +4,11 @@
 // pfnCreateContextCb / pfnRenderCb; only its kernel-mode partner understands them. cltrace's
 // reference driver writes GPU-model commands (gpu/command_stream.h) and carries the records
 // below inside gpu::Command::Private commands whose payload starts with kStreamMagic (two
-// words, low first); the runtime model decodes them (the GPU skips them). The one check that needs them is the draw
-// state check: every Draw record carries the driver's view of the bindings the draw uses, as IC
-// driver handles (pDrvPrivate values), so the kernel side can compare them with what the runtime
-// bound (catches a driver that forgets to clear state after CommandListExecute, R60).
+// words, low first); the runtime model decodes them (the GPU skips them). The one check that needs
+// them is the draw state check: every Draw record carries the driver's view of the bindings the
+// draw uses, as IC driver handles (pDrvPrivate values), so the kernel side can compare them with
+// what the runtime bound (catches a driver that forgets to clear state after CommandListExecute,
+// R60).
 //
 // The allocation list that travels with a buffer uses the D3DDDI_ALLOCATIONLIST layout
 // (gpu/kernel_abi.h UserAllocationListEntry: {uint32 hAllocation, uint32 flags}).

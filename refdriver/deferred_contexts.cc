@@ -27,7 +27,8 @@ void ResetDc(DeferredContext* dc) {
 void APIENTRY CheckDeferredContextHandleSizes(D3D10DDI_HDEVICE hDevice, UINT* pHSizes,
                                               D3D11DDI_HANDLESIZE* pHandleSize) {
   CallScope scope("CheckDeferredContextHandleSizes");
-  CountCall(AsDevice(hDevice));
+  // Answers even for an invalid device (reported): the sizes do not depend on it (R27).
+  if (Device* dev = IcDevice(hDevice)) CountCall(dev);
   // Never reports an error, before or after device removal (R27).
   if (pHSizes == nullptr) return;
   if (pHandleSize == nullptr) {
@@ -45,7 +46,8 @@ void APIENTRY CheckDeferredContextHandleSizes(D3D10DDI_HDEVICE hDevice, UINT* pH
 SIZE_T APIENTRY CalcDeferredContextHandleSize(D3D10DDI_HDEVICE hDevice,
                                               D3D11DDI_HANDLETYPE HandleType, PVOID /*pICObject*/) {
   CallScope scope("CalcDeferredContextHandleSize");
-  Device* dev = AsDevice(hDevice);
+  Device* dev = IcDevice(hDevice);
+  if (dev == nullptr) return kLocalHandleSize;
   CountCall(dev);
   if (dev->config.Has(Bug::kR33) && HandleType == D3D10DDI_HT_RESOURCE) {
     // Planted bug R33: a size that CheckDeferredContextHandleSizes never listed.
@@ -57,16 +59,29 @@ SIZE_T APIENTRY CalcDeferredContextHandleSize(D3D10DDI_HDEVICE hDevice,
 SIZE_T APIENTRY CalcPrivateDeferredContextSize(
     D3D10DDI_HDEVICE hDevice, const D3D11DDIARG_CALCPRIVATEDEFERREDCONTEXTSIZE* /*args*/) {
   CallScope scope("CalcPrivateDeferredContextSize");
-  CountCall(AsDevice(hDevice));
+  if (Device* dev = IcDevice(hDevice)) CountCall(dev);
   return sizeof(DeferredContext);
 }
 
 void APIENTRY CreateDeferredContext(D3D10DDI_HDEVICE hDevice,
                                     const D3D11DDIARG_CREATEDEFERREDCONTEXT* args) {
   CallScope scope("CreateDeferredContext");
-  Device* dev = AsDevice(hDevice);
+  Device* dev = IcDevice(hDevice);
+  if (dev == nullptr) return;
   CountCall(dev);
+  // Without these nothing can be created; the handle stays unknown to the driver, so every
+  // later call on it is reported (R53/R48) instead of crashing.
+  if (!ArgPresent(args, "CreateDeferredContext", "pCreateDeferredContext") ||
+      !HandleMemoryPresent(args->hDrvContext.pDrvPrivate, "CreateDeferredContext", "hDrvContext") ||
+      !ArgPresent(args->p11ContextFuncs, "CreateDeferredContext", "p11ContextFuncs") ||
+      !ArgPresent(args->p11UMCallbacks, "CreateDeferredContext", "p11UMCallbacks")) {
+    return;
+  }
   void* h = args->hDrvContext.pDrvPrivate;
+  if (const char* kind = ObjectKind(h)) {
+    Report("R57", h, absl::StrCat("CreateDeferredContext into the memory of ", kind));
+    return;
+  }
   auto* dc = new (h) DeferredContext();
   dc->id = dev->next_id.fetch_add(1);
   dc->device = dev;
@@ -84,8 +99,12 @@ void APIENTRY CreateDeferredContext(D3D10DDI_HDEVICE hDevice,
 HRESULT APIENTRY RecycleCreateDeferredContext(D3D10DDI_HDEVICE hDevice,
                                               const D3D11DDIARG_CREATEDEFERREDCONTEXT* args) {
   CallScope scope("RecycleCreateDeferredContext");
-  Device* dev = AsDevice(hDevice);
+  Device* dev = IcDevice(hDevice);
+  if (dev == nullptr) return static_cast<HRESULT>(E_OUTOFMEMORY);
   CountCall(dev);
+  if (!ArgPresent(args, "RecycleCreateDeferredContext", "pCreateDeferredContext")) {
+    return static_cast<HRESULT>(E_OUTOFMEMORY);
+  }
   void* h = args->hDrvContext.pDrvPrivate;
   DcEntry entry;
   if (!LookupDc(h, &entry) || entry.state == DcState::kDestroyed) {
@@ -169,6 +188,7 @@ void APIENTRY DcDestroyDevice(D3D10DDI_HDEVICE hDevice) {
              "not abandoned first");
     }
   }
+  dc->magic = 0;
   dc->~DeferredContext();
   UpdateDc(h, [](DcEntry& e) { e.state = DcState::kDestroyed; });
 }

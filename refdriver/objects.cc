@@ -28,9 +28,14 @@ bool Blank(const void* p, size_t size) {
   return true;
 }
 
-// IC destroy of any object: R54, then the object's deferred destruction.
-void DestroyIcObject(Device* dev, void* handle, const char* what) {
-  IcObject* o = AsIc(handle);
+// IC destroy of any object: the handle must be a live IC object of `type` (R39/R57), R54, then
+// the object's deferred destruction.
+void DestroyIcObject(Device* dev, void* handle, uint32_t type, const char* fn, const char* what) {
+  if (handle == nullptr) {
+    Report("R39", nullptr, absl::StrCat(fn, " with a NULL handle"));
+    return;
+  }
+  IcObject* o = IcArg(handle, type, fn);
   if (o == nullptr) return;
   if (o->local_open.load() > 0) {
     Report("R54", handle,
@@ -68,6 +73,7 @@ void DestroyIcObject(Device* dev, void* handle, const char* what) {
       QueueDeferred(dev, std::move(alias_item));
     }
   }
+  o->magic = 0;  // a second destroy (or any later call) of this handle is reported, R39
   o->~IcObject();
 }
 
@@ -78,12 +84,22 @@ void OpenOnDc(D3D10DDI_HDEVICE hDevice, uint32_t type, const char* fn, bool args
   DcCallScope call(hDevice, "R53");
   if (!call.ok()) return;
   DeferredContext* dc = call.dc();
+  if (!HandleMemoryPresent(local, fn, "the context-local handle")) return;
+  if (const char* kind = ObjectKind(local);
+      kind != nullptr && *static_cast<const uint32_t*>(local) != kLocalObjectMagic) {
+    // Opening would overwrite a live driver object with a LocalObject.
+    Report("R57", local, absl::StrCat(fn, ": context-local open into the memory of ", kind));
+    return;
+  }
   if (!args_blank) {
     Report("R56", local,
            "context-local open must pass NULL arguments (views: only the dependency handle)");
   }
   if (ic == nullptr) {
     Report("R56", local, "context-local open without the IC handle in the HRT slot");
+    return;
+  }
+  if (IcArg(ic, type, absl::StrCat(fn, " (HRT slot of a context-local open)").c_str()) == nullptr) {
     return;
   }
   if (call.state() != DcState::kRecording) {
@@ -163,7 +179,12 @@ bool LocalClose(DeferredContext* dc, uint32_t type, void* local) {
     auto dep = dc->locals.find(it->second.dependency_local);
     if (dep != dc->locals.end()) --dep->second.open_dependents;
   }
-  if (it->second.type != D3D11DDI_HT_COMMANDLIST) AsIc(it->second.ic)->local_open.fetch_sub(1);
+  if (it->second.type != D3D11DDI_HT_COMMANDLIST) {
+    // Not if the IC object was already destroyed (R54, reported then): its memory is the
+    // runtime's again.
+    IcObject* o = AsIc(it->second.ic);
+    if (o->magic == kIcObjectMagic) o->local_open.fetch_sub(1);
+  }
   dc->ic_to_local.erase(it->second.ic);
   dc->locals.erase(it);
   dc->closing_started = true;
@@ -184,32 +205,51 @@ void* LocalToIc(DeferredContext* dc, void* local, uint32_t type, const char* wha
     Report("R57", local,
            absl::StrCat(what, ": handle of type ", it->second.type, ", expected ", type));
   }
+  if (it->second.type != D3D11DDI_HT_COMMANDLIST && AsIc(it->second.ic)->magic != kIcObjectMagic) {
+    Report("R54", local,
+           absl::StrCat(what,
+                        ": the IC object of this context-local handle was destroyed while "
+                        "the handle is open"));
+    return nullptr;
+  }
   dc->last_used_local = local;
   return it->second.ic;
 }
 
 // ---- resources ----
 
+// The size does not depend on the device; an invalid one is reported and the size returned.
 SIZE_T APIENTRY CalcPrivateResourceSize(D3D10DDI_HDEVICE hDevice,
                                         const D3D11DDIARG_CREATERESOURCE*) {
   CallScope scope("CalcPrivateResourceSize");
-  CountCall(AsDevice(hDevice));
+  if (Device* dev = IcDevice(hDevice)) CountCall(dev);
   return sizeof(IcObject);
 }
 
 SIZE_T APIENTRY CalcPrivateOpenedResourceSize(D3D10DDI_HDEVICE hDevice,
                                               const D3D10DDIARG_OPENRESOURCE*) {
   CallScope scope("CalcPrivateOpenedResourceSize");
-  CountCall(AsDevice(hDevice));
+  if (Device* dev = IcDevice(hDevice)) CountCall(dev);
   return sizeof(IcObject);
 }
 
 void APIENTRY CreateResource(D3D10DDI_HDEVICE hDevice, const D3D11DDIARG_CREATERESOURCE* a,
                              D3D10DDI_HRESOURCE hResource, D3D10DDI_HRTRESOURCE hRTResource) {
   CallScope scope("CreateResource");
-  Device* dev = AsDevice(hDevice);
+  Device* dev = IcDevice(hDevice);
+  if (dev == nullptr) return;
   CountCall(dev);
+  if (!CreatableAt(hResource.pDrvPrivate, "CreateResource", "hResource")) return;
+  // A removal reported here fails the create: the runtime frees the handle without a
+  // DestroyResource, so nothing may be allocated for it (R70).
+  if (MaybeReportRemoved(dev, nullptr)) return;
   IcObject* o = NewIcObject(dev, hResource.pDrvPrivate, D3D10DDI_HT_RESOURCE);
+  if (!ArgPresent(a, "CreateResource", "pCreateResource")) {
+    // Nothing to size it by: an empty resource without a GPU allocation, so that later calls
+    // on the handle (and its DestroyResource) stay consistent.
+    o->memory = new uint8_t[16]();
+    return;
+  }
   o->usage = a->Usage;
   o->bind_flags = a->BindFlags;
   o->misc_flags = a->MiscFlags;
@@ -217,17 +257,18 @@ void APIENTRY CreateResource(D3D10DDI_HDEVICE hDevice, const D3D11DDIARG_CREATER
   o->byte_size = a->ResourceDimension == D3D10DDIRESOURCE_BUFFER ? a->Width : texels * 4;
   o->memory = new uint8_t[std::min<uint64_t>(std::max<uint64_t>(o->byte_size, 16), kMaxBacking)]();
   // The GPU model's allocation (gpu::UmdDevice: pfnAllocateCb with the model's private data).
-  uint32_t flags = (a->MiscFlags & D3D10_DDI_RESOURCE_MISC_PRIMARY) ? gpu::kAllocationDescPrimary : 0;
+  uint32_t flags =
+      (a->MiscFlags & D3D10_DDI_RESOURCE_MISC_PRIMARY) ? gpu::kAllocationDescPrimary : 0;
   absl::StatusOr<D3DKMT_HALLOCATION> allocation =
       dev->umd->Allocate(std::max<uint64_t>(o->byte_size, 16), flags, hRTResource);
   if (!allocation.ok()) {
     delete[] o->memory;
+    o->magic = 0;  // the handle is dead (no destroy follows a failed create)
     o->~IcObject();
     SetErrorIc(dev, static_cast<HRESULT>(E_OUTOFMEMORY));
     return;
   }
   o->allocation = allocation->value;
-  MaybeReportRemoved(dev, nullptr);
 }
 
 void APIENTRY CreateResourceHotSwapped(D3D10DDI_HDEVICE hDevice,
@@ -240,8 +281,10 @@ void APIENTRY CreateResourceHotSwapped(D3D10DDI_HDEVICE hDevice,
 void APIENTRY OpenResource(D3D10DDI_HDEVICE hDevice, const D3D10DDIARG_OPENRESOURCE* a,
                            D3D10DDI_HRESOURCE hResource, D3D10DDI_HRTRESOURCE) {
   CallScope scope("OpenResource");
-  Device* dev = AsDevice(hDevice);
+  Device* dev = IcDevice(hDevice);
+  if (dev == nullptr) return;
   CountCall(dev);
+  if (!CreatableAt(hResource.pDrvPrivate, "OpenResource", "hResource")) return;
   IcObject* o = NewIcObject(dev, hResource.pDrvPrivate, D3D10DDI_HT_RESOURCE);
   o->misc_flags = D3D10_DDI_RESOURCE_MISC_SHARED;
   o->memory = new uint8_t[16]();
@@ -252,9 +295,10 @@ void APIENTRY OpenResource(D3D10DDI_HDEVICE hDevice, const D3D10DDIARG_OPENRESOU
 
 void APIENTRY DestroyResource(D3D10DDI_HDEVICE hDevice, D3D10DDI_HRESOURCE hResource) {
   CallScope scope("DestroyResource");
-  Device* dev = AsDevice(hDevice);
+  Device* dev = IcDevice(hDevice);
+  if (dev == nullptr) return;
   CountCall(dev);
-  DestroyIcObject(dev, hResource.pDrvPrivate, "resource");
+  DestroyIcObject(dev, hResource.pDrvPrivate, D3D10DDI_HT_RESOURCE, "DestroyResource", "resource");
   MaybeReportRemoved(dev, nullptr);
 }
 
@@ -263,16 +307,17 @@ void APIENTRY DestroyResource(D3D10DDI_HDEVICE hDevice, D3D10DDI_HRESOURCE hReso
 #define CLTRACE_IC_CALC(Name, ArgT)                             \
   SIZE_T APIENTRY Name(D3D10DDI_HDEVICE hDevice, const ArgT*) { \
     CallScope scope(#Name);                                     \
-    CountCall(AsDevice(hDevice));                               \
+    if (Device* dev = IcDevice(hDevice)) CountCall(dev);        \
     return sizeof(IcObject);                                    \
   }
 
-#define CLTRACE_IC_DESTROY(Name, HandleT, what)             \
+#define CLTRACE_IC_DESTROY(Name, HandleT, type, what)       \
   void APIENTRY Name(D3D10DDI_HDEVICE hDevice, HandleT h) { \
     CallScope scope(#Name);                                 \
-    Device* dev = AsDevice(hDevice);                        \
+    Device* dev = IcDevice(hDevice);                        \
+    if (dev == nullptr) return;                             \
     CountCall(dev);                                         \
-    DestroyIcObject(dev, h.pDrvPrivate, what);              \
+    DestroyIcObject(dev, h.pDrvPrivate, type, #Name, what); \
   }
 
 CLTRACE_IC_CALC(CalcPrivateShaderResourceViewSize, D3D11DDIARG_CREATESHADERRESOURCEVIEW)
@@ -289,24 +334,32 @@ CLTRACE_IC_CALC(CalcPrivateQuerySize, D3D10DDIARG_CREATEQUERY)
 SIZE_T APIENTRY CalcPrivateShaderSize(D3D10DDI_HDEVICE hDevice, const UINT*,
                                       const D3D11DDIARG_STAGE_IO_SIGNATURES*) {
   CallScope scope("CalcPrivateShaderSize");
-  CountCall(AsDevice(hDevice));
+  if (Device* dev = IcDevice(hDevice)) CountCall(dev);
   return sizeof(IcObject);
 }
 
 SIZE_T APIENTRY CalcPrivateTessellationShaderSize(D3D10DDI_HDEVICE hDevice, const UINT*,
                                                   const D3D11DDIARG_TESSELLATION_IO_SIGNATURES*) {
   CallScope scope("CalcPrivateTessellationShaderSize");
-  CountCall(AsDevice(hDevice));
+  if (Device* dev = IcDevice(hDevice)) CountCall(dev);
   return sizeof(IcObject);
 }
 
-#define CLTRACE_IC_CREATE_VIEW(Name, ArgT, HandleT, RtT, type)                  \
-  void APIENTRY Name(D3D10DDI_HDEVICE hDevice, const ArgT* a, HandleT h, RtT) { \
-    CallScope scope(#Name);                                                     \
-    Device* dev = AsDevice(hDevice);                                            \
-    CountCall(dev);                                                             \
-    IcObject* o = NewIcObject(dev, h.pDrvPrivate, type);                        \
-    o->dependency = AsIc(a->hDrvResource.pDrvPrivate);                          \
+// A view without arguments or with an invalid resource is reported and created without a
+// dependency (later calls on the handle, and its destroy, stay consistent).
+#define CLTRACE_IC_CREATE_VIEW(Name, ArgT, HandleT, RtT, type)                       \
+  void APIENTRY Name(D3D10DDI_HDEVICE hDevice, const ArgT* a, HandleT h, RtT) {      \
+    CallScope scope(#Name);                                                          \
+    Device* dev = IcDevice(hDevice);                                                 \
+    if (dev == nullptr) return;                                                      \
+    CountCall(dev);                                                                  \
+    if (!CreatableAt(h.pDrvPrivate, #Name, "the view handle")) return;               \
+    IcObject* o = NewIcObject(dev, h.pDrvPrivate, type);                             \
+    if (!ArgPresent(a, #Name, "the view description")) return;                       \
+    o->dependency = IcArg(a->hDrvResource.pDrvPrivate, D3D10DDI_HT_RESOURCE, #Name); \
+    if (o->dependency == nullptr && a->hDrvResource.pDrvPrivate == nullptr) {        \
+      Report("R39", h.pDrvPrivate, #Name ": hDrvResource is NULL");                  \
+    }                                                                                \
   }
 
 CLTRACE_IC_CREATE_VIEW(CreateShaderResourceView, D3D11DDIARG_CREATESHADERRESOURCEVIEW,
@@ -325,8 +378,10 @@ CLTRACE_IC_CREATE_VIEW(CreateUnorderedAccessView, D3D11DDIARG_CREATEUNORDEREDACC
 #define CLTRACE_IC_CREATE_PLAIN(Name, ArgT, HandleT, RtT, type)               \
   void APIENTRY Name(D3D10DDI_HDEVICE hDevice, const ArgT*, HandleT h, RtT) { \
     CallScope scope(#Name);                                                   \
-    Device* dev = AsDevice(hDevice);                                          \
+    Device* dev = IcDevice(hDevice);                                          \
+    if (dev == nullptr) return;                                               \
     CountCall(dev);                                                           \
+    if (!CreatableAt(h.pDrvPrivate, #Name, "the object handle")) return;      \
     NewIcObject(dev, h.pDrvPrivate, type);                                    \
   }
 
@@ -346,18 +401,22 @@ CLTRACE_IC_CREATE_PLAIN(CreateSampler, D3D10_DDI_SAMPLER_DESC, D3D10DDI_HSAMPLER
 void APIENTRY CreateQuery(D3D10DDI_HDEVICE hDevice, const D3D10DDIARG_CREATEQUERY* a,
                           D3D10DDI_HQUERY h, D3D10DDI_HRTQUERY) {
   CallScope scope("CreateQuery");
-  Device* dev = AsDevice(hDevice);
+  Device* dev = IcDevice(hDevice);
+  if (dev == nullptr) return;
   CountCall(dev);
+  if (!CreatableAt(h.pDrvPrivate, "CreateQuery", "hQuery")) return;
   IcObject* o = NewIcObject(dev, h.pDrvPrivate, D3D10DDI_HT_QUERY);
-  o->query_type = a->Query;
+  if (ArgPresent(a, "CreateQuery", "pCreateQuery")) o->query_type = a->Query;
 }
 
 #define CLTRACE_IC_CREATE_SHADER(Name, SigT)                                    \
   void APIENTRY Name(D3D10DDI_HDEVICE hDevice, const UINT*, D3D10DDI_HSHADER h, \
                      D3D10DDI_HRTSHADER, const SigT*) {                         \
     CallScope scope(#Name);                                                     \
-    Device* dev = AsDevice(hDevice);                                            \
+    Device* dev = IcDevice(hDevice);                                            \
+    if (dev == nullptr) return;                                                 \
     CountCall(dev);                                                             \
+    if (!CreatableAt(h.pDrvPrivate, #Name, "hShader")) return;                  \
     NewIcObject(dev, h.pDrvPrivate, D3D10DDI_HT_SHADER);                        \
   }
 
@@ -370,29 +429,31 @@ CLTRACE_IC_CREATE_SHADER(CreateDomainShader, D3D11DDIARG_TESSELLATION_IO_SIGNATU
 void APIENTRY CreateComputeShader(D3D10DDI_HDEVICE hDevice, const UINT*, D3D10DDI_HSHADER h,
                                   D3D10DDI_HRTSHADER) {
   CallScope scope("CreateComputeShader");
-  Device* dev = AsDevice(hDevice);
+  Device* dev = IcDevice(hDevice);
+  if (dev == nullptr) return;
   CountCall(dev);
+  if (!CreatableAt(h.pDrvPrivate, "CreateComputeShader", "hShader")) return;
   NewIcObject(dev, h.pDrvPrivate, D3D10DDI_HT_SHADER);
 }
 
-CLTRACE_IC_DESTROY(DestroyShaderResourceView, D3D10DDI_HSHADERRESOURCEVIEW, "shader-resource view")
-CLTRACE_IC_DESTROY(DestroyRenderTargetView, D3D10DDI_HRENDERTARGETVIEW, "render-target view")
-CLTRACE_IC_DESTROY(DestroyDepthStencilView, D3D10DDI_HDEPTHSTENCILVIEW, "depth-stencil view")
+CLTRACE_IC_DESTROY(DestroyShaderResourceView, D3D10DDI_HSHADERRESOURCEVIEW,
+                   D3D10DDI_HT_SHADERRESOURCEVIEW, "shader-resource view")
+CLTRACE_IC_DESTROY(DestroyRenderTargetView, D3D10DDI_HRENDERTARGETVIEW,
+                   D3D10DDI_HT_RENDERTARGETVIEW, "render-target view")
+CLTRACE_IC_DESTROY(DestroyDepthStencilView, D3D10DDI_HDEPTHSTENCILVIEW,
+                   D3D10DDI_HT_DEPTHSTENCILVIEW, "depth-stencil view")
 CLTRACE_IC_DESTROY(DestroyUnorderedAccessView, D3D11DDI_HUNORDEREDACCESSVIEW,
-                   "unordered-access view")
-CLTRACE_IC_DESTROY(DestroyElementLayout, D3D10DDI_HELEMENTLAYOUT, "element layout")
-CLTRACE_IC_DESTROY(DestroyBlendState, D3D10DDI_HBLENDSTATE, "blend state")
-CLTRACE_IC_DESTROY(DestroyDepthStencilState, D3D10DDI_HDEPTHSTENCILSTATE, "depth-stencil state")
-CLTRACE_IC_DESTROY(DestroyRasterizerState, D3D10DDI_HRASTERIZERSTATE, "rasterizer state")
-CLTRACE_IC_DESTROY(DestroySampler, D3D10DDI_HSAMPLER, "sampler")
-CLTRACE_IC_DESTROY(DestroyShader, D3D10DDI_HSHADER, "shader")
-
-void APIENTRY DestroyQuery(D3D10DDI_HDEVICE hDevice, D3D10DDI_HQUERY h) {
-  CallScope scope("DestroyQuery");
-  Device* dev = AsDevice(hDevice);
-  CountCall(dev);
-  DestroyIcObject(dev, h.pDrvPrivate, "query");
-}
+                   D3D11DDI_HT_UNORDEREDACCESSVIEW, "unordered-access view")
+CLTRACE_IC_DESTROY(DestroyElementLayout, D3D10DDI_HELEMENTLAYOUT, D3D10DDI_HT_ELEMENTLAYOUT,
+                   "element layout")
+CLTRACE_IC_DESTROY(DestroyBlendState, D3D10DDI_HBLENDSTATE, D3D10DDI_HT_BLENDSTATE, "blend state")
+CLTRACE_IC_DESTROY(DestroyDepthStencilState, D3D10DDI_HDEPTHSTENCILSTATE,
+                   D3D10DDI_HT_DEPTHSTENCILSTATE, "depth-stencil state")
+CLTRACE_IC_DESTROY(DestroyRasterizerState, D3D10DDI_HRASTERIZERSTATE, D3D10DDI_HT_RASTERIZERSTATE,
+                   "rasterizer state")
+CLTRACE_IC_DESTROY(DestroySampler, D3D10DDI_HSAMPLER, D3D10DDI_HT_SAMPLERSTATE, "sampler")
+CLTRACE_IC_DESTROY(DestroyShader, D3D10DDI_HSHADER, D3D10DDI_HT_SHADER, "shader")
+CLTRACE_IC_DESTROY(DestroyQuery, D3D10DDI_HQUERY, D3D10DDI_HT_QUERY, "query")
 
 // ---- context-local opens and closes (DC table) ----
 

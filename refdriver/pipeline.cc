@@ -54,7 +54,8 @@ class PipeCall {
       dev_ = dc_->device;
       ok_ = CheckDcState(fn, binding, all_null);
     } else {
-      dev_ = AsDevice(h);
+      dev_ = IcDevice(h);
+      if (dev_ == nullptr) return;
       ic_.emplace(dev_);
       ok_ = true;
     }
@@ -67,11 +68,16 @@ class PipeCall {
   const void* ctx() const { return kDc ? static_cast<const void*>(dc_) : dev_; }
 
   // Validates a handle argument; returns the IC object it stands for (nullptr for NULL or
-  // an invalid DC handle, which is reported).
+  // an invalid handle, which is reported: R57 on a DC, R39/R57 on the IC).
   IcObject* Ic(void* h, uint32_t type, const char* what) {
     if (h == nullptr) return nullptr;
     if constexpr (kDc) return AsIc(LocalToIc(dc_, h, type, what));
-    return AsIc(h);
+    return IcArg(h, type, what);
+  }
+  // A handle to keep as a binding: `h` if valid, else NULL (reported), so that draws never
+  // dereference a handle the driver does not know.
+  void* Binding(void* h, uint32_t type, const char* what) {
+    return Ic(h, type, what) != nullptr ? h : nullptr;
   }
   // The IC object behind a bound handle (bindings hold local handles on a DC).
   static IcObject* Bound(void* h) {
@@ -178,9 +184,9 @@ template <bool kDc, int S>
 void APIENTRY SetShader(D3D10DDI_HDEVICE h, D3D10DDI_HSHADER s) {
   PipeCall<kDc> c(h, kSetShaderNames[S], true, s.pDrvPrivate == nullptr);
   if (!c.ok()) return;
-  c.Ic(s.pDrvPrivate, D3D10DDI_HT_SHADER, kSetShaderNames[S]);
+  void* bound = c.Binding(s.pDrvPrivate, D3D10DDI_HT_SHADER, kSetShaderNames[S]);
   c.Answer(c.state().shader[S] == s.pDrvPrivate, s.pDrvPrivate == nullptr);
-  c.state().shader[S] = s.pDrvPrivate;
+  c.state().shader[S] = bound;
   c.Generic(refcmd::kSet, kBindShader + S, 0, reinterpret_cast<uint64_t>(s.pDrvPrivate));
 }
 
@@ -194,9 +200,9 @@ void SetRange(D3D10DDI_HDEVICE h, const char* fn, uint32_t type, uint64_t kind, 
   bool matches = true;
   for (UINT i = 0; i < n && start + i < static_cast<UINT>(kSlots); ++i) {
     void* v = handles != nullptr ? handles[i].pDrvPrivate : nullptr;
-    c.Ic(v, type, fn);
+    void* bound = c.Binding(v, type, fn);
     matches = matches && slots[start + i] == v;
-    slots[start + i] = v;
+    slots[start + i] = bound;
     c.Generic(refcmd::kSet, kind + S, start + i, reinterpret_cast<uint64_t>(v));
   }
   c.Answer(matches, AllNull(handles, n));
@@ -229,8 +235,8 @@ void APIENTRY CsSetUnorderedAccessViews(D3D10DDI_HDEVICE h, UINT start, UINT n,
   if (!c.ok()) return;
   for (UINT i = 0; i < n && start + i < kUavSlots; ++i) {
     void* p = v != nullptr ? v[i].pDrvPrivate : nullptr;
-    c.Ic(p, D3D11DDI_HT_UNORDEREDACCESSVIEW, "CsSetUnorderedAccessViews");
-    c.state().cs_uav[start + i] = p;
+    c.state().cs_uav[start + i] =
+        c.Binding(p, D3D11DDI_HT_UNORDEREDACCESSVIEW, "CsSetUnorderedAccessViews");
     c.Generic(refcmd::kSet, kBindCsUav, start + i, reinterpret_cast<uint64_t>(p));
   }
 }
@@ -239,9 +245,9 @@ template <bool kDc>
 void APIENTRY IaSetInputLayout(D3D10DDI_HDEVICE h, D3D10DDI_HELEMENTLAYOUT l) {
   PipeCall<kDc> c(h, "IaSetInputLayout", true, l.pDrvPrivate == nullptr);
   if (!c.ok()) return;
-  c.Ic(l.pDrvPrivate, D3D10DDI_HT_ELEMENTLAYOUT, "IaSetInputLayout");
+  void* bound = c.Binding(l.pDrvPrivate, D3D10DDI_HT_ELEMENTLAYOUT, "IaSetInputLayout");
   c.Answer(c.state().input_layout == l.pDrvPrivate, l.pDrvPrivate == nullptr);
-  c.state().input_layout = l.pDrvPrivate;
+  c.state().input_layout = bound;
   c.Generic(refcmd::kSet, kBindInputLayout, 0, reinterpret_cast<uint64_t>(l.pDrvPrivate));
 }
 
@@ -255,9 +261,9 @@ void APIENTRY IaSetVertexBuffers(D3D10DDI_HDEVICE h, UINT start, UINT n,
   PipelineState& s = c.state();
   for (UINT i = 0; i < n && start + i < kVbSlots; ++i) {
     void* v = b != nullptr ? b[i].pDrvPrivate : nullptr;
-    c.Ic(v, D3D10DDI_HT_RESOURCE, "IaSetVertexBuffers");
+    void* bound = c.Binding(v, D3D10DDI_HT_RESOURCE, "IaSetVertexBuffers");
     matches = matches && s.vb[start + i] == v;
-    s.vb[start + i] = v;
+    s.vb[start + i] = bound;
     s.vb_stride[start + i] = strides != nullptr ? strides[i] : 0;
     s.vb_offset[start + i] = offsets != nullptr ? offsets[i] : 0;
     c.Generic(refcmd::kSet, kBindVb, start + i, reinterpret_cast<uint64_t>(v));
@@ -269,8 +275,7 @@ template <bool kDc>
 void APIENTRY IaSetIndexBuffer(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE b, UINT format, UINT offset) {
   PipeCall<kDc> c(h, "IaSetIndexBuffer", true, b.pDrvPrivate == nullptr);
   if (!c.ok()) return;
-  c.Ic(b.pDrvPrivate, D3D10DDI_HT_RESOURCE, "IaSetIndexBuffer");
-  c.state().ib = b.pDrvPrivate;
+  c.state().ib = c.Binding(b.pDrvPrivate, D3D10DDI_HT_RESOURCE, "IaSetIndexBuffer");
   c.state().ib_format = format;
   c.state().ib_offset = offset;
   c.Generic(refcmd::kSet, kBindIb, 0, reinterpret_cast<uint64_t>(b.pDrvPrivate));
@@ -296,18 +301,17 @@ void APIENTRY SetRenderTargets(D3D10DDI_HDEVICE h, const D3D10DDI_HRENDERTARGETV
   bool matches = s.dsv == dsv.pDrvPrivate;
   for (UINT i = 0; i < kRtvSlots; ++i) {
     void* v = i < n && rtvs != nullptr ? rtvs[i].pDrvPrivate : nullptr;
-    if (i < n) c.Ic(v, D3D10DDI_HT_RENDERTARGETVIEW, "SetRenderTargets");
+    void* bound = i < n ? c.Binding(v, D3D10DDI_HT_RENDERTARGETVIEW, "SetRenderTargets") : v;
     if (i < n || i < n + unbind) {
       matches = matches && s.rtv[i] == v;
-      s.rtv[i] = v;
+      s.rtv[i] = bound;
     }
   }
-  c.Ic(dsv.pDrvPrivate, D3D10DDI_HT_DEPTHSTENCILVIEW, "SetRenderTargets");
-  s.dsv = dsv.pDrvPrivate;
+  s.dsv = c.Binding(dsv.pDrvPrivate, D3D10DDI_HT_DEPTHSTENCILVIEW, "SetRenderTargets");
   for (UINT i = 0; i < num_uavs && uav_index + i < kRtvSlots + kUavSlots; ++i) {
     void* v = uavs != nullptr ? uavs[i].pDrvPrivate : nullptr;
-    c.Ic(v, D3D11DDI_HT_UNORDEREDACCESSVIEW, "SetRenderTargets");
-    if (uav_index + i >= kRtvSlots) s.om_uav[uav_index + i - kRtvSlots] = v;
+    void* bound = c.Binding(v, D3D11DDI_HT_UNORDEREDACCESSVIEW, "SetRenderTargets");
+    if (uav_index + i >= kRtvSlots) s.om_uav[uav_index + i - kRtvSlots] = bound;
   }
   c.Answer(matches, all_null);
   c.Generic(refcmd::kSet, kBindRtv, n, reinterpret_cast<uint64_t>(s.rtv[0]));
@@ -319,8 +323,7 @@ void APIENTRY SetBlendState(D3D10DDI_HDEVICE h, D3D10DDI_HBLENDSTATE b, const FL
                             UINT mask) {
   PipeCall<kDc> c(h, "SetBlendState", true, b.pDrvPrivate == nullptr);
   if (!c.ok()) return;
-  c.Ic(b.pDrvPrivate, D3D10DDI_HT_BLENDSTATE, "SetBlendState");
-  c.state().blend = b.pDrvPrivate;
+  c.state().blend = c.Binding(b.pDrvPrivate, D3D10DDI_HT_BLENDSTATE, "SetBlendState");
   if (factor != nullptr) std::copy(factor, factor + 4, c.state().blend_factor);
   c.state().sample_mask = mask;
   c.Generic(refcmd::kSet, kBindBlend, mask, reinterpret_cast<uint64_t>(b.pDrvPrivate));
@@ -330,8 +333,8 @@ template <bool kDc>
 void APIENTRY SetDepthStencilState(D3D10DDI_HDEVICE h, D3D10DDI_HDEPTHSTENCILSTATE d, UINT ref) {
   PipeCall<kDc> c(h, "SetDepthStencilState", true, d.pDrvPrivate == nullptr);
   if (!c.ok()) return;
-  c.Ic(d.pDrvPrivate, D3D10DDI_HT_DEPTHSTENCILSTATE, "SetDepthStencilState");
-  c.state().depth_stencil = d.pDrvPrivate;
+  c.state().depth_stencil =
+      c.Binding(d.pDrvPrivate, D3D10DDI_HT_DEPTHSTENCILSTATE, "SetDepthStencilState");
   c.state().stencil_ref = ref;
   c.Generic(refcmd::kSet, kBindDepthStencil, ref, reinterpret_cast<uint64_t>(d.pDrvPrivate));
 }
@@ -340,8 +343,8 @@ template <bool kDc>
 void APIENTRY SetRasterizerState(D3D10DDI_HDEVICE h, D3D10DDI_HRASTERIZERSTATE r) {
   PipeCall<kDc> c(h, "SetRasterizerState", true, r.pDrvPrivate == nullptr);
   if (!c.ok()) return;
-  c.Ic(r.pDrvPrivate, D3D10DDI_HT_RASTERIZERSTATE, "SetRasterizerState");
-  c.state().rasterizer = r.pDrvPrivate;
+  c.state().rasterizer =
+      c.Binding(r.pDrvPrivate, D3D10DDI_HT_RASTERIZERSTATE, "SetRasterizerState");
   c.Generic(refcmd::kSet, kBindRasterizer, 0, reinterpret_cast<uint64_t>(r.pDrvPrivate));
 }
 
@@ -353,8 +356,7 @@ void APIENTRY SoSetTargets(D3D10DDI_HDEVICE h, UINT n, UINT clear, const D3D10DD
   for (UINT i = 0; i < kSoSlots; ++i) {
     if (i < n) {
       void* v = b != nullptr ? b[i].pDrvPrivate : nullptr;
-      c.Ic(v, D3D10DDI_HT_RESOURCE, "SoSetTargets");
-      c.state().so[i] = v;
+      c.state().so[i] = c.Binding(v, D3D10DDI_HT_RESOURCE, "SoSetTargets");
       c.state().so_offset[i] = offsets != nullptr ? offsets[i] : 0;
     } else if (i < n + clear) {
       c.state().so[i] = nullptr;
@@ -383,8 +385,7 @@ template <bool kDc>
 void APIENTRY SetPredication(D3D10DDI_HDEVICE h, D3D10DDI_HQUERY q, BOOL value) {
   PipeCall<kDc> c(h, "SetPredication", true, q.pDrvPrivate == nullptr);
   if (!c.ok()) return;
-  c.Ic(q.pDrvPrivate, D3D10DDI_HT_QUERY, "SetPredication");
-  c.state().predicate = q.pDrvPrivate;
+  c.state().predicate = c.Binding(q.pDrvPrivate, D3D10DDI_HT_QUERY, "SetPredication");
   c.state().predicate_value = value;
   c.Generic(refcmd::kSet, kBindPredicate, value, reinterpret_cast<uint64_t>(q.pDrvPrivate));
 }
@@ -428,8 +429,8 @@ void EmitDraw(PipeCall<kDc>& c, uint32_t kind, uint32_t count) {
   }
   uint64_t state = gpu::DigestCombine(kind, count);
   for (uint32_t slot = 0; slot < refcmd::kDrawSlotCount; ++slot) {
-    const IcObject* o = d.state[slot] != 0 ? reinterpret_cast<const IcObject*>(d.state[slot])
-                                           : nullptr;
+    const IcObject* o =
+        d.state[slot] != 0 ? reinterpret_cast<const IcObject*>(d.state[slot]) : nullptr;
     state = gpu::DigestCombine(state, o != nullptr ? o->id : 0);
   }
   c.Emit(gpu::Command::Draw(target, inputs, state, count, 0, 1));
@@ -631,6 +632,7 @@ void DynamicMap(D3D10DDI_HDEVICE h, const char* fn, D3D10DDI_HRESOURCE r, D3D10_
   if (!c.ok()) return;
   IcObject* o = c.Ic(r.pDrvPrivate, D3D10DDI_HT_RESOURCE, fn);
   if (o == nullptr) return;
+  if (!ArgPresent(out, fn, "pMappedSubResource")) return;
   uint64_t size = std::min<uint64_t>(std::max<uint64_t>(o->byte_size, 16), 1u << 20);
   if constexpr (kDc) {
     DeferredContext* dc = c.dc();

@@ -154,7 +154,8 @@ namespace {
 
 BOOL APIENTRY Flush(D3D10DDI_HDEVICE hDevice, D3D11_1DDI_FLUSH_FLAGS flags) {
   CallScope scope("Flush");
-  Device* dev = AsDevice(hDevice);
+  Device* dev = IcDevice(hDevice);
+  if (dev == nullptr) return 0;
   IcDomainScope domain(dev);
   bool pending = HasCommands(dev);
   if (pending) IcSubmit(dev);
@@ -173,10 +174,11 @@ BOOL APIENTRY Flush(D3D10DDI_HDEVICE hDevice, D3D11_1DDI_FLUSH_FLAGS flags) {
 void MapIc(D3D10DDI_HDEVICE hDevice, const char* fn, D3D10DDI_HRESOURCE r,
            D3D10DDI_MAPPED_SUBRESOURCE* out) {
   CallScope scope(fn);
-  Device* dev = AsDevice(hDevice);
+  Device* dev = IcDevice(hDevice);
+  if (dev == nullptr) return;
   IcDomainScope domain(dev);
-  IcObject* o = AsIc(r.pDrvPrivate);
-  if (o == nullptr || out == nullptr) return;
+  IcObject* o = IcArg(r.pDrvPrivate, D3D10DDI_HT_RESOURCE, fn);
+  if (o == nullptr || !ArgPresent(out, fn, "pMappedSubResource")) return;
   o->ic_mapped = true;
   out->pData = o->memory;
   out->RowPitch = static_cast<UINT>(std::min<uint64_t>(o->byte_size, 1u << 20));
@@ -185,9 +187,10 @@ void MapIc(D3D10DDI_HDEVICE hDevice, const char* fn, D3D10DDI_HRESOURCE r,
 
 void UnmapIc(D3D10DDI_HDEVICE hDevice, const char* fn, D3D10DDI_HRESOURCE r) {
   CallScope scope(fn);
-  Device* dev = AsDevice(hDevice);
+  Device* dev = IcDevice(hDevice);
+  if (dev == nullptr) return;
   IcDomainScope domain(dev);
-  if (IcObject* o = AsIc(r.pDrvPrivate)) o->ic_mapped = false;
+  if (IcObject* o = IcArg(r.pDrvPrivate, D3D10DDI_HT_RESOURCE, fn)) o->ic_mapped = false;
 }
 
 void APIENTRY ResourceMap(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE r, UINT, D3D10_DDI_MAP,
@@ -207,21 +210,26 @@ void APIENTRY StagingResourceUnmap(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE r, UIN
 
 BOOL APIENTRY ResourceIsStagingBusy(D3D10DDI_HDEVICE hDevice, D3D10DDI_HRESOURCE) {
   CallScope scope("ResourceIsStagingBusy");
-  IcDomainScope domain(AsDevice(hDevice));
+  Device* dev = IcDevice(hDevice);
+  if (dev == nullptr) return 0;
+  IcDomainScope domain(dev);
   return 0;  // the model GPU finishes every submission at once
 }
 
 void APIENTRY SetResourceMinLOD(D3D10DDI_HDEVICE hDevice, D3D10DDI_HRESOURCE, FLOAT) {
   CallScope scope("SetResourceMinLOD");
-  IcDomainScope domain(AsDevice(hDevice));
+  Device* dev = IcDevice(hDevice);
+  if (dev == nullptr) return;
+  IcDomainScope domain(dev);
 }
 
 void APIENTRY QueryGetData(D3D10DDI_HDEVICE hDevice, D3D10DDI_HQUERY hQuery, UINT8* data, UINT size,
                            D3D10_DDI_GET_DATA_FLAGS flags) {
   CallScope scope("QueryGetData");
-  Device* dev = AsDevice(hDevice);
+  Device* dev = IcDevice(hDevice);
+  if (dev == nullptr) return;
   IcDomainScope domain(dev);
-  IcObject* q = AsIc(hQuery.pDrvPrivate);
+  IcObject* q = IcArg(hQuery.pDrvPrivate, D3D10DDI_HT_QUERY, "QueryGetData");
   if (q == nullptr) return;
   if (q->ic_query_state == 2 && q->query_fence > dev->submits &&
       (flags & D3D10_DDI_GET_DATA_DO_NOT_FLUSH) == 0) {
@@ -239,10 +247,12 @@ void APIENTRY QueryGetData(D3D10DDI_HDEVICE hDevice, D3D10DDI_HQUERY hQuery, UIN
 
 HRESULT APIENTRY PresentDXGI(DXGI_DDI_ARG_PRESENT* p) {
   CallScope scope("PresentDXGI");
-  Device* dev = static_cast<Device*>(p->hDevice.handle);
+  if (!ArgPresent(p, "PresentDXGI", "pPresentData")) return static_cast<HRESULT>(E_INVALIDARG);
+  Device* dev = IcDevice(p->hDevice.handle);
+  if (dev == nullptr) return static_cast<HRESULT>(E_INVALIDARG);
   IcDomainScope domain(dev);
   if (dev->context_created && dev->gpu_ctx->has_pending()) IcSubmit(dev);
-  IcObject* surface = AsIc(p->hSurfaceToPresent.handle);
+  IcObject* surface = IcArg(p->hSurfaceToPresent.handle, D3D10DDI_HT_RESOURCE, "PresentDXGI");
   uint32_t src = IcAllocationOf(dev, surface);
   if (dev->context_created && dev->front_buffer == 0 && src != 0) {
     // The scan-out surface a blt-model present copies into (created at the first present,

@@ -86,21 +86,39 @@ bool UpdateDc(const void* handle, absl::FunctionRef<void(DcEntry&)> update) {
   return true;
 }
 
+size_t RetireDeferredContextsOf(const Device* dev) {
+  size_t n = 0;
+  for (int i = 0; i < kShards; ++i) {
+    DcShard& s = Shards()[i];
+    std::unique_lock<std::shared_mutex> lock(s.mu);
+    for (auto& [handle, entry] : s.map) {
+      if (entry.device != dev || entry.state == DcState::kDestroyed) continue;
+      auto* dc = static_cast<DeferredContext*>(const_cast<void*>(handle));
+      dc->magic = 0;
+      dc->~DeferredContext();
+      entry.state = DcState::kDestroyed;
+      ++n;
+    }
+  }
+  return n;
+}
+
 void SetErrorIc(Device* dev, HRESULT hr) { dev->callbacks->pfnSetErrorCb(dev->rt_core_layer, hr); }
 
 void SetErrorDc(DeferredContext* dc, HRESULT hr) {
   dc->callbacks->pfnSetErrorCb(dc->rt_core_layer, hr);
 }
 
-void MaybeReportRemoved(Device* dev, DeferredContext* dc) {
+bool MaybeReportRemoved(Device* dev, DeferredContext* dc) {
   uint64_t at = dev->config.removed_at_call;
-  if (at == 0 || dev->ddi_calls.load(std::memory_order_relaxed) < at) return;
-  if (dev->removed.exchange(true)) return;
+  if (at == 0 || dev->ddi_calls.load(std::memory_order_relaxed) < at) return false;
+  if (dev->removed.exchange(true)) return false;
   if (dc != nullptr) {
     SetErrorDc(dc, static_cast<HRESULT>(D3DDDIERR_DEVICEREMOVED));
   } else {
     SetErrorIc(dev, static_cast<HRESULT>(D3DDDIERR_DEVICEREMOVED));
   }
+  return true;
 }
 
 bool InjectFault(Device* dev, FaultSite site) {
@@ -146,5 +164,87 @@ RefreshScope::RefreshScope(const void* ctx) : previous_(t_refresh_ctx) { t_refre
 RefreshScope::~RefreshScope() { t_refresh_ctx = previous_; }
 
 std::string HandleText(const void* p) { return absl::StrFormat("%p", p); }
+
+const char* ObjectKind(const void* p) {
+  if (p == nullptr) return nullptr;
+  switch (*static_cast<const uint32_t*>(p)) {
+    case kDeviceMagic:
+      return "a device";
+    case kContextMagic:
+      return "a deferred context";
+    case kIcObjectMagic:
+      return "an IC object";
+    case kLocalObjectMagic:
+      return "a context-local handle";
+    case kCommandListMagic:
+      return "an IC command list";
+  }
+  return nullptr;
+}
+
+Device* IcDevice(const void* h) {
+  if (h == nullptr) {
+    Report("R39", nullptr, "hDevice is NULL");
+    return nullptr;
+  }
+  const char* kind = ObjectKind(h);
+  if (kind == nullptr) {
+    Report("R39", h, "hDevice is not a live device of this driver (destroyed or never created)");
+    return nullptr;
+  }
+  if (*static_cast<const uint32_t*>(h) != kDeviceMagic) {
+    Report("R57", h,
+           absl::StrCat("hDevice of an IC-table call is ", kind,
+                        ", not the device (deferred contexts use their own table)"));
+    return nullptr;
+  }
+  return static_cast<Device*>(const_cast<void*>(h));
+}
+
+IcObject* IcArg(void* h, uint32_t type, const char* what) {
+  if (h == nullptr) return nullptr;
+  const char* kind = ObjectKind(h);
+  if (kind == nullptr) {
+    Report("R39", h,
+           absl::StrCat(what,
+                        ": handle is not a live object of this driver (destroyed or never "
+                        "created)"));
+    return nullptr;
+  }
+  if (*static_cast<const uint32_t*>(h) != kIcObjectMagic) {
+    Report("R57", h,
+           absl::StrCat(what, ": IC-table call given ", kind,
+                        " where an IC object handle is expected"));
+    return nullptr;
+  }
+  IcObject* o = AsIc(h);
+  if (o->type != type) {
+    Report("R57", h, absl::StrCat(what, ": IC handle of type ", o->type, ", expected ", type));
+    return nullptr;
+  }
+  return o;
+}
+
+bool ArgPresent(const void* p, const char* fn, const char* what) {
+  if (p != nullptr) return true;
+  Report(
+      "R56", nullptr,
+      absl::StrCat(fn, ": ", what, " is NULL (only context-local opens may pass NULL arguments)"));
+  return false;
+}
+
+bool HandleMemoryPresent(const void* p, const char* fn, const char* what) {
+  if (p != nullptr) return true;
+  Report("R39", nullptr, absl::StrCat(fn, ": ", what, " (the handle memory) is NULL"));
+  return false;
+}
+
+bool CreatableAt(const void* p, const char* fn, const char* what) {
+  if (!HandleMemoryPresent(p, fn, what)) return false;
+  const char* kind = ObjectKind(p);
+  if (kind == nullptr) return true;
+  Report("R57", p, absl::StrCat(fn, " into the memory of ", kind, " (", what, ")"));
+  return false;
+}
 
 }  // namespace cltrace::refdriver

@@ -64,7 +64,7 @@ struct IcObject {
   // Map-discard aliases made on deferred contexts (R66): freed with the resource.
   std::mutex alias_mu;
   std::vector<uint32_t> alias_allocations;
-  bool ic_mapped = false;     // mapped on the IC (IC domain only)
+  bool ic_mapped = false;  // mapped on the IC (IC domain only)
   // Queries.
   uint32_t query_type = 0;
   int ic_query_state = 0;  // 0 idle, 1 building, 2 issued (IC domain only)
@@ -108,10 +108,10 @@ struct Recording {
   gpu::CommandRecording gpu;
   // The dynamic resources renamed in this recording: alias allocation and its CPU memory.
   absl::flat_hash_map<const IcObject*, std::pair<uint32_t, uint8_t*>> renamed;
-  std::vector<uint8_t> stream;  // the refcmd records alone (size drives the R72 cadence)
-  std::vector<uint32_t> allocations;                // referenced allocations (deduplicated lazily)
-  std::vector<IcObject*> queries;                   // queries begun or ended in it (R61)
-  std::vector<IcObject*> mapped;                    // dynamic resources mapped in it (R62)
+  std::vector<uint8_t> stream;        // the refcmd records alone (size drives the R72 cadence)
+  std::vector<uint32_t> allocations;  // referenced allocations (deduplicated lazily)
+  std::vector<IcObject*> queries;     // queries begun or ended in it (R61)
+  std::vector<IcObject*> mapped;      // dynamic resources mapped in it (R62)
   std::vector<std::unique_ptr<uint8_t[]>> aliases;  // map-discard renames it owns
   uint64_t bytes_since_pump = 0;                    // DC amortized-processing cadence (R72)
   EndState end_state;                               // filled when the list is created
@@ -164,6 +164,9 @@ bool LookupDc(const void* handle, DcEntry* out);
 void SetDcState(const void* handle, const DcEntry& entry);
 // Applies `update` to the entry under the shard lock; false if unknown.
 bool UpdateDc(const void* handle, absl::FunctionRef<void(DcEntry&)> update);
+// IC DestroyDevice: destroys every deferred context of `dev` that is still alive (the runtime
+// should have destroyed them first) and marks it destroyed; returns how many there were.
+size_t RetireDeferredContextsOf(const Device* dev);
 
 // A context-local handle's state on one DC (§3.3).
 struct LocalEntry {

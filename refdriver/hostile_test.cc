@@ -1,0 +1,395 @@
+// Hostile calls into the reference driver (what replay mutation fuzzing produces: NULL argument
+// structures, NULL handles, handles of the wrong kind, a second DestroyDevice). The driver must
+// report each one as a violation with its rule number and keep working; it must never crash.
+//
+// The test loads build/lib/libcltrace_refdriver.so with dlopen and drives it through the C ABI
+// only (OpenAdapter10_2 -> adapter table -> CreateDevice), with the GPU model's kernel
+// (gpu::KernelStack) behind pKTCallbacks and no-op core-layer callbacks that record the
+// errors the driver reports through pfnSetErrorCb.
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "format/ddi_abi.h"
+#include "gmock/gmock.h"
+#include "gpu/kernel_stack.h"
+#include "gtest/gtest.h"
+
+namespace cltrace::refdriver {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::StartsWith;
+
+std::vector<HRESULT>& Errors() {
+  static std::vector<HRESULT> errors;
+  return errors;
+}
+
+// A callback that does nothing (the state-refresh callbacks: nothing is bound in these tests).
+template <typename F>
+struct Noop;
+template <typename R, typename... A>
+struct Noop<R(APIENTRY*)(A...)> {
+  static R APIENTRY Call(A...) {
+    if constexpr (!std::is_void_v<R>) return R{};
+  }
+};
+
+void APIENTRY RecordError(D3D10DDI_HRTCORELAYER, HRESULT hr) { Errors().push_back(hr); }
+
+D3D11DDI_CORELAYER_DEVICECALLBACKS CoreLayerCallbacks() {
+  D3D11DDI_CORELAYER_DEVICECALLBACKS c{};
+#define CLTRACE_NOOP(M) c.M = &Noop<decltype(c.M)>::Call;
+  CLTRACE_NOOP(pfnStateVsConstBufCb)
+  CLTRACE_NOOP(pfnStatePsSrvCb)
+  CLTRACE_NOOP(pfnStatePsShaderCb)
+  CLTRACE_NOOP(pfnStatePsSamplerCb)
+  CLTRACE_NOOP(pfnStateVsShaderCb)
+  CLTRACE_NOOP(pfnStatePsConstBufCb)
+  CLTRACE_NOOP(pfnStateIaInputLayoutCb)
+  CLTRACE_NOOP(pfnStateIaVertexBufCb)
+  CLTRACE_NOOP(pfnStateIaIndexBufCb)
+  CLTRACE_NOOP(pfnStateGsConstBufCb)
+  CLTRACE_NOOP(pfnStateGsShaderCb)
+  CLTRACE_NOOP(pfnStateIaPrimitiveTopologyCb)
+  CLTRACE_NOOP(pfnStateVsSrvCb)
+  CLTRACE_NOOP(pfnStateVsSamplerCb)
+  CLTRACE_NOOP(pfnStateGsSrvCb)
+  CLTRACE_NOOP(pfnStateGsSamplerCb)
+  CLTRACE_NOOP(pfnStateOmRenderTargetsCb)
+  CLTRACE_NOOP(pfnStateOmBlendStateCb)
+  CLTRACE_NOOP(pfnStateOmDepthStateCb)
+  CLTRACE_NOOP(pfnStateRsRastStateCb)
+  CLTRACE_NOOP(pfnStateSoTargetsCb)
+  CLTRACE_NOOP(pfnStateRsViewportsCb)
+  CLTRACE_NOOP(pfnStateRsScissorCb)
+  CLTRACE_NOOP(pfnDisableDeferredStagingResourceDestruction)
+  CLTRACE_NOOP(pfnStateTextFilterSizeCb)
+  CLTRACE_NOOP(pfnStateHsSrvCb)
+  CLTRACE_NOOP(pfnStateHsShaderCb)
+  CLTRACE_NOOP(pfnStateHsSamplerCb)
+  CLTRACE_NOOP(pfnStateHsConstBufCb)
+  CLTRACE_NOOP(pfnStateDsSrvCb)
+  CLTRACE_NOOP(pfnStateDsShaderCb)
+  CLTRACE_NOOP(pfnStateDsSamplerCb)
+  CLTRACE_NOOP(pfnStateDsConstBufCb)
+  CLTRACE_NOOP(pfnPerformAmortizedProcessingCb)
+  CLTRACE_NOOP(pfnStateCsSrvCb)
+  CLTRACE_NOOP(pfnStateCsUavCb)
+  CLTRACE_NOOP(pfnStateCsShaderCb)
+  CLTRACE_NOOP(pfnStateCsSamplerCb)
+  CLTRACE_NOOP(pfnStateCsConstBufCb)
+#undef CLTRACE_NOOP
+  c.pfnSetErrorCb = &RecordError;
+  return c;
+}
+
+// The driver library and its out-of-band functions (refdriver/refdriver.h).
+struct Library {
+  Library() {
+    handle = dlopen(CLTRACE_REFDRIVER_LIB, RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) return;
+    open_adapter = reinterpret_cast<HRESULT(APIENTRY*)(D3D10DDIARG_OPENADAPTER*)>(
+        dlsym(handle, "OpenAdapter10_2"));
+    configure = reinterpret_cast<int (*)(const char*)>(dlsym(handle, "CltraceRefDriverConfigure"));
+    violations =
+        reinterpret_cast<size_t (*)(char*, size_t)>(dlsym(handle, "CltraceRefDriverViolations"));
+    clear = reinterpret_cast<void (*)()>(dlsym(handle, "CltraceRefDriverClearViolations"));
+  }
+  bool ok() const {
+    return open_adapter != nullptr && configure != nullptr && violations != nullptr &&
+           clear != nullptr;
+  }
+  void* handle = nullptr;
+  HRESULT(APIENTRY* open_adapter)(D3D10DDIARG_OPENADAPTER*) = nullptr;
+  int (*configure)(const char*) = nullptr;
+  size_t (*violations)(char*, size_t) = nullptr;
+  void (*clear)() = nullptr;
+};
+
+Library& Lib() {
+  static Library* lib = new Library();  // stays loaded: the driver's state is process-wide
+  return *lib;
+}
+
+// Every violation line the driver reported since the last Clear.
+std::vector<std::string> Violations() {
+  std::string text(Lib().violations(nullptr, 0) + 1, '\0');
+  text.resize(Lib().violations(text.data(), text.size()));
+  std::vector<std::string> lines;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    lines.emplace_back(line);
+  }
+  return lines;
+}
+
+// One adapter and one device of the driver on the GPU model's kernel. Handle memory is owned
+// here and kept until the end of the test, so calls on destroyed handles read valid memory
+// (as they do under the runtime model's and the replayer's quarantine).
+class HostileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(Lib().ok()) << dlerror();
+    ASSERT_EQ(Lib().configure(config_), 0);
+    Lib().clear();
+    Errors().clear();
+    open_.pAdapterFuncs = &adapter_;
+    ASSERT_EQ(Lib().open_adapter(&open_), S_OK);
+    absl::StatusOr<D3DRTDEVICEHANDLE> kdev = stack_.kernel().CreateDevice();
+    ASSERT_TRUE(kdev.ok()) << kdev.status();
+    kdev_ = *kdev;
+    D3D10DDIARG_CREATEDEVICE args{};
+    args.hRTDevice.handle = kdev_.handle;
+    args.pKTCallbacks = const_cast<D3DDDI_DEVICECALLBACKS*>(stack_.device_callbacks());
+    args.p11DeviceFuncs = &ic_;
+    args.hDrvDevice.pDrvPrivate =
+        Memory(adapter_.pfnCalcPrivateDeviceSize(open_.hAdapter, nullptr));
+    args.hRTCoreLayer.handle = &ic_layer_;
+    args.p11UMCallbacks = &callbacks_;
+    ASSERT_EQ(adapter_.pfnCreateDevice(open_.hAdapter, &args), S_OK);
+    dev_ = args.hDrvDevice;
+  }
+
+  void TearDown() override {
+    if (!destroyed_) ic_.pfnDestroyDevice(dev_);
+    (void)stack_.kernel().DestroyDevice(kdev_);
+    adapter_.pfnCloseAdapter(open_.hAdapter);
+    Lib().configure(nullptr);
+  }
+
+  void* Memory(size_t size) {
+    memory_.push_back(std::make_unique<uint8_t[]>(size));  // zeroed, like the runtime's
+    return memory_.back().get();
+  }
+
+  D3D10DDI_HRESOURCE NewBuffer() {
+    D3D11DDIARG_CREATERESOURCE a = BufferDesc();
+    D3D10DDI_HRESOURCE r{Memory(ic_.pfnCalcPrivateResourceSize(dev_, &a))};
+    ic_.pfnCreateResource(dev_, &a, r, D3D10DDI_HRTRESOURCE{&a});
+    return r;
+  }
+
+  static D3D11DDIARG_CREATERESOURCE BufferDesc() {
+    D3D11DDIARG_CREATERESOURCE a{};
+    a.ResourceDimension = D3D10DDIRESOURCE_BUFFER;
+    a.Width = 256;
+    a.Height = 1;
+    a.Depth = 1;
+    a.MipLevels = 1;
+    a.ArraySize = 1;
+    a.SampleCount = 1;
+    return a;
+  }
+
+  // A deferred context of the device (its table in dc_).
+  D3D10DDI_HDEVICE NewDeferredContext() {
+    D3D11DDIARG_CALCPRIVATEDEFERREDCONTEXTSIZE calc{};
+    D3D11DDIARG_CREATEDEFERREDCONTEXT a{};
+    a.p11ContextFuncs = &dc_;
+    a.hDrvContext.pDrvPrivate = Memory(ic_.pfnCalcPrivateDeferredContextSize(dev_, &calc));
+    a.hRTCoreLayer.handle = &dc_layer_;
+    a.p11UMCallbacks = &callbacks_;
+    ic_.pfnCreateDeferredContext(dev_, &a);
+    return a.hDrvContext;
+  }
+
+  // Opens `ic` context-locally on `dc` (the runtime's first use of a resource on a DC).
+  D3D10DDI_HRESOURCE OpenLocal(D3D10DDI_HDEVICE dc, D3D10DDI_HRESOURCE ic) {
+    D3D10DDI_HRESOURCE local{
+        Memory(ic_.pfnCalcDeferredContextHandleSize(dev_, D3D10DDI_HT_RESOURCE, ic.pDrvPrivate))};
+    dc_.pfnCreateResource(dc, nullptr, local, D3D10DDI_HRTRESOURCE{ic.pDrvPrivate});
+    return local;
+  }
+
+  // The driver still works: a full object life cycle with a submit reports nothing.
+  void ExpectDriverStillWorks() {
+    Lib().clear();
+    D3D10DDI_HRESOURCE r = NewBuffer();
+    ic_.pfnResourceCopy(dev_, r, r);
+    ic_.pfnFlush(dev_, 0);
+    ic_.pfnDestroyResource(dev_, r);
+    ic_.pfnFlush(dev_, 0);
+    EXPECT_THAT(Violations(), IsEmpty());
+  }
+
+  const char* config_ = "";
+  gpu::CollectingViolationSink kernel_violations_;
+  gpu::KernelStack stack_{gpu::KernelStackOptions{}, &kernel_violations_};
+  D3DRTDEVICEHANDLE kdev_{};
+  D3D10DDIARG_OPENADAPTER open_{};
+  D3D10_2DDI_ADAPTERFUNCS adapter_{};
+  D3D11DDI_DEVICEFUNCS ic_{};
+  D3D11DDI_DEVICEFUNCS dc_{};
+  D3D11DDI_CORELAYER_DEVICECALLBACKS callbacks_ = CoreLayerCallbacks();
+  int ic_layer_ = 0, dc_layer_ = 0;
+  D3D10DDI_HDEVICE dev_{};
+  bool destroyed_ = false;
+  std::vector<std::unique_ptr<uint8_t[]>> memory_;
+};
+
+TEST_F(HostileTest, CreateResourceWithNullArgumentsIsReportedR56) {
+  D3D10DDI_HRESOURCE r{Memory(ic_.pfnCalcPrivateResourceSize(dev_, nullptr))};
+  ic_.pfnCreateResource(dev_, nullptr, r, D3D10DDI_HRTRESOURCE{});
+  EXPECT_THAT(Violations(), ElementsAre(AllOf(StartsWith("R56 "), HasSubstr("fn=CreateResource"),
+                                              HasSubstr("pCreateResource is NULL"))));
+  // The handle is an (empty) resource: its destroy is an ordinary one.
+  Lib().clear();
+  ic_.pfnDestroyResource(dev_, r);
+  EXPECT_THAT(Violations(), IsEmpty());
+  ExpectDriverStillWorks();
+}
+
+TEST_F(HostileTest, CreateResourceWithoutHandleMemoryIsReportedR39) {
+  D3D11DDIARG_CREATERESOURCE a = BufferDesc();
+  const uint64_t before = stack_.kernel().stats().allocations;
+  ic_.pfnCreateResource(dev_, &a, D3D10DDI_HRESOURCE{}, D3D10DDI_HRTRESOURCE{});
+  EXPECT_THAT(Violations(), ElementsAre(AllOf(StartsWith("R39 "), HasSubstr("fn=CreateResource"),
+                                              HasSubstr("hResource (the handle memory) is NULL"))));
+  EXPECT_EQ(stack_.kernel().stats().allocations, before);  // nothing was allocated for it
+  ExpectDriverStillWorks();
+}
+
+TEST_F(HostileTest, IcDestroyResourceGivenContextLocalHandleIsReportedR57) {
+  D3D10DDI_HRESOURCE r = NewBuffer();
+  D3D10DDI_HDEVICE dc = NewDeferredContext();
+  D3D10DDI_HRESOURCE local = OpenLocal(dc, r);
+  ASSERT_THAT(Violations(), IsEmpty());
+  ic_.pfnDestroyResource(dev_, local);
+  EXPECT_THAT(Violations(),
+              ElementsAre(AllOf(StartsWith("R57 "), HasSubstr("fn=DestroyResource"),
+                                HasSubstr("given a context-local handle where an IC object "
+                                          "handle is expected"))));
+  // Nothing was destroyed: the local handle closes and the resource goes in the right order.
+  Lib().clear();
+  dc_.pfnDestroyResource(dc, local);
+  dc_.pfnDestroyDevice(dc);
+  ic_.pfnDestroyResource(dev_, r);
+  EXPECT_THAT(Violations(), IsEmpty());
+  ExpectDriverStillWorks();
+}
+
+TEST_F(HostileTest, ContextLocalOpenIntoIcHandleMemoryIsReportedR57) {
+  D3D10DDI_HRESOURCE r = NewBuffer();
+  D3D10DDI_HDEVICE dc = NewDeferredContext();
+  // The IC handle's memory passed as the local handle: opening would overwrite the resource.
+  dc_.pfnCreateResource(dc, nullptr, r, D3D10DDI_HRTRESOURCE{r.pDrvPrivate});
+  EXPECT_THAT(Violations(), ElementsAre(AllOf(StartsWith("R57 "), HasSubstr("fn=CreateResource"),
+                                              HasSubstr("context-local open into the memory of "
+                                                        "an IC object"))));
+  Lib().clear();
+  dc_.pfnDestroyDevice(dc);
+  ic_.pfnDestroyResource(dev_, r);  // still an intact resource
+  EXPECT_THAT(Violations(), IsEmpty());
+  ExpectDriverStillWorks();
+}
+
+TEST_F(HostileTest, IcCreateIntoLiveObjectMemoryIsReportedR57) {
+  D3D10DDI_HRESOURCE r = NewBuffer();
+  const uint64_t before = stack_.kernel().stats().allocations;
+  D3D11DDIARG_CREATERESOURCE a = BufferDesc();
+  ic_.pfnCreateResource(dev_, &a, r, D3D10DDI_HRTRESOURCE{&a});
+  EXPECT_THAT(Violations(), ElementsAre(AllOf(StartsWith("R57 "), HasSubstr("fn=CreateResource"),
+                                              HasSubstr("into the memory of an IC object"))));
+  EXPECT_EQ(stack_.kernel().stats().allocations, before);
+  Lib().clear();
+  ic_.pfnDestroyResource(dev_, r);  // the first resource is intact
+  EXPECT_THAT(Violations(), IsEmpty());
+  ExpectDriverStillWorks();
+}
+
+TEST_F(HostileTest, IcDestroyOfWrongObjectTypeIsReportedR57) {
+  D3D10DDI_HRESOURCE r = NewBuffer();
+  ic_.pfnDestroyShader(dev_, D3D10DDI_HSHADER{r.pDrvPrivate});
+  EXPECT_THAT(Violations(), ElementsAre(AllOf(StartsWith("R57 "), HasSubstr("fn=DestroyShader"),
+                                              HasSubstr("IC handle of type 0, expected 4"))));
+  Lib().clear();
+  ic_.pfnDestroyResource(dev_, r);
+  EXPECT_THAT(Violations(), IsEmpty());
+}
+
+TEST_F(HostileTest, SecondDestroyOfAResourceIsReportedR39) {
+  D3D10DDI_HRESOURCE r = NewBuffer();
+  ic_.pfnDestroyResource(dev_, r);
+  ASSERT_THAT(Violations(), IsEmpty());
+  ic_.pfnDestroyResource(dev_, r);
+  EXPECT_THAT(Violations(), ElementsAre(AllOf(StartsWith("R39 "), HasSubstr("fn=DestroyResource"),
+                                              HasSubstr("not a live object of this driver"))));
+  ExpectDriverStillWorks();
+}
+
+TEST_F(HostileTest, SecondIcDestroyDeviceIsReportedR39) {
+  ic_.pfnDestroyDevice(dev_);
+  ASSERT_THAT(Violations(), IsEmpty());
+  ic_.pfnDestroyDevice(dev_);
+  destroyed_ = true;
+  EXPECT_THAT(Violations(), ElementsAre(AllOf(StartsWith("R39 "), HasSubstr("fn=DestroyDevice"),
+                                              HasSubstr("hDevice is not a live device"))));
+  // Any other IC call with the dead handle is reported the same way.
+  Lib().clear();
+  ic_.pfnFlush(dev_, 0);
+  EXPECT_THAT(Violations(), ElementsAre(AllOf(StartsWith("R39 "), HasSubstr("fn=Flush"))));
+}
+
+TEST_F(HostileTest, IcCallWithDeferredContextAsDeviceIsReportedR57) {
+  D3D10DDI_HDEVICE dc = NewDeferredContext();
+  ic_.pfnFlush(dc, 0);
+  ic_.pfnDestroyDevice(dc);
+  EXPECT_THAT(Violations(),
+              ElementsAre(AllOf(StartsWith("R57 "), HasSubstr("fn=Flush"),
+                                HasSubstr("hDevice of an IC-table call is a deferred context")),
+                          AllOf(StartsWith("R57 "), HasSubstr("fn=DestroyDevice"))));
+  Lib().clear();
+  dc_.pfnDestroyDevice(dc);  // the deferred context was not harmed
+  EXPECT_THAT(Violations(), IsEmpty());
+  ExpectDriverStillWorks();
+}
+
+TEST_F(HostileTest, NullArgumentStructuresOfOtherDdisAreReportedR56) {
+  ic_.pfnCreateDeferredContext(dev_, nullptr);
+  D3D10DDI_HRESOURCE r = NewBuffer();
+  ic_.pfnResourceMap(dev_, r, 0, D3D10_DDI_MAP_WRITE_DISCARD, 0, nullptr);
+  D3D10DDI_HSHADERRESOURCEVIEW v{Memory(ic_.pfnCalcPrivateShaderResourceViewSize(dev_, nullptr))};
+  ic_.pfnCreateShaderResourceView(dev_, nullptr, v, D3D10DDI_HRTSHADERRESOURCEVIEW{});
+  EXPECT_THAT(Violations(),
+              ElementsAre(AllOf(StartsWith("R56 "), HasSubstr("fn=CreateDeferredContext"),
+                                HasSubstr("pCreateDeferredContext is NULL")),
+                          AllOf(StartsWith("R56 "), HasSubstr("fn=ResourceMap"),
+                                HasSubstr("pMappedSubResource is NULL")),
+                          AllOf(StartsWith("R56 "), HasSubstr("fn=CreateShaderResourceView"),
+                                HasSubstr("the view description is NULL"))));
+  Lib().clear();
+  ic_.pfnDestroyShaderResourceView(dev_, v);
+  ic_.pfnDestroyResource(dev_, r);
+  EXPECT_THAT(Violations(), IsEmpty());
+  ExpectDriverStillWorks();
+}
+
+// A device removal reported from CreateResource fails the create: the runtime frees the handle
+// without DestroyResource, so the driver must not have allocated anything for it (else R70 at
+// DestroyDevice; seen when threads made the removal land on a CreateResource).
+class RemovedTest : public HostileTest {
+ protected:
+  RemovedTest() { config_ = "removed=2"; }
+};
+
+TEST_F(RemovedTest, CreateResourceThatReportsRemovalAllocatesNothing) {
+  const uint64_t before = stack_.kernel().stats().allocations;
+  D3D11DDIARG_CREATERESOURCE a = BufferDesc();
+  D3D10DDI_HRESOURCE r{Memory(ic_.pfnCalcPrivateResourceSize(dev_, &a))};  // call 1
+  ic_.pfnCreateResource(dev_, &a, r, D3D10DDI_HRTRESOURCE{&a});            // call 2
+  EXPECT_THAT(Errors(), ElementsAre(static_cast<HRESULT>(D3DDDIERR_DEVICEREMOVED)));
+  EXPECT_EQ(stack_.kernel().stats().allocations, before);
+  EXPECT_THAT(Violations(), IsEmpty());
+}
+
+}  // namespace
+}  // namespace cltrace::refdriver
