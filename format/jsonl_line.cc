@@ -268,10 +268,18 @@ absl::Status ParseLine(absl::string_view text, TokenTable* handles, TokenTable* 
     reason = std::string(absl::StripAsciiWhitespace(reason.substr(0, reason.find('\n'))));
     return absl::InvalidArgumentError(absl::StrCat("malformed JSON: ", reason));
   }
+  // The first unknown key in sorted order: protobuf's map order varies between runs, and the
+  // same bad line must always give the same message.
+  const std::string* unknown = nullptr;
   for (const auto& [key, value] : obj.fields()) {
-    if (std::find(std::begin(kTopKeys), std::end(kTopKeys), key) == std::end(kTopKeys))
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown key \"", key, "\" (expected seq, tid, fn, args, ret, parent, end)"));
+    if (std::find(std::begin(kTopKeys), std::end(kTopKeys), key) == std::end(kTopKeys) &&
+        (unknown == nullptr || key < *unknown)) {
+      unknown = &key;
+    }
+  }
+  if (unknown != nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown key \"", *unknown, "\" (expected seq, tid, fn, args, ret, parent, end)"));
   }
   Event& e = rec->event;
   const pb::Value* v = Find(obj, "seq");

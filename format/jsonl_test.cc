@@ -172,6 +172,15 @@ TEST(JsonlErrorTest, UnknownTopLevelKey) {
               "line 1: ", "unknown key \"parnet\"");
 }
 
+TEST(JsonlErrorTest, SeveralUnknownTopLevelKeysNameTheFirstInSortedOrder) {
+  // The message must not depend on the parser's map order.
+  for (int i = 0; i < 20; ++i) {
+    ExpectError(
+        R"({"seq":1,"tid":1,"zeta":0,"fn":"Flush","beta":1,"args":{"hDevice":"d"},"mid":3})",
+        "line 1: ", "unknown key \"beta\"");
+  }
+}
+
 TEST(JsonlErrorTest, BadEnumName) {
   ExpectError(
       R"({"seq":1,"tid":1,"fn":"CalcDeferredContextHandleSize","args":{"hDevice":"d","HandleType":"D3D11DDI_HT_NOPE"}})",
