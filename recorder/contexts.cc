@@ -122,8 +122,8 @@ void ResyncCoreLayer(CoreLayerCtx* l) {
   for (size_t k = 0; k < kCoreSlots; ++k) {
     void* now = LoadSlot(l->runtime, k);
     if (now == LoadSlot(&l->mirror, k)) continue;
-    const uint8_t g = static_cast<uint8_t>((l->gen[k].load(std::memory_order_relaxed) + 1) %
-                                           kCoreGenerations);
+    const uint8_t g =
+        static_cast<uint8_t>((l->gen[k].load(std::memory_order_relaxed) + 1) % kCoreGenerations);
     l->target[g][k] = now;
     StoreSlot(&l->driver, k, now != nullptr ? kCoreThunks[g][k] : nullptr);
     l->gen[k].store(g, std::memory_order_release);
@@ -191,10 +191,9 @@ void InstallDeviceThunks(DeviceCtx* ctx) {
 
 void InstallDxgiThunks(DeviceCtx* ctx) {
   if (ctx->dxgi_runtime == nullptr || ctx->dxgi_driver == nullptr) return;
-  ctx->dxgi_runtime->pfnPresent =
-      LoadSlot(ctx->dxgi_driver, 0) != nullptr
-          ? reinterpret_cast<PFNDDXGIDDI_PRESENT>(kDxgiThunk)
-          : nullptr;
+  ctx->dxgi_runtime->pfnPresent = LoadSlot(ctx->dxgi_driver, 0) != nullptr
+                                      ? reinterpret_cast<PFNDDXGIDDI_PRESENT>(kDxgiThunk)
+                                      : nullptr;
 }
 
 char* OnSlotRewrite(DeviceCtx* ctx, size_t index) {
@@ -210,7 +209,7 @@ char* OnSlotRewrite(DeviceCtx* ctx, size_t index) {
   // or to NULL), so a runtime that checks its table (R5) still notices.
   if (ctx->runtime != nullptr) {
     void* cur = LoadSlot(ctx->runtime, index);
-    void* next = now == nullptr                        ? nullptr
+    void* next = now == nullptr                   ? nullptr
                  : cur == kDeviceThunks[0][index] ? kDeviceThunks[1][index]
                                                   : kDeviceThunks[0][index];
     StoreSlot(ctx->runtime, index, next);
@@ -283,10 +282,9 @@ HRESULT OpenAdapter(PFND3D10DDI_OPENADAPTER driver_open_adapter, D3D10DDIARG_OPE
   a->runtime = args->pAdapterFuncs;
   if (a->runtime != nullptr) {
     for (size_t k = 0; k < internal::kAdapterSlots; ++k) {
-      internal::StoreSlot(a->runtime, k,
-                          internal::LoadSlot(&a->driver, k) != nullptr
-                              ? internal::kAdapterThunks[k]
-                              : nullptr);
+      internal::StoreSlot(
+          a->runtime, k,
+          internal::LoadSlot(&a->driver, k) != nullptr ? internal::kAdapterThunks[k] : nullptr);
     }
   }
   if (a->key != 0) Contexts().adapters.Insert(a->key, a);
@@ -297,8 +295,7 @@ HRESULT OpenAdapter(PFND3D10DDI_OPENADAPTER driver_open_adapter, D3D10DDIARG_OPE
 const D3D11DDI_CORELAYER_DEVICECALLBACKS* WrapCoreLayer(
     D3D10DDI_HRTCORELAYER layer, const D3D11DDI_CORELAYER_DEVICECALLBACKS* runtime_callbacks) {
   if (layer.handle == nullptr || runtime_callbacks == nullptr) return runtime_callbacks;
-  return &internal::WrapCoreLayerTable(reinterpret_cast<uintptr_t>(layer.handle),
-                                       runtime_callbacks)
+  return &internal::WrapCoreLayerTable(reinterpret_cast<uintptr_t>(layer.handle), runtime_callbacks)
               ->driver;
 }
 
@@ -312,11 +309,21 @@ const DXGKRNL_INTERFACE* WrapDxgkrnl(const DXGKRNL_INTERFACE* real) {
   return internal::WrapProcessTable(&t.dxgkrnl, &t.dxgkrnl_thunks, real, internal::kDxgkrnlThunks);
 }
 
+const DD_D3DBUFCALLBACKS* WrapDx6Buffers(const DD_D3DBUFCALLBACKS* real) {
+  internal::KernelLayerTables& t = internal::KernelLayer();
+  return internal::WrapProcessTable(&t.dx6_buffers, &t.dx6_buffer_thunks, real,
+                                    internal::kDx6BufferThunks);
+}
+
+const D3DHAL_CALLBACKS3* WrapDx6Hal(const D3DHAL_CALLBACKS3* real) {
+  internal::KernelLayerTables& t = internal::KernelLayer();
+  return internal::WrapProcessTable(&t.dx6_hal, &t.dx6_hal_thunks, real, internal::kDx6HalThunks);
+}
+
 const D3DDDI_DEVICECALLBACKS* WrapKernelCallbacks(D3DRTDEVICEHANDLE device,
                                                   const D3DDDI_DEVICECALLBACKS* runtime_callbacks) {
   if (device.handle == nullptr || runtime_callbacks == nullptr) return runtime_callbacks;
-  return &internal::WrapKernelTable(reinterpret_cast<uintptr_t>(device.handle),
-                                    runtime_callbacks)
+  return &internal::WrapKernelTable(reinterpret_cast<uintptr_t>(device.handle), runtime_callbacks)
               ->driver;
 }
 

@@ -81,16 +81,16 @@ struct Options {
 };
 
 struct Stats {
-  uint64_t calls = 0;            // records produced by the application's threads
-  uint64_t events_written = 0;   // events in chunks written to the sink
-  uint64_t bytes_written = 0;    // bytes written to the sink
-  uint64_t producer_waits = 0;   // times a thread found its ring full and waited
-  uint64_t producer_wait_ns = 0; // total time spent waiting
-  uint64_t write_failures = 0;   // failed writes (the file stops at the first one)
-  uint64_t events_discarded = 0; // events not written because of a write failure
-  uint64_t threads = 0;          // application threads that made calls
+  uint64_t calls = 0;              // records produced by the application's threads
+  uint64_t events_written = 0;     // events in chunks written to the sink
+  uint64_t bytes_written = 0;      // bytes written to the sink
+  uint64_t producer_waits = 0;     // times a thread found its ring full and waited
+  uint64_t producer_wait_ns = 0;   // total time spent waiting
+  uint64_t write_failures = 0;     // failed writes (the file stops at the first one)
+  uint64_t events_discarded = 0;   // events not written because of a write failure
+  uint64_t threads = 0;            // application threads that made calls
   uint64_t background_cpu_ns = 0;  // CPU time of the recorder's background thread
-  std::string first_error;       // the first write/open error, if any
+  std::string first_error;         // the first write/open error, if any
 };
 
 class Recorder {
@@ -139,6 +139,10 @@ const D3DDDI_DEVICECALLBACKS* WrapKernelCallbacks(D3DRTDEVICEHANDLE device,
 // the others, nested under the call they happen in (e.g. DxgkDdiRender inside pfnRenderCb).
 const DRIVER_INITIALIZATION_DATA* WrapKmd(const DRIVER_INITIALIZATION_DATA* real);
 const DXGKRNL_INTERFACE* WrapDxgkrnl(const DXGKRNL_INTERFACE* real);
+// The DX6 driver's tables (ddi-spec §7): the D3D buffer callbacks and D3dDrawPrimitives2, the
+// same way (process-wide; the calls carry their own context and surface handles).
+const DD_D3DBUFCALLBACKS* WrapDx6Buffers(const DD_D3DBUFCALLBACKS* real);
+const D3DHAL_CALLBACKS3* WrapDx6Hal(const D3DHAL_CALLBACKS3* real);
 
 struct DeviceTables {
   D3D10DDI_HDEVICE device{};  // the IC handle, or a DC's hDrvContext

@@ -18,8 +18,8 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -88,10 +88,10 @@ std::vector<std::string> ProcessArgv() {
 // "key value" lines, the format of CLTRACE_SHIM_STATS.
 std::string StatsText(const ShimState& s, const Stats& st) {
   std::string text = absl::StrCat(
-      "calls ", st.calls, "\nevents ", st.events_written, "\nbytes ", st.bytes_written,
-      "\nwaits ", st.producer_waits, "\nwait_ns ", st.producer_wait_ns, "\nwrite_failures ",
-      st.write_failures, "\ndiscarded ", st.events_discarded, "\nthreads ", st.threads,
-      "\nadapters ", s.adapters_opened, "\nbackground_cpu_ns ", st.background_cpu_ns, "\n");
+      "calls ", st.calls, "\nevents ", st.events_written, "\nbytes ", st.bytes_written, "\nwaits ",
+      st.producer_waits, "\nwait_ns ", st.producer_wait_ns, "\nwrite_failures ", st.write_failures,
+      "\ndiscarded ", st.events_discarded, "\nthreads ", st.threads, "\nadapters ",
+      s.adapters_opened, "\nbackground_cpu_ns ", st.background_cpu_ns, "\n");
   const std::string& err = !s.error.empty() ? s.error : st.first_error;
   if (!err.empty()) absl::StrAppend(&text, "error ", err, "\n");
   return text;
@@ -200,7 +200,8 @@ CLTRACE_EXPORT HRESULT OpenAdapter10_2(D3D10DDIARG_OPENADAPTER* pOpenData) {
 // ("kernel_thunks") of every device it creates, before OpenAdapter10_2. The first two are
 // wrapped; the third is returned as is: the kernel-thunk callbacks are recorded where the
 // driver calls them (D3D10DDIARG_CREATEDEVICE.pKTCallbacks), and wrapping the runtime's side
-// too would record each of them twice.
+// too would record each of them twice. A DX6 runtime (the dp2 workload) calls it with
+// "dx6_buffers" (DD_D3DBUFCALLBACKS) and "dx6_hal" (D3DHAL_CALLBACKS3): wrapped.
 CLTRACE_EXPORT const void* CltraceWrapKernelTable(const char* which, const void* table) {
   using cltrace::recorder::State;
   auto& s = State();
@@ -214,6 +215,12 @@ CLTRACE_EXPORT const void* CltraceWrapKernelTable(const char* which, const void*
   }
   if (std::strcmp(which, "dxgkrnl") == 0) {
     return cltrace::recorder::WrapDxgkrnl(static_cast<const DXGKRNL_INTERFACE*>(table));
+  }
+  if (std::strcmp(which, "dx6_buffers") == 0) {
+    return cltrace::recorder::WrapDx6Buffers(static_cast<const DD_D3DBUFCALLBACKS*>(table));
+  }
+  if (std::strcmp(which, "dx6_hal") == 0) {
+    return cltrace::recorder::WrapDx6Hal(static_cast<const D3DHAL_CALLBACKS3*>(table));
   }
   return table;
 }

@@ -94,8 +94,7 @@ R RecordCall(char* note, Callee&& callee, P... p) {
 // recorder checks the driver's whole table there too, so a rewrite made inside such a call
 // is noted on it and reaches the runtime's table before the runtime looks.
 template <CallId kId>
-constexpr bool kChecksTableAfter =
-    kId == CallId::kFlush || kId == CallId::kCommandListExecute;
+constexpr bool kChecksTableAfter = kId == CallId::kFlush || kId == CallId::kCommandListExecute;
 
 // Calls whose argument structure names a deferred context other than the first parameter:
 // callbacks may arrive on that DC's core layer too (state refresh during CreateCommandList).
@@ -179,7 +178,8 @@ R DeviceBody(P... p) {
                 kId == CallId::kRecycleCreateDeferredContext) {
     return DeferredContextCreate<kId, R>(ctx, real, note, p...);
   } else if constexpr (kId == CallId::kDestroyDevice) {
-    RecordCall<kId, R>(note, [&] { reinterpret_cast<Pfn>(real)(p...); }, p...);
+    RecordCall<kId, R>(
+        note, [&] { reinterpret_cast<Pfn>(real)(p...); }, p...);
     // The handle memory goes back to the runtime now; a DC's context is reused later.
     Contexts().devices.Erase(h.pDrvPrivate);
     if (ctx->is_dc) RecycleDeviceCtx(ctx);
@@ -193,7 +193,8 @@ R DeviceBody(P... p) {
           note, [&] { return reinterpret_cast<Pfn>(real)(p...); },
           [ctx] { return CheckDeviceTable(ctx); }, p...);
     } else {
-      return RecordCall<kId, R>(note, [&] { return reinterpret_cast<Pfn>(real)(p...); }, p...);
+      return RecordCall<kId, R>(
+          note, [&] { return reinterpret_cast<Pfn>(real)(p...); }, p...);
     }
   }
 }
@@ -254,7 +255,8 @@ R CoreBody(P... p) {
     std::free(note);
     return DefaultReturn<R>();
   }
-  return RecordCall<kId, R>(note, [&] { return fn(p...); }, p...);
+  return RecordCall<kId, R>(
+      note, [&] { return fn(p...); }, p...);
 }
 
 // ---- Kernel-thunk callbacks ----
@@ -271,7 +273,8 @@ R KernelBody(P... p) {
   }
   Pfn fn = reinterpret_cast<Pfn>(LoadSlot(k->runtime, T::kSlotIndex));
   if (fn == nullptr) return DefaultReturn<R>();
-  return RecordCall<kId, R>(nullptr, [&] { return fn(p...); }, p...);
+  return RecordCall<kId, R>(
+      nullptr, [&] { return fn(p...); }, p...);
 }
 
 // ---- Adapter ----
@@ -291,8 +294,8 @@ HRESULT CreateDeviceBody(AdapterCtx* a, PFND3D10DDI_CREATEDEVICE real, D3D10DDI_
   ic->dxgi_driver = &ic->owned_dxgi;
   ic->dxgi_runtime = args->pDXGIBaseDDI;
   if (args->pKTCallbacks != nullptr) {
-    ic->kernel = WrapKernelTable(reinterpret_cast<uintptr_t>(args->hRTDevice.handle),
-                                 args->pKTCallbacks);
+    ic->kernel =
+        WrapKernelTable(reinterpret_cast<uintptr_t>(args->hRTDevice.handle), args->pKTCallbacks);
     sub.pKTCallbacks = &ic->kernel->driver;
   }
   if (args->p11UMCallbacks != nullptr && args->hRTCoreLayer.handle != nullptr) {
@@ -333,11 +336,13 @@ R AdapterBody(P... p) {
   if constexpr (kId == CallId::kCreateDevice) {
     return CreateDeviceBody(a, real, p...);
   } else if constexpr (kId == CallId::kCloseAdapter) {
-    R r = RecordCall<kId, R>(nullptr, [&] { return real(p...); }, p...);
+    R r = RecordCall<kId, R>(
+        nullptr, [&] { return real(p...); }, p...);
     Contexts().adapters.Erase(h.pDrvPrivate);
     return r;
   } else {
-    return RecordCall<kId, R>(nullptr, [&] { return real(p...); }, p...);
+    return RecordCall<kId, R>(
+        nullptr, [&] { return real(p...); }, p...);
   }
 }
 
@@ -347,13 +352,22 @@ template <CallId kId, typename R, typename... P>
 R KernelLayerBody(P... p) {
   using T = CallTraits<kId>;
   using Pfn = typename T::Pfn;
-  const void* table = T::kLayer == Layer::kKmd
-                          ? static_cast<const void*>(KernelLayer().kmd.load(std::memory_order_acquire))
-                          : static_cast<const void*>(
-                                KernelLayer().dxgkrnl.load(std::memory_order_acquire));
+  using Table = typename T::Table;
+  const void* table;
+  if constexpr (std::is_same_v<Table, KmdTable>) {
+    table = KernelLayer().kmd.load(std::memory_order_acquire);
+  } else if constexpr (std::is_same_v<Table, DxgkrnlTable>) {
+    table = KernelLayer().dxgkrnl.load(std::memory_order_acquire);
+  } else if constexpr (std::is_same_v<Table, Dx6BufferTable>) {
+    table = KernelLayer().dx6_buffers.load(std::memory_order_acquire);
+  } else {
+    static_assert(std::is_same_v<Table, Dx6HalTable>);
+    table = KernelLayer().dx6_hal.load(std::memory_order_acquire);
+  }
   Pfn fn = table != nullptr ? reinterpret_cast<Pfn>(LoadSlot(table, T::kSlotIndex)) : nullptr;
   if (fn == nullptr) return DefaultReturn<R>();
-  return RecordCall<kId, R>(nullptr, [&] { return fn(p...); }, p...);
+  return RecordCall<kId, R>(
+      nullptr, [&] { return fn(p...); }, p...);
 }
 
 // ---- One thunk per call and generation ----
@@ -378,7 +392,8 @@ struct Thunk<kId, kGen, R (*)(P...)> {
       return KernelBody<kId, R>(p...);
     } else if constexpr (kLayer == Layer::kAdapter) {
       return AdapterBody<kId, R>(p...);
-    } else if constexpr (kLayer == Layer::kKmd || kLayer == Layer::kDxgkrnl) {
+    } else if constexpr (kLayer == Layer::kKmd || kLayer == Layer::kDxgkrnl ||
+                         kLayer == Layer::kDx6) {
       return KernelLayerBody<kId, R>(p...);
     } else {
       static_assert(kLayer == Layer::kDxgi);
@@ -387,8 +402,7 @@ struct Thunk<kId, kGen, R (*)(P...)> {
   }
 };
 
-#define CLTRACE_THUNK_GEN(name, gen) \
-  reinterpret_cast<void*>(&Thunk<CallId::k##name, gen>::Fn),
+#define CLTRACE_THUNK_GEN(name, gen) reinterpret_cast<void*>(&Thunk<CallId::k##name, gen>::Fn),
 #define CLTRACE_THUNK_G0(name) CLTRACE_THUNK_GEN(name, 0)
 #define CLTRACE_THUNK_G1(name) CLTRACE_THUNK_GEN(name, 1)
 #define CLTRACE_THUNK_G2(name) CLTRACE_THUNK_GEN(name, 2)
@@ -412,5 +426,8 @@ void* const kAdapterThunks[kAdapterSlots] = {
 void* const kDxgiThunk = reinterpret_cast<void*>(&Thunk<CallId::kPresentDXGI, 0>::Fn);
 void* const kKmdThunks[kKmdSlots] = {CLTRACE_CALLS_DRIVER_INITIALIZATION_DATA(CLTRACE_THUNK_G0)};
 void* const kDxgkrnlThunks[kDxgkrnlSlots] = {CLTRACE_CALLS_DXGKRNL_INTERFACE(CLTRACE_THUNK_G0)};
+void* const kDx6BufferThunks[kDx6BufferSlots] = {
+    CLTRACE_CALLS_DD_D3DBUFCALLBACKS(CLTRACE_THUNK_G0)};
+void* const kDx6HalThunks[kDx6HalSlots] = {CLTRACE_CALLS_D3DHAL_CALLBACKS3(CLTRACE_THUNK_G0)};
 
 }  // namespace cltrace::recorder::internal

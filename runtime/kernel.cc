@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/internal/driver_loader.h"
 #include "runtime/internal/kernel_wiring.h"
 
 namespace cltrace::runtime {
@@ -42,6 +43,19 @@ gpu::TableWrappers Compose(gpu::TableWrappers inner, gpu::TableWrappers outer) {
 void SetKernelTableHook(KernelTableHook hook) {
   std::lock_guard<std::mutex> lock(HookMu());
   Hook() = std::move(hook);
+}
+
+const void* WrapWithDriverHook(const char* which, const void* table,
+                               const std::string& driver_path) {
+  // Loaded once per process and kept, as Device keeps its driver library.
+  static internal::DriverLibrary* library = [&driver_path] {
+    auto* l = new internal::DriverLibrary();
+    if (!l->Load(driver_path).ok()) l->handle = nullptr;
+    return l;
+  }();
+  if (library->handle == nullptr) return table;
+  auto fn = reinterpret_cast<WrapKernelTableFn>(dlsym(library->handle, kWrapKernelTableSymbol));
+  return fn != nullptr ? fn(which, table) : table;
 }
 
 namespace internal {

@@ -30,6 +30,7 @@
 #define CLTRACE_RUNTIME_KERNEL_H_
 
 #include <functional>
+#include <string>
 
 #include "format/ddi_abi.h"
 #include "gpu/kernel_stack.h"
@@ -44,6 +45,15 @@ using WrapKernelTableFn = const void* (*)(const char* which, const void* table);
 // that device's kernel tables. An empty function removes the hook.
 using KernelTableHook = std::function<gpu::TableWrappers()>;
 void SetKernelTableHook(KernelTableHook hook);
+
+// For the other driver tables a workload drives without a D3D11 device (the DX6 driver of
+// ddi-spec §7, `which` = "dx6_buffers" for DD_D3DBUFCALLBACKS and "dx6_hal" for
+// D3DHAL_CALLBACKS3): loads the driver library as a Device would (`driver_path`, else
+// $CLTRACE_DRIVER, else the reference driver) and passes `table` through its
+// CltraceWrapKernelTable hook, so a recorder shim loaded as the driver records those calls
+// too. Returns `table` itself when the library has no hook or cannot be loaded.
+const void* WrapWithDriverHook(const char* which, const void* table,
+                               const std::string& driver_path = "");
 
 }  // namespace cltrace::runtime
 

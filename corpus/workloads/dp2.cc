@@ -3,7 +3,9 @@
 // states and triangles, an explicit write-only vertex buffer, user-memory vertices, a larger
 // REQCOMMANDBUFSIZE, one deliberately invalid command per frame (the driver must report its
 // dwErrorOffset, R80), then teardown. The driver's tables are called through counting
-// wrappers (cltrace-workload's `calls:`); R79/R80 violations go to ModelViolations().
+// wrappers (cltrace-workload's `calls:`) and the driver library's CltraceWrapKernelTable hook
+// (runtime::WrapWithDriverHook: the recorder shim under `cltrace record`); R79/R80 violations
+// go to ModelViolations().
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -11,6 +13,7 @@
 #include "corpus/workloads/scenarios.h"
 #include "gpu/dx6_driver.h"
 #include "gpu/dx6_runtime.h"
+#include "runtime/kernel.h"
 
 namespace cltrace::workloads {
 namespace {
@@ -34,9 +37,13 @@ absl::StatusOr<uint64_t> RunDp2Frames(const ScenarioOptions& o) {
   gpu::Dx6Driver driver(driver_options);
   D3DHAL_HCONTEXT context = driver.CreateContext();
   ModelViolationSink sink("dx6");
-  gpu::Dx6Runtime rt(CountingBufferCallbacks(driver.buffer_callbacks()),
-                     CountingHalCallbacks3(driver.hal_callbacks3()), driver.video_heap(), context,
-                     gpu::Dx6RuntimeOptions{}, &sink);
+  // The driver library the D3D11 workloads load ($CLTRACE_DRIVER: a recorder shim under
+  // `cltrace record`) gets to interpose on the DX6 tables too, so their calls are recorded.
+  const auto* buffers = static_cast<const DD_D3DBUFCALLBACKS*>(runtime::WrapWithDriverHook(
+      "dx6_buffers", CountingBufferCallbacks(driver.buffer_callbacks())));
+  const auto* hal = static_cast<const D3DHAL_CALLBACKS3*>(
+      runtime::WrapWithDriverHook("dx6_hal", CountingHalCallbacks3(driver.hal_callbacks3())));
+  gpu::Dx6Runtime rt(buffers, hal, driver.video_heap(), context, gpu::Dx6RuntimeOptions{}, &sink);
   if (absl::Status s = Check(rt.Init(), "Init"); !s.ok()) return s;
   const uint32_t stride = rt.stride();
   absl::StatusOr<uint32_t> vb = rt.CreateExplicitVertexBuffer(60 * stride, /*write_only=*/true);

@@ -52,6 +52,10 @@ using KmdTable = DRIVER_INITIALIZATION_DATA;
 using DxgkrnlTable = DXGKRNL_INTERFACE;
 inline constexpr size_t kKmdSlots = format::TableTraits<KmdTable>::kSlotCount;
 inline constexpr size_t kDxgkrnlSlots = format::TableTraits<DxgkrnlTable>::kSlotCount;
+using Dx6BufferTable = DD_D3DBUFCALLBACKS;
+using Dx6HalTable = D3DHAL_CALLBACKS3;
+inline constexpr size_t kDx6BufferSlots = format::TableTraits<Dx6BufferTable>::kSlotCount;
+inline constexpr size_t kDx6HalSlots = format::TableTraits<Dx6HalTable>::kSlotCount;
 // Thunk generations: the device table needs two (a swap must change the pointer), the
 // core-layer callbacks four (a driver caching a pointer across up to three runtime swaps is
 // still told apart from one calling through the table).
@@ -86,14 +90,14 @@ struct KernelCtx {
 struct DeviceCtx {
   uintptr_t key = 0;
   bool is_dc = false;
-  const DeviceTable* driver = nullptr;  // the driver's table (read at call time)
-  DeviceTable owned_driver{};           // storage when the recorder handed the table out
-  DeviceTable snapshot{};               // driver slots as last seen (R5)
-  DeviceTable* runtime = nullptr;       // the runtime's table (our thunks), may be null
+  const DeviceTable* driver = nullptr;       // the driver's table (read at call time)
+  DeviceTable owned_driver{};                // storage when the recorder handed the table out
+  DeviceTable snapshot{};                    // driver slots as last seen (R5)
+  DeviceTable* runtime = nullptr;            // the runtime's table (our thunks), may be null
   std::atomic<char*> pending_note{nullptr};  // background-detected rewrite, for the next call
   CoreLayerCtx* layer = nullptr;
-  KernelCtx* kernel = nullptr;          // IC only
-  DeviceCtx* ic = nullptr;              // the immediate context (itself for the IC)
+  KernelCtx* kernel = nullptr;             // IC only
+  DeviceCtx* ic = nullptr;                 // the immediate context (itself for the IC)
   const DxgiTable* dxgi_driver = nullptr;  // IC only
   DxgiTable owned_dxgi{};
   DxgiTable* dxgi_runtime = nullptr;
@@ -105,13 +109,18 @@ struct AdapterCtx {
   AdapterTable* runtime = nullptr;
 };
 
-// The kernel-layer tables (KMD entry points, Dxgkrnl callbacks) are process-wide: one real
-// table each, the calls carry their own handles, so no per-context lookup is needed.
+// The kernel-layer tables (KMD entry points, Dxgkrnl callbacks) and the DX6 driver's tables
+// (D3D buffer callbacks, DrawPrimitives2) are process-wide: one real table each, the calls
+// carry their own handles, so no per-context lookup is needed.
 struct KernelLayerTables {
   std::atomic<const KmdTable*> kmd{nullptr};
   std::atomic<const DxgkrnlTable*> dxgkrnl{nullptr};
-  KmdTable kmd_thunks{};          // what WrapKmd hands out
-  DxgkrnlTable dxgkrnl_thunks{};  // what WrapDxgkrnl hands out
+  std::atomic<const Dx6BufferTable*> dx6_buffers{nullptr};
+  std::atomic<const Dx6HalTable*> dx6_hal{nullptr};
+  KmdTable kmd_thunks{};               // what WrapKmd hands out
+  DxgkrnlTable dxgkrnl_thunks{};       // what WrapDxgkrnl hands out
+  Dx6BufferTable dx6_buffer_thunks{};  // what WrapDx6Buffers hands out
+  Dx6HalTable dx6_hal_thunks{};        // what WrapDx6Hal hands out
 };
 KernelLayerTables& KernelLayer();
 
@@ -134,6 +143,8 @@ extern void* const kAdapterThunks[kAdapterSlots];
 extern void* const kDxgiThunk;
 extern void* const kKmdThunks[kKmdSlots];
 extern void* const kDxgkrnlThunks[kDxgkrnlSlots];
+extern void* const kDx6BufferThunks[kDx6BufferSlots];
+extern void* const kDx6HalThunks[kDx6HalSlots];
 
 // R6: brings the driver's callback table in step with the runtime's. Hot path: one
 // comparison of the two tables (TablesDiffer: AVX2 when the CPU has it).

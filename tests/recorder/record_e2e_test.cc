@@ -198,6 +198,34 @@ TEST_F(RecordE2eTest, SmallCommandListTraceHoldsExactlyTheCallsTheWorkloadMade) 
   ExpectWellFormed(t->events, false);
 }
 
+// The DX6 path (ddi-spec §7) has no D3D11 device: the workload hands the DX6 driver's tables to
+// the driver library's CltraceWrapKernelTable hook, so the shim records them as their own layer.
+TEST_F(RecordE2eTest, Dx6DriverCallsAreRecordedAsTheirOwnLayer) {
+  const std::string trace = Trace("dp2.cltrace");
+  Result r = Record(trace, absl::StrCat(CLTRACE_WORKLOAD_BIN, " dp2"));
+  ASSERT_EQ(r.exit, 0) << r.out << r.err;
+  absl::StatusOr<format::LoadedTrace> t = format::ReadAllSorted(trace);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->events.size(), CallsLine(r.out));
+  ExpectWellFormed(t->events, false);
+  std::map<std::string, int> dx6;
+  for (const format::Event& e : t->events) {
+    const format::CallInfo* ci = format::GetCall(e.call);
+    if (ci->layer == format::Layer::kDx6) ++dx6[ci->name];
+  }
+  EXPECT_GT(dx6["D3dDrawPrimitives2"], 0);
+  EXPECT_GT(dx6["CreateD3DBuffer"], 0);
+  EXPECT_EQ(dx6["CreateD3DBuffer"], dx6["DestroyD3DBuffer"]) << "every buffer torn down";
+  EXPECT_GT(dx6["LockD3DBuffer"], 0);
+  // A driver that reports a wrong dwErrorOffset (planted R80): the checker finds it in the trace.
+  const std::string bug = Trace("dp2_r80.cltrace");
+  Result b = Record(bug, absl::StrCat(CLTRACE_WORKLOAD_BIN, " dp2 --bug R80"));
+  EXPECT_EQ(b.exit, 1) << b.out << b.err;
+  Result check = Run(absl::StrCat(CLTRACE_BIN, " check ", bug));
+  EXPECT_EQ(check.exit, 1) << check.out;
+  EXPECT_TRUE(absl::StrContains(check.out, "R80 seq=")) << check.out;
+}
+
 TEST_F(RecordE2eTest, ExitStatusOfTheProgramIsPropagated) {
   Result r = Record(Trace("t.cltrace"), "sh -c 'exit 7'");
   EXPECT_EQ(r.exit, 7);
