@@ -108,58 +108,23 @@ const BenchTrace& PresentTrace() {
   return *t;
 }
 
-void Run(benchmark::State& state, ThreadMode mode) {
-  const BenchTrace& t = Trace();
-  if (!t.error.empty()) {
-    state.SkipWithError(t.error.c_str());
-    return;
-  }
-  ReplayOptions options;
-  options.driver_path = Driver();
-  options.threads = mode;
-  uint64_t calls = 0;
-  double cpu_seconds = 0;
-  for (auto _ : state) {
-    timespec a{}, b{};
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
-    absl::StatusOr<ReplayResult> r =
-        Replay(options, t.trace.events, t.trace.handles, t.trace.strings);
-    if (!r.ok() || r->outcome != Outcome::kIdentical) {
-      state.SkipWithError(r.ok() ? "the replay diverged from the recording"
-                                 : std::string(r.status().message()).c_str());
-      return;
-    }
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
-    cpu_seconds += static_cast<double>(b.tv_sec - a.tv_sec) +
-                   1e-9 * static_cast<double>(b.tv_nsec - a.tv_nsec);
-    calls += r->calls;
-  }
-  // Wall-clock rate, and the rate per CPU second of the whole process (every replay thread):
-  // on a shared machine the second one is what "one core" means.
-  state.counters["calls/s"] =
-      benchmark::Counter(static_cast<double>(calls), benchmark::Counter::kIsRate);
-  if (cpu_seconds > 0) state.counters["calls/cpu_s"] = static_cast<double>(calls) / cpu_seconds;
-  state.counters["trace_events"] = static_cast<double>(t.trace.events.size());
-  state.SetItemsProcessed(static_cast<int64_t>(calls));
+double Seconds(const timespec& a, const timespec& b) {
+  return static_cast<double>(b.tv_sec - a.tv_sec) +
+         1e-9 * static_cast<double>(b.tv_nsec - a.tv_nsec);
 }
 
-// The GPU/kernel model's share of a replay (issue: the model must not dominate replay time).
-// The same present trace replayed with the recorded kernel answers (baseline) and with
-// --kernel model; counters: calls/cpu_s, and for the model run model_share = wall time inside
-// the model (forwarded kernel-thunk calls and the kernel waits the recording shows) / wall
-// time of the whole Replay().
-void RunPresent(benchmark::State& state, KernelMode kernel) {
-  const BenchTrace& t = PresentTrace();
+// Replays `t` with `options` once per iteration and sets the counters: calls/s (wall clock),
+// calls/cpu_s (per CPU second of the whole process, every replay thread: on a shared machine
+// that is what "one core" means) and, with the kernel model, model_share = wall time inside
+// the model (forwarded kernel-thunk calls and the kernel work the recording shows at top
+// level) / wall time of the whole Replay().
+void Run(benchmark::State& state, const BenchTrace& t, const ReplayOptions& options) {
   if (!t.error.empty()) {
     state.SkipWithError(t.error.c_str());
     return;
   }
-  ReplayOptions options;
-  options.driver_path = Driver();
-  options.threads = ThreadMode::kSingle;
-  options.kernel = kernel;
-  uint64_t calls = 0, model_ns = 0, wall_ns = 0;
-  double cpu_seconds = 0;
+  uint64_t calls = 0, model_ns = 0;
+  double cpu_seconds = 0, wall_seconds = 0;
   for (auto _ : state) {
     timespec a{}, b{}, wa{}, wb{};
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
@@ -173,18 +138,37 @@ void RunPresent(benchmark::State& state, KernelMode kernel) {
                                  : std::string(r.status().message()).c_str());
       return;
     }
-    cpu_seconds += static_cast<double>(b.tv_sec - a.tv_sec) +
-                   1e-9 * static_cast<double>(b.tv_nsec - a.tv_nsec);
-    wall_ns +=
-        static_cast<uint64_t>((wb.tv_sec - wa.tv_sec) * 1000000000ll + (wb.tv_nsec - wa.tv_nsec));
+    cpu_seconds += Seconds(a, b);
+    wall_seconds += Seconds(wa, wb);
     calls += r->calls;
     model_ns += r->kernel.model_ns;
   }
+  state.counters["calls/s"] =
+      benchmark::Counter(static_cast<double>(calls), benchmark::Counter::kIsRate);
   if (cpu_seconds > 0) state.counters["calls/cpu_s"] = static_cast<double>(calls) / cpu_seconds;
-  if (kernel == KernelMode::kModel && wall_ns > 0) {
-    state.counters["model_share"] = static_cast<double>(model_ns) / static_cast<double>(wall_ns);
+  if (options.kernel == KernelMode::kModel && wall_seconds > 0) {
+    state.counters["model_share"] = 1e-9 * static_cast<double>(model_ns) / wall_seconds;
   }
+  state.counters["trace_events"] = static_cast<double>(t.trace.events.size());
   state.SetItemsProcessed(static_cast<int64_t>(calls));
+}
+
+void RunSmallCl(benchmark::State& state, ThreadMode mode) {
+  ReplayOptions options;
+  options.driver_path = Driver();
+  options.threads = mode;
+  Run(state, Trace(), options);
+}
+
+// The GPU/kernel model's share of a replay (issue: the model must not dominate replay time):
+// the same present trace replayed with the recorded kernel answers (baseline) and with
+// --kernel model.
+void RunPresent(benchmark::State& state, KernelMode kernel) {
+  ReplayOptions options;
+  options.driver_path = Driver();
+  options.threads = ThreadMode::kSingle;
+  options.kernel = kernel;
+  Run(state, PresentTrace(), options);
 }
 
 void BM_ReplayPresentRecordedKernel(benchmark::State& state) {
@@ -195,8 +179,8 @@ void BM_ReplayPresentKernelModel(benchmark::State& state) { RunPresent(state, Ke
 BENCHMARK(BM_ReplayPresentRecordedKernel)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ReplayPresentKernelModel)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-void BM_ReplaySmallClSingle(benchmark::State& state) { Run(state, ThreadMode::kSingle); }
-void BM_ReplaySmallClRecorded(benchmark::State& state) { Run(state, ThreadMode::kRecorded); }
+void BM_ReplaySmallClSingle(benchmark::State& state) { RunSmallCl(state, ThreadMode::kSingle); }
+void BM_ReplaySmallClRecorded(benchmark::State& state) { RunSmallCl(state, ThreadMode::kRecorded); }
 
 BENCHMARK(BM_ReplaySmallClSingle)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ReplaySmallClRecorded)->Unit(benchmark::kMillisecond)->UseRealTime();

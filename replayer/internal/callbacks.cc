@@ -17,6 +17,7 @@
 #include "format/catalog.h"
 #include "replayer/internal/kernel_model.h"
 #include "replayer/internal/session.h"
+#include "replayer/internal/thunk_table.h"
 
 namespace cltrace::replay::internal {
 namespace {
@@ -222,36 +223,16 @@ struct Thunk<kId, R (*)(P...)> {
   }
 };
 
-template <typename Table>
-void Install(Table* table, size_t offset, void* fn) {
-  *reinterpret_cast<void**>(reinterpret_cast<char*>(table) + offset) = fn;
-}
-
-#define CLTRACE_REPLAY_THUNK(Name)                      \
-  Install(&t, CallTraits<CallId::k##Name>::kSlotOffset, \
-          reinterpret_cast<void*>(&Thunk<CallId::k##Name>::Fn));
+template <CallId kId>
+using ReplayThunk = Thunk<kId>;
 
 const D3D11DDI_CORELAYER_DEVICECALLBACKS* CoreTable() {
-  static const D3D11DDI_CORELAYER_DEVICECALLBACKS* table = [] {
-    auto* tp = new D3D11DDI_CORELAYER_DEVICECALLBACKS{};
-    auto& t = *tp;
-    CLTRACE_CALLS_D3D11DDI_CORELAYER_DEVICECALLBACKS(CLTRACE_REPLAY_THUNK)
-    return tp;
-  }();
-  return table;
+  return ThunkTable<D3D11DDI_CORELAYER_DEVICECALLBACKS, ReplayThunk>();
 }
 
 const D3DDDI_DEVICECALLBACKS* KernelTable() {
-  static const D3DDDI_DEVICECALLBACKS* table = [] {
-    auto* tp = new D3DDDI_DEVICECALLBACKS{};
-    auto& t = *tp;
-    CLTRACE_CALLS_D3DDDI_DEVICECALLBACKS(CLTRACE_REPLAY_THUNK)
-    return tp;
-  }();
-  return table;
+  return ThunkTable<D3DDDI_DEVICECALLBACKS, ReplayThunk>();
 }
-
-#undef CLTRACE_REPLAY_THUNK
 
 }  // namespace
 

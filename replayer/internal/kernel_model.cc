@@ -11,6 +11,7 @@
 #include "format/jsonl.h"
 #include "replayer/internal/compare.h"
 #include "replayer/internal/session.h"
+#include "replayer/internal/thunk_table.h"
 
 namespace cltrace::replay::internal {
 namespace {
@@ -78,36 +79,14 @@ struct Wrap<kId, R (*)(P...)> {
   }
 };
 
-template <typename Table>
-void Install(Table* table, size_t offset, void* fn) {
-  *reinterpret_cast<void**>(reinterpret_cast<char*>(table) + offset) = fn;
-}
-
-#define CLTRACE_MODEL_WRAP(Name)                        \
-  Install(&t, CallTraits<CallId::k##Name>::kSlotOffset, \
-          reinterpret_cast<void*>(&Wrap<CallId::k##Name>::Fn));
+template <CallId kId>
+using ModelWrap = Wrap<kId>;
 
 const DRIVER_INITIALIZATION_DATA* KmdWrapper() {
-  static const DRIVER_INITIALIZATION_DATA* table = [] {
-    auto* tp = new DRIVER_INITIALIZATION_DATA{};
-    auto& t = *tp;
-    CLTRACE_CALLS_DRIVER_INITIALIZATION_DATA(CLTRACE_MODEL_WRAP)
-    return tp;
-  }();
-  return table;
+  return ThunkTable<DRIVER_INITIALIZATION_DATA, ModelWrap>();
 }
 
-const DXGKRNL_INTERFACE* DxgkrnlWrapper() {
-  static const DXGKRNL_INTERFACE* table = [] {
-    auto* tp = new DXGKRNL_INTERFACE{};
-    auto& t = *tp;
-    CLTRACE_CALLS_DXGKRNL_INTERFACE(CLTRACE_MODEL_WRAP)
-    return tp;
-  }();
-  return table;
-}
-
-#undef CLTRACE_MODEL_WRAP
+const DXGKRNL_INTERFACE* DxgkrnlWrapper() { return ThunkTable<DXGKRNL_INTERFACE, ModelWrap>(); }
 
 class ModelClock {
  public:
