@@ -4,10 +4,23 @@
 // (recorder/internal/fake_driver.h), no recorder. BM_RecordCall: the same call through the
 // table the recorder filled, with a Recorder writing a compressed trace to a file. Both run on
 // 1 and 2 threads, each thread on its own deferred context (the concurrent case the DDI
-// allows: different DCs record in parallel). Times are wall-clock per call per thread
-// (UseRealTime), so producer waits and the background thread's competition for the CPU are
-// included; the recorder's own counters are reported (waits per call, trace bytes per call).
-// The added cost of recording is BM_RecordCall minus BM_BareCall of the same run.
+// allows: different DCs record in parallel). Times are wall-clock (UseRealTime), so producer
+// waits and the background thread's competition for the CPU are included. Google Benchmark
+// divides a multi-threaded run's wall time by the iterations of all its threads: the time of
+// threads:2 is per call of the two threads together (half a thread's own time per call when
+// they run truly in parallel, as BM_BareCall shows). The recorder's own counters are reported
+// (waits and wait time per call, background CPU per call, trace bytes per call). The added cost
+// of recording is BM_RecordCall minus BM_BareCall of the same run.
+//
+// BM_RecorderPhases: the two sides of that cost measured apart. A fresh thread makes
+// kPhaseCalls Draws into a ring large enough to hold them all (the background thread leaves a
+// ring alone until it is an eighth full), then Stop turns them into events, compresses and
+// writes them. produce_ns_per_call is the application thread's cost alone (no consumer
+// competing for the ring's cache lines); the iteration time (manual) is Stop's per call and
+// background_ns_per_call the background thread's CPU per call, both including what a session
+// costs once (thread, zstd context, buffers, index; tens of ns per call at 128 Ki calls), so an
+// upper bound of the per-event cost that BM_RecordCall's background_ns_per_call shows in
+// steady state. Back-to-back calls run at the pace of the slower side.
 //
 // BM_SmallClTraceSize: build/bin/cltrace-workload smallcl (4 threads, the small-command-list
 // workload) run with build/lib/libcltrace_shim.so as its driver, as `cltrace record` runs it,
@@ -16,6 +29,7 @@
 // recorder/CMakeLists.txt.) Skipped when the shim or the workload is not built.
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -23,6 +37,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -107,15 +122,63 @@ void BM_RecordCall(benchmark::State& state) {
     unlink(g_path.c_str());
     state.counters["waits_per_call"] = benchmark::Counter(
         static_cast<double>(stats.producer_waits) / static_cast<double>(stats.calls));
-    state.counters["bytes_per_call"] = benchmark::Counter(
-        static_cast<double>(stats.bytes_written) / static_cast<double>(stats.calls));
+    state.counters["bytes_per_call"] = benchmark::Counter(static_cast<double>(stats.bytes_written) /
+                                                          static_cast<double>(stats.calls));
     state.counters["recorded_calls"] = benchmark::Counter(static_cast<double>(stats.calls));
+    // Time the producers spent waiting for ring space, per call (all threads).
+    state.counters["wait_ns_per_call"] = benchmark::Counter(
+        static_cast<double>(stats.producer_wait_ns) / static_cast<double>(stats.calls));
     // The background thread's CPU per call (interning, encoding, compression, writing).
     state.counters["background_ns_per_call"] = benchmark::Counter(
         static_cast<double>(stats.background_cpu_ns) / static_cast<double>(stats.calls));
   }
 }
 BENCHMARK(BM_RecordCall)->Threads(1)->Threads(2)->UseRealTime();
+
+constexpr int kPhaseCalls = 1 << 17;
+
+void BM_RecorderPhases(benchmark::State& state) {
+  const std::string path = absl::StrCat("/tmp/cltrace_recorder_phases_", getpid(), ".cltrace");
+  Setup& setup = Get(true, 1);
+  FakeRtContext* dc = setup.dcs[0];
+  double produce_ns = 0, background_ns = 0;
+  for (auto _ : state) {
+    Options o;
+    o.output_path = path;
+    // 48-byte records: 128 Ki calls (6 MiB, cache-resident as a busy 1 MiB ring is) stay
+    // under an eighth of 64 MiB, so nothing is drained before Stop (no periodic flush, the
+    // hold time is 250 ms).
+    o.thread_buffer_bytes = size_t{64} << 20;
+    o.flush_period_ms = 0;
+    auto rec = Recorder::Start(std::move(o));
+    if (!rec.ok()) {
+      state.SkipWithError(std::string(rec.status().message()).c_str());
+      return;
+    }
+    std::chrono::steady_clock::duration produce{};
+    std::thread producer([&] {
+      const auto start = std::chrono::steady_clock::now();
+      for (int i = 0; i < kPhaseCalls; ++i) dc->funcs.pfnDraw(dc->handle, 3, 0);
+      produce = std::chrono::steady_clock::now() - start;
+    });
+    producer.join();
+    const auto start = std::chrono::steady_clock::now();
+    Stats stats = (*rec)->Stop();
+    const std::chrono::duration<double> drain = std::chrono::steady_clock::now() - start;
+    state.SetIterationTime(drain.count() / kPhaseCalls);
+    produce_ns += std::chrono::duration<double, std::nano>(produce).count() / kPhaseCalls;
+    background_ns += static_cast<double>(stats.background_cpu_ns) / kPhaseCalls;
+    if (stats.calls != kPhaseCalls || stats.events_written != kPhaseCalls) {
+      state.SkipWithError("calls were not all recorded");
+      return;
+    }
+  }
+  unlink(path.c_str());
+  const double n = static_cast<double>(state.iterations());
+  state.counters["produce_ns_per_call"] = benchmark::Counter(produce_ns / n);
+  state.counters["background_ns_per_call"] = benchmark::Counter(background_ns / n);
+}
+BENCHMARK(BM_RecorderPhases)->UseManualTime()->Unit(benchmark::kNanosecond)->Iterations(20);
 
 std::string BinDir() {
   char exe[4096];
@@ -138,9 +201,9 @@ void BM_SmallClTraceSize(benchmark::State& state) {
   const std::string stats_path = trace + ".stats";
   std::map<std::string, uint64_t> stats;
   for (auto _ : state) {
-    const std::string cmd = absl::StrCat(
-        "CLTRACE_DRIVER=", shim, " CLTRACE_SHIM_OUTPUT=", trace, " CLTRACE_SHIM_STATS=",
-        stats_path, " ", workload, " smallcl --threads 4 >/dev/null");
+    const std::string cmd = absl::StrCat("CLTRACE_DRIVER=", shim, " CLTRACE_SHIM_OUTPUT=", trace,
+                                         " CLTRACE_SHIM_STATS=", stats_path, " ", workload,
+                                         " smallcl --threads 4 >/dev/null");
     if (std::system(cmd.c_str()) != 0) {
       state.SkipWithError("the workload failed");
       return;

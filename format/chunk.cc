@@ -22,7 +22,7 @@ std::string EncodeFileHeader(const proto::TraceHeader& header) {
   std::string body = header.SerializeAsString();
   std::string out(kFilePrefixSize, '\0');
   std::memcpy(out.data(), kFileMagic, sizeof(kFileMagic));
-  PutU32(out.data() + 8, kFormatVersion);
+  PutU32(out.data() + 8, header.format_version());
   PutU32(out.data() + 12, static_cast<uint32_t>(body.size()));
   out += body;
   char crc[4];

@@ -30,8 +30,11 @@ struct ZSTD_DCtx_s;
 
 namespace cltrace::format {
 
-// Version of the byte grammar this code reads and writes. Readers reject larger values.
-inline constexpr uint32_t kFormatVersion = 1;
+// Newest version of the byte grammar this code reads and writes. Readers reject larger
+// values. Version 2 adds position runs (FORMAT.md §3.7); a writer that does not use them
+// writes version 1 (kFormatVersionV1), which every reader reads.
+inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kFormatVersionV1 = 1;
 
 // ---- File header (FORMAT.md §2.1) ----
 inline constexpr char kFileMagic[8] = {'C', 'L', 'T', 'R', 'A', 'C', 'E', '\0'};
@@ -39,7 +42,8 @@ inline constexpr char kFileMagic[8] = {'C', 'L', 'T', 'R', 'A', 'C', 'E', '\0'};
 inline constexpr size_t kFilePrefixSize = 16;
 inline constexpr uint32_t kMaxTraceHeaderSize = 1u << 20;
 
-// The serialized file header (prefix + TraceHeader + CRC).
+// The serialized file header (prefix + TraceHeader + CRC). The prefix's format version is
+// header.format_version() (the two must agree, FORMAT.md §2.1).
 std::string EncodeFileHeader(const proto::TraceHeader& header);
 
 struct ParsedFileHeader {

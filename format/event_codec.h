@@ -102,6 +102,18 @@ class ChunkEncoder {
   void AppendHandleDef(uint64_t id, absl::string_view token);
   void AppendStringDef(uint64_t id, absl::string_view value);
 
+  // Format version 2 only (FORMAT.md §3.7): appends the CallEvents of one run of events (in
+  // practice one thread's, in seq order) behind a PositionRun packet that lists their entry
+  // and exit positions, the events coding theirs as indices into that list. When the run's
+  // positions are contiguous (no other thread's positions among them: the list would add
+  // nothing), too few, too many or not distinct, the events are appended as AppendCall
+  // does instead. Same precondition as AppendCall for each event.
+  struct RunEvent {
+    const Event* event;
+    const CallLayout* layout;
+  };
+  void AppendRun(absl::Span<const RunEvent> events);
+
   // The raw (uncompressed) payload so far.
   absl::string_view payload() const { return absl::string_view(buf_.data(), size_); }
   size_t size() const { return size_; }
@@ -118,13 +130,23 @@ class ChunkEncoder {
   std::string TakePayload();
 
  private:
-  char* Reserve(size_t n);
+  // Room for n more bytes at payload end (inline: called for every packet).
+  // An event's positions as coded: global positions (AppendCall) or 1-based indices into
+  // the current PositionRun (AppendRun); outer_dparent only in a run.
+  struct Coded {
+    uint64_t seq, end, parent, outer_dparent;
+  };
+  void EncodeCall(const Event& e, const CallLayout& layout, const Coded& c);
+  char* Reserve(size_t n) {
+    if (__builtin_expect(size_ + n > buf_.size(), 0)) Grow(n);
+    return buf_.data() + size_;
+  }
+  void Grow(size_t n);
   void AppendDef(uint8_t packet_tag, uint64_t id, absl::string_view value);
 
   uint32_t unit_ns_;
   std::string buf_;
   size_t size_ = 0;
-  std::string scratch_;  // one CallEvent body, before its length prefixes are known
   uint32_t packets_ = 0;
   uint32_t events_ = 0;
   uint64_t min_seq_ = 0, max_seq_ = 0;
@@ -132,10 +154,23 @@ class ChunkEncoder {
   uint64_t prev_end_ = 0;
   int64_t prev_ts_ = 0;
   uint32_t prev_tid_ = 0;
+  // AppendRun scratch: positions with their (event, seq|end) slot, each slot's index.
+  struct PosRef {
+    uint64_t pos;
+    uint32_t slot;
+  };
+  std::vector<PosRef> refs_;
+  std::vector<uint32_t> slot_index_;
+  std::string run_body_;
+  // The last timestamp converted to units (not delta state: survives Reset).
+  bool last_ts_valid_ = false;
+  int64_t last_ts_ns_ = 0;
+  int64_t last_ts_units_ = 0;
 };
 
 // ---- Decoder ----
 
+// A PositionRun packet (format version 2) is consumed by the decoder, never returned.
 enum class PacketKind { kEnd, kCall, kHandleDef, kStringDef, kUnknown };
 
 struct DecodedPacket {
@@ -165,6 +200,7 @@ class ChunkDecoder {
 
  private:
   absl::Status DecodeCall(const uint8_t* p, const uint8_t* end, Event* e, DecodedPacket* out);
+  absl::Status DecodeRun(const uint8_t* p, const uint8_t* end, uint64_t offset);
 
   const uint8_t* begin_ = nullptr;
   const uint8_t* cur_ = nullptr;
@@ -176,7 +212,16 @@ class ChunkDecoder {
   uint64_t prev_end_ = 0;
   int64_t prev_ts_ = 0;
   uint32_t prev_tid_ = 0;
+  // The current PositionRun (format version 2): its positions, how many of its events are
+  // still to come, the index coding of the previous one.
+  std::vector<uint64_t> run_positions_;
+  uint64_t run_remaining_ = 0;
+  uint64_t run_prev_end_ = 0;
 };
+
+// The most positions one PositionRun may list (a writer falls back to plain CallEvents for
+// larger runs); bounds what a hostile run makes a reader allocate (8 MiB).
+inline constexpr size_t kMaxRunPositions = size_t{1} << 20;
 
 // The call map for a file written by this binary's catalog (id i -> CallId i).
 absl::Span<const CallId> IdentityCallMap();

@@ -277,7 +277,7 @@ TEST(TraceCorruptionTest, IgnorableUnknownChunkTypeIsSkipped) {
 
 TEST(TraceCorruptionTest, NewerFormatVersionIsUnimplemented) {
   std::string bytes = SmallTrace(3, nullptr);
-  PutU32(bytes.data() + 8, 2);
+  PutU32(bytes.data() + 8, kFormatVersion + 1);
   auto r = TraceReader::OpenBytes(bytes);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_TRUE(Contains(r.status(), "offset 8")) << r.status();

@@ -99,7 +99,7 @@ class TraceWriter::Impl {
 
   absl::Status Start() {
     proto::TraceHeader header;
-    header.set_format_version(kFormatVersion);
+    header.set_format_version(opts_.position_runs ? kFormatVersion : kFormatVersionV1);
     header.set_catalog_version(static_cast<uint32_t>(CatalogVersion()));
     for (const CallInfo& c : Calls()) header.add_call_names(&c == &Calls()[0] ? "" : c.name);
     header.set_timestamp_unit_ns(opts_.timestamp_unit_ns);
@@ -144,24 +144,55 @@ class TraceWriter::Impl {
     {
       std::lock_guard<std::mutex> l(mu_);
       if (closed_) return absl::FailedPreconditionError("Append on a closed TraceWriter");
-      const CallLayout& layout = LayoutOf(e.call);
-      CLTRACE_RETURN_IF_ERROR(ValidateLocked(e, layout));
-      encoder_.AppendCall(e, layout);
-      const size_t call = static_cast<size_t>(e.call);
-      ++stats_.call_counts[call];
-      if (stats_.tids.empty() || e.tid != last_tid_) {
-        stats_.tids.insert(e.tid);
-        last_tid_ = e.tid;
-      }
-      if (encoder_.event_count() == 1 || e.timestamp_ns < stats_.min_ts) {
-        stats_.min_ts = e.timestamp_ns;
-      }
-      if (encoder_.event_count() == 1 || e.timestamp_ns > stats_.max_ts) {
-        stats_.max_ts = e.timestamp_ns;
-      }
-      if (encoder_.size() >= opts_.chunk_bytes) SealLocked();
+      CLTRACE_RETURN_IF_ERROR(AppendLocked(e));
     }
     return FirstError();
+  }
+
+  absl::Status AppendBatch(absl::Span<const Event> events) {
+    absl::Status invalid;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (closed_) return absl::FailedPreconditionError("AppendBatch on a closed TraceWriter");
+      for (const Event& e : events) {
+        absl::Status st = AppendLocked(e);
+        if (__builtin_expect(!st.ok(), 0) && invalid.ok()) invalid = std::move(st);
+      }
+    }
+    absl::Status err = FirstError();
+    return err.ok() ? invalid : err;
+  }
+
+  absl::Status AppendRun(absl::Span<const Event> events) {
+    if (!opts_.position_runs) return AppendBatch(events);
+    absl::Status invalid;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (closed_) return absl::FailedPreconditionError("AppendRun on a closed TraceWriter");
+      run_.clear();
+      size_t run_bytes = 0;
+      for (const Event& e : events) {
+        const CallLayout& layout = Layout(e.call);
+        if (__builtin_expect(!QuickValidLocked(e, layout), 0)) {
+          absl::Status st = ValidateLocked(e, layout);
+          if (!st.ok()) {
+            if (invalid.ok()) invalid = std::move(st);
+            continue;
+          }
+        }
+        NoteEventLocked(e, run_.empty() && encoder_.event_count() == 0);
+        run_.push_back({&e, &layout});
+        // Pieces of bounded size: a chunk overshoots chunk_bytes by at most one piece.
+        run_bytes += 32 + 10 * e.args.size();
+        if (run_.size() >= kMaxRunEvents || run_bytes >= opts_.chunk_bytes / 4) {
+          AppendRunLocked();
+          run_bytes = 0;
+        }
+      }
+      AppendRunLocked();
+    }
+    absl::Status err = FirstError();
+    return err.ok() ? invalid : err;
   }
 
   absl::Status Flush() {
@@ -215,6 +246,53 @@ class TraceWriter::Impl {
     ChunkStats stats;
   };
 
+  // Checks and encodes one event; InvalidArgument (nothing written) if the format cannot hold
+  // it. Requires mu_.
+  absl::Status AppendLocked(const Event& e) {
+    const CallLayout& layout = Layout(e.call);
+    if (__builtin_expect(!QuickValidLocked(e, layout), 0)) {
+      CLTRACE_RETURN_IF_ERROR(ValidateLocked(e, layout));
+    }
+    NoteEventLocked(e, encoder_.event_count() == 0);
+    encoder_.AppendCall(e, layout);
+    if (encoder_.size() >= opts_.chunk_bytes) SealLocked();
+    return absl::OkStatus();
+  }
+
+  // Encodes the checked (and noted: NoteEventLocked) events in run_ as one run and empties
+  // it. Requires mu_.
+  void AppendRunLocked() {
+    if (run_.empty()) return;
+    encoder_.AppendRun(absl::MakeConstSpan(run_));
+    run_.clear();
+    if (encoder_.size() >= opts_.chunk_bytes) SealLocked();
+  }
+
+  // The index's view of one more event of the current chunk. Requires mu_.
+  void NoteEventLocked(const Event& e, bool first_in_chunk) {
+    ++stats_.call_counts[static_cast<size_t>(e.call)];
+    if (stats_.tids.empty() || e.tid != last_tid_) {
+      stats_.tids.insert(e.tid);
+      last_tid_ = e.tid;
+    }
+    if (first_in_chunk) {
+      stats_.min_ts = stats_.max_ts = e.timestamp_ns;
+    } else if (e.timestamp_ns < stats_.min_ts) {
+      stats_.min_ts = e.timestamp_ns;
+    } else if (e.timestamp_ns > stats_.max_ts) {
+      stats_.max_ts = e.timestamp_ns;
+    }
+  }
+
+  // LayoutOf(call), remembered per call (LayoutOf is a function-local static behind a guard).
+  const CallLayout& Layout(CallId call) {
+    const size_t i = static_cast<size_t>(call);
+    if (__builtin_expect(i >= static_cast<size_t>(kCallIdCount), 0)) return LayoutOf(call);
+    const CallLayout* l = layouts_[i];
+    if (__builtin_expect(l == nullptr, 0)) l = layouts_[i] = &LayoutOf(call);
+    return *l;
+  }
+
   void ResetStats() {
     stats_.call_counts.assign(kCallIdCount, 0);
     stats_.tids.clear();
@@ -230,22 +308,28 @@ class TraceWriter::Impl {
     if (encoder_.size() >= opts_.chunk_bytes) SealLocked();
   }
 
-  absl::Status ValidateLocked(const Event& e, const CallLayout& layout) {
-    if (layout.masks_valid && e.parent != e.seq && e.args.size() <= 64 &&
-        e.annotation < strings_.size()) {
-      // Fast path: the usual event passes these checks; the slow path below names the field.
-      const uint64_t n = e.args.size();
-      const uint64_t present = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
-      // masks_valid is only ever set on the layout of a catalog call.
-      bool ok = true;
-      for (uint64_t m = layout.handle_mask & present; ok && m != 0; m &= m - 1) {
-        ok = e.args[__builtin_ctzll(m)] < handles_.size();
-      }
-      for (uint64_t m = layout.string_mask & present; ok && m != 0; m &= m - 1) {
-        ok = e.args[__builtin_ctzll(m)] < strings_.size();
-      }
-      if (ok) return absl::OkStatus();
+  // The usual event (a catalog call without arrays, ids this writer handed out) passes this
+  // check; false sends it to ValidateLocked, which judges the rest and names the field.
+  bool QuickValidLocked(const Event& e, const CallLayout& layout) const {
+    if (!(layout.masks_valid && e.parent != e.seq && e.args.size() <= 64 &&
+          e.annotation < strings_.size())) {
+      return false;
     }
+    const uint64_t n = e.args.size();
+    const uint64_t present = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
+    // masks_valid is only ever set on the layout of a catalog call.
+    const uint64_t* args = e.args.data();
+    for (uint64_t m = layout.handle_mask & present; m != 0; m &= m - 1) {
+      if (args[__builtin_ctzll(m)] >= handles_.size()) return false;
+    }
+    for (uint64_t m = layout.string_mask & present; m != 0; m &= m - 1) {
+      if (args[__builtin_ctzll(m)] >= strings_.size()) return false;
+    }
+    return true;
+  }
+
+  absl::Status ValidateLocked(const Event& e, const CallLayout& layout) {
+    if (QuickValidLocked(e, layout)) return absl::OkStatus();
     const CallInfo* ci = GetCall(e.call);
     if (ci == nullptr) {
       return absl::InvalidArgumentError(
@@ -416,6 +500,10 @@ class TraceWriter::Impl {
   TokenTable strings_;
   ChunkStats stats_;
   uint32_t last_tid_ = 0;  // skips the set insert for runs of one thread's events
+  const CallLayout* layouts_[kCallIdCount] = {};
+  // AppendRun: the checked events of the piece being encoded.
+  static constexpr size_t kMaxRunEvents = 4096;
+  std::vector<ChunkEncoder::RunEvent> run_;
   bool closed_ = false;
   uint64_t enqueued_ = 0;  // sealed chunks (guarded by mu_ for writers, read under qmu_)
 
@@ -476,6 +564,12 @@ uint64_t TraceWriter::InternHandleToken(absl::string_view token) {
 }
 uint64_t TraceWriter::InternString(absl::string_view s) { return impl_->InternString(s); }
 absl::Status TraceWriter::Append(const Event& event) { return impl_->Append(event); }
+absl::Status TraceWriter::AppendBatch(absl::Span<const Event> events) {
+  return impl_->AppendBatch(events);
+}
+absl::Status TraceWriter::AppendRun(absl::Span<const Event> events) {
+  return impl_->AppendRun(events);
+}
 absl::Status TraceWriter::Flush() { return impl_->Flush(); }
 absl::Status TraceWriter::Close() { return impl_->Close(); }
 uint64_t TraceWriter::events_written() const { return impl_->events_written(); }

@@ -36,6 +36,9 @@ ThreadRegistry& Threads() {
 
 std::atomic<uint32_t> g_wake{0};
 
+// How long a producer spins on a full ring before it sleeps.
+constexpr int64_t kWaitSpinNs = 10'000;
+
 // Marks the thread's state exited when the thread ends, so the drain thread can reuse it.
 struct ThreadExit {
   ThreadState* state = nullptr;
@@ -129,8 +132,8 @@ uint32_t WakeCount() { return g_wake.load(std::memory_order_acquire); }
 void WaitForWake(uint32_t seen, int64_t timeout_us) {
   timespec ts{static_cast<time_t>(timeout_us / 1000000),
               static_cast<long>((timeout_us % 1000000) * 1000)};
-  ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_wake), FUTEX_WAIT_PRIVATE, seen, &ts,
-            nullptr, 0);
+  ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_wake), FUTEX_WAIT_PRIVATE, seen, &ts, nullptr,
+            0);
 }
 
 void EmitSlow(ThreadState* t, const Frame* f, uint64_t end, int64_t ret, RecordShape shape) {
@@ -140,14 +143,13 @@ void EmitSlow(ThreadState* t, const Frame* f, uint64_t end, int64_t ret, RecordS
     if (g_overflow_words.load() + words > kMaxOverflowWords && g_drain_alive.load()) {
       const int64_t start = MonotonicNs();
       t->waits.fetch_add(1, std::memory_order_relaxed);
-      while (g_overflow_words.load() != 0 &&
-             g_overflow_words.load() + words > kMaxOverflowWords && g_drain_alive.load()) {
+      while (g_overflow_words.load() != 0 && g_overflow_words.load() + words > kMaxOverflowWords &&
+             g_drain_alive.load()) {
         WakeDrain();
         timespec ts{0, 200 * 1000};
         nanosleep(&ts, nullptr);
       }
-      t->wait_ns.fetch_add(static_cast<uint64_t>(MonotonicNs() - start),
-                           std::memory_order_relaxed);
+      t->wait_ns.fetch_add(static_cast<uint64_t>(MonotonicNs() - start), std::memory_order_relaxed);
     }
     g_overflow_words.fetch_add(words);
     OverflowRecord rec;
@@ -157,7 +159,10 @@ void EmitSlow(ThreadState* t, const Frame* f, uint64_t end, int64_t ret, RecordS
     PushOverflow(std::move(rec));
     return;
   }
-  // The ring is full: the drain thread is behind. Wait (never drop a call) and count it.
+  // The ring is full: the drain thread is behind. Wait (never drop a call) and count it: spin
+  // a little (the drain thread hands space back every 4096 words), then sleep until it does
+  // (ReleaseRing wakes us). Never sched_yield: on a busy machine that hands the core to
+  // another process for a whole time slice.
   const int64_t start = MonotonicNs();
   t->waits.fetch_add(1, std::memory_order_relaxed);
   WakeDrain();
@@ -166,24 +171,44 @@ void EmitSlow(ThreadState* t, const Frame* f, uint64_t end, int64_t ret, RecordS
     if (!g_drain_alive.load(std::memory_order_acquire)) {
       // Nobody consumes this ring any more (the recorder stopped): drop instead of hanging
       // the application; recording is over anyway.
-      t->wait_ns.fetch_add(static_cast<uint64_t>(MonotonicNs() - start),
-                           std::memory_order_relaxed);
+      t->wait_ns.fetch_add(static_cast<uint64_t>(MonotonicNs() - start), std::memory_order_relaxed);
       std::free(f->note);
       return;
     }
-    if (spin < 64) {
+    if (spin % 16 != 15 || MonotonicNs() - start < kWaitSpinNs) {
       __builtin_ia32_pause();
-    } else if (spin < 256) {
-      sched_yield();
-    } else {
-      timespec ts{0, 50 * 1000};
-      nanosleep(&ts, nullptr);
-      if (spin % 64 == 0) WakeDrain();
+      continue;
     }
+    const uint32_t seen = t->space_seq.load(std::memory_order_acquire);
+    t->space_waiter.store(1, std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if ((w = t->ring.Reserve(words)) != nullptr) {
+      t->space_waiter.store(0, std::memory_order_relaxed);
+      break;
+    }
+    WakeDrain();
+    // Bounded: the drain thread may stop (g_drain_alive) without a release.
+    timespec ts{0, 1000 * 1000};
+    ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&t->space_seq), FUTEX_WAIT_PRIVATE, seen, &ts,
+              nullptr, 0);
+    t->space_waiter.store(0, std::memory_order_relaxed);
   }
   WriteRecord(w, f, shape, end, ret);
   t->ring.Commit(words);
   t->wait_ns.fetch_add(static_cast<uint64_t>(MonotonicNs() - start), std::memory_order_relaxed);
+}
+
+void ReleaseRing(ThreadState* t, uint64_t pos) {
+  t->ring.Release(pos);
+  // Pairs with the producer's fence between setting space_waiter and re-reading the tail:
+  // either it sees this release or this load sees its flag.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (t->space_waiter.load(std::memory_order_relaxed) != 0 &&
+      t->space_waiter.exchange(0, std::memory_order_acq_rel) != 0) {
+    t->space_seq.fetch_add(1, std::memory_order_release);
+    ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&t->space_seq), FUTEX_WAKE_PRIVATE, 1, nullptr,
+              nullptr, 0);
+  }
 }
 
 void EmitOpenFramesIncomplete(ThreadState* t) {

@@ -41,7 +41,7 @@ void Timebase::Thin() {
   hint_ = 1;
 }
 
-int64_t Timebase::At(uint64_t seq) {
+int64_t Timebase::AtSlow(uint64_t seq) {
   const size_t n = samples_.size();
   if (n < 2 || seq > samples_.back().counter) return samples_.back().ns;
   // The bracket: the first sample whose counter >= seq, and the one before it (the last with

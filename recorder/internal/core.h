@@ -92,8 +92,15 @@ struct ThreadState {
   alignas(64) std::atomic<bool> exited{false};
   std::atomic<uint64_t> waits{0};    // times this thread found its ring full
   std::atomic<uint64_t> wait_ns{0};  // total time it waited
-  // Background thread only: when it last took this ring's records.
+  // A producer blocked on its full ring sleeps on space_seq (futex) after setting
+  // space_waiter; ReleaseRing bumps space_seq and wakes it.
+  std::atomic<uint32_t> space_seq{0};
+  std::atomic<uint32_t> space_waiter{0};
+  // Background thread only: when it last took this ring's records, and the ring's head and the
+  // time at its previous poll (the fill rate, which sets how long the thread may sleep).
   alignas(64) int64_t drained_at_ns = 0;
+  int64_t polled_at_ns = 0;
+  uint64_t polled_head = 0;
 
   Frame* FrameAt(size_t i) { return i < kInlineFrames ? &frames_[i] : DeepFrame(i); }
   Frame* DeepFrame(size_t i);
@@ -112,9 +119,7 @@ CLTRACE_HOT ThreadState* Self() {
 
 inline bool Recording() { return G().recording.load(std::memory_order_relaxed); }
 
-CLTRACE_HOT uint64_t NextPosition() {
-  return G().seq.fetch_add(1, std::memory_order_relaxed) + 1;
-}
+CLTRACE_HOT uint64_t NextPosition() { return G().seq.fetch_add(1, std::memory_order_relaxed) + 1; }
 
 // Handle values are recorded raw; the background thread maps them to trace ids.
 inline uint64_t RawHandle(uint64_t raw) { return raw; }
@@ -228,32 +233,36 @@ struct RecordView {
   int64_t clock_ns = 0;
 };
 
+// Every member is computed before the aggregate is built: a default-initialised RecordView
+// that is then overwritten costs a `rep stos` per record on the background thread.
 inline RecordView ReadRecord(const uint64_t* w) {
-  RecordView v;
   const uint64_t header = w[0];
   const uint64_t words = HeaderWords(header);
-  v.call = HeaderCall(header);
-  v.flags = header & kFlagMask;
+  const uint64_t flags = header & kFlagMask;
   const uint64_t* p = w + 1;
-  v.seq = *p++;
-  if (v.flags & kFlagWide) {
-    v.end = *p++;
-    v.parent = *p++;
+  const uint64_t seq = *p++;
+  uint64_t end, parent;
+  if (flags & kFlagWide) {
+    end = p[0];
+    parent = p[1];
+    p += 2;
   } else {
     const uint64_t d = *p++;
-    v.end = (v.flags & kFlagIncomplete) ? 0 : v.seq + (d & 0xffffffffull);
-    v.parent = (d >> 32) != 0 ? v.seq - (d >> 32) : 0;
+    end = seq + (d & 0xffffffffull);
+    parent = (d >> 32) != 0 ? seq - (d >> 32) : 0;
   }
-  if (v.flags & kFlagIncomplete) v.end = 0;
-  if (v.flags & kFlagHasRet) v.ret = static_cast<int64_t>(*p++);
-  if (v.flags & kFlagHasAnnotation) v.annotation = reinterpret_cast<const char*>(*p++);
-  const size_t tail = ((v.flags & kFlagHasNote) ? 1 : 0) + ((v.flags & kFlagHasClock) ? 1 : 0);
-  v.args = p;
-  v.nargs = static_cast<size_t>(words - static_cast<uint64_t>(p - w) - tail);
-  p += v.nargs;
-  if (v.flags & kFlagHasNote) v.note = reinterpret_cast<char*>(*p++);
-  if (v.flags & kFlagHasClock) v.clock_ns = static_cast<int64_t>(*p++);
-  return v;
+  if (flags & kFlagIncomplete) end = 0;
+  const int64_t ret = (flags & kFlagHasRet) ? static_cast<int64_t>(*p++) : 0;
+  const char* annotation =
+      (flags & kFlagHasAnnotation) ? reinterpret_cast<const char*>(*p++) : nullptr;
+  const size_t tail = ((flags & kFlagHasNote) ? 1 : 0) + ((flags & kFlagHasClock) ? 1 : 0);
+  const uint64_t* args = p;
+  const size_t nargs = static_cast<size_t>(words - static_cast<uint64_t>(p - w) - tail);
+  p += nargs;
+  char* note = (flags & kFlagHasNote) ? reinterpret_cast<char*>(*p++) : nullptr;
+  const int64_t clock_ns = (flags & kFlagHasClock) ? static_cast<int64_t>(*p) : 0;
+  return RecordView{HeaderCall(header), flags, seq,   end,  parent,  ret,
+                    annotation,         args,  nargs, note, clock_ns};
 }
 
 // Writes the record of a finished (end != 0) or interrupted (end == 0) call. Slow paths:
@@ -277,6 +286,10 @@ CLTRACE_HOT void EndCall(ThreadState* t, Frame* f, uint64_t end, int64_t ret) {
   Emit(t, f, end, ret, 0);
   t->depth -= 1;
 }
+
+// Consumer: hands the ring's words before `pos` back to its producer and wakes the producer
+// if it is blocked on a full ring.
+void ReleaseRing(ThreadState* t, uint64_t pos);
 
 // Crash path: emits every open frame of the calling thread as an incomplete record (end 0),
 // innermost first. Async-signal-safe as long as no ring is full.

@@ -37,7 +37,14 @@ class Timebase {
   void Add(uint64_t counter, int64_t ns);
   // Lower bound of the entry time of position `seq` (>= 1), exact to within one bracket.
   // Positions beyond the last sample get its time.
-  int64_t At(uint64_t seq);
+  int64_t At(uint64_t seq) {
+    // Inline: consecutive events nearly always fall in the bracket of the previous one.
+    const size_t i = hint_;
+    if (i < samples_.size() && samples_[i].counter >= seq && samples_[i - 1].counter < seq) {
+      return samples_[i - 1].ns;
+    }
+    return AtSlow(seq);
+  }
 
   size_t size() const { return samples_.size(); }
   uint64_t last_counter() const { return samples_.back().counter; }
@@ -48,6 +55,7 @@ class Timebase {
     int64_t ns;
   };
   void Thin();
+  int64_t AtSlow(uint64_t seq);
 
   size_t max_samples_;
   std::vector<Sample> samples_;

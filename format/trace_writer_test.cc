@@ -1,0 +1,272 @@
+// TraceWriter::AppendBatch and TraceWriter::AppendRun (with and without position runs, format
+// version 2): same results as Append event by event, invalid events skipped, errors reported,
+// and files that read back exactly.
+#include "format/trace_writer.h"
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "format/catalog.h"
+#include "format/chunk.h"
+#include "format/internal/interleaved_recording.h"
+#include "format/internal/trace_test_util.h"
+#include "format/trace_reader.h"
+#include "gtest/gtest.h"
+
+namespace cltrace::format {
+namespace {
+
+using testing::InterleavedOptions;
+using testing::InterleavedRecording;
+using testing::RandomArgs;
+using testing::ReadAllBytes;
+using testing::ReadResult;
+using testing::TestOptions;
+using testing::ThreadRun;
+
+// Events over every catalog call with ids valid for a writer that interned 3 handles and 2
+// strings (TestWriter).
+std::vector<Event> RandomEvents(uint64_t seed, int n) {
+  std::mt19937_64 rng(seed);
+  std::vector<Event> out;
+  uint64_t seq = 1;
+  for (int i = 0; i < n; ++i) {
+    Event e;
+    e.call = static_cast<CallId>(1 + i % (kCallIdCount - 1));
+    e.seq = seq;
+    e.end = i % 40 == 39 ? 0 : seq + 1;
+    seq += 2 + rng() % 3;
+    e.tid = 1 + static_cast<uint32_t>(rng() % 2);
+    e.timestamp_ns = 100 * i;
+    e.parent = i % 5 == 2 ? e.seq - 1 : 0;
+    e.annotation = rng() % 3;
+    RandomArgs(rng, *GetCall(e.call), 4, 3, &e);
+    out.push_back(e);
+  }
+  return out;
+}
+
+std::unique_ptr<TraceWriter> TestWriter(std::string* bytes, TraceWriter::Options o) {
+  auto w = TraceWriter::Open(std::make_unique<StringSink>(bytes), std::move(o));
+  EXPECT_TRUE(w.ok()) << w.status();
+  for (uint64_t h : {0x5500, 0x5600, 0x5700}) (*w)->InternHandleValue(h);
+  (*w)->InternString("ID3D11DeviceContext::Draw");
+  (*w)->InternString("ID3D11DeviceContext::FinishCommandList");
+  return *std::move(w);
+}
+
+// Accepts the file header, then `budget` bytes.
+class FailingSink : public ByteSink {
+ public:
+  explicit FailingSink(size_t budget) : budget_(budget) {}
+  absl::Status Write(absl::string_view bytes) override {
+    if (!header_written_) {
+      header_written_ = true;
+      return absl::OkStatus();
+    }
+    if (bytes.size() > budget_) return absl::ResourceExhaustedError("disk full (test)");
+    budget_ -= bytes.size();
+    return absl::OkStatus();
+  }
+  absl::Status Flush() override { return absl::OkStatus(); }
+
+ private:
+  size_t budget_;
+  bool header_written_ = false;
+};
+
+TEST(TraceWriterTest, AppendBatchWritesTheBytesAppendWrites) {
+  const std::vector<Event> events = RandomEvents(1, 3000);
+  std::string one, batched;
+  TraceWriter::Options o = TestOptions();
+  o.chunk_bytes = 8192;  // several chunks: sealing inside a batch
+  {
+    auto w = TestWriter(&one, o);
+    for (const Event& e : events) ASSERT_TRUE(w->Append(e).ok());
+    ASSERT_TRUE(w->Close().ok());
+  }
+  {
+    auto w = TestWriter(&batched, o);
+    for (size_t i = 0; i < events.size(); i += 77) {
+      const size_t n = std::min<size_t>(77, events.size() - i);
+      ASSERT_TRUE(w->AppendBatch(absl::MakeConstSpan(events.data() + i, n)).ok());
+    }
+    ASSERT_TRUE(w->Close().ok());
+  }
+  EXPECT_EQ(one, batched);
+}
+
+TEST(TraceWriterTest, AppendBatchSkipsAnInvalidEventAndWritesTheRest) {
+  std::vector<Event> events = RandomEvents(2, 20);
+  events[7].call = CallId::kFlush;
+  events[7].args = {99, 0};  // handle id 99 was never handed out
+  std::string bytes;
+  auto w = TestWriter(&bytes, TestOptions());
+  absl::Status st = w->AppendBatch(events);
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find(absl::StrCat("seq ", events[7].seq)), absl::string_view::npos) << st;
+  ASSERT_TRUE(w->Close().ok());
+  events.erase(events.begin() + 7);
+  ReadResult r = ReadAllBytes(bytes);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(r.events, events);
+}
+
+TEST(TraceWriterTest, AppendBatchAfterCloseIsFailedPrecondition) {
+  std::string bytes;
+  auto w = TestWriter(&bytes, TestOptions());
+  ASSERT_TRUE(w->Close().ok());
+  EXPECT_EQ(w->AppendBatch(RandomEvents(3, 2)).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(w->AppendRun(RandomEvents(3, 2)).code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(TraceWriterTest, AppendBatchReturnsTheWriteError) {
+  TraceWriter::Options o = TestOptions();
+  o.chunk_bytes = 512;
+  auto w = TraceWriter::Open(std::make_unique<FailingSink>(2048), o);
+  ASSERT_TRUE(w.ok());
+  (*w)->InternHandleValue(0x5500);
+  std::vector<Event> events;
+  for (uint64_t i = 0; i < 400; ++i) {
+    Event e;
+    e.call = CallId::kDrawIndexed;
+    e.seq = 2 * i + 1;
+    e.end = e.seq + 1;
+    e.args = {1, i * 7919, 0, 0};
+    events.push_back(e);
+  }
+  EXPECT_EQ((*w)->AppendBatch(events).code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ((*w)->Close().code(), absl::StatusCode::kResourceExhausted);
+}
+
+// Without Options::position_runs AppendRun is AppendBatch: version 1, the same bytes.
+TEST(TraceWriterTest, AppendRunWithoutPositionRunsWritesVersion1) {
+  std::vector<ThreadRun> runs = InterleavedRecording(1, InterleavedOptions());
+  std::string a, b;
+  {
+    auto w = TestWriter(&a, TestOptions());
+    for (const ThreadRun& r : runs) ASSERT_TRUE(w->AppendRun(r).ok());
+    ASSERT_TRUE(w->Close().ok());
+  }
+  {
+    auto w = TestWriter(&b, TestOptions());
+    for (const ThreadRun& r : runs) ASSERT_TRUE(w->AppendBatch(r).ok());
+    ASSERT_TRUE(w->Close().ok());
+  }
+  EXPECT_EQ(a, b);
+  auto header = ParseFileHeader(a);
+  ASSERT_TRUE(header.ok());
+  EXPECT_EQ(header->header.format_version(), kFormatVersionV1);
+}
+
+// The recorder's use: each run is one thread's segment, chunks small enough that runs end up
+// on both sides of chunk boundaries. Everything reads back, in file order and sorted, through
+// the index and without it.
+TEST(TraceWriterTest, PositionRunsRoundTripThroughChunksAndIndex) {
+  InterleavedOptions io;
+  io.calls_per_thread = 1500;
+  io.leave_open = true;
+  std::vector<ThreadRun> runs = InterleavedRecording(2, io);
+  std::vector<Event> all;
+  for (const ThreadRun& r : runs) all.insert(all.end(), r.begin(), r.end());
+  TraceWriter::Options o = TestOptions();
+  o.position_runs = true;
+  o.chunk_bytes = 4096;
+  std::string bytes;
+  {
+    auto w = TestWriter(&bytes, o);
+    for (const ThreadRun& r : runs) ASSERT_TRUE(w->AppendRun(r).ok());
+    ASSERT_TRUE(w->Close().ok());
+  }
+  auto header = ParseFileHeader(bytes);
+  ASSERT_TRUE(header.ok());
+  EXPECT_EQ(header->header.format_version(), 2u);
+  EXPECT_GT(testing::ChunkOffsets(bytes).size(), 10u);
+  ReadResult r = ReadAllBytes(bytes);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(r.events, all);
+  auto reader = TraceReader::OpenBytes(bytes);
+  ASSERT_TRUE(reader.ok());
+  ASSERT_NE((*reader)->index(), nullptr);
+  for (size_t i = 0; i < all.size(); i += 97) {
+    auto e = (*reader)->FindBySeq(all[i].seq);
+    ASSERT_TRUE(e.ok()) << e.status();
+    EXPECT_EQ(*e, all[i]);
+  }
+}
+
+// Position runs make a recording of concurrent threads markedly smaller (FORMAT.md §3.7).
+TEST(TraceWriterTest, PositionRunsShrinkAnInterleavedRecording) {
+  InterleavedOptions io;
+  io.calls_per_thread = 4000;
+  std::vector<ThreadRun> runs = InterleavedRecording(3, io);
+  size_t sizes[2];
+  for (bool position_runs : {false, true}) {
+    TraceWriter::Options o = TestOptions();
+    o.position_runs = position_runs;
+    o.zstd_level = 6;
+    std::string bytes;
+    auto w = TestWriter(&bytes, o);
+    for (const ThreadRun& r : runs) ASSERT_TRUE(w->AppendRun(r).ok());
+    ASSERT_TRUE(w->Close().ok());
+    sizes[position_runs] = bytes.size();
+  }
+  EXPECT_LT(sizes[1] * 10, sizes[0] * 8) << sizes[1] << " vs " << sizes[0];
+}
+
+TEST(TraceWriterTest, AppendRunSkipsAnInvalidEventAndWritesTheRest) {
+  std::vector<ThreadRun> runs = InterleavedRecording(4, InterleavedOptions());
+  ThreadRun run = runs[0];
+  run[3].parent = run[3].seq;  // its own parent: not representable
+  TraceWriter::Options o = TestOptions();
+  o.position_runs = true;
+  std::string bytes;
+  auto w = TestWriter(&bytes, o);
+  absl::Status st = w->AppendRun(run);
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("is its own parent"), absl::string_view::npos) << st;
+  ASSERT_TRUE(w->Close().ok());
+  run.erase(run.begin() + 3);
+  ReadResult r = ReadAllBytes(bytes);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(r.events, run);
+}
+
+// A run larger than the writer's piece size (and than a chunk) is split, still exact.
+TEST(TraceWriterTest, HugeRunIsSplitAndReadsBack) {
+  InterleavedOptions io;
+  io.threads = 2;
+  io.calls_per_thread = 6000;
+  io.run_events = 100000;  // one run per thread
+  std::vector<ThreadRun> runs = InterleavedRecording(5, io);
+  ASSERT_GT(runs[0].size(), 4096u);
+  TraceWriter::Options o = TestOptions();
+  o.position_runs = true;
+  o.chunk_bytes = 32 << 10;
+  std::string bytes;
+  auto w = TestWriter(&bytes, o);
+  for (const ThreadRun& r : runs) ASSERT_TRUE(w->AppendRun(r).ok());
+  ASSERT_TRUE(w->Close().ok());
+  std::vector<Event> all;
+  for (const ThreadRun& r : runs) all.insert(all.end(), r.begin(), r.end());
+  ReadResult r = ReadAllBytes(bytes);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(r.events, all);
+  // Chunks overshoot chunk_bytes by at most one piece (a quarter chunk).
+  const std::vector<uint64_t> chunks = testing::ChunkOffsets(bytes);
+  ASSERT_GT(chunks.size(), 4u);
+  for (uint64_t off : chunks) {
+    ChunkProbe probe;
+    auto info = ParseChunkHeader(absl::string_view(bytes).substr(off), off, &probe);
+    ASSERT_TRUE(info.ok());
+    if (info->type == ChunkType::kEvents) {
+      EXPECT_LE(info->raw_size, o.chunk_bytes * 5 / 4 + 1024);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cltrace::format
