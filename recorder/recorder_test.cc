@@ -29,8 +29,8 @@ namespace {
 
 using format::CallId;
 using format::Event;
-using testing::FakeRuntime;
 using testing::FakeRtContext;
+using testing::FakeRuntime;
 
 HRESULT WrappedOpen(D3D10DDIARG_OPENADAPTER* a) {
   return OpenAdapter(&testing::FakeOpenAdapter10_2, a);
@@ -44,9 +44,7 @@ struct Trace {
   absl::Status status;
 
   std::string Name(const Event& e) const { return format::GetCall(e.call)->name; }
-  std::string Annotation(const Event& e) const {
-    return std::string(strings.Token(e.annotation));
-  }
+  std::string Annotation(const Event& e) const { return std::string(strings.Token(e.annotation)); }
   std::string Handle(uint64_t id) const { return std::string(handles.Token(id)); }
   std::vector<std::string> Names() const {
     std::vector<std::string> out;
@@ -117,12 +115,11 @@ TEST_F(RecorderTest, RecordsCallsCallbacksAndTheirNesting) {
 
   Trace t = Load(bytes_);
   ASSERT_TRUE(t.status.ok()) << t.status;
-  EXPECT_EQ(t.Names(),
-            (std::vector<std::string>{"CalcPrivateDeviceSize", "CreateDevice",
-                                      "DisableDeferredStagingResourceDestruction", "Draw", "Draw",
-                                      "Draw", "SetBlendState", "StateOmRenderTargetsCb",
-                                      "SetRenderTargets", "Flush", "RenderCb",
-                                      "PerformAmortizedProcessingCb"}));
+  EXPECT_EQ(t.Names(), (std::vector<std::string>{
+                           "CalcPrivateDeviceSize", "CreateDevice",
+                           "DisableDeferredStagingResourceDestruction", "Draw", "Draw", "Draw",
+                           "SetBlendState", "StateOmRenderTargetsCb", "SetRenderTargets", "Flush",
+                           "RenderCb", "PerformAmortizedProcessingCb"}));
   EXPECT_EQ(stats.calls, t.events.size());
   ExpectDensePositions(t);
   auto by_name = [&](const std::string& n, int nth = 0) -> const Event& {
@@ -134,7 +131,8 @@ TEST_F(RecorderTest, RecordsCallsCallbacksAndTheirNesting) {
     return none;
   };
   // Nesting: a callback inside its DDI call, the state-refresh DDI inside the callback.
-  EXPECT_EQ(by_name("DisableDeferredStagingResourceDestruction").parent, by_name("CreateDevice").seq);
+  EXPECT_EQ(by_name("DisableDeferredStagingResourceDestruction").parent,
+            by_name("CreateDevice").seq);
   EXPECT_EQ(by_name("StateOmRenderTargetsCb").parent, by_name("SetBlendState").seq);
   EXPECT_EQ(by_name("SetRenderTargets").parent, by_name("StateOmRenderTargetsCb").seq);
   EXPECT_EQ(by_name("RenderCb").parent, by_name("Flush").seq);
@@ -157,7 +155,8 @@ TEST_F(RecorderTest, RecordsCallsCallbacksAndTheirNesting) {
   EXPECT_EQ(draw.args[1], 12u);
   EXPECT_EQ(draw.args[2], 2u);
   EXPECT_EQ(by_name("Flush").ret, 1);
-  EXPECT_EQ(static_cast<uint64_t>(by_name("CalcPrivateDeviceSize").ret), sizeof(testing::FakeDevice));
+  EXPECT_EQ(static_cast<uint64_t>(by_name("CalcPrivateDeviceSize").ret),
+            sizeof(testing::FakeDevice));
   EXPECT_EQ(t.Handle(by_name("RenderCb").args[0]), Hex(&rt.device()));
   EXPECT_EQ(t.Handle(by_name("PerformAmortizedProcessingCb").args[0]), Hex(&ic));
   // The runtime and driver saw each other's calls.
@@ -409,8 +408,7 @@ TEST_F(RecorderTest, FullDiskStopsTheFileButCallsKeepBeingForwarded) {
   EXPECT_EQ(testing::AsFake(ic.handle)->draws - draws_before, static_cast<uint64_t>(kCalls));
   Stats stats = rec->Stop();
   EXPECT_EQ(stats.write_failures, 1u);
-  EXPECT_TRUE(absl::StrContains(stats.first_error, "No space left on device"))
-      << stats.first_error;
+  EXPECT_TRUE(absl::StrContains(stats.first_error, "No space left on device")) << stats.first_error;
   EXPECT_GT(stats.events_discarded, 0u);
   EXPECT_EQ(stats.calls, static_cast<uint64_t>(kCalls + 3));
   // What was written is a readable prefix ending in a torn chunk.

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "format/call_traits.h"
 #include "format/catalog.h"
 #include "format/event_codec.h"
@@ -144,14 +144,22 @@ void RegisterContexts() {
 void* ThunkFor(const CallInfo& call, size_t slot) {
   Tables& t = T();
   switch (call.layer) {
-    case format::Layer::kAdapter: return reinterpret_cast<void* const*>(&t.runtime_adapter)[slot];
-    case format::Layer::kDevice: return reinterpret_cast<void* const*>(&t.runtime_device)[slot];
-    case format::Layer::kDxgi: return reinterpret_cast<void* const*>(&t.runtime_dxgi)[slot];
-    case format::Layer::kCoreLayer: return reinterpret_cast<void* const*>(t.driver_core)[slot];
-    case format::Layer::kKernelCb: return reinterpret_cast<void* const*>(t.driver_kernel)[slot];
-    case format::Layer::kKmd: return reinterpret_cast<void* const*>(t.wrapped_kmd)[slot];
-    case format::Layer::kDxgkrnl: return reinterpret_cast<void* const*>(t.wrapped_dxgkrnl)[slot];
-    default: return nullptr;
+    case format::Layer::kAdapter:
+      return reinterpret_cast<void* const*>(&t.runtime_adapter)[slot];
+    case format::Layer::kDevice:
+      return reinterpret_cast<void* const*>(&t.runtime_device)[slot];
+    case format::Layer::kDxgi:
+      return reinterpret_cast<void* const*>(&t.runtime_dxgi)[slot];
+    case format::Layer::kCoreLayer:
+      return reinterpret_cast<void* const*>(t.driver_core)[slot];
+    case format::Layer::kKernelCb:
+      return reinterpret_cast<void* const*>(t.driver_kernel)[slot];
+    case format::Layer::kKmd:
+      return reinterpret_cast<void* const*>(t.wrapped_kmd)[slot];
+    case format::Layer::kDxgkrnl:
+      return reinterpret_cast<void* const*>(t.wrapped_dxgkrnl)[slot];
+    default:
+      return nullptr;
   }
 }
 
@@ -173,16 +181,20 @@ uint64_t SignExtend(uint64_t v, int bits) {
 
 uint64_t RandomValue(const FieldInfo& f, Rng& r) {
   switch (f.kind) {
-    case FieldKind::kHandle: return r.Chance(10) ? 0 : kFirstRandomId + r.Below(5000);
-    case FieldKind::kPresent: return r.Chance(80) ? 1 : 0;
+    case FieldKind::kHandle:
+      return r.Chance(10) ? 0 : kFirstRandomId + r.Below(5000);
+    case FieldKind::kPresent:
+      return r.Chance(80) ? 1 : 0;
     case FieldKind::kArray:
-    case FieldKind::kString: return 0;
+    case FieldKind::kString:
+      return 0;
     case FieldKind::kF32: {
       uint32_t bits = static_cast<uint32_t>(r.Next());
       if (((bits >> 23) & 0xff) == 0xff) bits &= ~(1u << 30);  // finite floats only
       return bits;
     }
-    default: break;
+    default:
+      break;
   }
   const uint64_t v = r.Next();
   if (f.bits == 0 || f.bits >= 64) return v;
@@ -245,10 +257,14 @@ ArgVec RandomArgs(const CallInfo& call, Rng& r) {
 
 int64_t RandomReturn(const CallInfo& call, Rng& r) {
   switch (call.ret) {
-    case format::ReturnKind::kVoid: return 0;
-    case format::ReturnKind::kSize: return static_cast<int64_t>(r.Next());
-    case format::ReturnKind::kU32: return static_cast<int64_t>(r.Next() & 0xffffffffu);
-    default: return static_cast<int64_t>(SignExtend(r.Next(), 32));
+    case format::ReturnKind::kVoid:
+      return 0;
+    case format::ReturnKind::kSize:
+      return static_cast<int64_t>(r.Next());
+    case format::ReturnKind::kU32:
+      return static_cast<int64_t>(r.Next() & 0xffffffffu);
+    default:
+      return static_cast<int64_t>(SignExtend(r.Next(), 32));
   }
 }
 
@@ -258,10 +274,18 @@ void FixUp(const CallInfo& call, ArgVec* args) {
   Tables& t = T();
   auto fields = format::Fields(call);
   switch (call.layer) {
-    case format::Layer::kAdapter: (*args)[0] = kAdapterId; break;
-    case format::Layer::kDevice: (*args)[0] = kDeviceId; break;
-    case format::Layer::kCoreLayer: (*args)[0] = kLayerId; break;
-    case format::Layer::kKernelCb: (*args)[0] = kKernelId; break;
+    case format::Layer::kAdapter:
+      (*args)[0] = kAdapterId;
+      break;
+    case format::Layer::kDevice:
+      (*args)[0] = kDeviceId;
+      break;
+    case format::Layer::kCoreLayer:
+      (*args)[0] = kLayerId;
+      break;
+    case format::Layer::kKernelCb:
+      (*args)[0] = kKernelId;
+      break;
     case format::Layer::kDxgi: {
       const int h = format::FieldIndex(call, "hDevice");
       ASSERT_GE(h, 0);
@@ -269,7 +293,8 @@ void FixUp(const CallInfo& call, ArgVec* args) {
       (*args)[h] = kDeviceId;
       break;
     }
-    default: break;
+    default:
+      break;
   }
   for (size_t i = 0; i < fields.size(); ++i) {
     const std::string name = fields[i].name;
@@ -320,7 +345,8 @@ void RoundTrip() {
     s.env.handle_raw = TestHandleRaw;
     s.env.arena = &s.arena;
     s.answered = 0;
-    ASSERT_TRUE(format::ValidateArgs(kId, s.expected).ok()) << format::ValidateArgs(kId, s.expected);
+    ASSERT_TRUE(format::ValidateArgs(kId, s.expected).ok())
+        << format::ValidateArgs(kId, s.expected);
     void* thunk = ThunkFor(call, slot);
     ASSERT_NE(thunk, nullptr) << "no thunk installed for " << call.name;
     absl::StatusOr<int64_t> ret = format::InvokeCall(kId, thunk, s.expected, s.env);
@@ -334,7 +360,8 @@ void RoundTrip() {
   Stats stats = (*rec)->Stop();
   ASSERT_EQ(stats.calls, static_cast<uint64_t>(kSeeds));
 
-  absl::StatusOr<std::unique_ptr<format::TraceReader>> reader = format::TraceReader::OpenBytes(bytes);
+  absl::StatusOr<std::unique_ptr<format::TraceReader>> reader =
+      format::TraceReader::OpenBytes(bytes);
   ASSERT_TRUE(reader.ok()) << reader.status();
   std::vector<format::Event> events;
   format::Event e;
@@ -354,17 +381,16 @@ void RoundTrip() {
     // Handles: trace id -> token (the raw value the process saw) -> the test's id.
     ArgVec args(got.args.begin(), got.args.end());
     bool bad_token = false;
-    format::VisitArgKinds(layout, absl::MakeConstSpan(args.data(), args.size()),
-                          [&](size_t k, FieldKind kind) {
-                            if (kind != FieldKind::kHandle || args[k] == 0) return;
-                            uint64_t raw = 0;
-                            absl::string_view tok = (*reader)->handles().Token(args[k]);
-                            if (!absl::ConsumePrefix(&tok, "0x") ||
-                                !absl::SimpleHexAtoi(tok, &raw)) {
-                              bad_token = true;
-                            }
-                            args[k] = TestHandleId(raw);
-                          });
+    format::VisitArgKinds(
+        layout, absl::MakeConstSpan(args.data(), args.size()), [&](size_t k, FieldKind kind) {
+          if (kind != FieldKind::kHandle || args[k] == 0) return;
+          uint64_t raw = 0;
+          absl::string_view tok = (*reader)->handles().Token(args[k]);
+          if (!absl::ConsumePrefix(&tok, "0x") || !absl::SimpleHexAtoi(tok, &raw)) {
+            bad_token = true;
+          }
+          args[k] = TestHandleId(raw);
+        });
     EXPECT_FALSE(bad_token);
     EXPECT_EQ(args, sent[static_cast<size_t>(i)])
         << "seed " << i << ": " << Describe(call, sent[static_cast<size_t>(i)], args);

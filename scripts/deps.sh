@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages cltrace needs (idempotent; silent when nothing is missing).
-# Usage: scripts/deps.sh [--fuzz]   (--fuzz adds clang and its sanitizer runtimes)
+# Usage: scripts/deps.sh [--fuzz|--format]
+#   --fuzz adds clang and its sanitizer runtimes; --format adds clang-format (the CI style check)
 set -euo pipefail
 
 pkgs=(g++ cmake ninja-build pkg-config git
@@ -9,6 +10,9 @@ pkgs=(g++ cmake ninja-build pkg-config git
       libimgui-dev libstb-dev libegl-dev libgl-dev libegl-mesa0 libgl1-mesa-dri libglfw3-dev)
 if [[ "${1:-}" == "--fuzz" ]]; then
   pkgs+=(clang-14 libclang-rt-14-dev)
+fi
+if [[ "${1:-}" == "--format" ]]; then
+  pkgs+=(clang-format)
 fi
 
 missing=()

@@ -68,8 +68,8 @@ inline void APIENTRY DrawIndexed(D3D10DDI_HDEVICE h, UINT index_count, UINT, INT
 }
 inline void APIENTRY SetRenderTargets(D3D10DDI_HDEVICE, const D3D10DDI_HRENDERTARGETVIEW*, UINT,
                                       UINT, D3D10DDI_HDEPTHSTENCILVIEW,
-                                      const D3D11DDI_HUNORDEREDACCESSVIEW*, const UINT*, UINT,
-                                      UINT, UINT, UINT) {}
+                                      const D3D11DDI_HUNORDEREDACCESSVIEW*, const UINT*, UINT, UINT,
+                                      UINT, UINT) {}
 inline void APIENTRY SetBlendState(D3D10DDI_HDEVICE h, D3D10DDI_HBLENDSTATE, const FLOAT*, UINT) {
   FakeDevice* d = AsFake(h);
   d->callbacks->pfnStateOmRenderTargetsCb(d->layer);  // refresh: the runtime re-sends RTs

@@ -101,8 +101,7 @@ class HandleMap {
     std::atomic<T*> value{nullptr};
   };
   struct Table {
-    explicit Table(int b)
-        : bits(b), mask((size_t{1} << b) - 1), slots(new Slot[size_t{1} << b]) {}
+    explicit Table(int b) : bits(b), mask((size_t{1} << b) - 1), slots(new Slot[size_t{1} << b]) {}
     int bits;
     size_t mask;
     std::unique_ptr<Slot[]> slots;
@@ -112,8 +111,7 @@ class HandleMap {
 
   static size_t Hash(uintptr_t key, int bits) {
     // Handle memory is at least 8-byte aligned; Fibonacci hashing spreads the high bits.
-    return static_cast<size_t>((static_cast<uint64_t>(key) * 0x9E3779B97F4A7C15ull) >>
-                               (64 - bits));
+    return static_cast<size_t>((static_cast<uint64_t>(key) * 0x9E3779B97F4A7C15ull) >> (64 - bits));
   }
 
   void InsertLocked(Table* t, uintptr_t key, T* value) {
