@@ -73,9 +73,10 @@ struct Options {
   // Written into the trace header.
   std::string driver_path;
   std::vector<std::string> argv;
-  // Chunk size and compression (the background thread compresses). Level 6 keeps the
-  // small-command-list workload under 3 bytes per call even when its threads interleave finely
-  // (level 3: up to ~3.5) for ~45 % more background CPU per call (recorder/README.md).
+  // Chunk size and compression (the background thread compresses). The recorder writes
+  // format 2 (position runs, format/FORMAT.md §3.7), which is what keeps finely interleaved
+  // threads compact; level 6 adds a little on top of that (recorder/README.md has the
+  // measurements).
   size_t chunk_bytes = size_t{1} << 20;
   int zstd_level = 6;
 };
