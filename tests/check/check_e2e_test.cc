@@ -16,42 +16,17 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/command_test.h"
 
 namespace {
 
 using ::testing::HasSubstr;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using ::cltrace::testing::ReadFile;
+using Result = ::cltrace::testing::CommandResult;
 
-struct Result {
-  int exit = -1;
-  std::string out, err;
-};
-
-class CheckE2eTest : public ::testing::Test {
+class CheckE2eTest : public ::cltrace::testing::CommandTest {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/cltrace_check_e2e_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::system(absl::StrCat("rm -rf '", dir_, "'").c_str()); }
-
-  // Runs a shell command line with stdout/stderr captured.
-  Result Run(const std::string& command) {
-    std::string out = dir_ + "/out.txt", err = dir_ + "/err.txt";
-    int status = std::system(absl::StrCat(command, " >'", out, "' 2>'", err, "'").c_str());
-    Result r;
-    r.exit = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = ReadFile(out);
-    r.err = ReadFile(err);
-    return r;
-  }
   Result Cltrace(const std::string& args) { return Run(absl::StrCat(CLTRACE_BIN, " ", args)); }
   static std::string Corpus(const std::string& name) {
     return absl::StrCat(CLTRACE_SOURCE_DIR, "/corpus/check/", name);
@@ -65,8 +40,6 @@ class CheckE2eTest : public ::testing::Test {
     EXPECT_EQ(actual, ReadFile(path))
         << "golden " << path << " (CLTRACE_UPDATE_GOLDEN=1 to regenerate)";
   }
-
-  std::string dir_;
 };
 
 TEST_F(CheckE2eTest, LegalTraceIsClean) {

@@ -29,47 +29,20 @@
 #include "format/catalog.h"
 #include "format/trace_reader.h"
 #include "gtest/gtest.h"
+#include "tests/testing/command_test.h"
 
 namespace cltrace {
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using ::cltrace::testing::ReadFile;
+using Result = ::cltrace::testing::CommandResult;
 
-struct Result {
-  int exit = -1;
-  std::string out, err;
-};
-
-class RecordE2eTest : public ::testing::Test {
+class RecordE2eTest : public ::cltrace::testing::CommandTest {
  public:
-  void SetUp() override {
-    char tmpl[] = "/tmp/cltrace_record_e2e_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { (void)!std::system(absl::StrCat("rm -rf ", dir_).c_str()); }
-
-  // Runs a shell command line; stdout and stderr captured separately.
-  Result Run(const std::string& cmd) {
-    const std::string out = dir_ + "/stdout", err = dir_ + "/stderr";
-    const int status = std::system(absl::StrCat(cmd, " >", out, " 2>", err).c_str());
-    Result r;
-    r.exit = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = ReadFile(out);
-    r.err = ReadFile(err);
-    return r;
-  }
   Result Record(const std::string& trace, const std::string& program) {
     return Run(absl::StrCat(CLTRACE_BIN, " record -o ", trace, " -- ", program));
   }
   std::string Trace(const std::string& name) { return dir_ + "/" + name; }
-
-  std::string dir_;
 };
 
 // The `calls: N` line of the runtime-model program.

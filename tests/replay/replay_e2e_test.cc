@@ -28,6 +28,7 @@
 #include "absl/strings/string_view.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/command_test.h"
 
 namespace cltrace {
 namespace {
@@ -36,46 +37,18 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using ::cltrace::testing::ReadFile;
+using Result = ::cltrace::testing::CommandResult;
 
-struct Result {
-  int exit = -1;
-  std::string out, err;
-};
-
-class ReplayE2eTest : public ::testing::Test {
+class ReplayE2eTest : public ::cltrace::testing::CommandTest {
  public:
-  void SetUp() override {
-    char tmpl[] = "/tmp/cltrace_replay_e2e_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { (void)!std::system(absl::StrCat("rm -rf ", dir_).c_str()); }
-
-  Result Run(const std::string& cmd) {
-    const std::string out = dir_ + "/stdout", err = dir_ + "/stderr";
-    const int status = std::system(absl::StrCat(cmd, " >", out, " 2>", err).c_str());
-    Result r;
-    r.exit = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = ReadFile(out);
-    r.err = ReadFile(err);
-    return r;
-  }
   Result Replay(const std::string& args, const std::string& env = "") {
     return Run(absl::StrCat(env, env.empty() ? "" : " ", CLTRACE_BIN, " replay --driver ",
                             CLTRACE_REFDRIVER_LIB, " ", args));
   }
-  std::string Path(const std::string& name) { return dir_ + "/" + name; }
   static std::string Input(const std::string& name) {
     return absl::StrCat(CLTRACE_SOURCE_DIR, "/tests/replay/", name);
   }
-
-  std::string dir_;
 };
 
 TEST_F(ReplayE2eTest, HandWrittenTraceIsIdenticalInBothModes) {
