@@ -36,8 +36,10 @@ $bin/cltrace check "$out/bug_r22.cltrace" | head -5 || true
 if $bin/cltrace replay --help >/dev/null 2>&1; then
   step "cltrace replay (into the reference driver; compares everything the driver does)"
   $bin/cltrace replay "$out/scene.cltrace" || true
-  step "cltrace replay --kernel model (the kernel/GPU model answers; its kernel-layer calls compared)"
-  $bin/cltrace replay "$out/scene.cltrace" --kernel model || true
+  step "cltrace replay --kernel model on a recorded 'present' run (the kernel/GPU model answers; every DxgkDdi*/DxgkCb* call compared, GPU content digest after each Flush/Present)"
+  $bin/cltrace record -o "$out/present.cltrace" -- $bin/cltrace-workload present --frames 2 \
+    >/dev/null 2>&1 || true
+  $bin/cltrace replay "$out/present.cltrace" --kernel model --digest || true
 fi
 
 if have cltrace-inspector; then
