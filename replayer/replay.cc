@@ -5,6 +5,8 @@
 #include <memory>
 #include <mutex>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -173,15 +175,69 @@ absl::StatusOr<ReplayResult> Replay(const ReplayOptions& options, absl::Span<con
   } else {
     d.ResetConfiguration();
   }
-  d.ClearViolations();
-  {
+  auto run = [&](const absl::flat_hash_map<uint32_t, uint64_t>& order,
+                 ReplayResult* out) -> absl::Status {
+    d.ClearViolations();
     internal::Session session(plan, options, &d);
+    session.SetKernelOrderOverride(order);
     std::string error;
-    if (!session.Init(&error)) {
-      d.ResetConfiguration();
-      return absl::ResourceExhaustedError(error);
+    if (!session.Init(&error)) return absl::ResourceExhaustedError(error);
+    session.Run(out);
+    return absl::OkStatus();
+  };
+  const ReplayResult fresh = result;
+  absl::flat_hash_map<uint32_t, uint64_t> order;
+  if (absl::Status s = run(order, &result); !s.ok()) {
+    d.ResetConfiguration();
+    return s;
+  }
+  // --kernel model, recorded threads: a kernel thunk that made no kernel-layer call of its own
+  // is placed in the kernel's order at its exit, and where the recording's kernel really took
+  // it is not in the trace. When the replay departs from the recorded kernel layer inside the
+  // span of such a thunk, the thunk is tried at its entry and right before the departure
+  // instead; a placement is kept when the replay then gets further. Deterministic: the
+  // candidates are tried in a fixed order and each replay of a placement gives one result.
+  if (options.kernel == KernelMode::kModel && options.threads == ThreadMode::kRecorded &&
+      plan.tids.size() > 1) {
+    const std::vector<uint32_t> ambiguous = internal::AmbiguousKernelThunks(plan);
+    auto kernel_departure = [](const ReplayResult& r) -> uint64_t {
+      if (r.outcome != Outcome::kDivergent || r.divergences.empty()) return 0;
+      const Divergence& first = r.divergences.front();
+      const bool kernel = absl::StartsWith(first.expected, "kernel layer: ") ||
+                          absl::StartsWith(first.expected, "the kernel answers ");
+      return kernel ? first.seq : 0;
+    };
+    constexpr int kMaxRepairs = 32;
+    for (int repair = 0; repair < kMaxRepairs; ++repair) {
+      const uint64_t at = kernel_departure(result);
+      if (at == 0) break;
+      bool improved = false;
+      for (uint32_t i : ambiguous) {
+        const Event& e = plan.events[i];
+        if (e.seq >= at || e.end <= at || order.contains(i)) continue;
+        for (uint64_t key : {e.seq, at - 1}) {
+          absl::flat_hash_map<uint32_t, uint64_t> tried = order;
+          tried[i] = key;
+          ReplayResult r = fresh;
+          if (absl::Status s = run(tried, &r); !s.ok()) {
+            d.ResetConfiguration();
+            return s;
+          }
+          const uint64_t next = kernel_departure(r);
+          const bool further = r.outcome == Outcome::kIdentical ||
+                               (r.outcome == Outcome::kDivergent && !r.divergences.empty() &&
+                                r.divergences.front().seq > at);
+          if (further && (next == 0 || next > at)) {
+            order = std::move(tried);
+            result = std::move(r);
+            improved = true;
+            break;
+          }
+        }
+        if (improved) break;
+      }
+      if (!improved) break;
     }
-    session.Run(&result);
   }
   d.ResetConfiguration();
   return result;

@@ -106,7 +106,25 @@ class ModelClock {
 
 }  // namespace
 
-ModelKernel::ModelKernel(const Plan& plan, Session* session, bool threaded)
+std::vector<uint32_t> AmbiguousKernelThunks(const Plan& plan) {
+  std::vector<uint32_t> out;
+  for (size_t i = 0; i < plan.events.size(); ++i) {
+    const format::CallInfo* ci = format::GetCall(plan.events[i].call);
+    if (ci == nullptr || ci->layer != format::Layer::kKernelCb || plan.events[i].end == 0) {
+      continue;
+    }
+    bool nested = false;
+    for (int32_t c = plan.first_child[i]; c >= 0 && !nested; c = plan.next_sibling[c]) {
+      const format::CallInfo* cc = format::GetCall(plan.events[c].call);
+      nested = cc != nullptr && IsKernelLayer(cc->layer);
+    }
+    if (!nested) out.push_back(static_cast<uint32_t>(i));
+  }
+  return out;
+}
+
+ModelKernel::ModelKernel(const Plan& plan, Session* session, bool threaded,
+                         const absl::flat_hash_map<uint32_t, uint64_t>& order_override)
     : plan_(plan), session_(session), threaded_(threaded) {
   // Which events are nested (children of some call): the rest are top level.
   std::vector<uint8_t> nested(plan.events.size(), 0);
@@ -134,6 +152,9 @@ ModelKernel::ModelKernel(const Plan& plan, Session* session, bool threaded)
     const format::CallInfo* ci = format::GetCall(plan.events[i].call);
     if (ci == nullptr || ci->layer != format::Layer::kKernelCb) continue;
     uint64_t key = plan.events[i].end;
+    if (auto it = order_override.find(static_cast<uint32_t>(i)); it != order_override.end()) {
+      key = it->second;
+    }
     for (int32_t c = plan.first_child[i]; c >= 0; c = plan.next_sibling[c]) {
       const format::CallInfo* cc = format::GetCall(plan.events[c].call);
       if (cc != nullptr && IsKernelLayer(cc->layer)) {

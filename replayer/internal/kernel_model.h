@@ -25,11 +25,12 @@
 // (each waits, up to kTurnTimeout, for the recorded kernel calls before it), since the
 // interleaving of kernel calls decides virtual time, handle numbering and digests. In
 // The recorded kernel's order is known for a thunk that made kernel-layer calls of its own
-// (its first one); one that made none is placed at its exit, which is right unless it took the
-// kernel's lock early and then overlapped others for long (then the model's virtual time runs
-// one call behind or ahead and the replay reports a kernel-layer divergence: about one in five
-// live recordings of `scene --threads 4` with the default frame count). Recording the kernel's
-// lock order would remove the guess. In
+// (its first one); one that made none is placed at its exit by default, which is wrong when it
+// took the kernel's lock early and then overlapped others for long (the model's virtual time
+// then runs one call behind). Replay() repairs that: when the replay departs from the
+// recorded kernel layer inside the span of such a thunk, it retries with the thunk at its
+// entry or right before the departure and keeps a placement that gets further
+// (AmbiguousKernelThunks, the order_override argument). In
 // ThreadMode::kSingle the calls come in the recorded order of the DDI calls that made them: a
 // recording in which several threads were inside the kernel at once may not be reproducible
 // that way, and the replay then reports where the model's answer departs (e.g. a kernel
@@ -61,12 +62,20 @@ namespace cltrace::replay::internal {
 
 class Session;
 
+// Kernel-thunk events (indices) of `plan` that made no kernel-layer call of their own: where
+// the recorded kernel took them is not in the trace (see the class comment), so a replay that
+// departs from the recorded kernel layer may try other places for them.
+std::vector<uint32_t> AmbiguousKernelThunks(const Plan& plan);
+
 class ModelKernel {
  public:
   static constexpr std::chrono::milliseconds kTurnTimeout{1000};
 
   // `threaded`: the replay runs recorded threads on threads of their own (kRecorded).
-  ModelKernel(const Plan& plan, Session* session, bool threaded);
+  // `order_override`: kernel-thunk event index -> the seq that places its turn, for thunks that
+  // made no kernel-layer call of their own (by default their exit; see KernelOrderCandidates).
+  ModelKernel(const Plan& plan, Session* session, bool threaded,
+              const absl::flat_hash_map<uint32_t, uint64_t>& order_override = {});
   ~ModelKernel();
   ModelKernel(const ModelKernel&) = delete;
   ModelKernel& operator=(const ModelKernel&) = delete;

@@ -78,6 +78,11 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
+  // --kernel model: where to place kernel thunks the trace does not place (ModelKernel).
+  // Before Init.
+  void SetKernelOrderOverride(absl::flat_hash_map<uint32_t, uint64_t> o) {
+    kernel_order_override_ = std::move(o);
+  }
   // Reserves the address ranges; false with *error on failure.
   bool Init(std::string* error);
 
@@ -178,6 +183,7 @@ class Session {
   Driver* driver_;
   ReplayKernel kernel_;
   std::unique_ptr<ModelKernel> model_;
+  absl::flat_hash_map<uint32_t, uint64_t> kernel_order_override_;
   std::unique_ptr<Slot[]> slots_;
   size_t slot_count_ = 0;
   // Runtime handles: base + id * 16 inside an inaccessible reserved range.

@@ -310,6 +310,25 @@ TEST_F(KernelModelReplayTest, ConcurrentKernelCallsReplayInTheRecordedKernelOrde
   }
 }
 
+// tests/replay/scene4_reorder.cltrace: a live `scene --threads 4` recording in which the IC
+// thread's DeallocateCb (seq 15796..16399, no kernel-layer call of its own) took the kernel's
+// lock long before it returned; placed at its exit, the model ran one kernel call behind and
+// departed at seq 16095 (DxgkDdiInterruptRoutine). The replay finds the placement that
+// reproduces the recorded kernel layer.
+TEST_F(KernelModelReplayTest, AKernelThunkTheTraceDoesNotPlaceIsPlacedWhereTheKernelLayerAgrees) {
+  const std::string trace = Input("scene4_reorder.cltrace");
+  const int n = KernelLayerEvents(trace);
+  std::string first;
+  for (int i = 0; i < 2; ++i) {
+    Result r = Replay(absl::StrCat("--kernel model --threads recorded ", trace));
+    EXPECT_EQ(r.exit, 0) << r.out << r.err;
+    EXPECT_THAT(r.out, StartsWith("replay: identical ("));
+    EXPECT_THAT(r.out, HasSubstr(ComparedLine(n)));
+    if (first.empty()) first = r.out;
+    EXPECT_EQ(r.out, first);
+  }
+}
+
 TEST_F(KernelModelReplayTest, ARecordingOfAMisbehavingKernelDivergesWhereItMisbehaved) {
   // The recorded kernel (planted R75) submitted with a fence id other than the one it patched
   // with; the model does not.
