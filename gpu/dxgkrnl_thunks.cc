@@ -101,28 +101,35 @@ void Dxgkrnl::Impl::Release(const std::vector<uint32_t>& ids) {
   kmd->DxgkDdiDestroyAllocation(kmd_adapter, &args);
 }
 
+// The allocations a Deallocate/SetPriority names: every allocation of hResource (if given)
+// followed by the listed handles. Empty with false if one is unknown or another device's.
+bool Dxgkrnl::Impl::NamedAllocations(KDevice* d, uint32_t resource, const D3DKMT_HALLOCATION* list,
+                                     UINT count, std::vector<uint32_t>* ids) {
+  ids->clear();
+  if (resource != 0) {
+    auto it = resources.find(resource);
+    if (it == resources.end()) return false;
+    *ids = it->second;
+  }
+  for (UINT i = 0; i < count; ++i) ids->push_back(list[i].value);
+  for (uint32_t id : *ids) {
+    KAllocation* a = Alloc(id);
+    if (a == nullptr || a->device != d) return false;
+  }
+  return true;
+}
+
 HRESULT Dxgkrnl::Impl::Deallocate(KDevice* d, const D3DDDICB_DEALLOCATE* p) {
   std::vector<uint32_t> ids;
-  if (p->hResource.value != 0) {
-    auto it = resources.find(p->hResource.value);
-    if (it == resources.end()) return Hr(E_INVALIDARG);
-    ids = it->second;
-  }
-  for (UINT i = 0; i < p->NumAllocations; ++i) ids.push_back(p->HandleList[i].value);
-  for (uint32_t id : ids) {
-    KAllocation* a = Alloc(id);
-    if (a == nullptr || a->device != d) return Hr(E_INVALIDARG);
+  if (!NamedAllocations(d, p->hResource.value, p->HandleList, p->NumAllocations, &ids)) {
+    return Hr(E_INVALIDARG);
   }
   std::vector<uint32_t> now_ids;
   for (uint32_t id : ids) {
     KAllocation* a = Alloc(id);
-    if (a == nullptr) continue;  // listed twice
-    if (a->queued_refs > 0) {
-      a->zombie = true;  // freed when the last DMA buffer using it retires
-    } else {
-      now_ids.push_back(id);
-      a->zombie = true;
-    }
+    if (a == nullptr || a->zombie) continue;  // listed twice
+    a->zombie = true;  // one still queued is freed when the last DMA buffer using it retires
+    if (a->queued_refs == 0) now_ids.push_back(id);
   }
   Release(now_ids);
   return Hr(S_OK);
@@ -130,15 +137,8 @@ HRESULT Dxgkrnl::Impl::Deallocate(KDevice* d, const D3DDDICB_DEALLOCATE* p) {
 
 HRESULT Dxgkrnl::Impl::SetPriority(KDevice* d, const D3DDDICB_SETPRIORITY* p) {
   std::vector<uint32_t> ids;
-  if (p->hResource.value != 0) {
-    auto it = resources.find(p->hResource.value);
-    if (it == resources.end()) return Hr(E_INVALIDARG);
-    ids = it->second;
-  }
-  for (UINT i = 0; i < p->NumAllocations; ++i) ids.push_back(p->pAllocationList[i].value);
-  for (uint32_t id : ids) {
-    KAllocation* a = Alloc(id);
-    if (a == nullptr || a->device != d) return Hr(E_INVALIDARG);
+  if (!NamedAllocations(d, p->hResource.value, p->pAllocationList, p->NumAllocations, &ids)) {
+    return Hr(E_INVALIDARG);
   }
   for (size_t i = 0; i < ids.size(); ++i) {
     UINT prio =

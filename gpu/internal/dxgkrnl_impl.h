@@ -172,6 +172,8 @@ struct Dxgkrnl::Impl {
   HRESULT Allocate(KDevice* d, D3DDDICB_ALLOCATE* p);
   // Destroys `ids` now (kernel side and KMD). Callers made sure nothing references them.
   void Release(const std::vector<uint32_t>& ids);
+  bool NamedAllocations(KDevice* d, uint32_t resource, const D3DKMT_HALLOCATION* list, UINT count,
+                        std::vector<uint32_t>* ids);
   HRESULT Deallocate(KDevice* d, const D3DDDICB_DEALLOCATE* p);
   HRESULT SetPriority(KDevice* d, const D3DDDICB_SETPRIORITY* p);
   HRESULT QueryResidency(KDevice* d, const D3DDDICB_QUERYRESIDENCY* p);
