@@ -56,6 +56,8 @@ absl::StatusOr<TraceInput> ReadTrace(const std::string& path, bool salvage) {
     in.error = (*r)->status();
     in.handles = (*r)->handles();
     in.strings = (*r)->strings();
+    in.contents = (*r)->contents();
+    in.contents = (*r)->contents();
     in.lines = (*r)->lines();
     return in;
   }

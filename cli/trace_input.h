@@ -42,6 +42,7 @@ struct TraceInput {
   std::vector<format::Event> events;  // every readable event, sorted by seq
   format::TokenTable handles;
   format::TokenTable strings;
+  format::TokenTable contents;  // Event::content bytes (FORMAT.md §3.8)
   // Why reading stopped before the end (with the file offset or line); OK if it did not.
   absl::Status error;
   // .cltrace only.

@@ -72,7 +72,7 @@ int RunDump(const std::vector<std::string>& args, std::ostream& out, std::ostrea
         status = kExitBadInput;
         continue;
       }
-      out << format::EventToJsonl(events[i], in->handles, in->strings) << "\n";
+      out << format::EventToJsonl(events[i], in->handles, in->strings, &in->contents) << "\n";
     }
   } else {
     // Nesting depth by seq (parents come before their nested calls). A parent that was not
@@ -106,6 +106,9 @@ int RunDump(const std::vector<std::string>& args, std::ostream& out, std::ostrea
         absl::StrAppend(&line, "  (never returned)");
       } else if (call != nullptr && call->ret != format::ReturnKind::kVoid) {
         absl::StrAppend(&line, " = ", format::RetToText(e));
+      }
+      if (e.content != 0) {
+        absl::StrAppend(&line, "  [content: ", in->contents.Token(e.content).size(), " bytes]");
       }
       out << line << "\n";
     }

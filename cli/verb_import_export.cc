@@ -112,6 +112,7 @@ int RunImport(const std::vector<std::string>& args, std::ostream& out, std::ostr
           return map_id(string_ids, id, r.strings(),
                         [&](absl::string_view t) { return w.InternString(t); });
         });
+    if (e.content != 0) e.content = w.InternContent(r.contents().Token(e.content));
     status = w.Append(e);
     if (!status.ok())
       status = absl::Status(status.code(), absl::StrCat("writing: ", status.message()));
@@ -161,7 +162,7 @@ int RunExport(const std::vector<std::string>& args, std::ostream& out, std::ostr
       status = Fail(err, "export", in_path, absl::StrCat("seq ", e.seq, ": ", layout.message()));
       continue;
     }
-    dst << format::EventToJsonl(e, in->handles, in->strings) << "\n";
+    dst << format::EventToJsonl(e, in->handles, in->strings, &in->contents) << "\n";
   }
   dst.flush();
   if (!dst) return Fail(err, "export", *out_path, "write error");

@@ -32,6 +32,10 @@ struct Event {
   uint64_t parent = 0;
   uint32_t tid = 0;
   CallId call = CallId::kInvalid;
+  // Interned content id (TraceReader::contents(), TraceWriter::InternContent), 0 = none: the
+  // bytes the application handed the driver with this call, captured by the recorder
+  // (FORMAT.md §3.8; which calls carry content: format/content.h).
+  uint32_t content = 0;
   // Entry time in nanoseconds since the trace's start.
   int64_t timestamp_ns = 0;
   // Return value: HRESULT/NTSTATUS/BOOL sign-extended, SIZE_T as is, 0 for void.

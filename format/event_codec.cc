@@ -29,13 +29,15 @@ constexpr uint8_t kTagArgsSingle = 0x38;  // a non-packed encoding protobuf pars
 constexpr uint8_t kTagRet = 0x40;
 constexpr uint8_t kTagAnnotation = 0x48;
 constexpr uint8_t kTagIncomplete = 0x50;
-constexpr uint8_t kTagOuterDparent = 0x58;  // CallEvent.outer_dparent (version 2)
-constexpr uint8_t kTagPacketRun = 0x22;     // Packet.run, LEN (version 2)
-constexpr uint8_t kTagRunFirst = 0x08;      // PositionRun.first
-constexpr uint8_t kTagRunGaps = 0x12;       // PositionRun.gaps, packed
-constexpr uint8_t kTagRunEvents = 0x18;     // PositionRun.events
-constexpr uint8_t kTagDefId = 0x08;         // HandleDef.id / StringDef.id
-constexpr uint8_t kTagDefValue = 0x12;      // HandleDef.token / StringDef.value
+constexpr uint8_t kTagOuterDparent = 0x58;   // CallEvent.outer_dparent (version 2)
+constexpr uint8_t kTagContent = 0x60;        // CallEvent.content (§3.8)
+constexpr uint8_t kTagPacketContent = 0x2a;  // Packet.content, LEN (§3.8)
+constexpr uint8_t kTagPacketRun = 0x22;      // Packet.run, LEN (version 2)
+constexpr uint8_t kTagRunFirst = 0x08;       // PositionRun.first
+constexpr uint8_t kTagRunGaps = 0x12;        // PositionRun.gaps, packed
+constexpr uint8_t kTagRunEvents = 0x18;      // PositionRun.events
+constexpr uint8_t kTagDefId = 0x08;          // HandleDef.id / StringDef.id
+constexpr uint8_t kTagDefValue = 0x12;       // HandleDef.token / StringDef.value
 
 inline uint8_t* PutVarint(uint64_t v, uint8_t* p) {
   if (v < 0x80) {  // most deltas and small args
@@ -181,8 +183,8 @@ void ChunkEncoder::AppendCall(const Event& e, const CallLayout& layout) {
 void ChunkEncoder::EncodeCall(const Event& e, const CallLayout& layout, const Coded& c) {
   const size_t nargs = e.args.size();
   // Upper bound of the CallEvent body: 9 scalar fields of at most 1 + 10 bytes, incomplete,
-  // outer_dparent, the args.
-  const size_t max_body = 9 * 11 + 2 + 11 + 11 + 10 * nargs;
+  // outer_dparent, content, the args.
+  const size_t max_body = 9 * 11 + 2 + 11 + 11 + 11 + 10 * nargs;
   // The body is written in place after room for the two length prefixes (packet, call) at
   // their usual one byte each, and moved once its length shows that they need more.
   uint8_t* const out = reinterpret_cast<uint8_t*>(Reserve(2 + 2 * 10 + max_body));
@@ -267,6 +269,10 @@ void ChunkEncoder::EncodeCall(const Event& e, const CallLayout& layout, const Co
   if (c.outer_dparent != 0) {
     *p++ = kTagOuterDparent;
     p = PutVarint(c.outer_dparent, p);
+  }
+  if (e.content != 0) {
+    *p++ = kTagContent;
+    p = PutVarint(e.content, p);
   }
 
   const size_t body_len = static_cast<size_t>(p - body);
@@ -423,6 +429,10 @@ void ChunkEncoder::AppendStringDef(uint64_t id, absl::string_view value) {
   AppendDef(kTagPacketString, id, value);
 }
 
+void ChunkEncoder::AppendContentDef(uint64_t id, absl::string_view data) {
+  AppendDef(kTagPacketContent, id, data);
+}
+
 // ---- ChunkDecoder ----
 
 void ChunkDecoder::Reset(absl::string_view payload, uint32_t timestamp_unit_ns,
@@ -475,17 +485,18 @@ absl::Status ChunkDecoder::Next(Event* event, DecodedPacket* out) {
       uint64_t ftag;
       if (!ReadVarint(p, pend, &ftag) || (ftag >> 3) == 0) return Malformed(start_off, "packet");
       if (ftag == kTagPacketCall || ftag == kTagPacketHandle || ftag == kTagPacketString ||
-          ftag == kTagPacketRun) {
+          ftag == kTagPacketRun || ftag == kTagPacketContent) {
         uint64_t flen;
         if (!ReadVarint(p, pend, &flen) || flen > static_cast<uint64_t>(pend - p)) {
           return Malformed(start_off, "packet");
         }
         ++kinds;
         is_run = ftag == kTagPacketRun;
-        out->kind = ftag == kTagPacketCall     ? PacketKind::kCall
-                    : ftag == kTagPacketHandle ? PacketKind::kHandleDef
-                    : ftag == kTagPacketString ? PacketKind::kStringDef
-                                               : PacketKind::kUnknown;
+        out->kind = ftag == kTagPacketCall      ? PacketKind::kCall
+                    : ftag == kTagPacketHandle  ? PacketKind::kHandleDef
+                    : ftag == kTagPacketString  ? PacketKind::kStringDef
+                    : ftag == kTagPacketContent ? PacketKind::kContentDef
+                                                : PacketKind::kUnknown;
         kind_begin = p;
         kind_end = p + flen;
         p += flen;
@@ -504,7 +515,8 @@ absl::Status ChunkDecoder::Next(Event* event, DecodedPacket* out) {
         ++events_;
         return DecodeCall(kind_begin, kind_end, event, out);
       case PacketKind::kHandleDef:
-      case PacketKind::kStringDef: {
+      case PacketKind::kStringDef:
+      case PacketKind::kContentDef: {
         out->def_id = 0;
         out->def_value = absl::string_view();
         const uint8_t* q = kind_begin;
@@ -592,7 +604,7 @@ absl::Status ChunkDecoder::DecodeRun(const uint8_t* p, const uint8_t* end, uint6
 absl::Status ChunkDecoder::DecodeCall(const uint8_t* p, const uint8_t* end, Event* e,
                                       DecodedPacket* out) {
   uint64_t call = 0, dseq = 0, dend = 0, dts = 0, dparent = 0, ret = 0, annotation = 0;
-  uint64_t outer_dparent = 0;
+  uint64_t outer_dparent = 0, content = 0;
   uint32_t tid = prev_tid_;
   bool incomplete = false;
   e->args.clear();
@@ -617,7 +629,7 @@ absl::Status ChunkDecoder::DecodeCall(const uint8_t* p, const uint8_t* end, Even
       }
       continue;
     }
-    if ((tag & 7) != 0 || tag > kTagOuterDparent) {
+    if ((tag & 7) != 0 || tag > kTagContent) {
       if ((tag >> 3) == 0 || !SkipField(tag, p, end)) {
         return Malformed(out->payload_offset, "CallEvent field");
       }
@@ -659,6 +671,9 @@ absl::Status ChunkDecoder::DecodeCall(const uint8_t* p, const uint8_t* end, Even
         break;
       case kTagOuterDparent:
         outer_dparent = v;
+        break;
+      case kTagContent:
+        content = v;
         break;
       default:
         break;  // a varint field this reader does not know
@@ -709,6 +724,10 @@ absl::Status ChunkDecoder::DecodeCall(const uint8_t* p, const uint8_t* end, Even
   e->timestamp_ns = static_cast<int64_t>(static_cast<uint64_t>(ts) * unit_ns_);
   e->ret = UnZigZag(ret);
   e->annotation = annotation;
+  if (content > UINT32_MAX) {
+    return Malformed(out->payload_offset, "CallEvent.content (id beyond 2^32 - 1)");
+  }
+  e->content = static_cast<uint32_t>(content);
   if (mapped != CallId::kInvalid && !e->args.empty()) {
     uint64_t* args = e->args.data();
     const size_t n = e->args.size();

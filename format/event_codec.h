@@ -101,6 +101,8 @@ class ChunkEncoder {
   void AppendCall(const Event& e, const CallLayout& layout);
   void AppendHandleDef(uint64_t id, absl::string_view token);
   void AppendStringDef(uint64_t id, absl::string_view value);
+  // A ContentDef packet (FORMAT.md §3.8): `data` is stored as is (binary).
+  void AppendContentDef(uint64_t id, absl::string_view data);
 
   // Format version 2 only (FORMAT.md §3.7): appends the CallEvents of one run of events (in
   // practice one thread's, in seq order) behind a PositionRun packet that lists their entry
@@ -171,12 +173,12 @@ class ChunkEncoder {
 // ---- Decoder ----
 
 // A PositionRun packet (format version 2) is consumed by the decoder, never returned.
-enum class PacketKind { kEnd, kCall, kHandleDef, kStringDef, kUnknown };
+enum class PacketKind { kEnd, kCall, kHandleDef, kStringDef, kContentDef, kUnknown };
 
 struct DecodedPacket {
   PacketKind kind = PacketKind::kEnd;
   uint32_t file_call = 0;       // kCall: the call id as written (the writer's id)
-  uint64_t def_id = 0;          // kHandleDef / kStringDef
+  uint64_t def_id = 0;          // kHandleDef / kStringDef / kContentDef
   absl::string_view def_value;  // points into the payload
   uint64_t payload_offset = 0;  // where the packet starts in the raw payload
 };
@@ -189,7 +191,8 @@ class ChunkDecoder {
   void Reset(absl::string_view payload, uint32_t timestamp_unit_ns,
              absl::Span<const CallId> call_map);
 
-  // Decodes the next packet. kCall fills *event; kHandleDef / kStringDef fill p->def_*;
+  // Decodes the next packet. kCall fills *event; kHandleDef / kStringDef / kContentDef fill
+  // p->def_*;
   // kUnknown is a packet of a kind this reader does not know (skip it); kEnd at the end of the
   // payload. DataLoss with the payload offset for malformed bytes; the message does not name
   // the chunk (the caller prefixes that).

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -236,7 +237,8 @@ absl::Status CheckEventLayout(const Event& event) {
   return absl::OkStatus();
 }
 
-std::string EventToJsonl(const Event& event, const TokenTable& handles, const TokenTable& strings) {
+std::string EventToJsonl(const Event& event, const TokenTable& handles, const TokenTable& strings,
+                         const TokenTable* contents) {
   const CallInfo* call = GetCall(event.call);
   std::string out = absl::StrCat("{\"seq\":", event.seq, ",\"tid\":", event.tid, ",\"fn\":");
   if (call == nullptr) {
@@ -252,10 +254,15 @@ std::string EventToJsonl(const Event& event, const TokenTable& handles, const To
   }
   if (event.parent != 0) absl::StrAppend(&out, ",\"parent\":", event.parent);
   if (event.end != 0) {
-    absl::StrAppend(&out, ",\"end\":", event.end, "}");
+    absl::StrAppend(&out, ",\"end\":", event.end);
   } else {
-    absl::StrAppend(&out, ",\"end\":null}");
+    absl::StrAppend(&out, ",\"end\":null");
   }
+  if (event.content != 0 && contents != nullptr && contents->Has(event.content)) {
+    absl::StrAppend(&out, ",\"content\":\"", absl::BytesToHexString(contents->Token(event.content)),
+                    "\"");
+  }
+  absl::StrAppend(&out, "}");
   return out;
 }
 

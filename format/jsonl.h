@@ -12,7 +12,7 @@
 //   // {"seq":1,"tid":7,"fn":"Flush","args":{"hDevice":"dev"},"ret":0,"end":2}
 //
 // ---- The line format ------------------------------------------------------------------------
-// {"seq":S,"tid":T,"fn":NAME,"args":{...},"ret":R,"parent":P,"end":E}
+// {"seq":S,"tid":T,"fn":NAME,"args":{...},"ret":R,"parent":P,"end":E,"content":C}
 //   seq     required; integer >= 1, strictly increasing from line to line: the call's entry
 //           position on the trace's one position counter (every position is used once).
 //   tid     required; thread id, 0 .. 2^32-1.
@@ -52,6 +52,9 @@
 //   end     optional; the position at which the call returned: lines with a smaller seq were
 //           entered before it returned, lines with a larger seq after. null = the call never
 //           returned (the process died inside it). Absent = inferred, see below.
+//   content optional; the bytes the application handed the driver with this call (the source
+//           of an UpdateSubresourceUP, a mapped subresource at Unmap: format/FORMAT.md §3.8),
+//           as a string of lowercase or uppercase hex digit pairs. Absent, null or "" = none.
 // Whitespace around tokens is free; blank lines are skipped; a trailing '\r' is ignored.
 // Unknown top-level keys are errors (typos in hand-written repros must not pass silently).
 //
@@ -119,6 +122,7 @@ struct JsonlTrace {
   std::vector<Event> events;  // sorted by seq, every end resolved
   TokenTable handles;         // handle tokens, ids in order of first appearance
   TokenTable strings;         // kString texts
+  TokenTable contents;        // "content" bytes (Event::content)
   int64_t lines = 0;          // lines read (including blank ones)
 };
 
@@ -152,6 +156,7 @@ class JsonlDecoder {
 
   const TokenTable& handles() const;
   const TokenTable& strings() const;
+  const TokenTable& contents() const;
   int64_t lines() const;
 
   class Impl;
@@ -174,6 +179,7 @@ class JsonlReader {
   const absl::Status& status() const { return status_; }
   const TokenTable& handles() const { return decoder_.handles(); }
   const TokenTable& strings() const { return decoder_.strings(); }
+  const TokenTable& contents() const { return decoder_.contents(); }
   int64_t lines() const { return decoder_.lines(); }
 
  private:
@@ -186,7 +192,10 @@ class JsonlReader {
 
 // The canonical JSONL line of one event (no trailing newline). Precondition:
 // CheckEventLayout(event).ok(); otherwise missing values read as 0 and extras are ignored.
-std::string EventToJsonl(const Event& event, const TokenTable& handles, const TokenTable& strings);
+// The event's content (Event::content) is written from `contents`; without the table, or for
+// an id it lacks, the line has no "content".
+std::string EventToJsonl(const Event& event, const TokenTable& handles, const TokenTable& strings,
+                         const TokenTable* contents = nullptr);
 
 // The event's arguments for people: "hDevice=dev, HandleType=D3D11DDI_HT_COMMANDLIST, ..."
 // with the same omissions as the export; NULL handles and pointers print as NULL, arrays

@@ -45,7 +45,7 @@ class JsonlDecoder::Impl {
     if (absl::StripAsciiWhitespace(text).empty()) return absl::OkStatus();
     LineRecord rec;
     rec.line = lines_;
-    absl::Status st = ParseLine(text, &handles_, &strings_, &rec);
+    absl::Status st = ParseLine(text, &handles_, &strings_, &contents_, &rec);
     if (st.ok() && rec.event.seq <= last_seq_)
       st = absl::InvalidArgumentError(absl::StrCat(
           "seq ", rec.event.seq, " is not greater than the previous line's seq ", last_seq_));
@@ -103,6 +103,7 @@ class JsonlDecoder::Impl {
 
   const TokenTable& handles() const { return handles_; }
   const TokenTable& strings() const { return strings_; }
+  const TokenTable& contents() const { return contents_; }
   int64_t lines() const { return lines_; }
 
  private:
@@ -314,6 +315,7 @@ class JsonlDecoder::Impl {
 
   TokenTable handles_;
   TokenTable strings_;
+  TokenTable contents_;
   absl::Status status_;
   bool state_intact_ = false;  // the error came before the bad line changed any state
   bool finished_ = false;
@@ -341,6 +343,7 @@ bool JsonlDecoder::Next(Event* event) { return impl_->Next(event); }
 bool JsonlDecoder::FinishBeforeError() { return impl_->FinishBeforeError(); }
 const TokenTable& JsonlDecoder::handles() const { return impl_->handles(); }
 const TokenTable& JsonlDecoder::strings() const { return impl_->strings(); }
+const TokenTable& JsonlDecoder::contents() const { return impl_->contents(); }
 int64_t JsonlDecoder::lines() const { return impl_->lines(); }
 
 absl::StatusOr<JsonlTrace> ParseJsonl(absl::string_view text) {
@@ -359,6 +362,7 @@ absl::StatusOr<JsonlTrace> ParseJsonl(absl::string_view text) {
   while (decoder.Next(&e)) trace.events.push_back(std::move(e));
   trace.handles = decoder.handles();
   trace.strings = decoder.strings();
+  trace.contents = decoder.contents();
   trace.lines = decoder.lines();
   return trace;
 }

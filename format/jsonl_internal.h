@@ -88,9 +88,9 @@ struct LineRecord {
 
 // Parses one non-blank line into *rec (seq, tid, call, args, ret, parent and end as
 // written; line numbers and positions are the decoder's business). Handle tokens and
-// kString texts are interned into *handles / *strings.
+// kString texts are interned into *handles / *strings, "content" bytes into *contents.
 absl::Status ParseLine(absl::string_view text, TokenTable* handles, TokenTable* strings,
-                       LineRecord* rec);
+                       TokenTable* contents, LineRecord* rec);
 
 }  // namespace cltrace::format::jsonl_internal
 

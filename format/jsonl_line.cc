@@ -13,6 +13,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -216,7 +217,8 @@ class FieldReader {
   TokenTable* strings_;
 };
 
-constexpr absl::string_view kTopKeys[] = {"seq", "tid", "fn", "args", "ret", "parent", "end"};
+constexpr absl::string_view kTopKeys[] = {"seq", "tid",    "fn",  "args",
+                                          "ret", "parent", "end", "content"};
 
 absl::StatusOr<int64_t> ReadRet(const CallInfo& call, const pb::Value& v) {
   switch (call.ret) {
@@ -257,7 +259,7 @@ absl::StatusOr<int64_t> ReadRet(const CallInfo& call, const pb::Value& v) {
 }  // namespace
 
 absl::Status ParseLine(absl::string_view text, TokenTable* handles, TokenTable* strings,
-                       LineRecord* rec) {
+                       TokenTable* contents, LineRecord* rec) {
   CLTRACE_RETURN_IF_ERROR(CheckJsonSyntax(text));
   pb::Struct obj;
   pb::util::JsonParseOptions options;
@@ -279,7 +281,7 @@ absl::Status ParseLine(absl::string_view text, TokenTable* handles, TokenTable* 
   }
   if (unknown != nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "unknown key \"", *unknown, "\" (expected seq, tid, fn, args, ret, parent, end)"));
+        "unknown key \"", *unknown, "\" (expected seq, tid, fn, args, ret, parent, end, content)"));
   }
   Event& e = rec->event;
   const pb::Value* v = Find(obj, "seq");
@@ -341,6 +343,29 @@ absl::Status ParseLine(absl::string_view text, TokenTable* handles, TokenTable* 
   if (v != nullptr && v->kind_case() != pb::Value::kNullValue) {
     CLTRACE_ASSIGN_OR_RETURN(Int parent, ReadInt(*v, "\"parent\"", 0, kMaxJsonInt, false));
     e.parent = static_cast<uint64_t>(parent);
+  }
+  v = Find(obj, "content");
+  if (v != nullptr && v->kind_case() != pb::Value::kNullValue) {
+    if (v->kind_case() != pb::Value::kStringValue) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("\"content\" must be a hex string, not ", KindOf(*v)));
+    }
+    const std::string& hex = v->string_value();
+    if (hex.size() % 2 != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("\"content\" has an odd number of hex digits (", hex.size(), ")"));
+    }
+    for (size_t i = 0; i < hex.size(); ++i) {
+      if (!absl::ascii_isxdigit(static_cast<unsigned char>(hex[i]))) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("\"content\" has a non-hex character at index ", i));
+      }
+    }
+    if (!hex.empty()) {
+      const uint64_t id = contents->Intern(absl::HexStringToBytes(hex));
+      if (id > UINT32_MAX) return absl::InvalidArgumentError("too many distinct contents");
+      e.content = static_cast<uint32_t>(id);
+    }
   }
   return absl::OkStatus();
 }

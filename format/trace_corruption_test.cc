@@ -362,6 +362,68 @@ TEST(TraceCorruptionTest, StringUsedBeforeItsDefinitionIsDataLoss) {
   EXPECT_TRUE(Contains(r.status, "annotation uses string id 1 before its definition")) << r.status;
 }
 
+TEST(TraceCorruptionTest, ContentUsedBeforeItsDefinitionIsDataLoss) {
+  ChunkEncoder enc(1);
+  enc.AppendHandleDef(1, "0x1000");
+  Event e = Draw(1, 1, 36);
+  e.content = 1;
+  enc.AppendCall(e);
+  enc.AppendContentDef(1, "late");
+  ReadResult r = ReadAllBytes(BuildFile({std::string(enc.payload())}));
+  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_TRUE(Contains(r.status, "content id 1 before its definition")) << r.status;
+}
+
+TEST(TraceCorruptionTest, ContentDefinedTwiceIsDataLossShowingAnExcerpt) {
+  ChunkEncoder enc(1);
+  const std::string big(1000, '\x01');
+  enc.AppendContentDef(1, big);
+  enc.AppendContentDef(1, "other");
+  ReadResult r = ReadAllBytes(BuildFile({std::string(enc.payload())}));
+  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_TRUE(Contains(r.status, "content definition id 1")) << r.status;
+  EXPECT_TRUE(Contains(r.status, "already defined")) << r.status;
+  // 64 bytes of the kilobyte, escaped (\001 is four characters each).
+  EXPECT_LT(r.status.message().size(), 600u) << r.status;
+}
+
+TEST(TraceCorruptionTest, ContentIdBeyond32BitsIsDataLoss) {
+  // CallEvent.content is a uint64 on the wire; Event::content holds 32 bits.
+  ChunkEncoder enc(1);
+  enc.AppendHandleDef(1, "0x1000");
+  enc.AppendCall(Draw(1, 1, 36));
+  std::string payload(enc.payload());
+  // Append "content = 2^32" (field 12, varint) to the CallEvent: patch both length prefixes.
+  proto::ChunkBody body;
+  ASSERT_TRUE(body.ParseFromString(payload));
+  body.mutable_packet(1)->mutable_call()->set_content(uint64_t{1} << 32);
+  ReadResult r = ReadAllBytes(BuildFile({body.SerializeAsString()}));
+  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_TRUE(Contains(r.status, "CallEvent.content")) << r.status;
+}
+
+TEST(TraceCorruptionTest, SalvageFillsLostContentWithPlaceholders) {
+  // Content ids 1 and 2 were defined in a chunk that is gone; id 3 arrives: 1 and 2 become
+  // placeholders so 3 still means what the writer meant.
+  ChunkEncoder enc(1);
+  enc.AppendContentDef(3, "kept");
+  enc.AppendHandleDef(1, "0x1000");
+  Event e = Draw(1, 1, 36);
+  e.content = 3;
+  enc.AppendCall(e);
+  std::string file = BuildFile({std::string(enc.payload())});
+  // Pretend bytes were skipped before the chunk (salvage accounts gaps against them).
+  const uint64_t first = FirstChunk(file);
+  file.insert(first, std::string(64, 'x'));
+  TraceReader::Options salvage;
+  salvage.salvage = true;
+  ReadResult r = ReadAllBytes(file, salvage);
+  ASSERT_EQ(r.events.size(), 1u) << r.status;
+  EXPECT_EQ(r.events[0].content, 3u);
+  EXPECT_EQ(r.contents.Token(3), "kept");
+  EXPECT_EQ(r.contents.Token(1), "<lost content 1>");
+}
+
 TEST(TraceCorruptionTest, CallIdOutsideTheHeaderIsDataLoss) {
   ChunkEncoder enc(1);
   Event e = Draw(1, 0, 36);

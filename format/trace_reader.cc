@@ -25,6 +25,9 @@ namespace {
 // Salvage: most placeholder ids a skipped byte may account for (see ApplyDefinition).
 constexpr uint64_t kIdsPerSkippedByte = 16;
 
+// A definition's value as an error message shows it: contents can be megabytes.
+absl::string_view Excerpt(absl::string_view v) { return v.substr(0, 64); }
+
 absl::Status ErrnoStatus(int err, absl::string_view what, const std::string& path) {
   std::string msg = absl::StrFormat("%s %s: %s", what, path, strerror(err));
   switch (err) {
@@ -111,6 +114,7 @@ class TraceReader::Impl {
   int64_t torn_tail() const { return torn_; }
   const TokenTable& handles() const { return handles_; }
   const TokenTable& strings() const { return strings_; }
+  const TokenTable& contents() const { return contents_; }
   const Stats& stats() const { return stats_; }
   const proto::TraceIndex* index() const { return index_ ? &*index_ : nullptr; }
 
@@ -132,6 +136,7 @@ class TraceReader::Impl {
           continue;
         case PacketKind::kHandleDef:
         case PacketKind::kStringDef:
+        case PacketKind::kContentDef:
           ApplyDefinition(p);
           continue;
         case PacketKind::kUnknown:
@@ -333,7 +338,9 @@ class TraceReader::Impl {
 
   void ApplyDefinition(const DecodedPacket& p) {
     const bool handle = p.kind == PacketKind::kHandleDef;
-    TokenTable& table = handle ? handles_ : strings_;
+    const bool content = p.kind == PacketKind::kContentDef;
+    TokenTable& table = handle ? handles_ : content ? contents_ : strings_;
+    const char* const what = handle ? "handle" : content ? "content" : "string";
     if (table.Define(p.def_id, p.def_value)) return;
     if (opts_.salvage) {
       // Definitions lost with a skipped chunk leave a gap: fill it with placeholders so the
@@ -346,9 +353,7 @@ class TraceReader::Impl {
         return;
       }
       while (p.def_id > table.size() &&
-             table.Define(
-                 table.size(),
-                 absl::StrFormat("<lost %s %d>", handle ? "handle" : "string", table.size()))) {
+             table.Define(table.size(), absl::StrFormat("<lost %s %d>", what, table.size()))) {
       }
       if (!table.Define(p.def_id, p.def_value)) ++stats_.definitions_skipped;
       return;
@@ -357,15 +362,16 @@ class TraceReader::Impl {
     if (p.def_id == 0) {
       why = "id 0 is reserved for NULL / none";
     } else if (p.def_id < table.size()) {
-      why = absl::StrFormat("id %d is already defined as \"%s\"", p.def_id, table.Token(p.def_id));
+      why = absl::StrFormat("id %d is already defined as \"%s\"", p.def_id,
+                            absl::CHexEscape(Excerpt(table.Token(p.def_id))));
     } else if (p.def_id > table.size()) {
       why = absl::StrFormat("out of order: the next id to define is %d", table.size());
     } else {
       why = absl::StrFormat("the same value already has id %d", table.Find(p.def_value));
     }
-    InChunkCorruption(absl::DataLossError(ChunkContext(absl::StrFormat(
-        "%s definition id %d (\"%s\") at payload offset %d: %s", handle ? "handle" : "string",
-        p.def_id, absl::CHexEscape(p.def_value), p.payload_offset, why))));
+    InChunkCorruption(absl::DataLossError(ChunkContext(
+        absl::StrFormat("%s definition id %d (\"%s\") at payload offset %d: %s", what, p.def_id,
+                        absl::CHexEscape(Excerpt(p.def_value)), p.payload_offset, why))));
   }
 
   // Validates a decoded event against the header and the definitions so far. False if the
@@ -400,6 +406,8 @@ class TraceReader::Impl {
     std::string bad;
     if (!strings_.Has(e.annotation)) {
       bad = absl::StrFormat("annotation uses string id %d", e.annotation);
+    } else if (!contents_.Has(e.content)) {
+      bad = absl::StrFormat("content id %d", e.content);
     }
     VisitArgKinds(LayoutOf(e.call), absl::MakeConstSpan(e.args.data(), e.args.size()),
                   [&](size_t i, FieldKind kind) {
@@ -504,6 +512,7 @@ class TraceReader::Impl {
   int64_t torn_ = -1;
   TokenTable handles_;
   TokenTable strings_;
+  TokenTable contents_;
   Stats stats_;
 
   std::optional<proto::TraceIndex> index_;
@@ -535,6 +544,7 @@ const absl::Status& TraceReader::status() const { return impl_->status(); }
 int64_t TraceReader::torn_tail() const { return impl_->torn_tail(); }
 const TokenTable& TraceReader::handles() const { return impl_->handles(); }
 const TokenTable& TraceReader::strings() const { return impl_->strings(); }
+const TokenTable& TraceReader::contents() const { return impl_->contents(); }
 const TraceReader::Stats& TraceReader::stats() const { return impl_->stats(); }
 const proto::TraceIndex* TraceReader::index() const { return impl_->index(); }
 absl::StatusOr<Event> TraceReader::FindBySeq(uint64_t seq) { return impl_->FindBySeq(seq); }
@@ -550,6 +560,7 @@ absl::StatusOr<LoadedTrace> ReadAllSorted(const std::string& path, TraceReader::
                    [](const Event& a, const Event& b) { return a.seq < b.seq; });
   t.handles = r->handles();
   t.strings = r->strings();
+  t.contents = r->contents();
   t.stats = r->stats();
   t.torn_tail = r->torn_tail();
   return t;

@@ -69,9 +69,11 @@ class TraceReader {
   const absl::Status& status() const;
   // Offset at which a partial chunk starts, or -1 if the file ended on a chunk boundary.
   int64_t torn_tail() const;
-  // Handle tokens and strings defined so far (everything, once Next returned false).
+  // Handle tokens, strings and contents (Event::content) defined so far (everything, once
+  // Next returned false).
   const TokenTable& handles() const;
   const TokenTable& strings() const;
+  const TokenTable& contents() const;
   const Stats& stats() const;
 
   // The trailer index, if the file has a valid one (read on Open, no full scan).
@@ -93,6 +95,7 @@ struct LoadedTrace {
   std::vector<Event> events;
   TokenTable handles;
   TokenTable strings;
+  TokenTable contents;
   TraceReader::Stats stats;
   int64_t torn_tail = -1;
 };

@@ -14,12 +14,15 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "format/catalog.h"
 #include "format/chunk.h"
+#include "format/crc32c.h"
 #include "format/event_codec.h"
 #include "format/status_macros.h"
 
@@ -138,6 +141,21 @@ class TraceWriter::Impl {
     uint64_t id = strings_.Intern(s);
     if (strings_.size() != before) DefineLocked(false, id, s);
     return id;
+  }
+
+  uint32_t InternContent(absl::string_view data) {
+    if (data.empty()) return 0;
+    // Deduplicated by a 96-bit digest (absl::Hash and CRC32C) rather than by the bytes, so a
+    // long recording does not keep every upload in memory.
+    const ContentKey key{absl::Hash<absl::string_view>{}(data), crc32c::Value(data), data.size()};
+    std::lock_guard<std::mutex> l(mu_);
+    auto [it, added] = content_ids_.try_emplace(key, next_content_id_);
+    if (added) {
+      ++next_content_id_;
+      encoder_.AppendContentDef(it->second, data);
+      if (encoder_.size() >= opts_.chunk_bytes) SealLocked();
+    }
+    return it->second;
   }
 
   absl::Status Append(const Event& e) {
@@ -312,7 +330,7 @@ class TraceWriter::Impl {
   // check; false sends it to ValidateLocked, which judges the rest and names the field.
   bool QuickValidLocked(const Event& e, const CallLayout& layout) const {
     if (!(layout.masks_valid && e.parent != e.seq && e.args.size() <= 64 &&
-          e.annotation < strings_.size())) {
+          e.annotation < strings_.size() && e.content < next_content_id_)) {
       return false;
     }
     const uint64_t n = e.args.size();
@@ -349,6 +367,11 @@ class TraceWriter::Impl {
       return absl::InvalidArgumentError(absl::StrFormat(
           "Append: event seq %d (%s) has annotation string id %d, not interned by this writer",
           e.seq, ci->name, e.annotation));
+    }
+    if (e.content >= next_content_id_) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "Append: event seq %d (%s) has content id %d, not interned by this writer", e.seq,
+          ci->name, e.content));
     }
     absl::Status bad;
     auto fields = Fields(*ci);
@@ -498,6 +521,18 @@ class TraceWriter::Impl {
   ChunkEncoder encoder_;
   TokenTable handles_;
   TokenTable strings_;
+  struct ContentKey {
+    size_t hash;
+    uint32_t crc;
+    size_t size;
+    bool operator==(const ContentKey&) const = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const ContentKey& k) {
+      return H::combine(std::move(h), k.hash, k.crc, k.size);
+    }
+  };
+  absl::flat_hash_map<ContentKey, uint32_t> content_ids_;
+  uint32_t next_content_id_ = 1;
   ChunkStats stats_;
   uint32_t last_tid_ = 0;  // skips the set insert for runs of one thread's events
   const CallLayout* layouts_[kCallIdCount] = {};
@@ -563,6 +598,7 @@ uint64_t TraceWriter::InternHandleToken(absl::string_view token) {
   return impl_->InternHandleToken(token);
 }
 uint64_t TraceWriter::InternString(absl::string_view s) { return impl_->InternString(s); }
+uint32_t TraceWriter::InternContent(absl::string_view data) { return impl_->InternContent(data); }
 absl::Status TraceWriter::Append(const Event& event) { return impl_->Append(event); }
 absl::Status TraceWriter::AppendBatch(absl::Span<const Event> events) {
   return impl_->AppendBatch(events);

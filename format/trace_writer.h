@@ -96,6 +96,10 @@ class TraceWriter {
   uint64_t InternHandleValue(uint64_t raw_value);
   uint64_t InternHandleToken(absl::string_view token);
   uint64_t InternString(absl::string_view s);
+  // Content (Event::content, FORMAT.md §3.8): bytes the application handed the driver. Equal
+  // bytes get the same id (deduplicated by digest; the writer keeps no copy). Empty data is
+  // id 0 (none).
+  uint32_t InternContent(absl::string_view data);
 
   // Appends one event. Handle fields and `annotation` must hold ids from this writer.
   // Returns the first write error seen so far (writing continues to be attempted: a

@@ -73,7 +73,7 @@ struct ReadResult {
   absl::Status status;
   int64_t torn_tail = -1;
   TraceReader::Stats stats;
-  TokenTable handles, strings;
+  TokenTable handles, strings, contents;
 };
 
 inline ReadResult ReadAllBytes(absl::string_view bytes, TraceReader::Options options = {}) {
@@ -90,6 +90,7 @@ inline ReadResult ReadAllBytes(absl::string_view bytes, TraceReader::Options opt
   r.stats = (*reader)->stats();
   r.handles = (*reader)->handles();
   r.strings = (*reader)->strings();
+  r.contents = (*reader)->contents();
   return r;
 }
 

@@ -38,6 +38,7 @@ void ReadEverything(absl::string_view bytes, bool salvage) {
     // Touch what a consumer would: the tokens of the tables.
     (void)r.handles().Token(e.args.empty() ? 0 : e.args[0]);
     (void)r.strings().Token(e.annotation);
+    (void)r.contents().Token(e.content);
   }
   (void)r.status();
   (void)r.torn_tail();
