@@ -391,5 +391,32 @@ TEST_F(RemovedTest, CreateResourceThatReportsRemovalAllocatesNothing) {
   EXPECT_THAT(Violations(), IsEmpty());
 }
 
+// Not hostile, but a contract recorders rely on: the pitches Map reports describe memory the
+// driver handed out (a recorder copies exactly that region at Unmap, format/content.h).
+TEST_F(HostileTest, MapPitchesDescribeTheMappedMemory) {
+  D3D11DDIARG_CREATERESOURCE t = BufferDesc();
+  t.ResourceDimension = D3D10DDIRESOURCE_TEXTURE2D;
+  t.Usage = D3D10_DDI_USAGE_DYNAMIC;
+  t.Format = 28;  // R8G8B8A8_UNORM
+  t.Width = 32;
+  t.Height = 8;
+  D3D10DDI_HRESOURCE tex{Memory(ic_.pfnCalcPrivateResourceSize(dev_, &t))};
+  ic_.pfnCreateResource(dev_, &t, tex, D3D10DDI_HRTRESOURCE{&t});
+  D3D10DDI_MAPPED_SUBRESOURCE m{};
+  ic_.pfnResourceMap(dev_, tex, 0, D3D10_DDI_MAP_WRITE_DISCARD, 0, &m);
+  ASSERT_NE(m.pData, nullptr);
+  EXPECT_EQ(m.RowPitch, 32u * 4);
+  EXPECT_EQ(m.DepthPitch, 32u * 4 * 8);
+  std::memset(m.pData, 0x5a, m.DepthPitch);  // the whole subresource is the driver's memory
+  ic_.pfnResourceUnmap(dev_, tex, 0);
+
+  D3D10DDI_HRESOURCE buf = NewBuffer();
+  ic_.pfnDynamicIABufferMapDiscard(dev_, buf, 0, D3D10_DDI_MAP_WRITE_DISCARD, 0, &m);
+  ASSERT_NE(m.pData, nullptr);
+  EXPECT_EQ(m.DepthPitch, 256u);
+  ic_.pfnDynamicIABufferUnmap(dev_, buf, 0);
+  EXPECT_THAT(Violations(), IsEmpty());
+}
+
 }  // namespace
 }  // namespace cltrace::refdriver

@@ -11,8 +11,6 @@
 namespace cltrace::refdriver {
 namespace {
 
-constexpr uint64_t kMaxBacking = 1u << 20;  // CPU backing per resource (maps, copies)
-
 IcObject* NewIcObject(Device* dev, void* memory, uint32_t type) {
   auto* o = new (memory) IcObject();
   o->type = type;
@@ -248,6 +246,7 @@ void APIENTRY CreateResource(D3D10DDI_HDEVICE hDevice, const D3D11DDIARG_CREATER
     // Nothing to size it by: an empty resource without a GPU allocation, so that later calls
     // on the handle (and its DestroyResource) stay consistent.
     o->memory = new uint8_t[16]();
+    o->row_pitch = o->depth_pitch = 16;
     return;
   }
   o->usage = a->Usage;
@@ -255,7 +254,15 @@ void APIENTRY CreateResource(D3D10DDI_HDEVICE hDevice, const D3D11DDIARG_CREATER
   o->misc_flags = a->MiscFlags;
   uint64_t texels = uint64_t{a->Width} * (a->Height ? a->Height : 1) * (a->Depth ? a->Depth : 1);
   o->byte_size = a->ResourceDimension == D3D10DDIRESOURCE_BUFFER ? a->Width : texels * 4;
-  o->memory = new uint8_t[std::min<uint64_t>(std::max<uint64_t>(o->byte_size, 16), kMaxBacking)]();
+  const uint64_t backing = Backing(o);
+  o->memory = new uint8_t[backing]();
+  if (a->ResourceDimension == D3D10DDIRESOURCE_BUFFER) {
+    o->row_pitch = o->depth_pitch = static_cast<uint32_t>(backing);
+  } else {
+    const uint64_t h = a->Height ? a->Height : 1;
+    o->row_pitch = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{a->Width} * 4, backing));
+    o->depth_pitch = static_cast<uint32_t>(std::min<uint64_t>(o->row_pitch * h, backing));
+  }
   // The GPU model's allocation (gpu::UmdDevice: pfnAllocateCb with the model's private data).
   uint32_t flags =
       (a->MiscFlags & D3D10_DDI_RESOURCE_MISC_PRIMARY) ? gpu::kAllocationDescPrimary : 0;
@@ -288,6 +295,7 @@ void APIENTRY OpenResource(D3D10DDI_HDEVICE hDevice, const D3D10DDIARG_OPENRESOU
   IcObject* o = NewIcObject(dev, hResource.pDrvPrivate, D3D10DDI_HT_RESOURCE);
   o->misc_flags = D3D10_DDI_RESOURCE_MISC_SHARED;
   o->memory = new uint8_t[16]();
+  o->row_pitch = o->depth_pitch = 16;
   if (a != nullptr && a->NumAllocations > 0 && a->pOpenAllocationInfo != nullptr) {
     o->allocation = a->pOpenAllocationInfo[0].hAllocation.value;
   }

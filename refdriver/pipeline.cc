@@ -633,7 +633,7 @@ void DynamicMap(D3D10DDI_HDEVICE h, const char* fn, D3D10DDI_HRESOURCE r, D3D10_
   IcObject* o = c.Ic(r.pDrvPrivate, D3D10DDI_HT_RESOURCE, fn);
   if (o == nullptr) return;
   if (!ArgPresent(out, fn, "pMappedSubResource")) return;
-  uint64_t size = std::min<uint64_t>(std::max<uint64_t>(o->byte_size, 16), 1u << 20);
+  const uint64_t size = Backing(o);
   if constexpr (kDc) {
     DeferredContext* dc = c.dc();
     if (type != D3D10_DDI_MAP_WRITE_DISCARD && !dc->mapped_this_recording.contains(o)) {
@@ -669,8 +669,8 @@ void DynamicMap(D3D10DDI_HDEVICE h, const char* fn, D3D10DDI_HRESOURCE r, D3D10_
     // allocation is written again (queued after the list's work on the GPU timeline).
     if (type == D3D10_DDI_MAP_WRITE_DISCARD) c.dev()->aliases.Erase(o->id);
   }
-  out->RowPitch = static_cast<UINT>(size);
-  out->DepthPitch = static_cast<UINT>(size);
+  out->RowPitch = o->row_pitch;
+  out->DepthPitch = o->depth_pitch;
 }
 
 template <bool kDc>
@@ -679,8 +679,7 @@ void DynamicUnmap(D3D10DDI_HDEVICE h, const char* fn, D3D10DDI_HRESOURCE r) {
   if (!c.ok()) return;
   IcObject* o = c.Ic(r.pDrvPrivate, D3D10DDI_HT_RESOURCE, fn);
   if (o == nullptr) return;
-  uint64_t size = std::min<uint64_t>(std::max<uint64_t>(o->byte_size, 16), 1u << 20);
-  uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(o->byte_size, size));
+  uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(o->byte_size, Backing(o)));
   const uint8_t* written = o->memory;
   if constexpr (kDc) {
     c.dc()->mapped_resources.erase(r.pDrvPrivate);

@@ -181,8 +181,8 @@ void MapIc(D3D10DDI_HDEVICE hDevice, const char* fn, D3D10DDI_HRESOURCE r,
   if (o == nullptr || !ArgPresent(out, fn, "pMappedSubResource")) return;
   o->ic_mapped = true;
   out->pData = o->memory;
-  out->RowPitch = static_cast<UINT>(std::min<uint64_t>(o->byte_size, 1u << 20));
-  out->DepthPitch = out->RowPitch;
+  out->RowPitch = o->row_pitch;
+  out->DepthPitch = o->depth_pitch;
 }
 
 void UnmapIc(D3D10DDI_HDEVICE hDevice, const char* fn, D3D10DDI_HRESOURCE r) {

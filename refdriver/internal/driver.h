@@ -14,6 +14,7 @@
 #ifndef CLTRACE_REFDRIVER_INTERNAL_DRIVER_H_
 #define CLTRACE_REFDRIVER_INTERNAL_DRIVER_H_
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -53,7 +54,11 @@ struct IcObject {
   uint32_t type = 0;                   // D3D11DDI_HANDLETYPE
   uint64_t id = 0;                     // driver-wide serial number (for messages)
   std::atomic<int32_t> local_open{0};  // context-local handles currently open on any DC (R54)
-  IcObject* dependency = nullptr;      // views: their resource
+  // Resources: what Map reports (see Backing; texels are 4 bytes in this model): a texture's
+  // rows and slices as laid out in `memory`, a buffer's backing. Kept in padding, so handle
+  // sizes (CalcPrivateResourceSize, which recordings hold) do not change.
+  uint32_t row_pitch = 0;
+  IcObject* dependency = nullptr;  // views: their resource
   // Resources.
   uint32_t usage = 0;
   uint32_t bind_flags = 0;
@@ -65,11 +70,23 @@ struct IcObject {
   std::mutex alias_mu;
   std::vector<uint32_t> alias_allocations;
   bool ic_mapped = false;  // mapped on the IC (IC domain only)
-  // Queries.
+  // Queries: 0 idle, 1 building, 2 issued (IC domain only).
+  int8_t ic_query_state = 0;
   uint32_t query_type = 0;
-  int ic_query_state = 0;  // 0 idle, 1 building, 2 issued (IC domain only)
+  uint32_t depth_pitch = 0;  // resources: see row_pitch
   uint64_t query_fence = 0;
 };
+
+// Bytes of a resource's CPU backing `memory` (and of each DC rename alias): its size, at least
+// 16; a resource the CPU may map (dynamic, staging) whole up to 64 MiB, so the pitches Map
+// reports describe memory that exists (a recorder copies exactly that much at Unmap); others
+// up to 1 MiB (copies only).
+inline uint64_t Backing(const IcObject* o) {
+  const bool mappable =
+      o->usage == 2 /* D3D10_DDI_USAGE_DYNAMIC */ || o->usage == 3 /* D3D10_DDI_USAGE_STAGING */;
+  const uint64_t cap = mappable ? uint64_t{64} << 20 : uint64_t{1} << 20;
+  return std::min<uint64_t>(std::max<uint64_t>(o->byte_size, 16), cap);
+}
 
 // A context-local handle's memory.
 struct LocalObject {
