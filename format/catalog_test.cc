@@ -568,7 +568,15 @@ TEST(CatalogScopeTest, OtherLayers) {
   const EnumInfo* irq = FindEnum("DXGK_INTERRUPT_TYPE");
   ASSERT_NE(irq, nullptr);
   EXPECT_EQ(ValueOfName(*irq, "DXGK_INTERRUPT_DMA_COMPLETED"), 1u);
-  EXPECT_EQ(CallsOfLayer(Layer::kDxgkrnl).size(), 3u);
+  // DXGKRNL_INTERFACE's three callbacks and the model GPU's observer (our own table).
+  EXPECT_EQ(CallsOfLayer(Layer::kDxgkrnl).size(), 4u);
+  const CallInfo* retired = FindCall("GpuFenceRetired");
+  ASSERT_NE(retired, nullptr);
+  EXPECT_STREQ(retired->table, "CLTRACE_GPU_OBSERVER");
+  EXPECT_STREQ(retired->member, "pfnGpuFenceRetired");
+  EXPECT_EQ(retired->domain, Domain::kKernel);
+  EXPECT_EQ(FieldNames(*retired), (std::vector<std::string>{"hAdapter", "NodeOrdinal", "FenceId",
+                                                            "ContentDigest", "Paging"}));
   // DX6: the buffer callbacks and DrawPrimitives2 return DDHAL_DRIVER_* codes.
   const CallInfo* dp2 = FindCall("D3dDrawPrimitives2");
   ASSERT_NE(dp2, nullptr);

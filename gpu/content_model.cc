@@ -10,6 +10,20 @@ namespace cltrace::gpu {
 
 uint64_t ZeroDigest(uint64_t size) { return DigestCombine(kDigestTagZero, size); }
 
+namespace {
+
+// One allocation's share of CombinedDigest.
+uint64_t EntryTerm(AllocationId id, uint64_t size, uint64_t digest) {
+  return DigestCombineAll(id, {size, digest});
+}
+
+}  // namespace
+
+void ContentModel::SetDigest(AllocationId id, Entry& e, uint64_t digest) {
+  sum_ += EntryTerm(id, e.size, digest) - EntryTerm(id, e.size, e.digest);
+  e.digest = digest;
+}
+
 absl::StatusOr<ContentModel::Entry*> ContentModel::Find(AllocationId id, const char* what) {
   auto it = entries_.find(id);
   if (it == entries_.end()) {
@@ -23,20 +37,24 @@ absl::Status ContentModel::Create(AllocationId id, uint64_t size) {
   if (!inserted) return absl::AlreadyExistsError(absl::StrCat("allocation ", id, " exists"));
   it->second.size = size;
   it->second.digest = ZeroDigest(size);
+  sum_ += EntryTerm(id, size, it->second.digest);
   return absl::OkStatus();
 }
 
 absl::Status ContentModel::Destroy(AllocationId id) {
-  if (entries_.erase(id) == 0) {
+  auto it = entries_.find(id);
+  if (it == entries_.end()) {
     return absl::NotFoundError(absl::StrCat("destroy: unknown allocation ", id));
   }
+  sum_ -= EntryTerm(id, it->second.size, it->second.digest);
+  entries_.erase(it);
   return absl::OkStatus();
 }
 
 absl::Status ContentModel::Clear(AllocationId dst, uint64_t value) {
   auto e = Find(dst, "clear");
   if (!e.ok()) return e.status();
-  (*e)->digest = DigestCombineAll(kDigestTagClear, {(*e)->size, value});
+  SetDigest(dst, **e, DigestCombineAll(kDigestTagClear, {(*e)->size, value}));
   return absl::OkStatus();
 }
 
@@ -50,7 +68,7 @@ absl::Status ContentModel::Update(AllocationId dst, uint64_t offset, uint64_t si
                                               size, ") exceeds its ", d.size, " bytes"));
   }
   uint64_t prev = (offset == 0 && size == d.size) ? 0 : d.digest;
-  d.digest = DigestCombineAll(kDigestTagUpdate, {prev, d.size, offset, size, data_digest});
+  SetDigest(dst, d, DigestCombineAll(kDigestTagUpdate, {prev, d.size, offset, size, data_digest}));
   return absl::OkStatus();
 }
 
@@ -60,7 +78,7 @@ absl::Status ContentModel::Copy(AllocationId dst, AllocationId src) {
   auto s = Find(src, "copy src");
   if (!s.ok()) return s.status();
   if ((*d)->size == (*s)->size) {
-    (*d)->digest = (*s)->digest;
+    SetDigest(dst, **d, (*s)->digest);
     return absl::OkStatus();
   }
   return CopyRegion(dst, 0, src, 0, std::min((*d)->size, (*s)->size));
@@ -81,11 +99,12 @@ absl::Status ContentModel::CopyRegion(AllocationId dst, uint64_t dst_offset, All
                                               " bytes is out of range"));
   }
   if (dst_offset == 0 && src_offset == 0 && size == de.size && size == se.size) {
-    de.digest = se.digest;
+    SetDigest(dst, de, se.digest);
     return absl::OkStatus();
   }
-  de.digest = DigestCombineAll(kDigestTagCopyRegion,
-                               {de.digest, de.size, dst_offset, se.digest, src_offset, size});
+  SetDigest(dst, de,
+            DigestCombineAll(kDigestTagCopyRegion,
+                             {de.digest, de.size, dst_offset, se.digest, src_offset, size}));
   return absl::OkStatus();
 }
 
@@ -101,7 +120,7 @@ absl::Status ContentModel::Draw(AllocationId target, uint64_t state, uint32_t ve
     if (!e.ok()) return e.status();
     h = DigestCombine(h, (*e)->digest);
   }
-  (*t)->digest = h;
+  SetDigest(target, **t, h);
   return absl::OkStatus();
 }
 
@@ -118,10 +137,9 @@ std::optional<uint64_t> ContentModel::Size(AllocationId id) const {
 }
 
 uint64_t ContentModel::CombinedDigest() const {
-  // Sum of per-entry digests: independent of hash-map iteration order.
-  uint64_t sum = 0;
-  for (const auto& [id, e] : entries_) sum += DigestCombineAll(id, {e.size, e.digest});
-  return DigestCombine(sum, entries_.size());
+  // Sum of per-entry terms: independent of hash-map iteration order, so it can be kept up to
+  // date change by change (SetDigest, Create, Destroy).
+  return DigestCombine(sum_, entries_.size());
 }
 
 }  // namespace cltrace::gpu

@@ -61,6 +61,8 @@ class ContentModel {
   std::optional<uint64_t> Size(AllocationId id) const;
   size_t size() const { return entries_.size(); }
   // Order-independent summary of every allocation (id, size, digest): equal for equal models.
+  // O(1): the order-independent sum it is built on is kept up to date by every change, since
+  // the GPU takes it after every ring entry it executes (GpuEngine, per-fence digests).
   uint64_t CombinedDigest() const;
 
  private:
@@ -69,7 +71,11 @@ class ContentModel {
     uint64_t digest = 0;
   };
   absl::StatusOr<Entry*> Find(AllocationId id, const char* what);
+  // Gives allocation `id` (whose entry is `e`) the digest `digest`, keeping sum_ in step.
+  void SetDigest(AllocationId id, Entry& e, uint64_t digest);
   absl::flat_hash_map<AllocationId, Entry> entries_;
+  // Sum (64-bit wrap-around) over entries_ of EntryTerm(id, size, digest).
+  uint64_t sum_ = 0;
 };
 
 }  // namespace cltrace::gpu

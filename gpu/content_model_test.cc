@@ -1,5 +1,6 @@
 #include "gpu/content_model.h"
 
+#include "absl/types/span.h"
 #include "gpu/digest.h"
 #include "gtest/gtest.h"
 
@@ -131,6 +132,64 @@ TEST(ContentModelTest, DrawDependsOnInputsStateAndOrder) {
   EXPECT_EQ(a.Digest(1), c.Digest(1));
   EXPECT_EQ(a.CombinedDigest(), c.CombinedDigest());
   EXPECT_NE(a.CombinedDigest(), b.CombinedDigest());
+}
+
+// CombinedDigest is kept up to date change by change; it must stay the README formula
+// C(sum over allocations of C(id, size, digest), count), whatever sequence of changes led there.
+uint64_t CombinedFromScratch(const ContentModel& m, absl::Span<const AllocationId> ids) {
+  uint64_t sum = 0;
+  size_t live = 0;
+  for (AllocationId id : ids) {
+    if (!m.Contains(id)) continue;
+    sum += DigestCombineAll(id, {*m.Size(id), *m.Digest(id)});
+    ++live;
+  }
+  return DigestCombine(sum, live);
+}
+
+TEST(ContentModelTest, CombinedDigestFollowsEveryChange) {
+  ContentModel m;
+  const AllocationId ids[] = {1, 2, 3, 4};
+  EXPECT_EQ(m.CombinedDigest(), CombinedFromScratch(m, ids));
+  ASSERT_TRUE(m.Create(1, 64).ok());
+  ASSERT_TRUE(m.Create(2, 64).ok());
+  ASSERT_TRUE(m.Create(3, 32).ok());
+  EXPECT_EQ(m.CombinedDigest(), CombinedFromScratch(m, ids));
+  ASSERT_TRUE(m.Clear(1, 0xAB).ok());
+  EXPECT_EQ(m.CombinedDigest(), CombinedFromScratch(m, ids));
+  ASSERT_TRUE(m.Update(2, 8, 8, 0x1234).ok());
+  EXPECT_EQ(m.CombinedDigest(), CombinedFromScratch(m, ids));
+  ASSERT_TRUE(m.Copy(2, 1).ok());  // equal sizes: dst takes src's digest
+  EXPECT_EQ(m.CombinedDigest(), CombinedFromScratch(m, ids));
+  ASSERT_TRUE(m.Copy(3, 1).ok());  // different sizes: a region copy
+  EXPECT_EQ(m.CombinedDigest(), CombinedFromScratch(m, ids));
+  ASSERT_TRUE(m.CopyRegion(1, 4, 3, 0, 16).ok());
+  EXPECT_EQ(m.CombinedDigest(), CombinedFromScratch(m, ids));
+  const AllocationId in[] = {2, 3};
+  ASSERT_TRUE(m.Draw(1, 7, 3, 0, 1, in).ok());
+  EXPECT_EQ(m.CombinedDigest(), CombinedFromScratch(m, ids));
+  ASSERT_TRUE(m.Destroy(2).ok());
+  EXPECT_EQ(m.CombinedDigest(), CombinedFromScratch(m, ids));
+  ASSERT_TRUE(m.Create(4, 16).ok());
+  EXPECT_EQ(m.CombinedDigest(), CombinedFromScratch(m, ids));
+  // Failed changes leave it alone.
+  const uint64_t before = m.CombinedDigest();
+  EXPECT_FALSE(m.Update(4, 8, 16, 1).ok());
+  EXPECT_FALSE(m.Clear(2, 1).ok());
+  EXPECT_EQ(m.CombinedDigest(), before);
+  // Back to where it started: the same digest as a model that never changed.
+  for (AllocationId id : {1u, 3u, 4u}) ASSERT_TRUE(m.Destroy(id).ok());
+  EXPECT_EQ(m.CombinedDigest(), ContentModel().CombinedDigest());
+}
+
+// Pinned (gpu/README.md "Content digests"): replays compare these values with recordings.
+TEST(ContentModelTest, CombinedDigestPinnedValues) {
+  ContentModel m;
+  EXPECT_EQ(m.CombinedDigest(), DigestCombine(0, 0));
+  ASSERT_TRUE(m.Create(1, 4096).ok());
+  EXPECT_EQ(m.CombinedDigest(), DigestCombine(DigestCombineAll(1, {4096, ZeroDigest(4096)}), 1));
+  ASSERT_TRUE(m.Clear(1, 7).ok());
+  EXPECT_EQ(m.CombinedDigest(), 0x651ab8fd98f22718ull);
 }
 
 }  // namespace

@@ -127,6 +127,12 @@ void APIENTRY DxgkCbNotifyDpc(DXGKRNL_HADAPTER h) {
 const DXGKRNL_INTERFACE kDxgkrnlInterface = {DxgkCbNotifyInterrupt, DxgkCbQueueDpc,
                                              DxgkCbNotifyDpc};
 
+// CLTRACE_GPU_OBSERVER: the observation point itself does nothing; what matters is that the
+// call crosses a C table a recorder (or a replay) can wrap.
+void APIENTRY GpuFenceRetired(DXGKRNL_HADAPTER, UINT, UINT64, UINT64, BOOL) {}
+
+const CLTRACE_GPU_OBSERVER kGpuObserver = {GpuFenceRetired};
+
 }  // namespace
 
 // ---- public API --------------------------------------------------------------------------
@@ -172,6 +178,13 @@ void Dxgkrnl::StartAdapter(const DRIVER_INITIALIZATION_DATA* kmd, DXGK_HADAPTER 
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->kmd = kmd;
   impl_->kmd_adapter = adapter;
+}
+
+const CLTRACE_GPU_OBSERVER* Dxgkrnl::gpu_observer() const { return &kGpuObserver; }
+
+void Dxgkrnl::SetGpuObserver(const CLTRACE_GPU_OBSERVER* observer) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->observer = observer;
 }
 
 absl::StatusOr<D3DRTDEVICEHANDLE> Dxgkrnl::CreateDevice() {

@@ -109,6 +109,19 @@ class Dxgkrnl {
   // Registers the KMD (what DxgkInitialize + DxgkDdiAddDevice do). `kmd` may be a wrapper.
   void StartAdapter(const DRIVER_INITIALIZATION_DATA* kmd, DXGK_HADAPTER adapter);
 
+  // The model GPU's observation point (CLTRACE_GPU_OBSERVER, our own table: Windows has no
+  // such DDI). For every fence it retires (DMA and paging buffers, after DxgkCbNotifyDpc, in
+  // retirement order) the kernel calls
+  //   pfnGpuFenceRetired(dxgkrnl_handle(), node, fence, digest, paging)
+  // where `digest` is the content model's CombinedDigest right after the GPU executed that
+  // ring entry (GpuEngine::TakeCompletionDigest), independent of when the DPC ran.
+  // gpu_observer() is the model's own table, which does nothing: it is there to be wrapped
+  // (gpu::KernelStack installs it, wrapped, with SetGpuObserver). nullptr: no calls (default).
+  // The call is made under the model's lock, like the DxgkCb* callbacks: an observer must not
+  // call back into this kernel.
+  const CLTRACE_GPU_OBSERVER* gpu_observer() const;
+  void SetGpuObserver(const CLTRACE_GPU_OBSERVER* observer);
+
   // The kernel-thunk table a UMD gets as D3D10DDIARG_CREATEDEVICE.pKTCallbacks.
   const D3DDDI_DEVICECALLBACKS* device_callbacks() const;
 

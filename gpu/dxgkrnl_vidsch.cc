@@ -4,7 +4,8 @@
 // (R78), patched (DxgkDdiPatch) and submitted (DxgkDdiSubmitCommand) with the same fence id
 // (planted R75/R76 break that); the GPU's interrupt runs DxgkDdiInterruptRoutine, whose
 // DxgkCbNotifyInterrupt / DxgkCbQueueDpc order is checked (R77), then DxgkDdiDpcRoutine ->
-// DxgkCbNotifyDpc -> retirement, which frees zombie allocations and signals sync objects.
+// DxgkCbNotifyDpc -> retirement, which tells the GPU observer (GpuFenceRetired with the
+// content digest of each retired fence), frees zombie allocations and signals sync objects.
 // Everything runs as virtual-time events of the Scheduler with Dxgkrnl::Impl::mu held.
 #include <algorithm>
 #include <memory>
@@ -343,6 +344,15 @@ void Dxgkrnl::Impl::Retire() {
     while (!n.in_flight.empty() && n.in_flight.front().fence <= n.notified_completed) {
       InFlight f = std::move(n.in_flight.front());
       n.in_flight.pop_front();
+      // The content the GPU left when it finished the entry (taken at completion, so it does
+      // not depend on how late this DPC runs); the current content only if the engine has no
+      // record of it, which a fence the GPU completed always has.
+      const uint64_t digest =
+          gpu.TakeCompletionDigest(node, f.fence).value_or(content.CombinedDigest());
+      if (observer != nullptr) {
+        observer->pfnGpuFenceRetired(DXGKRNL_HADAPTER{this}, node, f.fence, digest,
+                                     f.paging != nullptr ? 1 : 0);
+      }
       vidmm.Unpin(f.pinned);
       if (f.paging != nullptr) f.paging->busy = false;
       if (f.packet != nullptr && f.last_portion) RetirePacket(f.packet);

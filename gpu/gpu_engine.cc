@@ -175,6 +175,7 @@ void GpuEngine::Complete(uint32_t node, const Entry& e, std::string fault) {
   }
   // The ring writes the fence even after a fault, so the scheduler can retire the entry.
   n.completed_fence = e.fence;
+  n.completion_digests.emplace_back(e.fence, content_->CombinedDigest());
   n.pending.dma_completed = true;
   n.pending.completed_fence = e.fence;
   Latch();
@@ -184,6 +185,21 @@ void GpuEngine::Latch() {
   if (line_asserted_) return;  // level-triggered: one pending interrupt covers all causes
   line_asserted_ = true;
   if (assert_interrupt_) assert_interrupt_();
+}
+
+std::optional<uint64_t> GpuEngine::TakeCompletionDigest(uint32_t node, uint64_t fence) {
+  if (node >= nodes_.size()) return std::nullopt;
+  auto& q = nodes_[node].completion_digests;
+  // Ring entries complete in submission order and fences increase along a ring, so the one
+  // asked for is at the front unless an earlier one was never taken.
+  while (!q.empty() && q.front().first != fence) {
+    if (q.front().first > fence) return std::nullopt;
+    q.pop_front();
+  }
+  if (q.empty()) return std::nullopt;
+  const uint64_t digest = q.front().second;
+  q.pop_front();
+  return digest;
 }
 
 GpuEngine::InterruptStatus GpuEngine::ReadInterruptStatus() {

@@ -23,6 +23,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
@@ -93,6 +94,13 @@ class GpuEngine {
   // Interrupt-status read with acknowledge: returns the latched causes and clears them.
   InterruptStatus ReadInterruptStatus();
 
+  // The content model's CombinedDigest taken the moment the engine completed the entry with
+  // `fence` on `node` (faulted or not), so whoever retires the fence later sees the content
+  // that entry left, however long the interrupt and the DPC took. Each completion is kept
+  // until taken (in completion order; older ones not taken are dropped): nullopt if the node
+  // completed no such entry or it was taken already.
+  std::optional<uint64_t> TakeCompletionDigest(uint32_t node, uint64_t fence);
+
   uint32_t num_nodes() const { return static_cast<uint32_t>(nodes_.size()); }
   uint64_t completed_fence(uint32_t node) const { return nodes_[node].completed_fence; }
   // Last value a kFence command wrote on the node (the DMA-buffer tail the KMD patched).
@@ -114,6 +122,7 @@ class GpuEngine {
     uint64_t completed_fence = 0;
     uint64_t last_dma_fence = 0;
     NodeStatus pending;
+    std::deque<std::pair<uint64_t, uint64_t>> completion_digests;  // (fence, digest)
   };
 
   void Kick(uint32_t node);

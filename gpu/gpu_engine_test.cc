@@ -122,5 +122,44 @@ TEST_F(GpuEngineTest, PresentBltCopiesAndRaisesVsync) {
   EXPECT_TRUE(gpu_.ReadInterruptStatus().vsync);
 }
 
+// The content digest of each completed entry is taken when the entry completes: later changes
+// (the next entry, CPU-side changes) do not show in it, whenever it is asked for.
+TEST_F(GpuEngineTest, CompletionDigestIsTheContentTheEntryLeft) {
+  std::vector<uint32_t> a, b;
+  AppendCommand(Command::Clear(Va(1), 5), CommandFormat::kDma, &a, nullptr);
+  AppendCommand(Command::Clear(Va(1), 6), CommandFormat::kDma, &b, nullptr);
+  const uint64_t before = content_.CombinedDigest();
+  Run(0, a, 1);
+  Run(0, b, 2);
+  Run(1, {}, 7);  // an empty entry on the other node: the content as it was
+  sched_.RunUntilIdle();
+  ContentModel m;
+  ASSERT_TRUE(m.Create(1, 256).ok());
+  ASSERT_TRUE(m.Create(2, 256).ok());
+  ASSERT_TRUE(m.Clear(1, 5).ok());
+  const uint64_t after_a = m.CombinedDigest();
+  ASSERT_TRUE(m.Clear(1, 6).ok());
+  ASSERT_TRUE(content_.Create(3, 64).ok());  // a change after both completed
+  EXPECT_EQ(gpu_.TakeCompletionDigest(0, 1), after_a);
+  EXPECT_EQ(gpu_.TakeCompletionDigest(0, 2), m.CombinedDigest());
+  EXPECT_NE(gpu_.TakeCompletionDigest(1, 7), std::nullopt);
+  // Each is handed out once; unknown fences and nodes have none.
+  EXPECT_EQ(gpu_.TakeCompletionDigest(0, 2), std::nullopt);
+  EXPECT_EQ(gpu_.TakeCompletionDigest(0, 9), std::nullopt);
+  EXPECT_EQ(gpu_.TakeCompletionDigest(5, 1), std::nullopt);
+  EXPECT_NE(before, after_a);
+}
+
+// A completion nobody took is dropped when a later one is asked for.
+TEST_F(GpuEngineTest, CompletionDigestsNotTakenAreSkipped) {
+  std::vector<uint32_t> a;
+  AppendCommand(Command::Clear(Va(2), 1), CommandFormat::kDma, &a, nullptr);
+  Run(0, a, 3);
+  Run(0, {}, 4);
+  sched_.RunUntilIdle();
+  EXPECT_EQ(gpu_.TakeCompletionDigest(0, 4), content_.CombinedDigest());
+  EXPECT_EQ(gpu_.TakeCompletionDigest(0, 3), std::nullopt);
+}
+
 }  // namespace
 }  // namespace cltrace::gpu

@@ -512,5 +512,154 @@ TEST(KernelFlowTest, DestroyDeviceReleasesLeftovers) {
   EXPECT_TRUE(f.stack.kernel().AllocationDigests().empty());
 }
 
+// ---- GPU observer (GpuFenceRetired) -------------------------------------------------------
+
+// Stateless C wrappers need globals: the calls the observer saw, and the table it wraps.
+struct Retired {
+  uint32_t node = 0;
+  uint64_t fence = 0;
+  uint64_t digest = 0;
+  bool paging = false;
+};
+std::vector<Retired>* g_retired = nullptr;
+const CLTRACE_GPU_OBSERVER* g_real_observer = nullptr;
+
+void APIENTRY RecordRetired(DXGKRNL_HADAPTER h, UINT node, UINT64 fence, UINT64 digest,
+                            BOOL paging) {
+  g_retired->push_back({node, fence, digest, paging != 0});
+  g_real_observer->pfnGpuFenceRetired(h, node, fence, digest, paging);
+}
+const CLTRACE_GPU_OBSERVER kRecordingObserver = {RecordRetired};
+
+class GpuObserverTest : public ::testing::Test {
+ protected:
+  GpuObserverTest() { g_retired = &retired_; }
+  ~GpuObserverTest() override { g_retired = nullptr; }
+  static TableWrappers Wrappers() {
+    TableWrappers w;
+    w.gpu_observer = [](const CLTRACE_GPU_OBSERVER* real) {
+      g_real_observer = real;
+      return &kRecordingObserver;
+    };
+    return w;
+  }
+  std::vector<Retired> retired_;
+};
+
+TEST_F(GpuObserverTest, EveryRetiredFenceOnceInOrderWithTheContentItLeft) {
+  Frame f({}, Wrappers());
+  auto ctx = f.umd->CreateContext(0).value();
+  auto a = f.umd->Allocate(4096).value();
+  // Three submissions: clear to 1, to 2, to 1 again.
+  for (uint64_t value : {1, 2, 1}) {
+    ASSERT_TRUE(ctx->Emit(Command::Clear(a.value, value)).ok());
+    ASSERT_TRUE(ctx->Flush().ok());
+    ASSERT_TRUE(f.stack.kernel().WaitIdle().ok());
+  }
+  const auto st = f.stack.kernel().stats();
+  ASSERT_EQ(retired_.size(), st.submissions + st.paging_buffers);
+  ASSERT_EQ(st.paging_buffers, 1u);  // the first use pages `a` in (FILL)
+  ASSERT_EQ(retired_.size(), 4u);
+  for (size_t i = 0; i < retired_.size(); ++i) {
+    EXPECT_EQ(retired_[i].node, 0u) << i;
+    EXPECT_EQ(retired_[i].fence, i + 1) << i;  // each fence once, in order
+  }
+  EXPECT_EQ(f.stack.kernel().completed_fence(0), 4u);
+  // The paging fence: `a` as created (a fill changes no digest); then each clear.
+  ContentModel m;
+  ASSERT_TRUE(m.Create(a.value, 4096).ok());
+  EXPECT_TRUE(retired_[0].paging);
+  EXPECT_EQ(retired_[0].digest, m.CombinedDigest());
+  ASSERT_TRUE(m.Clear(a.value, 1).ok());
+  EXPECT_FALSE(retired_[1].paging);
+  EXPECT_EQ(retired_[1].digest, m.CombinedDigest());
+  ASSERT_TRUE(m.Clear(a.value, 2).ok());
+  EXPECT_EQ(retired_[2].digest, m.CombinedDigest());
+  // Different content, different digests; the same content again, the same digest.
+  EXPECT_NE(retired_[1].digest, retired_[2].digest);
+  EXPECT_EQ(retired_[3].digest, retired_[1].digest);
+  EXPECT_EQ(f.sink.size(), 0u) << f.Violations();
+}
+
+// The digest is the content when the GPU finished the entry, not when the DPC retired it: a
+// change the CPU makes in between (a new allocation) is not in it.
+TEST_F(GpuObserverTest, DigestIsTakenAtCompletionNotWhenTheDpcRuns) {
+  KernelStackOptions o;
+  o.kernel.timing.dpc_latency_ns = 1000000;  // the DPC runs 1 ms (virtual) after the ISR
+  Frame f(o, Wrappers());
+  auto ctx = f.umd->CreateContext(0).value();
+  auto a = f.umd->Allocate(4096).value();
+  ASSERT_TRUE(ctx->Emit(Command::Clear(a.value, 7)).ok());
+  ASSERT_TRUE(ctx->Flush().ok());
+  f.stack.kernel().RunFor(100000);  // the GPU is done; the DPC has not run
+  EXPECT_EQ(f.stack.kernel().hardware().completed_fence(0), 2u);
+  EXPECT_TRUE(retired_.empty());
+  auto b = f.umd->Allocate(4096).value();
+  ASSERT_TRUE(f.stack.kernel().WaitIdle().ok());
+  ASSERT_EQ(retired_.size(), 2u);
+  ContentModel m;
+  ASSERT_TRUE(m.Create(a.value, 4096).ok());
+  ASSERT_TRUE(m.Clear(a.value, 7).ok());
+  EXPECT_EQ(retired_[1].fence, 2u);
+  EXPECT_EQ(retired_[1].digest, m.CombinedDigest());
+  ASSERT_TRUE(m.Create(b.value, 4096).ok());
+  EXPECT_EQ(f.stack.kernel().CombinedDigest(), m.CombinedDigest());
+  EXPECT_NE(retired_[1].digest, f.stack.kernel().CombinedDigest());
+}
+
+// The same calls on the same timing retire the same fences with the same digests (a replay
+// relies on it). The digest covers every allocation as of the completion in virtual time, so
+// unlike per-allocation digests after WaitIdle it may change with the timing parameters: a CPU
+// call that creates or writes an allocation then lands on the other side of a completion.
+TEST_F(GpuObserverTest, TwoRunsRetireTheSameFencesWithTheSameDigests) {
+  auto run = [] {
+    std::vector<Retired> seen;
+    g_retired = &seen;
+    {
+      CollectingViolationSink sink;
+      KernelStack stack(KernelStackOptions{}, &sink, Wrappers());
+      SyntheticFrameOptions so;
+      so.frames = 3;
+      so.wait_each_frame = false;  // let CPU calls and completions interleave
+      EXPECT_TRUE(RunSyntheticFrames(stack, so).ok());
+      EXPECT_EQ(sink.size(), 0u);
+    }
+    std::vector<std::string> out;
+    for (const Retired& r : seen) {
+      out.push_back(absl::StrFormat("%u/%u/%016x/%d", r.node, r.fence, r.digest, r.paging));
+    }
+    return out;
+  };
+  const std::vector<std::string> a = run(), b = run();
+  g_retired = &retired_;
+  EXPECT_GT(a.size(), 6u);
+  EXPECT_EQ(a, b);
+}
+
+// Observer calls are kernel-layer calls: a recording holds them, so the process-wide count
+// (what a workload reports as the calls a trace of it holds) includes them.
+TEST_F(GpuObserverTest, ObserverCallsAreCountedWithTheKernelLayer) {
+  KernelTranscript t;
+  Frame f({}, t.Wrappers());
+  EXPECT_NE(f.stack.gpu_observer_table(), nullptr);
+  const uint64_t before = ProcessKernelLayerCalls();
+  const size_t first_line = t.lines().size();
+  auto ctx = f.umd->CreateContext(0).value();
+  auto a = f.umd->Allocate(4096).value();
+  ASSERT_TRUE(ctx->Emit(Command::Clear(a.value, 3)).ok());
+  ASSERT_TRUE(ctx->Flush().ok());
+  ASSERT_TRUE(f.stack.kernel().WaitIdle().ok());
+  uint64_t kernel_layer_lines = 0, observer_lines = 0;
+  for (size_t i = first_line; i < t.lines().size(); ++i) {
+    const std::string& l = t.lines()[i];
+    if (l.find(" kmd ") != std::string::npos || l.find(" dxgkrnl ") != std::string::npos) {
+      ++kernel_layer_lines;
+    }
+    if (l.find("GpuFenceRetired(") != std::string::npos) ++observer_lines;
+  }
+  EXPECT_EQ(observer_lines, 2u);  // the paging buffer's fence and the DMA buffer's
+  EXPECT_EQ(ProcessKernelLayerCalls() - before, kernel_layer_lines);
+}
+
 }  // namespace
 }  // namespace cltrace::gpu

@@ -11,6 +11,7 @@ namespace {
 std::atomic<uint64_t> g_kernel_layer_calls{0};
 std::atomic<const DRIVER_INITIALIZATION_DATA*> g_real_kmd{nullptr};
 std::atomic<const DXGKRNL_INTERFACE*> g_real_dxgkrnl{nullptr};
+std::atomic<const CLTRACE_GPU_OBSERVER*> g_real_observer{nullptr};
 
 template <typename Table, auto Member, typename Fn>
 struct Counting;
@@ -20,8 +21,11 @@ struct Counting<Table, Member, R(APIENTRY*)(A...)> {
     g_kernel_layer_calls.fetch_add(1, std::memory_order_relaxed);
     if constexpr (std::is_same_v<Table, DRIVER_INITIALIZATION_DATA>) {
       return (g_real_kmd.load(std::memory_order_acquire)->*Member)(a...);
-    } else {
+    } else if constexpr (std::is_same_v<Table, DXGKRNL_INTERFACE>) {
       return (g_real_dxgkrnl.load(std::memory_order_acquire)->*Member)(a...);
+    } else {
+      static_assert(std::is_same_v<Table, CLTRACE_GPU_OBSERVER>);
+      return (g_real_observer.load(std::memory_order_acquire)->*Member)(a...);
     }
   }
 };
@@ -47,11 +51,16 @@ const DXGKRNL_INTERFACE kCountingDxgkrnl = {
     CLTRACE_COUNT(DXGKRNL_INTERFACE, DxgkCbQueueDpc),
     CLTRACE_COUNT(DXGKRNL_INTERFACE, DxgkCbNotifyDpc),
 };
+const CLTRACE_GPU_OBSERVER kCountingObserver = {
+    CLTRACE_COUNT(CLTRACE_GPU_OBSERVER, pfnGpuFenceRetired),
+};
 #undef CLTRACE_COUNT
 static_assert(sizeof(DRIVER_INITIALIZATION_DATA) == 13 * sizeof(void*),
               "a KMD entry point is missing from the counting table");
 static_assert(sizeof(DXGKRNL_INTERFACE) == 3 * sizeof(void*),
               "a Dxgkrnl callback is missing from the counting table");
+static_assert(sizeof(CLTRACE_GPU_OBSERVER) == 1 * sizeof(void*),
+              "a GPU observer call is missing from the counting table");
 
 }  // namespace
 
@@ -72,12 +81,17 @@ KernelStack::KernelStack(KernelStackOptions options, ViolationSink* violations,
   // Counting first (innermost): the real tables are static, so the globals never change.
   g_real_kmd.store(kmd_->driver_initialization_data(), std::memory_order_release);
   g_real_dxgkrnl.store(kernel_->dxgkrnl_interface(), std::memory_order_release);
+  g_real_observer.store(kernel_->gpu_observer(), std::memory_order_release);
   const DRIVER_INITIALIZATION_DATA* kmd_table = &kCountingKmd;
   if (wrappers.kmd) kmd_table = wrappers.kmd(kmd_table);
   const DXGKRNL_INTERFACE* cb_table = &kCountingDxgkrnl;
   if (wrappers.dxgkrnl) cb_table = wrappers.dxgkrnl(cb_table);
+  const CLTRACE_GPU_OBSERVER* observer_table = &kCountingObserver;
+  if (wrappers.gpu_observer) observer_table = wrappers.gpu_observer(observer_table);
   kmd_table_ = kmd_table;
   dxgkrnl_table_ = cb_table;
+  observer_table_ = observer_table;
+  kernel_->SetGpuObserver(observer_table);
   kernel_->StartAdapter(kmd_table, kmd_->adapter());
   kmd_->Start(cb_table, kernel_->dxgkrnl_handle());
   callbacks_ = kernel_->device_callbacks();

@@ -3,6 +3,8 @@
 // each table so a recorder (or gpu::KernelTranscript) sees every kernel-layer call:
 //   UMD --D3DDDI_DEVICECALLBACKS--> Dxgkrnl --DRIVER_INITIALIZATION_DATA--> ModelKmd
 //   ModelKmd --DXGKRNL_INTERFACE--> Dxgkrnl
+//   Dxgkrnl --CLTRACE_GPU_OBSERVER--> (the observation point: GpuFenceRetired per retired
+//                                      fence, with the GPU content digest; see gpu/dxgkrnl.h)
 //
 // Thread-safety: as gpu::Dxgkrnl (all calls may come from any thread).
 //
@@ -33,6 +35,7 @@ struct TableWrappers {
   std::function<const DRIVER_INITIALIZATION_DATA*(const DRIVER_INITIALIZATION_DATA*)> kmd;
   std::function<const DXGKRNL_INTERFACE*(const DXGKRNL_INTERFACE*)> dxgkrnl;
   std::function<const D3DDDI_DEVICECALLBACKS*(const D3DDDI_DEVICECALLBACKS*)> device_callbacks;
+  std::function<const CLTRACE_GPU_OBSERVER*(const CLTRACE_GPU_OBSERVER*)> gpu_observer;
 };
 
 struct KernelStackOptions {
@@ -56,6 +59,7 @@ class KernelStack {
   // wants to know what it wrapped.
   const DRIVER_INITIALIZATION_DATA* kmd_table() const { return kmd_table_; }
   const DXGKRNL_INTERFACE* dxgkrnl_table() const { return dxgkrnl_table_; }
+  const CLTRACE_GPU_OBSERVER* gpu_observer_table() const { return observer_table_; }
 
  private:
   std::unique_ptr<Dxgkrnl> kernel_;
@@ -63,11 +67,13 @@ class KernelStack {
   const D3DDDI_DEVICECALLBACKS* callbacks_ = nullptr;
   const DRIVER_INITIALIZATION_DATA* kmd_table_ = nullptr;
   const DXGKRNL_INTERFACE* dxgkrnl_table_ = nullptr;
+  const CLTRACE_GPU_OBSERVER* observer_table_ = nullptr;
 };
 
-// KMD entry-point calls (DxgkDdi*) and Dxgkrnl callbacks (DxgkCb*) made by every KernelStack of
-// this process so far. Counted by an innermost wrapper that every stack installs around the
-// model's (static) tables, below any TableWrappers hook; kernel-thunk callbacks are not
+// KMD entry-point calls (DxgkDdi*), Dxgkrnl callbacks (DxgkCb*) and GPU observer calls
+// (GpuFenceRetired) made by every KernelStack of this process so far: the calls a recording
+// of the kernel layer holds. Counted by an innermost wrapper that every stack installs around
+// the model's (static) tables, below any TableWrappers hook; kernel-thunk callbacks are not
 // included (whoever hands the table to the UMD counts those, e.g. the runtime model).
 uint64_t ProcessKernelLayerCalls();
 

@@ -473,6 +473,18 @@ void APIENTRY CbNotifyDpc(DXGKRNL_HADAPTER h) {
 
 const DXGKRNL_INTERFACE kDxgkrnl = {CbNotifyInterrupt, CbQueueDpc, CbNotifyDpc};
 
+// ---- GPU observer (our own table) ------------------------------------------------------------
+void APIENTRY ObsGpuFenceRetired(DXGKRNL_HADAPTER h, UINT node, UINT64 fence, UINT64 digest,
+                                 BOOL paging) {
+  size_t l = T().Begin("dxgkrnl", absl::StrFormat("GpuFenceRetired(NodeOrdinal=%u FenceId=%u "
+                                                  "ContentDigest=0x%016x%s)",
+                                                  node, fence, digest, paging ? " Paging" : ""));
+  T().observer_->pfnGpuFenceRetired(h, node, fence, digest, paging);
+  T().End(l, "");
+}
+
+const CLTRACE_GPU_OBSERVER kObserver = {ObsGpuFenceRetired};
+
 }  // namespace
 
 KernelTranscript::KernelTranscript() { g_active = this; }
@@ -494,6 +506,10 @@ TableWrappers KernelTranscript::Wrappers() {
   w.device_callbacks = [this](const D3DDDI_DEVICECALLBACKS* t) {
     callbacks_ = t;
     return &kCallbacks;
+  };
+  w.gpu_observer = [this](const CLTRACE_GPU_OBSERVER* t) {
+    observer_ = t;
+    return &kObserver;
   };
   return w;
 }

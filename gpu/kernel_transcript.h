@@ -1,6 +1,7 @@
 // A readable transcript of every kernel-layer call (kernel-thunk callbacks, KMD entry points,
-// Dxgkrnl callbacks) for golden tests, determinism checks and debugging. It interposes on the
-// three C tables through gpu::TableWrappers, exactly where a recorder would, so it shows what
+// Dxgkrnl callbacks, the GPU observer's GpuFenceRetired) for golden tests, determinism checks
+// and debugging. It interposes on the four C tables through gpu::TableWrappers, exactly where
+// a recorder would, so it shows what
 // a trace's kernel layer would contain: one line per call, nested calls indented under the
 // call that made them, results appended, and the DMA commands each patched or paging buffer
 // carries (decoded, with physical addresses) under the call that finished it.
@@ -59,6 +60,7 @@ class KernelTranscript {
   const DRIVER_INITIALIZATION_DATA* kmd_ = nullptr;
   const DXGKRNL_INTERFACE* dxgkrnl_ = nullptr;
   const D3DDDI_DEVICECALLBACKS* callbacks_ = nullptr;
+  const CLTRACE_GPU_OBSERVER* observer_ = nullptr;
 
  private:
   std::function<VirtualTime()> clock_;

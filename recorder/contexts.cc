@@ -309,6 +309,12 @@ const DXGKRNL_INTERFACE* WrapDxgkrnl(const DXGKRNL_INTERFACE* real) {
   return internal::WrapProcessTable(&t.dxgkrnl, &t.dxgkrnl_thunks, real, internal::kDxgkrnlThunks);
 }
 
+const CLTRACE_GPU_OBSERVER* WrapGpuObserver(const CLTRACE_GPU_OBSERVER* real) {
+  internal::KernelLayerTables& t = internal::KernelLayer();
+  return internal::WrapProcessTable(&t.gpu_observer, &t.gpu_observer_thunks, real,
+                                    internal::kGpuObserverThunks);
+}
+
 const DD_D3DBUFCALLBACKS* WrapDx6Buffers(const DD_D3DBUFCALLBACKS* real) {
   internal::KernelLayerTables& t = internal::KernelLayer();
   return internal::WrapProcessTable(&t.dx6_buffers, &t.dx6_buffer_thunks, real,

@@ -74,6 +74,7 @@ void* const kAnswerCore[] = {CLTRACE_CALLS_D3D11DDI_CORELAYER_DEVICECALLBACKS(CL
 void* const kAnswerKernel[] = {CLTRACE_CALLS_D3DDDI_DEVICECALLBACKS(CLTRACE_ANSWER)};
 void* const kAnswerKmd[] = {CLTRACE_CALLS_DRIVER_INITIALIZATION_DATA(CLTRACE_ANSWER)};
 void* const kAnswerDxgkrnl[] = {CLTRACE_CALLS_DXGKRNL_INTERFACE(CLTRACE_ANSWER)};
+void* const kAnswerGpuObserver[] = {CLTRACE_CALLS_CLTRACE_GPU_OBSERVER(CLTRACE_ANSWER)};
 #undef CLTRACE_ANSWER
 
 template <typename Table, size_t N>
@@ -95,6 +96,8 @@ struct Tables {
   const DRIVER_INITIALIZATION_DATA* wrapped_kmd = nullptr;
   DXGKRNL_INTERFACE real_dxgkrnl{};
   const DXGKRNL_INTERFACE* wrapped_dxgkrnl = nullptr;
+  CLTRACE_GPU_OBSERVER real_gpu_observer{};
+  const CLTRACE_GPU_OBSERVER* wrapped_gpu_observer = nullptr;
   // Zeroed tables whose addresses stand in for the table pointers inside creation arguments.
   D3D11DDI_DEVICEFUNCS scratch_device{};
   D3D11DDI_CORELAYER_DEVICECALLBACKS scratch_core{};
@@ -131,6 +134,8 @@ void RegisterContexts() {
   FillTable(&t.real_dxgkrnl, kAnswerDxgkrnl);
   t.wrapped_kmd = WrapKmd(&t.real_kmd);
   t.wrapped_dxgkrnl = WrapDxgkrnl(&t.real_dxgkrnl);
+  FillTable(&t.real_gpu_observer, kAnswerGpuObserver);
+  t.wrapped_gpu_observer = WrapGpuObserver(&t.real_gpu_observer);
   DeviceTables d;
   d.device.pDrvPrivate = reinterpret_cast<void*>(TestHandleRaw(kDeviceId));
   d.driver_funcs = &t.driver_device;
@@ -157,6 +162,10 @@ void* ThunkFor(const CallInfo& call, size_t slot) {
     case format::Layer::kKmd:
       return reinterpret_cast<void* const*>(t.wrapped_kmd)[slot];
     case format::Layer::kDxgkrnl:
+      // Two tables in this layer: DXGKRNL_INTERFACE and the GPU observer (our own).
+      if (std::string(call.table) == "CLTRACE_GPU_OBSERVER") {
+        return reinterpret_cast<void* const*>(t.wrapped_gpu_observer)[slot];
+      }
       return reinterpret_cast<void* const*>(t.wrapped_dxgkrnl)[slot];
     default:
       return nullptr;
@@ -407,6 +416,7 @@ CLTRACE_CALLS_D3D11DDI_CORELAYER_DEVICECALLBACKS(CLTRACE_ROUNDTRIP_TEST)
 CLTRACE_CALLS_D3DDDI_DEVICECALLBACKS(CLTRACE_ROUNDTRIP_TEST)
 CLTRACE_CALLS_DRIVER_INITIALIZATION_DATA(CLTRACE_ROUNDTRIP_TEST)
 CLTRACE_CALLS_DXGKRNL_INTERFACE(CLTRACE_ROUNDTRIP_TEST)
+CLTRACE_CALLS_CLTRACE_GPU_OBSERVER(CLTRACE_ROUNDTRIP_TEST)
 #undef CLTRACE_ROUNDTRIP_TEST
 
 }  // namespace

@@ -35,6 +35,7 @@ gpu::TableWrappers Compose(gpu::TableWrappers inner, gpu::TableWrappers outer) {
   w.kmd = chain(std::move(inner.kmd), std::move(outer.kmd));
   w.dxgkrnl = chain(std::move(inner.dxgkrnl), std::move(outer.dxgkrnl));
   w.device_callbacks = chain(std::move(inner.device_callbacks), std::move(outer.device_callbacks));
+  w.gpu_observer = chain(std::move(inner.gpu_observer), std::move(outer.gpu_observer));
   return w;
 }
 
@@ -78,6 +79,9 @@ gpu::TableWrappers KernelWrappersFor(const RuntimeOptions& options, void* driver
       };
       c.device_callbacks = [fn](const D3DDDI_DEVICECALLBACKS* t) {
         return static_cast<const D3DDDI_DEVICECALLBACKS*>(fn("kernel_thunks", t));
+      };
+      c.gpu_observer = [fn](const CLTRACE_GPU_OBSERVER* t) {
+        return static_cast<const CLTRACE_GPU_OBSERVER*>(fn("gpu_observer", t));
       };
       w = Compose(std::move(w), std::move(c));
     }

@@ -9,17 +9,21 @@
 // of the device ("R75 seq=... fn=kernel ...").
 //
 // Kernel-layer interposition (recorders, transcripts). The KMD entry points (DxgkDdi*), the
-// Dxgkrnl callbacks (DxgkCb*) and the runtime-to-kernel thunk table can be wrapped, as their own
-// layer, in three ways; all apply to each Device created afterwards, innermost first:
+// Dxgkrnl callbacks (DxgkCb*), the model GPU's observer (GpuFenceRetired: the GPU content
+// digest of every retired fence, gpu/dxgkrnl.h) and the runtime-to-kernel thunk table can be
+// wrapped, as their own layer, in three ways; all apply to each Device created afterwards,
+// innermost first:
 //   1. RuntimeOptions::kernel_wrappers (in-process, per device; e.g. gpu::KernelTranscript);
 //   2. SetKernelTableHook(...) (in-process, process-wide; e.g. a recorder linked into the app);
 //   3. a driver library (typically a recorder shim loaded as the driver) exporting
 //        extern "C" const void* CltraceWrapKernelTable(const char* which, const void* table);
 //      The runtime calls it with which = "kmd" (DRIVER_INITIALIZATION_DATA), "dxgkrnl"
-//      (DXGKRNL_INTERFACE) and "kernel_thunks" (D3DDDI_DEVICECALLBACKS: the runtime -> kernel
-//      side; the UMD-facing table is D3D10DDIARG_CREATEDEVICE.pKTCallbacks, which a shim sees
-//      anyway) and uses the table it returns (return `table` itself to not interpose). The
-//      returned table must stay valid until the device is destroyed.
+//      (DXGKRNL_INTERFACE), "gpu_observer" (CLTRACE_GPU_OBSERVER, our own table) and
+//      "kernel_thunks" (D3DDDI_DEVICECALLBACKS: the runtime -> kernel side; the UMD-facing
+//      table is D3D10DDIARG_CREATEDEVICE.pKTCallbacks, which a shim sees anyway) and uses the
+//      table it returns (return `table` itself to not interpose; a hook that does not know a
+//      `which` must do that). The returned table must stay valid until the device is
+//      destroyed.
 // The model's tables are process-wide constants, so a wrapper may keep the real table in a
 // global. gpu::KernelExecutionContext() tells a wrapper when a call runs on a kernel "thread"
 // (vidsch / interrupt / dpc) rather than inside the UMD call that let virtual time pass.

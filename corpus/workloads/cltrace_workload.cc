@@ -6,8 +6,9 @@
 //
 // Output: one line per violation (starting with its rule number), then `calls: N` (DDI calls
 // made plus callbacks received at every layer the workload drives: the D3D11 DDI and its
-// callbacks, the kernel layer (DxgkDdi*, DxgkCb*) and the DX6 driver tables; not the driver's
-// entry point OpenAdapter10_2, which is no catalog call: N is what a trace of the run holds).
+// callbacks, the kernel layer (DxgkDdi*, DxgkCb*, GpuFenceRetired) and the DX6 driver tables;
+// not the driver's entry point OpenAdapter10_2, which is no catalog call: N is what a trace of
+// the run holds).
 // Exit status 0 when nothing was detected, 1 when something was, 2 on a usage or setup error.
 #include <cstdio>
 #include <cstdlib>

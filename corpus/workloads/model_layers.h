@@ -34,7 +34,7 @@ const DD_D3DBUFCALLBACKS* CountingBufferCallbacks(const DD_D3DBUFCALLBACKS* real
 const D3DHAL_CALLBACKS3* CountingHalCallbacks3(const D3DHAL_CALLBACKS3* real);
 
 // Every call the workload drove: DDI calls + callbacks of the runtime model, kernel-layer
-// calls (DxgkDdi*, DxgkCb*) and DX6 calls.
+// calls (DxgkDdi*, DxgkCb*, GpuFenceRetired) and DX6 calls.
 uint64_t AllLayerCalls();
 
 }  // namespace cltrace::workloads

@@ -234,6 +234,7 @@ struct Dxgkrnl::Impl {
   std::vector<bool> vidsch_pending;
   const DRIVER_INITIALIZATION_DATA* kmd = nullptr;
   DXGK_HADAPTER kmd_adapter{};
+  const CLTRACE_GPU_OBSERVER* observer = nullptr;  // Dxgkrnl::SetGpuObserver
   std::map<uint32_t, std::unique_ptr<KDevice>> devices;
   std::map<uint32_t, std::unique_ptr<KContext>> contexts;
   std::map<uint32_t, std::unique_ptr<KAllocation>> allocations;

@@ -50,8 +50,10 @@ inline constexpr size_t kKernelSlots = format::TableTraits<KernelTable>::kSlotCo
 inline constexpr size_t kAdapterSlots = format::TableTraits<AdapterTable>::kSlotCount;
 using KmdTable = DRIVER_INITIALIZATION_DATA;
 using DxgkrnlTable = DXGKRNL_INTERFACE;
+using GpuObserverTable = CLTRACE_GPU_OBSERVER;
 inline constexpr size_t kKmdSlots = format::TableTraits<KmdTable>::kSlotCount;
 inline constexpr size_t kDxgkrnlSlots = format::TableTraits<DxgkrnlTable>::kSlotCount;
+inline constexpr size_t kGpuObserverSlots = format::TableTraits<GpuObserverTable>::kSlotCount;
 using Dx6BufferTable = DD_D3DBUFCALLBACKS;
 using Dx6HalTable = D3DHAL_CALLBACKS3;
 inline constexpr size_t kDx6BufferSlots = format::TableTraits<Dx6BufferTable>::kSlotCount;
@@ -115,12 +117,14 @@ struct AdapterCtx {
 struct KernelLayerTables {
   std::atomic<const KmdTable*> kmd{nullptr};
   std::atomic<const DxgkrnlTable*> dxgkrnl{nullptr};
+  std::atomic<const GpuObserverTable*> gpu_observer{nullptr};
   std::atomic<const Dx6BufferTable*> dx6_buffers{nullptr};
   std::atomic<const Dx6HalTable*> dx6_hal{nullptr};
-  KmdTable kmd_thunks{};               // what WrapKmd hands out
-  DxgkrnlTable dxgkrnl_thunks{};       // what WrapDxgkrnl hands out
-  Dx6BufferTable dx6_buffer_thunks{};  // what WrapDx6Buffers hands out
-  Dx6HalTable dx6_hal_thunks{};        // what WrapDx6Hal hands out
+  KmdTable kmd_thunks{};                   // what WrapKmd hands out
+  DxgkrnlTable dxgkrnl_thunks{};           // what WrapDxgkrnl hands out
+  GpuObserverTable gpu_observer_thunks{};  // what WrapGpuObserver hands out
+  Dx6BufferTable dx6_buffer_thunks{};      // what WrapDx6Buffers hands out
+  Dx6HalTable dx6_hal_thunks{};            // what WrapDx6Hal hands out
 };
 KernelLayerTables& KernelLayer();
 
@@ -143,6 +147,7 @@ extern void* const kAdapterThunks[kAdapterSlots];
 extern void* const kDxgiThunk;
 extern void* const kKmdThunks[kKmdSlots];
 extern void* const kDxgkrnlThunks[kDxgkrnlSlots];
+extern void* const kGpuObserverThunks[kGpuObserverSlots];
 extern void* const kDx6BufferThunks[kDx6BufferSlots];
 extern void* const kDx6HalThunks[kDx6HalSlots];
 

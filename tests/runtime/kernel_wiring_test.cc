@@ -109,11 +109,13 @@ TEST(KernelWiringTest, ProcessWideHookWrapsTheKernelTables) {
   int hooked = 0;
   const DRIVER_INITIALIZATION_DATA* seen_kmd = nullptr;
   const DXGKRNL_INTERFACE* seen_dxgkrnl = nullptr;
+  const CLTRACE_GPU_OBSERVER* seen_observer = nullptr;
   runtime::SetKernelTableHook([&] {
     ++hooked;
     gpu::TableWrappers w;
     w.kmd = [&](const DRIVER_INITIALIZATION_DATA* t) { return seen_kmd = t; };
     w.dxgkrnl = [&](const DXGKRNL_INTERFACE* t) { return seen_dxgkrnl = t; };
+    w.gpu_observer = [&](const CLTRACE_GPU_OBSERVER* t) { return seen_observer = t; };
     w.device_callbacks = [](const D3DDDI_DEVICECALLBACKS* t) {
       g_real_thunks = t;
       g_wrapped_thunks = *t;
@@ -133,6 +135,7 @@ TEST(KernelWiringTest, ProcessWideHookWrapsTheKernelTables) {
   EXPECT_EQ(hooked, 1);
   EXPECT_NE(seen_kmd, nullptr);
   EXPECT_NE(seen_dxgkrnl, nullptr);
+  EXPECT_NE(seen_observer, nullptr);
   EXPECT_GE(g_render_calls, 2);  // at least the mid-frame flush of each frame
 }
 
