@@ -116,6 +116,14 @@ void PrintStats(const std::map<std::string, std::string>& stats, const std::stri
       "background thread %.1f ms CPU\n",
       Number(stats, "waits"), Number(stats, "wait_ns") / 1e6, Number(stats, "write_failures"),
       Number(stats, "discarded"), Number(stats, "background_cpu_ns") / 1e6);
+  err << absl::StrFormat("cltrace record: content captured for %d calls (%d bytes)",
+                         Number(stats, "contents"), Number(stats, "content_bytes"));
+  if (const uint64_t skipped = Number(stats, "contents_skipped"); skipped != 0) {
+    auto why = stats.find("content_skip");
+    err << absl::StrFormat(", not for %d (first: %s)", skipped,
+                           why != stats.end() ? why->second : std::string("?"));
+  }
+  err << "\n";
   if (auto it = stats.find("error"); it != stats.end()) {
     err << "cltrace record: " << it->second << "\n";
   }

@@ -173,6 +173,7 @@ void EmitSlow(ThreadState* t, const Frame* f, uint64_t end, int64_t ret, RecordS
       // the application; recording is over anyway.
       t->wait_ns.fetch_add(static_cast<uint64_t>(MonotonicNs() - start), std::memory_order_relaxed);
       std::free(f->note);
+      if (shape.flags & kFlagHasContent) delete f->content;
       return;
     }
     if (spin % 16 != 15 || MonotonicNs() - start < kWaitSpinNs) {

@@ -23,6 +23,7 @@
 #include "format/catalog.h"
 #include "format/event.h"
 #include "format/event_codec.h"
+#include "recorder/internal/content.h"
 #include "recorder/internal/contexts.h"
 #include "recorder/internal/core.h"
 #include "recorder/internal/drain.h"
@@ -220,6 +221,11 @@ class Recorder::Impl {
     std::lock_guard<std::mutex> l(stats_mu_);
     stats_.background_cpu_ns =
         static_cast<uint64_t>(cpu.tv_sec) * 1000000000 + static_cast<uint64_t>(cpu.tv_nsec);
+    const internal::ContentStats content = internal::GetContentStats();
+    stats_.contents = content.captured;
+    stats_.content_bytes = content.bytes;
+    stats_.contents_skipped = content.skipped;
+    stats_.first_content_skip = content.first_skip;
   }
 
   absl::Status WriterFlush() {
@@ -364,6 +370,7 @@ class Recorder::Impl {
     }
     if (writer_ == nullptr || write_failed_) {
       std::free(r.note);
+      delete r.content;
       ++discarded_;
       return;
     }
@@ -390,6 +397,12 @@ class Recorder::Impl {
       std::free(r.note);
     } else {
       e.annotation = AnnotationId(r.annotation, nullptr);
+    }
+    if (__builtin_expect(r.content != nullptr, 0)) {
+      e.content = writer_->InternContent(*r.content);
+      delete r.content;
+    } else {
+      e.content = 0;
     }
   }
 
@@ -567,6 +580,7 @@ absl::StatusOr<std::unique_ptr<Recorder>> Recorder::Start(Options options) {
   if (!st.ok()) return st;
   g_crash_request.store(0);
   g_crash_done.store(0);
+  internal::ResetContentStats();
   static const int atfork = pthread_atfork(nullptr, nullptr, &StopRecordingInChild);
   (void)atfork;
   impl->Begin();

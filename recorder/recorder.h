@@ -91,7 +91,13 @@ struct Stats {
   uint64_t events_discarded = 0;   // events not written because of a write failure
   uint64_t threads = 0;            // application threads that made calls
   uint64_t background_cpu_ns = 0;  // CPU time of the recorder's background thread
-  std::string first_error;         // the first write/open error, if any
+  // Content capture (recorder/README.md, "Content capture"): calls whose bytes were captured,
+  // how many bytes (before deduplication), calls whose bytes could not be, and why the first.
+  uint64_t contents = 0;
+  uint64_t content_bytes = 0;
+  uint64_t contents_skipped = 0;
+  std::string first_content_skip;
+  std::string first_error;  // the first write/open error, if any
 };
 
 class Recorder {
@@ -140,6 +146,9 @@ const D3DDDI_DEVICECALLBACKS* WrapKernelCallbacks(D3DRTDEVICEHANDLE device,
 // the others, nested under the call they happen in (e.g. DxgkDdiRender inside pfnRenderCb).
 const DRIVER_INITIALIZATION_DATA* WrapKmd(const DRIVER_INITIALIZATION_DATA* real);
 const DXGKRNL_INTERFACE* WrapDxgkrnl(const DXGKRNL_INTERFACE* real);
+// The model GPU's observer (CLTRACE_GPU_OBSERVER, our own table, layer dxgkrnl): one
+// GpuFenceRetired per retired fence with the GPU content digest, recorded the same way.
+const CLTRACE_GPU_OBSERVER* WrapGpuObserver(const CLTRACE_GPU_OBSERVER* real);
 // The DX6 driver's tables (ddi-spec §7): the D3D buffer callbacks and D3dDrawPrimitives2, the
 // same way (process-wide; the calls carry their own context and surface handles).
 const DD_D3DBUFCALLBACKS* WrapDx6Buffers(const DD_D3DBUFCALLBACKS* real);

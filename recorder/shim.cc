@@ -91,7 +91,11 @@ std::string StatsText(const ShimState& s, const Stats& st) {
       "calls ", st.calls, "\nevents ", st.events_written, "\nbytes ", st.bytes_written, "\nwaits ",
       st.producer_waits, "\nwait_ns ", st.producer_wait_ns, "\nwrite_failures ", st.write_failures,
       "\ndiscarded ", st.events_discarded, "\nthreads ", st.threads, "\nadapters ",
-      s.adapters_opened, "\nbackground_cpu_ns ", st.background_cpu_ns, "\n");
+      s.adapters_opened, "\nbackground_cpu_ns ", st.background_cpu_ns, "\ncontents ", st.contents,
+      "\ncontent_bytes ", st.content_bytes, "\ncontents_skipped ", st.contents_skipped, "\n");
+  if (!st.first_content_skip.empty()) {
+    absl::StrAppend(&text, "content_skip ", st.first_content_skip, "\n");
+  }
   const std::string& err = !s.error.empty() ? s.error : st.first_error;
   if (!err.empty()) absl::StrAppend(&text, "error ", err, "\n");
   return text;
@@ -196,12 +200,14 @@ CLTRACE_EXPORT HRESULT OpenAdapter10_2(D3D10DDIARG_OPENADAPTER* pOpenData) {
 }
 
 // The runtime model's kernel-layer hook (runtime/kernel.h): called with the KMD's entry
-// points ("kmd"), the Dxgkrnl callbacks ("dxgkrnl") and the runtime's own kernel-thunk table
-// ("kernel_thunks") of every device it creates, before OpenAdapter10_2. The first two are
-// wrapped; the third is returned as is: the kernel-thunk callbacks are recorded where the
-// driver calls them (D3D10DDIARG_CREATEDEVICE.pKTCallbacks), and wrapping the runtime's side
-// too would record each of them twice. A DX6 runtime (the dp2 workload) calls it with
-// "dx6_buffers" (DD_D3DBUFCALLBACKS) and "dx6_hal" (D3DHAL_CALLBACKS3): wrapped.
+// points ("kmd"), the Dxgkrnl callbacks ("dxgkrnl"), the model GPU's observer
+// ("gpu_observer": GpuFenceRetired with the content digest of each retired fence) and the
+// runtime's own kernel-thunk table ("kernel_thunks") of every device it creates, before
+// OpenAdapter10_2. The first three are wrapped; the last is returned as is: the kernel-thunk
+// callbacks are recorded where the driver calls them (D3D10DDIARG_CREATEDEVICE.pKTCallbacks),
+// and wrapping the runtime's side too would record each of them twice. A DX6 runtime (the
+// dp2 workload) calls it with "dx6_buffers" (DD_D3DBUFCALLBACKS) and "dx6_hal"
+// (D3DHAL_CALLBACKS3): wrapped.
 CLTRACE_EXPORT const void* CltraceWrapKernelTable(const char* which, const void* table) {
   using cltrace::recorder::State;
   auto& s = State();
@@ -215,6 +221,9 @@ CLTRACE_EXPORT const void* CltraceWrapKernelTable(const char* which, const void*
   }
   if (std::strcmp(which, "dxgkrnl") == 0) {
     return cltrace::recorder::WrapDxgkrnl(static_cast<const DXGKRNL_INTERFACE*>(table));
+  }
+  if (std::strcmp(which, "gpu_observer") == 0) {
+    return cltrace::recorder::WrapGpuObserver(static_cast<const CLTRACE_GPU_OBSERVER*>(table));
   }
   if (std::strcmp(which, "dx6_buffers") == 0) {
     return cltrace::recorder::WrapDx6Buffers(static_cast<const DD_D3DBUFCALLBACKS*>(table));

@@ -14,6 +14,7 @@
 
 #include "format/call_traits.h"
 #include "format/catalog.h"
+#include "recorder/internal/content.h"
 #include "recorder/internal/contexts.h"
 #include "recorder/internal/core.h"
 
@@ -37,24 +38,62 @@ struct NoAfter {
   char* operator()() const { return nullptr; }
 };
 
+// Content capture (recorder/internal/content.h), compiled into the thunks of the calls it
+// concerns only. Before the call: the bytes of an upload's source or of a mapping about to be
+// unmapped (nullptr: none). After it: what a Map returned, and each resource's shape.
+template <CallId kId, typename... P>
+std::string* ContentBefore(P... p) {
+  constexpr format::ContentRole kRole = ThunkContentRole(kId);
+  if constexpr (kRole == format::ContentRole::kUploadSource) {
+    const auto a = std::make_tuple(p...);
+    return ContentOfUpload(std::get<1>(a).pDrvPrivate, std::get<2>(a), std::get<3>(a),
+                           std::get<4>(a), std::get<5>(a), std::get<6>(a));
+  } else if constexpr (kRole == format::ContentRole::kUnmap) {
+    const auto a = std::make_tuple(p...);
+    return ContentAtUnmap(std::get<0>(a).pDrvPrivate, std::get<1>(a).pDrvPrivate, std::get<2>(a));
+  } else {
+    return nullptr;
+  }
+}
+
+template <CallId kId, typename... P>
+void ContentAfter(P... p) {
+  if constexpr (ThunkContentRole(kId) == format::ContentRole::kMap) {
+    const auto a = std::make_tuple(p...);
+    ContentOnMap(std::get<0>(a).pDrvPrivate, std::get<1>(a).pDrvPrivate, std::get<2>(a),
+                 std::get<3>(a), std::get<5>(a));
+  } else if constexpr (kId == CallId::kCreateResource) {
+    const auto a = std::make_tuple(p...);
+    ContentOnCreateResource(std::get<2>(a).pDrvPrivate, std::get<1>(a), std::get<3>(a).handle);
+  } else if constexpr (kId == CallId::kDestroyResource) {
+    ContentOnDestroyResource(std::get<1>(std::make_tuple(p...)).pDrvPrivate);
+  }
+}
+
 // Records one call around `callee` (which makes the real call, possibly with substituted
 // arguments); `p...` are the parameters as the caller passed them. `after` runs once the
 // callee returned and may return a note for this call's event (a table check).
 template <CallId kId, typename R, typename Callee, typename After, typename... P>
 R RecordCallThen(char* note, Callee&& callee, After&& after, P... p) {
   using T = CallTraits<kId>;
+  constexpr bool kCapturesContent = ThunkContentRole(kId) == format::ContentRole::kUploadSource ||
+                                    ThunkContentRole(kId) == format::ContentRole::kUnmap;
   if (!Recording()) {
     std::free(note);
+    delete ContentBefore<kId>(p...);  // forgets an unmapped mapping; captures nothing
     if constexpr (std::is_void_v<R>) {
       callee();
+      ContentAfter<kId>(p...);
       std::free(after());
       return;
     } else {
       const R r = callee();
+      ContentAfter<kId>(p...);
       std::free(after());
       return r;
     }
   }
+  [[maybe_unused]] std::string* content = ContentBefore<kId>(p...);
   ThreadState* t = Self();
   Frame* f = BeginCall(t, kId, note);
   if constexpr (T::kFlat) {
@@ -72,15 +111,25 @@ R RecordCallThen(char* note, Callee&& callee, After&& after, P... p) {
     callee();
     const uint64_t end = NextPosition();
     if constexpr (!T::kFlat) T::CaptureExit(&f->args, RawHandle, p...);
+    ContentAfter<kId>(p...);
     if (char* extra = after()) f->note = JoinNotes(f->note, extra);
-    EndCall(t, f, end, 0);
+    if constexpr (kCapturesContent) {
+      EndCallWithContent(t, f, end, 0, content);
+    } else {
+      EndCall(t, f, end, 0);
+    }
   } else {
     const R r = callee();
     const uint64_t end = NextPosition();
     if constexpr (!T::kFlat) T::CaptureExit(&f->args, RawHandle, p...);
+    ContentAfter<kId>(p...);
     if (char* extra = after()) f->note = JoinNotes(f->note, extra);
     // HRESULT/NTSTATUS/BOOL sign-extend, SIZE_T as is, DWORD results zero-extend.
-    EndCall(t, f, end, static_cast<int64_t>(r));
+    if constexpr (kCapturesContent) {
+      EndCallWithContent(t, f, end, static_cast<int64_t>(r), content);
+    } else {
+      EndCall(t, f, end, static_cast<int64_t>(r));
+    }
     return r;
   }
 }
@@ -346,7 +395,7 @@ R AdapterBody(P... p) {
   }
 }
 
-// ---- Kernel layer (process-wide KMD and Dxgkrnl tables) ----
+// ---- Kernel layer (process-wide KMD, Dxgkrnl and GPU observer tables) ----
 
 template <CallId kId, typename R, typename... P>
 R KernelLayerBody(P... p) {
@@ -358,6 +407,8 @@ R KernelLayerBody(P... p) {
     table = KernelLayer().kmd.load(std::memory_order_acquire);
   } else if constexpr (std::is_same_v<Table, DxgkrnlTable>) {
     table = KernelLayer().dxgkrnl.load(std::memory_order_acquire);
+  } else if constexpr (std::is_same_v<Table, GpuObserverTable>) {
+    table = KernelLayer().gpu_observer.load(std::memory_order_acquire);
   } else if constexpr (std::is_same_v<Table, Dx6BufferTable>) {
     table = KernelLayer().dx6_buffers.load(std::memory_order_acquire);
   } else {
@@ -426,6 +477,8 @@ void* const kAdapterThunks[kAdapterSlots] = {
 void* const kDxgiThunk = reinterpret_cast<void*>(&Thunk<CallId::kPresentDXGI, 0>::Fn);
 void* const kKmdThunks[kKmdSlots] = {CLTRACE_CALLS_DRIVER_INITIALIZATION_DATA(CLTRACE_THUNK_G0)};
 void* const kDxgkrnlThunks[kDxgkrnlSlots] = {CLTRACE_CALLS_DXGKRNL_INTERFACE(CLTRACE_THUNK_G0)};
+void* const kGpuObserverThunks[kGpuObserverSlots] = {
+    CLTRACE_CALLS_CLTRACE_GPU_OBSERVER(CLTRACE_THUNK_G0)};
 void* const kDx6BufferThunks[kDx6BufferSlots] = {
     CLTRACE_CALLS_DD_D3DBUFCALLBACKS(CLTRACE_THUNK_G0)};
 void* const kDx6HalThunks[kDx6HalSlots] = {CLTRACE_CALLS_D3DHAL_CALLBACKS3(CLTRACE_THUNK_G0)};

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -58,7 +59,10 @@ struct Frame {
   CallId call = CallId::kInvalid;
   const char* annotation = nullptr;  // the thread's API annotation at entry
   char* note = nullptr;              // table-mutation note (heap, owned by the record)
-  int64_t clock_ns = 0;              // clock mode only
+  // Captured content (recorder/internal/content.h), heap, owned by the record. Only read when
+  // the call ends through EndCallWithContent; other calls never look at it.
+  std::string* content = nullptr;
+  int64_t clock_ns = 0;  // clock mode only
   // The args: flat calls (format::CallTraits::kFlat) write `flat` directly, the rest go
   // through the typed codec into `args` (which keeps its heap capacity between calls).
   bool is_flat = false;
@@ -176,6 +180,7 @@ CLTRACE_HOT Frame* BeginCall(ThreadState* t, CallId id, char* note) {
 //   [annot]  kFlagHasAnnotation (the thread's API annotation, a static string)
 //   args     the call's argument words
 //   [note]   kFlagHasNote
+//   [content] kFlagHasContent (a std::string*, the call's captured bytes)
 //   [clock]  kFlagHasClock
 // The common record (a void call with its handles and scalars, no annotation) is three words
 // plus its args: the ring traffic between the two cores is what bounds the background thread.
@@ -196,7 +201,8 @@ CLTRACE_HOT RecordShape ShapeOf(const Frame* f, uint64_t end, int64_t ret, uint6
   }
   const uint64_t words = 3 + ((flags & kFlagWide) ? 1 : 0) + ((flags & kFlagHasRet) ? 1 : 0) +
                          ((flags & kFlagHasAnnotation) ? 1 : 0) + f->ArgCount() +
-                         ((flags & kFlagHasNote) ? 1 : 0) + ((flags & kFlagHasClock) ? 1 : 0);
+                         ((flags & kFlagHasNote) ? 1 : 0) + ((flags & kFlagHasContent) ? 1 : 0) +
+                         ((flags & kFlagHasClock) ? 1 : 0);
   return {flags, words};
 }
 
@@ -217,6 +223,7 @@ CLTRACE_HOT void WriteRecord(uint64_t* w, const Frame* f, RecordShape shape, uin
   std::memcpy(w, f->ArgData(), n * sizeof(uint64_t));
   w += n;
   if (flags & kFlagHasNote) *w++ = reinterpret_cast<uintptr_t>(f->note);
+  if (flags & kFlagHasContent) *w++ = reinterpret_cast<uintptr_t>(f->content);
   if (flags & kFlagHasClock) *w++ = static_cast<uint64_t>(f->clock_ns);
 }
 
@@ -230,6 +237,7 @@ struct RecordView {
   const uint64_t* args = nullptr;
   size_t nargs = 0;
   char* note = nullptr;
+  std::string* content = nullptr;
   int64_t clock_ns = 0;
 };
 
@@ -255,14 +263,16 @@ inline RecordView ReadRecord(const uint64_t* w) {
   const int64_t ret = (flags & kFlagHasRet) ? static_cast<int64_t>(*p++) : 0;
   const char* annotation =
       (flags & kFlagHasAnnotation) ? reinterpret_cast<const char*>(*p++) : nullptr;
-  const size_t tail = ((flags & kFlagHasNote) ? 1 : 0) + ((flags & kFlagHasClock) ? 1 : 0);
+  const size_t tail = ((flags & kFlagHasNote) ? 1 : 0) + ((flags & kFlagHasContent) ? 1 : 0) +
+                      ((flags & kFlagHasClock) ? 1 : 0);
   const uint64_t* args = p;
   const size_t nargs = static_cast<size_t>(words - static_cast<uint64_t>(p - w) - tail);
   p += nargs;
   char* note = (flags & kFlagHasNote) ? reinterpret_cast<char*>(*p++) : nullptr;
+  std::string* content = (flags & kFlagHasContent) ? reinterpret_cast<std::string*>(*p++) : nullptr;
   const int64_t clock_ns = (flags & kFlagHasClock) ? static_cast<int64_t>(*p) : 0;
   return RecordView{HeaderCall(header), flags, seq,   end,  parent,  ret,
-                    annotation,         args,  nargs, note, clock_ns};
+                    annotation,         args,  nargs, note, content, clock_ns};
 }
 
 // Writes the record of a finished (end != 0) or interrupted (end == 0) call. Slow paths:
@@ -284,6 +294,15 @@ CLTRACE_HOT void Emit(ThreadState* t, const Frame* f, uint64_t end, int64_t ret,
 // Pops the frame `f` (the top one) and emits its record.
 CLTRACE_HOT void EndCall(ThreadState* t, Frame* f, uint64_t end, int64_t ret) {
   Emit(t, f, end, ret, 0);
+  t->depth -= 1;
+}
+
+// EndCall for a call that captured content (`content` may be null: nothing captured); the
+// record owns the string from here.
+inline void EndCallWithContent(ThreadState* t, Frame* f, uint64_t end, int64_t ret,
+                               std::string* content) {
+  f->content = content;
+  Emit(t, f, end, ret, content != nullptr ? kFlagHasContent : 0);
   t->depth -= 1;
 }
 

@@ -56,6 +56,10 @@ struct FakeDevice {
   // Per context (a context is used by one thread at a time): no shared line between the
   // benchmark's threads, as in a real driver.
   uint64_t draws = 0;
+  // What Map hands out (content capture): RowPitch = DepthPitch = sizeof(mapped); Unmap wipes
+  // it, so a recorder that copied after the call would see zeros. The last upload it got.
+  uint8_t mapped[256] = {};
+  uint8_t uploaded[64] = {};
 };
 inline FakeDevice* AsFake(D3D10DDI_HDEVICE h) { return static_cast<FakeDevice*>(h.pDrvPrivate); }
 
@@ -102,6 +106,29 @@ inline SIZE_T APIENTRY CalcPrivateDeferredContextSize(
 inline void APIENTRY DestroyDevice(D3D10DDI_HDEVICE h) { AsFake(h)->~FakeDevice(); }
 inline void APIENTRY AbandonCommandList(D3D10DDI_HDEVICE) {}
 
+inline void APIENTRY MapDiscard(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE, UINT, D3D10_DDI_MAP,
+                                D3D10_DDI_MAP_FLAGS, D3D10DDI_MAPPED_SUBRESOURCE* out) {
+  out->pData = AsFake(h)->mapped;
+  out->RowPitch = out->DepthPitch = sizeof(FakeDevice::mapped);
+}
+inline void APIENTRY Unmap(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE, UINT) {
+  std::memset(AsFake(h)->mapped, 0, sizeof(FakeDevice::mapped));
+}
+inline void APIENTRY UpdateSubresourceUP(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE, UINT,
+                                         const D3D10_DDI_BOX*, PVOID data, UINT, UINT) {
+  if (data != nullptr) std::memcpy(AsFake(h)->uploaded, data, sizeof(FakeDevice::uploaded));
+}
+inline void APIENTRY DestroyResource(D3D10DDI_HDEVICE, D3D10DDI_HRESOURCE) {}
+
+inline void FillResourceSlots(D3D11DDI_DEVICEFUNCS* t) {
+  t->pfnDynamicIABufferMapDiscard = &MapDiscard;
+  t->pfnDynamicIABufferUnmap = &Unmap;
+  t->pfnResourceMap = &MapDiscard;
+  t->pfnResourceUnmap = &Unmap;
+  t->pfnResourceUpdateSubresourceUP = &UpdateSubresourceUP;
+  t->pfnDestroyResource = &DestroyResource;
+}
+
 inline void APIENTRY CreateDeferredContext(D3D10DDI_HDEVICE h,
                                            const D3D11DDIARG_CREATEDEFERREDCONTEXT* a) {
   FakeDevice* dc = new (a->hDrvContext.pDrvPrivate) FakeDevice;
@@ -117,6 +144,8 @@ inline void APIENTRY CreateDeferredContext(D3D10DDI_HDEVICE h,
   t->pfnSetBlendState = &SetBlendState;
   t->pfnDestroyDevice = &DestroyDevice;
   t->pfnAbandonCommandList = &AbandonCommandList;
+  t->pfnCreateResource = &CreateResourceA;
+  FillResourceSlots(t);
 }
 
 inline HRESULT APIENTRY Present(DXGI_DDI_ARG_PRESENT*) { return S_OK; }
@@ -143,6 +172,7 @@ inline HRESULT APIENTRY CreateDevice(D3D10DDI_HADAPTER, D3D10DDIARG_CREATEDEVICE
   t->pfnCalcPrivateDeferredContextSize = &CalcPrivateDeferredContextSize;
   t->pfnCreateDeferredContext = &CreateDeferredContext;
   t->pfnDestroyDevice = &DestroyDevice;
+  FillResourceSlots(t);
   a->pDXGIBaseDDI->pfnPresent = &Present;
   a->p11UMCallbacks->pfnDisableDeferredStagingResourceDestruction(a->hRTCoreLayer);
   return S_OK;

@@ -33,6 +33,7 @@ inline constexpr uint64_t kFlagHasClock = uint64_t{1} << 50;       // a clock wo
 inline constexpr uint64_t kFlagHasRet = uint64_t{1} << 51;         // a return-value word
 inline constexpr uint64_t kFlagHasAnnotation = uint64_t{1} << 52;  // an annotation word
 inline constexpr uint64_t kFlagWide = uint64_t{1} << 53;           // end/parent in full words
+inline constexpr uint64_t kFlagHasContent = uint64_t{1} << 54;     // a content word (heap string)
 inline constexpr uint64_t kFlagMask = ~((uint64_t{1} << 48) - 1);
 
 inline constexpr uint64_t MakeHeader(uint32_t call, uint64_t words, uint64_t flags) {

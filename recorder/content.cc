@@ -1,0 +1,154 @@
+#include "recorder/internal/content.h"
+
+#include <mutex>
+#include <optional>
+#include <tuple>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
+#include "format/content.h"
+#include "recorder/internal/core.h"
+
+namespace cltrace::recorder::internal {
+namespace {
+
+struct Mapping {
+  const void* data = nullptr;
+  UINT row_pitch = 0, depth_pitch = 0;
+};
+
+struct ContentState {
+  std::mutex mu;
+  absl::flat_hash_map<const void*, format::ResourceShape> shapes;
+  // (device or deferred context, resource, subresource) -> the driver's mapping.
+  absl::flat_hash_map<std::tuple<const void*, const void*, UINT>, Mapping> maps;
+  ContentStats stats;
+};
+
+ContentState& S() {
+  static ContentState* s = new ContentState();
+  return *s;
+}
+
+void SkipLocked(ContentState& s, std::string why) {
+  ++s.stats.skipped;
+  if (s.stats.first_skip.empty()) s.stats.first_skip = std::move(why);
+}
+
+// Copies `layout.Bytes()` bytes at `src`, or counts why not.
+std::string* CopyLocked(ContentState& s, const char* what,
+                        const absl::StatusOr<format::RegionLayout>& layout, const void* src) {
+  if (!layout.ok()) {
+    SkipLocked(s, absl::StrFormat("%s: %s", what, layout.status().message()));
+    return nullptr;
+  }
+  const uint64_t n = layout->Bytes();
+  if (n == 0) return nullptr;
+  if (n > format::kMaxContentBytes) {
+    SkipLocked(s, absl::StrFormat("%s: %d bytes, more than the %d captured per call", what, n,
+                                  format::kMaxContentBytes));
+    return nullptr;
+  }
+  ++s.stats.captured;
+  s.stats.bytes += n;
+  return new std::string(static_cast<const char*>(src), n);
+}
+
+}  // namespace
+
+void ContentOnCreateResource(const void* resource, const D3D11DDIARG_CREATERESOURCE* a,
+                             const void* rt_resource) {
+  if (resource == nullptr) return;
+  if (a == nullptr) {
+    ContentState& s = S();
+    std::lock_guard<std::mutex> l(s.mu);
+    if (auto it = s.shapes.find(rt_resource); it != s.shapes.end()) {
+      const format::ResourceShape ic_shape = it->second;  // rehash-safe copy
+      s.shapes[resource] = ic_shape;
+    }
+    return;
+  }
+  format::ResourceShape shape;
+  shape.dimension = static_cast<uint32_t>(a->ResourceDimension);
+  shape.format = a->Format;
+  shape.width = a->Width;
+  shape.height = a->Height;
+  shape.depth = a->Depth;
+  shape.mip_levels = a->MipLevels;
+  shape.array_size = a->ArraySize;
+  ContentState& s = S();
+  std::lock_guard<std::mutex> l(s.mu);
+  s.shapes[resource] = shape;
+}
+
+void ContentOnDestroyResource(const void* resource) {
+  ContentState& s = S();
+  std::lock_guard<std::mutex> l(s.mu);
+  s.shapes.erase(resource);
+}
+
+void ContentOnMap(const void* device, const void* resource, UINT subresource, D3D10_DDI_MAP type,
+                  const D3D10DDI_MAPPED_SUBRESOURCE* out) {
+  ContentState& s = S();
+  std::lock_guard<std::mutex> l(s.mu);
+  const auto key = std::make_tuple(device, resource, subresource);
+  // A read-only map leaves nothing to capture; a failed map (no pointer) neither.
+  if (type == D3D10_DDI_MAP_READ || out == nullptr || out->pData == nullptr) {
+    s.maps.erase(key);
+    return;
+  }
+  s.maps[key] = Mapping{out->pData, out->RowPitch, out->DepthPitch};
+}
+
+std::string* ContentAtUnmap(const void* device, const void* resource, UINT subresource) {
+  ContentState& s = S();
+  std::lock_guard<std::mutex> l(s.mu);
+  auto it = s.maps.find(std::make_tuple(device, resource, subresource));
+  if (it == s.maps.end()) return nullptr;  // not mapped for writing (or not by this device)
+  const Mapping m = it->second;
+  s.maps.erase(it);
+  if (!Recording()) return nullptr;
+  auto shape = s.shapes.find(resource);
+  if (shape == s.shapes.end()) {
+    SkipLocked(s, "Unmap: the resource was created before recording began");
+    return nullptr;
+  }
+  return CopyLocked(s, "Unmap",
+                    format::MappedLayout(shape->second, subresource, m.row_pitch, m.depth_pitch),
+                    m.data);
+}
+
+std::string* ContentOfUpload(const void* resource, UINT subresource, const D3D10_DDI_BOX* box,
+                             const void* sys_mem, UINT row_pitch, UINT depth_pitch) {
+  if (sys_mem == nullptr || !Recording()) return nullptr;
+  ContentState& s = S();
+  std::lock_guard<std::mutex> l(s.mu);
+  auto shape = s.shapes.find(resource);
+  if (shape == s.shapes.end()) {
+    SkipLocked(s, "UpdateSubresourceUP: the resource was created before recording began");
+    return nullptr;
+  }
+  std::optional<format::Box> b;
+  if (box != nullptr) {
+    b = format::Box{box->left, box->top, box->front, box->right, box->bottom, box->back};
+  }
+  return CopyLocked(
+      s, "UpdateSubresourceUP",
+      format::UploadLayout(shape->second, subresource, b ? &*b : nullptr, row_pitch, depth_pitch),
+      sys_mem);
+}
+
+ContentStats GetContentStats() {
+  ContentState& s = S();
+  std::lock_guard<std::mutex> l(s.mu);
+  return s.stats;
+}
+
+void ResetContentStats() {
+  ContentState& s = S();
+  std::lock_guard<std::mutex> l(s.mu);
+  s.stats = ContentStats();
+}
+
+}  // namespace cltrace::recorder::internal

@@ -1,0 +1,173 @@
+// Content capture (recorder/internal/content.h): the bytes behind UpdateSubresourceUP and a
+// mapping at Unmap reach the trace, copied before the driver runs, on IC and DC tables.
+#include "format/content.h"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "format/catalog.h"
+#include "format/trace_reader.h"
+#include "gtest/gtest.h"
+#include "recorder/internal/content.h"
+#include "recorder/internal/fake_driver.h"
+#include "recorder/recorder.h"
+
+namespace cltrace::recorder {
+namespace {
+
+using format::CallId;
+using format::Event;
+using testing::FakeRtContext;
+using testing::FakeRuntime;
+
+HRESULT WrappedOpen(D3D10DDIARG_OPENADAPTER* a) {
+  return OpenAdapter(&testing::FakeOpenAdapter10_2, a);
+}
+
+struct Content {
+  CallId call;
+  std::string bytes;  // empty: the event has none
+};
+
+// The events of `calls`, in seq order, with their content.
+std::vector<Content> ContentOf(const std::string& trace, std::vector<CallId> calls) {
+  auto r = format::TraceReader::OpenBytes(trace);
+  EXPECT_TRUE(r.ok()) << r.status();
+  std::vector<Event> events;
+  Event e;
+  while ((*r)->Next(&e)) events.push_back(e);
+  EXPECT_TRUE((*r)->status().ok()) << (*r)->status();
+  std::sort(events.begin(), events.end(),
+            [](const Event& a, const Event& b) { return a.seq < b.seq; });
+  std::vector<Content> out;
+  for (const Event& ev : events) {
+    if (std::find(calls.begin(), calls.end(), ev.call) == calls.end()) continue;
+    out.push_back({ev.call, std::string((*r)->contents().Token(ev.content))});
+  }
+  return out;
+}
+
+D3D11DDIARG_CREATERESOURCE Buffer(UINT bytes) {
+  D3D11DDIARG_CREATERESOURCE a{};
+  a.ResourceDimension = D3D10DDIRESOURCE_BUFFER;
+  a.Width = bytes;
+  a.Height = a.Depth = a.MipLevels = a.ArraySize = 1;
+  return a;
+}
+
+TEST(ContentRoleTest, ThunkRolesAgreeWithTheCatalog) {
+  for (int i = 1; i < format::kCallIdCount; ++i) {
+    const auto id = static_cast<CallId>(i);
+    EXPECT_EQ(internal::ThunkContentRole(id), format::ContentRoleOf(id))
+        << format::GetCall(id)->name;
+  }
+}
+
+class ContentCaptureTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<Recorder> Start() {
+    Options o;
+    o.sink = std::make_unique<format::StringSink>(&bytes_);
+    auto rec = Recorder::Start(std::move(o));
+    EXPECT_TRUE(rec.ok()) << rec.status();
+    return rec.ok() ? std::move(*rec) : nullptr;
+  }
+  std::string bytes_;
+};
+
+TEST_F(ContentCaptureTest, UploadSourceAndMappedBytesAreCapturedBeforeTheDriverRuns) {
+  auto rec = Start();
+  FakeRuntime rt;
+  ASSERT_EQ(rt.Create(&WrappedOpen), S_OK);
+  FakeRtContext& ic = rt.ic();
+  alignas(8) unsigned char res_mem[64] = {};
+  D3D10DDI_HRESOURCE res{res_mem};
+  D3D11DDIARG_CREATERESOURCE create = Buffer(48);
+  ic.funcs.pfnCreateResource(ic.handle, &create, res, D3D10DDI_HRTRESOURCE{});
+
+  // A boxed upload: only the box's 16 bytes are the source.
+  std::vector<uint8_t> src(48);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(100 + i);
+  D3D10_DDI_BOX box{8, 0, 0, 24, 1, 1};
+  ic.funcs.pfnResourceUpdateSubresourceUP(ic.handle, res, 0, &box, src.data() + 8, 0, 0);
+  // The whole buffer.
+  ic.funcs.pfnResourceUpdateSubresourceUP(ic.handle, res, 0, nullptr, src.data(), 48, 0);
+
+  // Map, write, Unmap (the fake driver wipes its memory in Unmap).
+  D3D10DDI_MAPPED_SUBRESOURCE m{};
+  ic.funcs.pfnDynamicIABufferMapDiscard(ic.handle, res, 0, D3D10_DDI_MAP_WRITE_DISCARD, 0, &m);
+  ASSERT_NE(m.pData, nullptr);
+  std::memcpy(m.pData, "written through the map", 23);
+  ic.funcs.pfnDynamicIABufferUnmap(ic.handle, res, 0);
+  // A read-only map captures nothing; an Unmap with no Map before it neither.
+  ic.funcs.pfnResourceMap(ic.handle, res, 0, D3D10_DDI_MAP_READ, 0, &m);
+  ic.funcs.pfnResourceUnmap(ic.handle, res, 0);
+  ic.funcs.pfnResourceUnmap(ic.handle, res, 0);
+
+  // The same on a deferred context: its own mapping.
+  FakeRtContext* dc = rt.CreateDeferredContext();
+  ic.funcs.pfnDynamicIABufferMapDiscard(ic.handle, res, 0, D3D10_DDI_MAP_WRITE_DISCARD, 0, &m);
+  D3D10DDI_MAPPED_SUBRESOURCE dm{};
+  dc->funcs.pfnDynamicIABufferMapDiscard(dc->handle, res, 0, D3D10_DDI_MAP_WRITE_DISCARD, 0, &dm);
+  std::memcpy(dm.pData, "deferred", 8);
+  std::memcpy(m.pData, "immediate", 9);
+  dc->funcs.pfnDynamicIABufferUnmap(dc->handle, res, 0);
+  ic.funcs.pfnDynamicIABufferUnmap(ic.handle, res, 0);
+  Stats stats = rec->Stop();
+
+  std::vector<Content> got =
+      ContentOf(bytes_, {CallId::kResourceUpdateSubresourceUP, CallId::kDynamicIABufferUnmap,
+                         CallId::kResourceUnmap});
+  ASSERT_EQ(got.size(), 7u);
+  EXPECT_EQ(got[0].bytes, std::string(src.begin() + 8, src.begin() + 24));
+  EXPECT_EQ(got[1].bytes, std::string(src.begin(), src.end()));
+  // A buffer's mapping is its width (48), not the driver's 256-byte pitch.
+  std::string written(48, '\0');
+  std::memcpy(written.data(), "written through the map", 23);
+  EXPECT_EQ(got[2].bytes, written);
+  EXPECT_EQ(got[3].bytes, "") << "a READ map has nothing to capture";
+  EXPECT_EQ(got[4].bytes, "") << "nothing was mapped";
+  std::string deferred(48, '\0'), immediate(48, '\0');
+  std::memcpy(deferred.data(), "deferred", 8);
+  std::memcpy(immediate.data(), "immediate", 9);
+  // Both contexts' maps used the fake driver's per-context memory, each captured on its own.
+  EXPECT_EQ(got[5].bytes, deferred);
+  EXPECT_EQ(got[6].bytes, immediate);
+  EXPECT_EQ(stats.contents, 5u);
+  EXPECT_EQ(stats.content_bytes, 16u + 48 * 4);
+  EXPECT_EQ(stats.contents_skipped, 0u);
+}
+
+TEST_F(ContentCaptureTest, WhatCannotBeSizedIsSkippedAndCountedWithTheReason) {
+  auto rec = Start();
+  FakeRuntime rt;
+  ASSERT_EQ(rt.Create(&WrappedOpen), S_OK);
+  FakeRtContext& ic = rt.ic();
+  alignas(8) unsigned char res_mem[64] = {};
+  D3D10DDI_HRESOURCE res{res_mem};
+  D3D11DDIARG_CREATERESOURCE tex{};
+  tex.ResourceDimension = D3D10DDIRESOURCE_TEXTURE2D;
+  tex.Format = 103;  // NV12: planar, no texel size
+  tex.Width = tex.Height = 16;
+  tex.MipLevels = tex.ArraySize = 1;
+  ic.funcs.pfnCreateResource(ic.handle, &tex, res, D3D10DDI_HRTRESOURCE{});
+  std::vector<uint8_t> src(1024, 7);
+  ic.funcs.pfnResourceUpdateSubresourceUP(ic.handle, res, 0, nullptr, src.data(), 16, 0);
+  // A resource the recorder never saw created.
+  alignas(8) unsigned char other_mem[64] = {};
+  ic.funcs.pfnResourceUpdateSubresourceUP(ic.handle, D3D10DDI_HRESOURCE{other_mem}, 0, nullptr,
+                                          src.data(), 16, 0);
+  ic.funcs.pfnDestroyResource(ic.handle, res);
+  Stats stats = rec->Stop();
+  EXPECT_EQ(stats.contents, 0u);
+  EXPECT_EQ(stats.contents_skipped, 2u);
+  EXPECT_NE(stats.first_content_skip.find("DXGI format 103"), std::string::npos)
+      << stats.first_content_skip;
+  for (const Content& c : ContentOf(bytes_, {CallId::kResourceUpdateSubresourceUP})) {
+    EXPECT_EQ(c.bytes, "");
+  }
+}
+
+}  // namespace
+}  // namespace cltrace::recorder
