@@ -57,7 +57,6 @@ absl::StatusOr<TraceInput> ReadTrace(const std::string& path, bool salvage) {
     in.handles = (*r)->handles();
     in.strings = (*r)->strings();
     in.contents = (*r)->contents();
-    in.contents = (*r)->contents();
     in.lines = (*r)->lines();
     return in;
   }
@@ -72,6 +71,7 @@ absl::StatusOr<TraceInput> ReadTrace(const std::string& path, bool salvage) {
   in.torn_tail = (*r)->torn_tail();
   in.handles = (*r)->handles();
   in.strings = (*r)->strings();
+  in.contents = (*r)->contents();
   // Writers append in arrival order; every reader of the CLI wants call order.
   SortBySeq(&in.events);
   return in;

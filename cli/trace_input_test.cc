@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "format/catalog.h"
 #include "format/jsonl.h"
+#include "format/trace_writer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -59,6 +60,36 @@ TEST(ReadTraceTest, JsonlKeepsTheCallsAboveABadLine) {
   ASSERT_EQ(in->events.size(), 2u);
   EXPECT_EQ(in->events[1].seq, 3u);  // 1..2, then 3..4: the ends were inferred at the error
   EXPECT_THAT(std::string(in->error.message()), HasSubstr("line 3: unknown argument \"hDevic\""));
+}
+
+TEST(ReadTraceTest, ContentOfBothFormatsIsRead) {
+  const std::string line =
+      R"({"seq":1,"tid":1,"fn":"ResourceUpdateSubresourceUP","args":{"hDevice":"d",)"
+      R"("hDstResource":"r","pDstBox":null},"end":2,"content":"0a0b"})";
+  TempFile jsonl("c.jsonl", line);
+  absl::StatusOr<TraceInput> j = ReadTrace(jsonl.path(), false);
+  ASSERT_TRUE(j.ok()) << j.status();
+  ASSERT_EQ(j->events.size(), 1u);
+  EXPECT_EQ(j->contents.Token(j->events[0].content), "\x0a\x0b");
+
+  const std::string path = absl::StrCat(::testing::TempDir(), "/", getpid(), "_c.cltrace");
+  {
+    format::TraceWriter::Options o;
+    o.background = false;
+    auto w = format::TraceWriter::Open(path, o);
+    ASSERT_TRUE(w.ok()) << w.status();
+    format::Event e = j->events[0];
+    e.args[0] = (*w)->InternHandleToken("d");
+    e.args[1] = (*w)->InternHandleToken("r");
+    e.content = (*w)->InternContent("\x0a\x0b");
+    ASSERT_TRUE((*w)->Append(e).ok());
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  absl::StatusOr<TraceInput> b = ReadTrace(path, false);
+  std::remove(path.c_str());
+  ASSERT_TRUE(b.ok()) << b.status();
+  ASSERT_EQ(b->events.size(), 1u);
+  EXPECT_EQ(b->contents.Token(b->events[0].content), "\x0a\x0b");
 }
 
 TEST(RemapIdsTest, HandlesInFixedFieldsAndArrayElements) {

@@ -29,7 +29,10 @@ constexpr char kUsage[] =
     "answers, the driver's callbacks are matched against the recording (a state refresh is\n"
     "answered with the Set* calls recorded under it) and kernel-thunk callbacks get the\n"
     "recorded kernel's answers. Return values, outputs, SetErrorCb codes, which callbacks are\n"
-    "made and in what order, and every kernel call are compared.\n"
+    "made and in what order, and every kernel call are compared. When the trace carries the\n"
+    "bytes the application handed the driver (content: UpdateSubresourceUP sources, mapped\n"
+    "subresources at Unmap), the driver gets them again (a mapping re-pitched to the replay\n"
+    "driver's pitches); without content it reads zeros.\n"
     "\n"
     "  --driver LIB          the driver (exports OpenAdapter10_2); default $CLTRACE_DRIVER, else\n"
     "                        the reference driver next to this tool (../lib)\n"
@@ -57,9 +60,10 @@ constexpr char kUsage[] =
     "\n"
     "Output: `replay: identical (N calls)`, or `replay: divergence at seq S (fn F, tid T):\n"
     "expected X, actual Y` with the recent recorded calls on the handles involved, or\n"
-    "`replay: bad input at seq S ...`; then a kernel line and the driver's own violation\n"
-    "lines (reference driver). The report contains no addresses or times: two replays of one\n"
-    "trace print the same bytes.\n"
+    "`replay: bad input at seq S ...`; then a kernel line, a content line (bytes handed\n"
+    "over, and where less than the recorded bytes reached the driver) and the driver's own\n"
+    "violation lines (reference driver). The report contains no addresses or times: two\n"
+    "replays of one trace print the same bytes.\n"
     "\n"
     "exit: 0 identical; 3 divergent; 2 bad input, bad usage or a driver that cannot be loaded\n";
 
@@ -169,7 +173,7 @@ int RunReplayVerb(const std::vector<std::string>& args, std::ostream& out, std::
     err << "cltrace replay: " << path << ": " << in->error.message() << "\n";
     return kExitBadInput;
   }
-  return replay::RunReplay(options, in->events, in->handles, in->strings, out, err);
+  return replay::RunReplay(options, in->events, in->handles, in->strings, in->contents, out, err);
 }
 
 const VerbRegistrar kReplay({"replay",

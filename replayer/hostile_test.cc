@@ -175,31 +175,31 @@ TEST(HostileTraceTest, EventsWithForeignHandleIdsOrBadOrder) {
   internal::BadInput bad;
   std::vector<format::Event> events = trace->events;
   events[1].args[0] = 999;  // CalcPrivateDeviceSize hAdapter
-  EXPECT_FALSE(internal::BuildPlan(events, trace->handles, 0, &plan, &bad));
+  EXPECT_FALSE(internal::BuildPlan(events, trace->handles, trace->contents, 0, &plan, &bad));
   EXPECT_EQ(bad.message, "handle id 999 is not defined by the trace");
 
   events = trace->events;
   std::swap(events[0], events[1]);
   internal::Plan plan2;
-  EXPECT_FALSE(internal::BuildPlan(events, trace->handles, 0, &plan2, &bad));
+  EXPECT_FALSE(internal::BuildPlan(events, trace->handles, trace->contents, 0, &plan2, &bad));
   EXPECT_THAT(bad.message, HasSubstr("not in strictly increasing seq order"));
 
   events = trace->events;
   events[3].parent = 31;  // CreateContextCb inside a seq nothing has
   internal::Plan plan3;
-  EXPECT_FALSE(internal::BuildPlan(events, trace->handles, 0, &plan3, &bad));
+  EXPECT_FALSE(internal::BuildPlan(events, trace->handles, trace->contents, 0, &plan3, &bad));
   EXPECT_EQ(bad.message, "parent seq 31 names no earlier call");
 
   events = trace->events;
   events[3].tid = 2;  // a callback of thread 1's CreateDevice on thread 2
   internal::Plan plan4;
-  EXPECT_FALSE(internal::BuildPlan(events, trace->handles, 0, &plan4, &bad));
+  EXPECT_FALSE(internal::BuildPlan(events, trace->handles, trace->contents, 0, &plan4, &bad));
   EXPECT_THAT(bad.message, HasSubstr("from thread 2"));
 
   events = trace->events;
   events[1].args.push_back(7);  // a trailing value
   internal::Plan plan5;
-  EXPECT_FALSE(internal::BuildPlan(events, trace->handles, 0, &plan5, &bad));
+  EXPECT_FALSE(internal::BuildPlan(events, trace->handles, trace->contents, 0, &plan5, &bad));
   EXPECT_THAT(bad.message, HasSubstr("trailing"));
 }
 

@@ -142,6 +142,14 @@ absl::StatusOr<Injection> ParseInjection(absl::string_view spec) {
 absl::StatusOr<ReplayResult> Replay(const ReplayOptions& options, absl::Span<const Event> events,
                                     const format::TokenTable& handles,
                                     const format::TokenTable& strings) {
+  const format::TokenTable no_contents;
+  return Replay(options, events, handles, strings, no_contents);
+}
+
+absl::StatusOr<ReplayResult> Replay(const ReplayOptions& options, absl::Span<const Event> events,
+                                    const format::TokenTable& handles,
+                                    const format::TokenTable& strings,
+                                    const format::TokenTable& contents) {
   (void)strings;
   // The driver's callbacks find the replay through a process-wide pointer: one at a time.
   static std::mutex* replay_mu = new std::mutex();
@@ -151,7 +159,7 @@ absl::StatusOr<ReplayResult> Replay(const ReplayOptions& options, absl::Span<con
   result.until_seq = options.until_seq;
   internal::Plan plan;
   internal::BadInput bad;
-  if (!internal::BuildPlan(events, handles, options.until_seq, &plan, &bad)) {
+  if (!internal::BuildPlan(events, handles, contents, options.until_seq, &plan, &bad)) {
     result.outcome = Outcome::kBadInput;
     result.bad_seq = bad.seq;
     result.bad_tid = bad.tid;
@@ -288,15 +296,28 @@ std::string FormatReport(const ReplayResult& r, absl::Span<const Event> events,
   if (r.kernel.model) {
     absl::StrAppendFormat(&out,
                           "kernel model: %d kernel-layer calls compared, %d DMA buffers, %d GPU "
-                          "fences, GPU content digest 0x%016x\n",
+                          "fences, GPU content digest 0x%016x, fence digests: ",
                           r.kernel.kernel_calls_compared, r.kernel.dma_buffers, r.kernel.fences,
                           r.kernel.gpu_digest);
+    if (r.kernel.fence_digests_recorded) {
+      absl::StrAppendFormat(&out, "%d compared\n", r.kernel.fence_digests_compared);
+    } else {
+      absl::StrAppend(&out, "not recorded\n");
+    }
     if (options.digest) {
       for (const KernelSummary::Checkpoint& c : r.kernel.checkpoints) {
         absl::StrAppendFormat(&out, "kernel model: after %s seq %d: GPU content digest 0x%016x\n",
                               format::GetCall(c.call)->name, c.seq, c.digest);
       }
     }
+  }
+  const ContentSummary& c = r.content;
+  if (c.uploads != 0 || c.unmaps != 0 || !c.notes.empty()) {
+    absl::StrAppendFormat(&out,
+                          "content: %d UpdateSubresourceUP sources and %d mapped subresources "
+                          "handed to the driver (%d bytes)\n",
+                          c.uploads, c.unmaps, c.bytes);
+    for (const std::string& note : c.notes) absl::StrAppend(&out, "content: ", note, "\n");
   }
   for (const std::string& line : r.driver_violations) {
     absl::StrAppend(&out, "driver: ", line, "\n");
@@ -307,7 +328,14 @@ std::string FormatReport(const ReplayResult& r, absl::Span<const Event> events,
 int RunReplay(const ReplayOptions& options, absl::Span<const Event> events,
               const format::TokenTable& handles, const format::TokenTable& strings,
               std::ostream& out, std::ostream& err) {
-  absl::StatusOr<ReplayResult> r = Replay(options, events, handles, strings);
+  const format::TokenTable no_contents;
+  return RunReplay(options, events, handles, strings, no_contents, out, err);
+}
+
+int RunReplay(const ReplayOptions& options, absl::Span<const Event> events,
+              const format::TokenTable& handles, const format::TokenTable& strings,
+              const format::TokenTable& contents, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<ReplayResult> r = Replay(options, events, handles, strings, contents);
   if (!r.ok()) {
     err << "cltrace replay: " << r.status().message() << "\n";
     return kExitBadInput;

@@ -18,26 +18,43 @@
 // arguments never reach the driver as recorded addresses: table pointers point at the
 // replayer's own tables (p11ContextFuncs at the table the replayer then calls that deferred
 // context through), pICObject at the replay memory of the recorded handle, output buffers
-// (GetCaps pData) at zeroed scratch, and input data (pSysMemUP, private driver data) into a
-// read-only zero region.
+// (GetCaps pData) at zeroed scratch, and input data the trace has no bytes for (private
+// driver data, a pSysMemUP without content) into a read-only zero region.
+//
+// Content (format/FORMAT.md §3.8; replayer/internal/content.h). When the trace carries the
+// bytes the application handed the driver, the driver gets them again: an UpdateSubresourceUP
+// (any call of that shape) gets pSysMemUP pointing at a copy of its content, arguments
+// otherwise as recorded; at an Unmap with content, the bytes are written into the memory the
+// replay driver's matching Map returned (per context, resource and subresource), re-pitched
+// from the recorded Map's RowPitch/DepthPitch to the replay's, before the driver's Unmap runs.
+// Sizes are checked before the driver runs: an upload's content must be exactly what its box
+// and pitches describe over the destination's recorded CreateResource shape, an Unmap's what
+// the recorded Map's pitches lay the subresource out as; content on a call that takes no bytes,
+// an undefined content id, an Unmap with content and no Map before it (or after a READ map) are
+// bad input too. Nothing is written past what the replay driver mapped: a driver whose Map
+// answered smaller pitches (already a divergence of the Map) gets what fits, and a Map that gave
+// no memory gets nothing; the report says so (ContentSummary::notes).
 //
 // The kernel (ReplayOptions::kernel). kRecorded (default): kernel-thunk callbacks are answered
 // with the recorded outputs (recorded kernel handle values, buffers of the recorded sizes
 // allocated by the replayer), so the driver sees the kernel the recording saw, whatever kernel
 // produced it, and every kernel call it makes (RenderCb command lengths, allocation counts,
 // AllocateCb descriptions...) is compared; kernel-layer events the recording may hold
-// (DxgkDdi*/DxgkCb*) are neither issued nor compared. kModel: the GPU/kernel model of gpu/
-// answers instead, and every kernel-layer call it makes is compared with the recorded ones,
-// field by field (replayer/internal/kernel_model.h): submissions, patching, fence ids, paging,
-// interrupts, DPCs; what the model says about the driver (R74-R78) joins the driver's
-// violations, and the GPU content digest after each recorded kernel wait is reported. Those
-// digests are for replay-to-replay and driver-to-driver comparison: a recording does not carry
-// the bytes the application wrote (Map, UpdateSubresourceUP sources), so they cannot equal the
-// recorded run's. With ReplayOptions::digest the report adds a digest of the submitted command
-// buffers (driver and runtime handle addresses replaced by recorded handle ids). The digest is
-// stable in kSingle mode; in kRecorded mode calls that overlapped in the recording may overlap
-// in any order again, and a driver that numbers objects in arrival order writes different
-// numbers into its commands.
+// (DxgkDdi*/DxgkCb*/GpuFenceRetired) are neither issued nor compared. kModel: the GPU/kernel
+// model of gpu/ answers instead, and every kernel-layer call it makes is compared with the
+// recorded ones, field by field (replayer/internal/kernel_model.h): submissions, patching,
+// fence ids, paging, interrupts, DPCs, and the GPU content digest of every retired fence
+// (GpuFenceRetired, when the recording holds those events: a recording made on the model
+// does); what the model says about the driver (R74-R78) joins the driver's violations, and
+// the GPU content digest after each recorded kernel wait is reported. Those checkpoint digests
+// are for replay-to-replay and driver-to-driver comparison (the recording holds none). The
+// GPU content depends on the bytes the application wrote (Map, UpdateSubresourceUP sources):
+// a replay that does not feed the recorded bytes back to the driver cannot reproduce the
+// recorded fence digests of a workload that wrote non-zero data. With ReplayOptions::digest the
+// report adds a digest of the submitted command buffers (driver and runtime handle addresses
+// replaced by recorded handle ids). The digest is stable in kSingle mode; in kRecorded mode calls
+// that overlapped in the recording may overlap in any order again, and a driver that numbers
+// objects in arrival order writes different numbers into its commands.
 //
 // Compared: return values (sizes included), output fields, which callbacks are made and in what
 // order with which arguments (SetErrorCb codes, state-refresh requests, kernel calls). The
@@ -136,9 +153,14 @@ struct KernelSummary {
   uint64_t digest = 0;         // of the submitted command buffers (see header comment)
   // KernelMode::kModel only.
   bool model = false;
-  uint64_t kernel_calls_compared = 0;  // recorded kernel-layer events the model matched
+  uint64_t kernel_calls_compared = 0;  // recorded DxgkDdi*/DxgkCb* events the model matched
   uint64_t dma_buffers = 0;            // DMA buffers the model built
   uint64_t fences = 0;                 // DMA + paging buffers submitted to the GPU
+  // The recording holds GpuFenceRetired events (the GPU content digest of every retired fence,
+  // gpu/dxgkrnl.h); if so, how many the model matched and compared. Older recordings have
+  // none: the model's are then not compared.
+  bool fence_digests_recorded = false;
+  uint64_t fence_digests_compared = 0;
   // GPU content digest (every live allocation, gpu::Dxgkrnl::CombinedDigest) after each
   // top-level Flush and Present, as of the kernel work the recording shows before the call
   // returned, and all of them folded (FNV-1a).
@@ -150,6 +172,16 @@ struct KernelSummary {
   std::vector<Checkpoint> checkpoints;
   uint64_t gpu_digest = 0;
   uint64_t model_ns = 0;  // wall time inside the model (not in the report: not deterministic)
+};
+
+// What the trace's content (the bytes the application handed the driver, FORMAT.md §3.8)
+// contributed to the replay.
+struct ContentSummary {
+  uint64_t uploads = 0;  // UpdateSubresourceUP-family calls given the recorded source bytes
+  uint64_t unmaps = 0;   // Unmaps before which the recorded bytes were written into the mapping
+  uint64_t bytes = 0;    // bytes handed over (payload: rows × row bytes for mappings)
+  // Where less than the recorded bytes reached the driver, by recorded seq: "seq S: why".
+  std::vector<std::string> notes;
 };
 
 struct ReplayResult {
@@ -165,15 +197,23 @@ struct ReplayResult {
   uint64_t until_seq = 0;
   uint64_t never_returned_seq = 0;
   KernelSummary kernel;
+  ContentSummary content;
   // Lines the driver's violation channel (CltraceRefDriverViolations) reported during the
   // replay, with driver handle addresses replaced by recorded handle tokens and the driver's
   // own call numbers ("seq=N") left out; sorted.
   std::vector<std::string> driver_violations;
 };
 
-// Replays `events` (sorted by seq, as format::ReadAllSorted / ParseJsonl deliver them). Bad
+// Replays `events` (sorted by seq, as format::ReadAllSorted / ParseJsonl deliver them);
+// `contents` is the trace's content table (TraceReader::contents(), JsonlTrace::contents). Bad
 // input is a result (Outcome::kBadInput), not an error; an error status means the replay could
 // not run at all (the driver cannot be loaded, an injection it cannot take).
+absl::StatusOr<ReplayResult> Replay(const ReplayOptions& options,
+                                    absl::Span<const format::Event> events,
+                                    const format::TokenTable& handles,
+                                    const format::TokenTable& strings,
+                                    const format::TokenTable& contents);
+// A trace without a content table: an event naming a content id is bad input.
 absl::StatusOr<ReplayResult> Replay(const ReplayOptions& options,
                                     absl::Span<const format::Event> events,
                                     const format::TokenTable& handles,
@@ -182,12 +222,17 @@ absl::StatusOr<ReplayResult> Replay(const ReplayOptions& options,
 // The report: first line `replay: identical (N calls)`, `replay: divergence at seq S (fn F,
 // tid T): expected X, actual Y` or `replay: bad input at seq S (fn F, tid T): message`; then
 // per divergence the recent recorded history of its handles; with keep_going every divergence
-// and a count; then the kernel summary and the driver's violations.
+// and a count; then the kernel summary, what content was handed over (when any was) and the
+// driver's violations.
 std::string FormatReport(const ReplayResult& result, absl::Span<const format::Event> events,
                          const format::TokenTable& handles, const format::TokenTable& strings,
                          const ReplayOptions& options);
 
 // Replay + report; returns kExitIdentical, kExitDivergent or kExitBadInput.
+int RunReplay(const ReplayOptions& options, absl::Span<const format::Event> events,
+              const format::TokenTable& handles, const format::TokenTable& strings,
+              const format::TokenTable& contents, std::ostream& out, std::ostream& err);
+// A trace without a content table.
 int RunReplay(const ReplayOptions& options, absl::Span<const format::Event> events,
               const format::TokenTable& handles, const format::TokenTable& strings,
               std::ostream& out, std::ostream& err);

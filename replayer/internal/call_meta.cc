@@ -101,6 +101,29 @@ CallMeta Build(CallId id) {
     if (f.dir == format::FieldDir::kOut && f.kind != FieldKind::kPtr) m.has_outputs = true;
   }
   m.sysmem_field = static_cast<int16_t>(format::FieldIndex(*info, "pSysMemUP"));
+  m.content_role = format::ContentRoleOf(id);
+  if (m.content_role != format::ContentRole::kNone) {
+    auto field = [&](const char* a, const char* b) -> int16_t {
+      const int i = format::FieldIndex(*info, a);
+      return static_cast<int16_t>(i >= 0 || b == nullptr ? i : format::FieldIndex(*info, b));
+    };
+    m.resource_field = field("hResource", "hDstResource");
+    m.subresource_field = field("Subresource", "DstSubresource");
+    m.box_field = field("pDstBox", nullptr);
+    m.map_type_field = field("DDIMap", nullptr);
+    m.mapped_data_field = field("pData", nullptr);
+    m.row_pitch_field = field("RowPitch", nullptr);
+    m.depth_pitch_field = field("DepthPitch", nullptr);
+    // A catalog entry of a content typedef without the fields that place the bytes would be
+    // a catalog error: its content is then not replayable, and the plan says so.
+    m.content_fields_ok =
+        m.resource_field >= 0 && m.subresource_field >= 0 &&
+        (m.content_role != format::ContentRole::kUploadSource ||
+         (m.box_field >= 0 && m.row_pitch_field >= 0 && m.depth_pitch_field >= 0)) &&
+        (m.content_role != format::ContentRole::kMap ||
+         (m.map_type_field >= 0 && m.mapped_data_field >= 0 && m.row_pitch_field >= 0 &&
+          m.depth_pitch_field >= 0));
+  }
   if (id == CallId::kGetCaps) {
     m.caps_size_field = static_cast<int16_t>(format::FieldIndex(*info, "DataSize"));
   }

@@ -16,6 +16,7 @@
 #include "format/call_ids.h"
 #include "format/catalog.h"
 #include "format/catalog_types.h"
+#include "format/content.h"
 
 namespace cltrace::replay::internal {
 
@@ -47,7 +48,8 @@ enum class SizeSource : uint8_t {
 
 // What a pointer argument is on replay (the replayer never passes a recorded address).
 enum class PointerRole : uint8_t {
-  kInputData,        // data the driver reads (pSysMemUP, private driver data): a zero region
+  kInputData,        // data the driver reads (pSysMemUP, private driver data): the call's
+                     // content (pSysMemUP of an upload that has some), else a zero region
   kDeviceFuncs,      // CreateDevice p11DeviceFuncs: the device's IC table
   kDxgiFuncs,        // CreateDevice pDXGIBaseDDI
   kKernelCallbacks,  // pKTCallbacks
@@ -106,6 +108,20 @@ struct CallMeta {
   int16_t sysmem_field = -1;
   absl::InlinedVector<uint16_t, 4> buffer_size_outputs;
   int16_t caps_size_field = -1;
+  // Content (format/content.h, FORMAT.md §3.8): which bytes of the application the call carries
+  // and the fields that place them. kUploadSource: hDstResource, DstSubresource, the pDstBox
+  // presence field (its members left..back follow it) and the input RowPitch/DepthPitch.
+  // kMap: hResource, Subresource, DDIMap and the outputs pData/RowPitch/DepthPitch of
+  // pMappedSubResource. kUnmap: hResource, Subresource.
+  format::ContentRole content_role = format::ContentRole::kNone;
+  int16_t resource_field = -1;
+  int16_t subresource_field = -1;
+  int16_t box_field = -1;
+  int16_t map_type_field = -1;
+  int16_t mapped_data_field = -1;
+  int16_t row_pitch_field = -1;
+  int16_t depth_pitch_field = -1;
+  bool content_fields_ok = false;  // every field the role needs exists
 };
 
 const CallMeta& CallMetaFor(format::CallId id);

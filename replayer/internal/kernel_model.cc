@@ -28,6 +28,7 @@ using format::FieldKind;
 std::atomic<ModelKernel*> g_model{nullptr};
 std::atomic<const DRIVER_INITIALIZATION_DATA*> g_real_kmd{nullptr};
 std::atomic<const DXGKRNL_INTERFACE*> g_real_dxgkrnl{nullptr};
+std::atomic<const CLTRACE_GPU_OBSERVER*> g_real_observer{nullptr};
 
 bool IsKernelLayer(format::Layer l) {
   return l == format::Layer::kKmd || l == format::Layer::kDxgkrnl;
@@ -39,8 +40,8 @@ uint64_t Raw(uint64_t raw) { return raw; }
 template <CallId kId, typename Pfn = typename CallTraits<kId>::Pfn>
 struct Wrap;
 
-// One kernel-layer entry point (KMD DDI or Dxgkrnl callback): capture, forward to the model's
-// real table, capture the outputs, compare.
+// One kernel-layer entry point (KMD DDI, Dxgkrnl callback or the GPU observer's
+// GpuFenceRetired): capture, forward to the model's real table, capture the outputs, compare.
 template <CallId kId, typename R, typename... P>
 struct Wrap<kId, R (*)(P...)> {
   static R Fn(P... p) {
@@ -49,8 +50,11 @@ struct Wrap<kId, R (*)(P...)> {
     const Table* real;
     if constexpr (std::is_same_v<Table, DRIVER_INITIALIZATION_DATA>) {
       real = g_real_kmd.load(std::memory_order_acquire);
-    } else {
+    } else if constexpr (std::is_same_v<Table, DXGKRNL_INTERFACE>) {
       real = g_real_dxgkrnl.load(std::memory_order_acquire);
+    } else {
+      static_assert(std::is_same_v<Table, CLTRACE_GPU_OBSERVER>);
+      real = g_real_observer.load(std::memory_order_acquire);
     }
     auto pfn = *reinterpret_cast<const typename T::Pfn*>(reinterpret_cast<const char*>(real) +
                                                          T::kSlotOffset);
@@ -87,6 +91,10 @@ const DRIVER_INITIALIZATION_DATA* KmdWrapper() {
 }
 
 const DXGKRNL_INTERFACE* DxgkrnlWrapper() { return ThunkTable<DXGKRNL_INTERFACE, ModelWrap>(); }
+
+const CLTRACE_GPU_OBSERVER* ObserverWrapper() {
+  return ThunkTable<CLTRACE_GPU_OBSERVER, ModelWrap>();
+}
 
 class ModelClock {
  public:
@@ -137,6 +145,7 @@ ModelKernel::ModelKernel(const Plan& plan, Session* session, bool threaded,
     if (IsKernelLayer(ci->layer)) {
       expected_.push_back(static_cast<uint32_t>(i));
       top_level_.push_back(nested[i] == 0);
+      if (plan.events[i].call == CallId::kGpuFenceRetired) fence_digests_recorded_ = true;
     }
   }
   // Every action that lets virtual time pass gets a turn, in the order the recorded kernel
@@ -207,6 +216,10 @@ ModelKernel::ModelKernel(const Plan& plan, Session* session, bool threaded,
   w.dxgkrnl = [](const DXGKRNL_INTERFACE* real) {
     g_real_dxgkrnl.store(real, std::memory_order_release);
     return DxgkrnlWrapper();
+  };
+  w.gpu_observer = [](const CLTRACE_GPU_OBSERVER* real) {
+    g_real_observer.store(real, std::memory_order_release);
+    return ObserverWrapper();
   };
   stack_ = std::make_unique<gpu::KernelStack>(gpu::KernelStackOptions{}, &sink_, w);
 }
@@ -425,7 +438,10 @@ void ModelKernel::Mismatch(const Event& at, std::string expected, std::string ac
 void ModelKernel::Enter(CallId call, const format::ArgVec& entry) {
   std::lock_guard<std::recursive_mutex> lock(compare_mu_);
   Pending p{SIZE_MAX};
-  if (lost_) {
+  // A recording without any GpuFenceRetired (made before the GPU observer existed, or by a
+  // recorder that does not wrap it) says nothing about the GPU content: the model's observer
+  // calls are not compared and do not count as calls beyond the recording.
+  if (lost_ || (call == CallId::kGpuFenceRetired && !fence_digests_recorded_)) {
     stack_of_calls_.push_back(p);
     return;
   }
@@ -454,7 +470,11 @@ void ModelKernel::Enter(CallId call, const format::ArgVec& entry) {
   // Only the call is matched here (so nested calls line up); the arguments are compared at
   // exit, when the codec has captured input arrays' elements too.
   p.expected = cursor_++;
-  ++compared_;
+  if (call == CallId::kGpuFenceRetired) {
+    ++fence_digests_compared_;
+  } else {
+    ++compared_;
+  }
   stack_of_calls_.push_back(p);
 }
 
@@ -470,6 +490,10 @@ void ModelKernel::Exit(CallId call, const format::ArgVec& exit, int64_t ret) {
     return SameHandle(r, a, false);
   };
   auto same = [this](uint64_t r, uint64_t a, const FieldInfo&) { return SameHandle(r, a, true); };
+  if (call == CallId::kGpuFenceRetired) {
+    CompareFenceRetired(rec, exit);
+    return;
+  }
   if (std::optional<FieldDiff> d = FirstDifference(ci, rec.args, exit, FieldDir::kIn, same_in)) {
     Mismatch(rec, Text(rec.call, format::ArgVec(rec.args.begin(), rec.args.end()), true),
              absl::StrCat(Text(call, exit, false), " (", d->name, " differs)"));
@@ -487,6 +511,39 @@ void ModelKernel::Exit(CallId call, const format::ArgVec& exit, int64_t ret) {
   }
 }
 
+// GpuFenceRetired: which fence retired on which node is compared like any other kernel-layer
+// call; the content digest gets a line of its own, since it is what the GPU produced rather
+// than what the kernel did.
+void ModelKernel::CompareFenceRetired(const Event& rec, const format::ArgVec& exit) {
+  const format::CallInfo& ci = *format::GetCall(CallId::kGpuFenceRetired);
+  const int digest = format::FieldIndex(ci, "ContentDigest");
+  auto same_in = [this](uint64_t r, uint64_t a, const FieldInfo&) {
+    return SameHandle(r, a, false);
+  };
+  format::ArgVec without_digest = exit;
+  if (digest >= 0 && static_cast<size_t>(digest) < without_digest.size() &&
+      static_cast<size_t>(digest) < rec.args.size()) {
+    without_digest[digest] = rec.args[digest];
+  }
+  if (std::optional<FieldDiff> d =
+          FirstDifference(ci, rec.args, without_digest, FieldDir::kIn, same_in)) {
+    Mismatch(rec, Text(rec.call, format::ArgVec(rec.args.begin(), rec.args.end()), true),
+             absl::StrCat(Text(CallId::kGpuFenceRetired, exit, false), " (", d->name, " differs)"));
+    return;
+  }
+  if (digest < 0 || static_cast<size_t>(digest) >= exit.size() ||
+      static_cast<size_t>(digest) >= rec.args.size() || rec.args[digest] == exit[digest]) {
+    return;
+  }
+  const int node = format::FieldIndex(ci, "NodeOrdinal");
+  const int fence = format::FieldIndex(ci, "FenceId");
+  Mismatch(rec,
+           absl::StrFormat("GpuFenceRetired node %d fence %d: GPU content digest 0x%016x recorded",
+                           node >= 0 ? rec.args[node] : 0, fence >= 0 ? rec.args[fence] : 0,
+                           rec.args[digest]),
+           absl::StrFormat("0x%016x replayed", exit[digest]));
+}
+
 KernelSummary ModelKernel::summary() {
   KernelSummary s;
   s.model = true;
@@ -496,6 +553,8 @@ KernelSummary ModelKernel::summary() {
   s.fences = st.submissions + st.paging_buffers;
   std::lock_guard<std::recursive_mutex> lock(compare_mu_);
   s.kernel_calls_compared = compared_;
+  s.fence_digests_recorded = fence_digests_recorded_;
+  s.fence_digests_compared = fence_digests_compared_;
   // Folded over the checkpoints in seq order (FNV-1a over their bytes): the allocations are
   // gone once the device is destroyed, so the final state says nothing.
   std::vector<Checkpoint> taken;

@@ -2,11 +2,26 @@
 // a gpu::KernelStack (the model Dxgkrnl, model KMD and GPU of gpu/, default options, the same
 // the runtime model runs on) answers the driver's kernel-thunk calls instead of the recorded
 // outputs, and every kernel-layer call it makes (DxgkDdi* into the model KMD, DxgkCb* back
-// into the model Dxgkrnl, GpuFenceRetired with the GPU content digest) is compared with the
-// kernel-layer events of the recording, in recorded seq order: the call, every input field,
-// every output field and the return value. Since the model runs in virtual time, a recording
-// made on the model replays into the same submissions, fences, paging, interrupts and
-// digests; anything else is a divergence at the recorded event where the model departs.
+// into the model Dxgkrnl, GpuFenceRetired from the model Dxgkrnl to the GPU observer) is
+// compared with the kernel-layer events of the recording, in recorded seq order: the call,
+// every input field, every output field and the return value. Since the model runs in virtual
+// time, a recording made on the model replays into the same submissions, fences, paging,
+// interrupts and digests; anything else is a divergence at the recorded event where the model
+// departs.
+//
+// GPU content. GpuFenceRetired(hAdapter, NodeOrdinal, FenceId, ContentDigest, Paging) is the
+// model GPU's observation point (CLTRACE_GPU_OBSERVER, our own table, gpu/dxgkrnl.h): once per
+// retired fence, the content model's CombinedDigest as of the GPU's completion of that ring
+// entry. A recording made on the model holds one event per fence; the model's calls are
+// matched with them like the DxgkCb* callbacks (which fence on which node), and a different
+// digest is a divergence of its own at the recorded event: "GpuFenceRetired node N fence F:
+// GPU content digest 0x... recorded, actual kernel model: 0x... replayed". A recording with no
+// GpuFenceRetired event at all (made before the observer existed, e.g. the committed traces
+// of tests/replay/) says nothing about the content: the model's GpuFenceRetired calls are then
+// not compared, and the summary says "fence digests: not recorded". The digests follow the
+// bytes the driver hands the GPU, so they reproduce only if the replay gives the driver the
+// bytes the application wrote (Map/Unmap, UpdateSubresourceUP): zero bytes in, the recorded
+// digest of a workload that wrote anything else out is a divergence.
 //
 // What the recording shows at top level in the kernel layer (kernel threads running while no
 // UMD call was in flight: a WaitIdle of the workload, the kernel half of device creation and
@@ -133,6 +148,7 @@ class ModelKernel {
   bool SameHandle(uint64_t rec, uint64_t raw, bool output);
   std::string Text(format::CallId call, const format::ArgVec& args, bool recorded) const;
   void Mismatch(const format::Event& at, std::string expected, std::string actual);
+  void CompareFenceRetired(const format::Event& rec, const format::ArgVec& exit);
   bool RunGroup(size_t first, uint64_t before_seq);
 
   const Plan& plan_;
@@ -144,6 +160,8 @@ class ModelKernel {
   // Recorded kernel-layer events (kmd, dxgkrnl layers) in seq order and which are top level.
   std::vector<uint32_t> expected_;
   std::vector<uint8_t> top_level_;
+  // The recording holds GpuFenceRetired events: the model's are compared (else ignored).
+  bool fence_digests_recorded_ = false;
   // The turn order (see the constructor): kernel-thunk callbacks by event index, and the
   // top-level kernel work recorded before a top-level call, by that call's seq (UINT64_MAX:
   // after the last call); action_seq_[ordinal] is the seq that places each turn (sorted).
@@ -162,10 +180,11 @@ class ModelKernel {
   // Guarded by compare_mu_ (kernel-layer calls arrive under the model's own lock, driven
   // work and thunks from replay threads).
   std::recursive_mutex compare_mu_;
-  size_t cursor_ = 0;      // next expected_ entry
-  bool lost_ = false;      // the streams no longer line up: stop comparing
-  uint64_t compared_ = 0;  // kernel-layer calls matched
-  uint64_t extra_ = 0;     // kernel-layer calls beyond the recording
+  size_t cursor_ = 0;                    // next expected_ entry
+  bool lost_ = false;                    // the streams no longer line up: stop comparing
+  uint64_t compared_ = 0;                // kernel-layer calls matched (DxgkDdi*, DxgkCb*)
+  uint64_t fence_digests_compared_ = 0;  // GpuFenceRetired events matched
+  uint64_t extra_ = 0;                   // kernel-layer calls beyond the recording
   std::vector<Pending> stack_of_calls_;
   absl::flat_hash_map<uint64_t, uint64_t> raw_of_id_;
   absl::flat_hash_map<uint64_t, uint64_t> id_of_raw_;

@@ -71,7 +71,7 @@ bool CheckSizes(const Event& e, const CallMeta& m, BadInput* bad) {
                 absl::StrFormat("impossible size: the recorded driver answered %d bytes (limit %d)",
                                 static_cast<uint64_t>(e.ret), kMaxHandleBytes));
   }
-  if (m.sysmem_field >= 0) {
+  if (m.sysmem_field >= 0 && e.content == 0) {
     const uint64_t bytes = SysMemBytes(e.call, e.args);
     if (bytes > kZeroRegionBytes) {
       return Fail(bad, e,
@@ -260,9 +260,11 @@ uint64_t SysMemBytes(CallId call, absl::Span<const uint64_t> args) {
 }
 
 bool BuildPlan(absl::Span<const Event> events, const format::TokenTable& handles,
-               uint64_t until_seq, Plan* plan, BadInput* bad) {
+               const format::TokenTable& contents, uint64_t until_seq, Plan* plan, BadInput* bad) {
   plan->events = events;
   plan->handles = &handles;
+  plan->contents = &contents;
+  ContentChecker content(contents, handles);
   const size_t n = events.size();
   plan->first_child.assign(n, -1);
   plan->next_sibling.assign(n, -1);
@@ -379,6 +381,13 @@ bool BuildPlan(absl::Span<const Event> events, const format::TokenTable& handles
                                   e.ret));
     }
     if (role != Role::kIgnore && !CheckSizes(e, m, bad)) return false;
+    {
+      UnmapContent unmap;
+      bool has_unmap = false;
+      std::string problem = content.Check(e, m, role, &unmap, &has_unmap);
+      if (!problem.empty()) return Fail(bad, e, std::move(problem));
+      if (has_unmap) plan->unmap_content.emplace(static_cast<uint32_t>(i), unmap);
+    }
 
     if (e.parent == 0 && (until_seq == 0 || e.seq <= until_seq) && plan->never_returned_seq == 0) {
       if (role == Role::kIssue) {

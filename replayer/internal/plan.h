@@ -16,6 +16,7 @@
 #include "absl/types/span.h"
 #include "format/event.h"
 #include "replayer/internal/call_meta.h"
+#include "replayer/internal/content.h"
 
 namespace cltrace::replay::internal {
 
@@ -23,7 +24,8 @@ namespace cltrace::replay::internal {
 inline constexpr uint64_t kMaxHandleBytes = uint64_t{1} << 30;         // one driver handle
 inline constexpr uint64_t kMaxKernelBufferBytes = uint64_t{64} << 20;  // one kernel buffer
 inline constexpr uint64_t kMaxCapsBytes = uint64_t{1} << 20;           // GetCaps pData
-// Input data pointers (pSysMemUP...) point into a read-only zero region of this size.
+// Input data pointers without content (pSysMemUP of a call the trace has no bytes for, private
+// driver data) point into a read-only zero region of this size.
 inline constexpr uint64_t kZeroRegionBytes = uint64_t{64} << 20;
 
 // A problem with the input, located at one call.
@@ -37,6 +39,11 @@ struct BadInput {
 struct Plan {
   absl::Span<const format::Event> events;
   const format::TokenTable* handles = nullptr;
+  // The trace's content table (FORMAT.md §3.8); never null after BuildPlan.
+  const format::TokenTable* contents = nullptr;
+  // Unmaps whose content the replay writes into the replay driver's mapping, by event index
+  // (checked: the content's size is what the recorded Map's pitches lay out).
+  absl::flat_hash_map<uint32_t, UnmapContent> unmap_content;
   // Per event: children in seq order (first_child / next_sibling, -1 = none), the effective
   // role (kIgnore for everything below an ignored call) and the dense recorded-thread index.
   std::vector<int32_t> first_child;
@@ -61,12 +68,14 @@ struct Plan {
 };
 
 // Validates `events` (sorted by seq) and builds the plan. Calls with seq > until_seq are left
-// out (until_seq 0 = no limit). On bad input returns false with *bad filled.
+// out (until_seq 0 = no limit). `contents` is the trace's content table (Event::content ids);
+// `handles` and `contents` must outlive the plan. On bad input returns false with *bad filled.
 bool BuildPlan(absl::Span<const format::Event> events, const format::TokenTable& handles,
-               uint64_t until_seq, Plan* plan, BadInput* bad);
+               const format::TokenTable& contents, uint64_t until_seq, Plan* plan, BadInput* bad);
 
-// Bytes a pSysMemUP source of an UpdateSubresourceUP-style call reads at most, from its box
-// and pitches (texels counted as 16 bytes, the widest DXGI format); 64 KiB without a box.
+// Bytes a pSysMemUP source of an UpdateSubresourceUP-style call without content reads at most,
+// from its box and pitches (texels counted as 16 bytes, the widest DXGI format); 64 KiB without
+// a box. (With content the source is the content, whose size the plan checks exactly.)
 uint64_t SysMemBytes(format::CallId call, absl::Span<const uint64_t> args);
 
 }  // namespace cltrace::replay::internal

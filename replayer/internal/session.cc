@@ -318,6 +318,7 @@ void Session::Issue(ThreadState* t, uint32_t i) {
     return;
   }
   if (!Prepare(t, e, m)) return;
+  if (m.content_role == format::ContentRole::kUnmap) WriteMappedContent(e, m, i);
   const uint64_t ic_object = t->ic_object;
   format::ArgVec actual;
   format::ArgVec* const saved_actual = t->env.actual;
@@ -344,6 +345,7 @@ void Session::Issue(ThreadState* t, uint32_t i) {
                          ", without making it)"));
     break;
   }
+  if (m.content_role == format::ContentRole::kMap && m.has_outputs) RememberMapping(e, m, actual);
   AfterCall(e, m, *ret, ic_object);
   if (e.ret != *ret) {
     Diverge(e, absl::StrCat("ret ", RetText(e.call, e.ret)),
@@ -497,6 +499,8 @@ bool Session::Prepare(ThreadState* t, const Event& e, const CallMeta& m) {
     void* sub = zero_region_;
     switch (p.role) {
       case PointerRole::kInputData:
+        // The bytes the application handed the driver, when the trace has them.
+        if (p.index == m.sysmem_field && e.content != 0) sub = UploadSource(t, e);
         break;
       case PointerRole::kDeviceFuncs:
       case PointerRole::kDxgiFuncs: {
@@ -549,6 +553,92 @@ void Session::AfterCall(const Event& e, const CallMeta& m, int64_t ret, uint64_t
     local_size_[ic_object] = ret;
   }
   if (m.destroy_field >= 0 && e.args[m.destroy_field] != 0) Quarantine(e.args[m.destroy_field]);
+}
+
+// ---- Content ------------------------------------------------------------------------------
+
+void* Session::UploadSource(ThreadState* t, const Event& e) {
+  // A copy, so that a driver writing through pSysMemUP cannot change the trace's bytes (a
+  // content id is shared by every call with equal bytes); zero-padded past the region.
+  const absl::string_view bytes = plan_.contents->Token(e.content);
+  void* copy = t->arena.Allocate(bytes.size() + kContentSlackBytes);
+  std::memcpy(copy, bytes.data(), bytes.size());
+  std::lock_guard<std::mutex> lock(content_mu_);
+  ++content_.uploads;
+  content_.bytes += bytes.size();
+  return copy;
+}
+
+void Session::RememberMapping(const Event& e, const CallMeta& m, const format::ArgVec& actual) {
+  auto out = [&](int16_t field) -> uint64_t {
+    return static_cast<size_t>(field) < actual.size() ? actual[field] : 0;
+  };
+  Mapping map;
+  map.data = out(m.mapped_data_field);
+  map.row_pitch = static_cast<uint32_t>(out(m.row_pitch_field));
+  map.depth_pitch = static_cast<uint32_t>(out(m.depth_pitch_field));
+  map.map_seq = e.seq;
+  std::lock_guard<std::mutex> lock(content_mu_);
+  mappings_[MapKey{e.args[0], e.args[m.resource_field],
+                   static_cast<uint32_t>(e.args[m.subresource_field])}] = map;
+}
+
+void Session::WriteMappedContent(const Event& e, const CallMeta& m, uint32_t index) {
+  std::optional<Mapping> map;
+  {
+    std::lock_guard<std::mutex> lock(content_mu_);
+    auto it = mappings_.find(MapKey{e.args[0], e.args[m.resource_field],
+                                    static_cast<uint32_t>(e.args[m.subresource_field])});
+    if (it != mappings_.end()) {
+      map = it->second;
+      mappings_.erase(it);
+    }
+  }
+  auto use = plan_.unmap_content.find(index);
+  if (use == plan_.unmap_content.end()) return;  // no content: the driver keeps what it has
+  const UnmapContent& u = use->second;
+  const absl::string_view bytes = plan_.contents->Token(e.content);
+  if (!map.has_value()) {
+    // The plan saw the recorded Map, so the replay did not make it (a replay that went on
+    // past a divergence, or --until inside the pair).
+    ContentNote(e.seq, absl::StrFormat("%d bytes not written: the replay made no Map of "
+                                       "subresource %d before this Unmap (recorded Map: seq %d)",
+                                       bytes.size(), u.subresource, u.map_seq));
+    return;
+  }
+  if (map->data == 0) {
+    ContentNote(e.seq, absl::StrFormat("%d bytes not written: the replay driver's Map (seq %d) "
+                                       "returned no memory (pData NULL)",
+                                       bytes.size(), map->map_seq));
+    return;
+  }
+  absl::StatusOr<format::RegionLayout> replay =
+      format::MappedLayout(u.shape, u.subresource, map->row_pitch, map->depth_pitch);
+  if (!replay.ok()) {
+    ContentNote(e.seq, absl::StrFormat("%d bytes not written: the replay driver's Map (seq %d) "
+                                       "pitches cannot hold the subresource: %s",
+                                       bytes.size(), map->map_seq, replay.status().message()));
+    return;
+  }
+  const MappedCopy c =
+      CopyMapped(u.recorded, bytes.data(), *replay, reinterpret_cast<void*>(map->data));
+  std::lock_guard<std::mutex> lock(content_mu_);
+  ++content_.unmaps;
+  content_.bytes += c.bytes;
+  if (!c.complete) {
+    const uint64_t payload = uint64_t{u.recorded.slices} * u.recorded.rows * u.recorded.row_bytes;
+    content_notes_.emplace_back(
+        e.seq, absl::StrFormat("wrote %d of %d bytes: the replay driver's Map (seq %d: RowPitch "
+                               "%d, DepthPitch %d) mapped less than the recorded one (RowPitch "
+                               "%d, DepthPitch %d)",
+                               c.bytes, payload, map->map_seq, map->row_pitch, map->depth_pitch,
+                               u.map_row_pitch, u.map_depth_pitch));
+  }
+}
+
+void Session::ContentNote(uint64_t seq, std::string note) {
+  std::lock_guard<std::mutex> lock(content_mu_);
+  content_notes_.emplace_back(seq, std::move(note));
 }
 
 // ---- Handles --------------------------------------------------------------------------------

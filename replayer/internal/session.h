@@ -162,6 +162,13 @@ class Session {
   bool Prepare(ThreadState* t, const format::Event& e, const CallMeta& m);
   absl::StatusOr<int64_t> InvokeGetCaps(ThreadState* t, void* pfn, const format::Event& e);
   void AfterCall(const format::Event& e, const CallMeta& m, int64_t ret, uint64_t ic_object);
+  // Content (replayer/internal/content.h). An upload's source: a copy of its content in the
+  // thread's arena. A Map's answer is remembered; at the matching Unmap the recorded bytes are
+  // written into it before the driver is called.
+  void* UploadSource(ThreadState* t, const format::Event& e);
+  void RememberMapping(const format::Event& e, const CallMeta& m, const format::ArgVec& actual);
+  void WriteMappedContent(const format::Event& e, const CallMeta& m, uint32_t index);
+  void ContentNote(uint64_t seq, std::string note);
   void CompareOutputs(ThreadState* t, const format::Event& e, const format::ArgVec& actual,
                       absl::string_view expected_prefix = "", absl::string_view actual_prefix = "");
   void CompareKernelOutputs(ThreadState* t, const format::Event& e, const format::ArgVec& actual,
@@ -213,6 +220,18 @@ class Session {
 
   std::mutex async_mu_;
   size_t async_cursor_ = 0;
+
+  // What the replay driver's Maps returned, by recorded (context, resource, subresource): kept
+  // from the Map to its Unmap. Maps on deferred contexts run on their replay threads.
+  struct Mapping {
+    uint64_t data = 0;  // pData (0: the Map failed or gave none)
+    uint32_t row_pitch = 0, depth_pitch = 0;
+    uint64_t map_seq = 0;
+  };
+  std::mutex content_mu_;
+  absl::flat_hash_map<MapKey, Mapping> mappings_;
+  ContentSummary content_;
+  std::vector<std::pair<uint64_t, std::string>> content_notes_;  // by recorded seq
 };
 
 template <format::CallId kId, typename... P>

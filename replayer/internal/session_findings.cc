@@ -222,11 +222,23 @@ void Session::Collect(ReplayResult* result) {
     const KernelSummary m = model_->summary();
     result->kernel.model = true;
     result->kernel.kernel_calls_compared = m.kernel_calls_compared;
+    result->kernel.fence_digests_recorded = m.fence_digests_recorded;
+    result->kernel.fence_digests_compared = m.fence_digests_compared;
     result->kernel.dma_buffers = m.dma_buffers;
     result->kernel.fences = m.fences;
     result->kernel.gpu_digest = m.gpu_digest;
     result->kernel.checkpoints = m.checkpoints;
     result->kernel.model_ns = static_cast<uint64_t>(model_->model_time().count());
+  }
+  {
+    std::lock_guard<std::mutex> lock(content_mu_);
+    result->content = content_;
+    // By recorded position; one Unmap makes at most one note.
+    std::stable_sort(content_notes_.begin(), content_notes_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [seq, note] : content_notes_) {
+      result->content.notes.push_back(absl::StrCat("seq ", seq, ": ", note));
+    }
   }
   {
     std::lock_guard<std::mutex> lock(findings_mu_);

@@ -9,13 +9,19 @@
 //   makes the reference driver report R40 again on every replay;
 // - --kernel model: recordings of the present and scene workloads replay with the GPU/kernel
 //   model reproducing every kernel-layer call; a recording of a misbehaving kernel (R75) and
-//   of a driver that breaks R74 show where.
+//   of a driver that breaks R74 show where;
+// - GPU content digests: fresh recordings hold one GpuFenceRetired per retired fence, which
+//   --kernel model compares; a recorded digest altered with the format library diverges at its
+//   event; recordings without those events (the committed ones) compare none; every other verb
+//   takes the new events.
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
+#include <initializer_list>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,9 +29,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "format/catalog.h"
+#include "format/trace_reader.h"
+#include "format/trace_writer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/command_test.h"
@@ -362,6 +372,141 @@ TEST_F(KernelModelReplayTest, TheModelReportsTheDriversKernelViolationsOnEveryRe
   EXPECT_EQ(fixed.exit, 3) << fixed.out;
   EXPECT_THAT(fixed.out, HasSubstr("(fn RenderCb, tid "));
   EXPECT_THAT(fixed.out, HasSubstr("expected the kernel answers "));
+}
+
+// ---- GPU content digests (GpuFenceRetired) ----------------------------------------------------
+
+// The model GPU's observer (gpu/dxgkrnl.h) reports the content digest of every retired fence;
+// a recording holds those events and --kernel model compares them with the model's.
+class FenceDigestReplayTest : public KernelModelReplayTest {
+ public:
+  int FenceDigestEvents(const std::string& trace) {
+    Result r = Run(absl::StrCat(CLTRACE_BIN, " dump ", trace, " | grep -c ' GpuFenceRetired('"));
+    return std::atoi(r.out.c_str());
+  }
+  static std::string FenceDigestsLine(int n) {
+    return absl::StrCat(", fence digests: ", n, " compared\n");
+  }
+  // Replays `trace` with --kernel model in each thread mode and expects it identical, with
+  // every recorded fence digest compared.
+  void ExpectEveryFenceDigestReproduced(const std::string& trace,
+                                        std::initializer_list<const char*> modes) {
+    const int n = FenceDigestEvents(trace);
+    ASSERT_GT(n, 0) << "the recording holds no GpuFenceRetired";
+    for (const char* mode : modes) {
+      Result r = Replay(absl::StrCat("--kernel model --history 0 --threads ", mode, " ", trace));
+      EXPECT_EQ(r.exit, 0) << mode << "\n" << r.out << r.err;
+      EXPECT_THAT(r.out, StartsWith("replay: identical (")) << mode;
+      EXPECT_THAT(r.out, HasSubstr(FenceDigestsLine(n))) << mode << "\n" << r.out;
+    }
+  }
+};
+
+// `present` writes non-zero bytes (UpdateSubresourceUP constants, a mapped vertex buffer): the
+// recorded digests are reproduced only when the replay hands the driver the recorded bytes.
+TEST_F(FenceDigestReplayTest, PresentRecordingReproducesEveryFenceDigest) {
+  ExpectEveryFenceDigestReproduced(Record("present.cltrace", "present --frames 2"),
+                                   {"single", "recorded"});
+}
+
+TEST_F(FenceDigestReplayTest, SceneRecordingReproducesEveryFenceDigest) {
+  ExpectEveryFenceDigestReproduced(Record("scene.cltrace", "scene --threads 4"), {"recorded"});
+}
+
+// `smallcl` writes no bytes of its own (copies between zero-filled buffers): its digests do not
+// depend on the bytes the replay hands the driver.
+TEST_F(FenceDigestReplayTest, AWorkloadWritingNoBytesReproducesEveryFenceDigest) {
+  ExpectEveryFenceDigestReproduced(Record("smallcl.cltrace", "smallcl --threads 1"),
+                                   {"single", "recorded"});
+}
+
+// One recorded ContentDigest altered (read with the format library, the field changed, the
+// events written to a new trace with the same handle, string and content ids): the model's
+// digest differs there and only there.
+TEST_F(FenceDigestReplayTest, AnAlteredRecordedDigestDivergesAtItsEvent) {
+  const std::string trace = Record("smallcl.cltrace", "smallcl --threads 1");
+  absl::StatusOr<format::LoadedTrace> loaded = format::ReadAllSorted(trace);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const format::CallInfo& ci = *format::GetCall(format::CallId::kGpuFenceRetired);
+  const int node = format::FieldIndex(ci, "NodeOrdinal");
+  const int fence = format::FieldIndex(ci, "FenceId");
+  const int digest = format::FieldIndex(ci, "ContentDigest");
+  ASSERT_GE(node, 0);
+  ASSERT_GE(fence, 0);
+  ASSERT_GE(digest, 0);
+  std::vector<size_t> retired;
+  for (size_t i = 0; i < loaded->events.size(); ++i) {
+    if (loaded->events[i].call == format::CallId::kGpuFenceRetired) retired.push_back(i);
+  }
+  ASSERT_GT(retired.size(), 4u);
+  format::Event& altered = loaded->events[retired[retired.size() / 2]];
+  const uint64_t recorded = altered.args[digest];
+  altered.args[digest] = recorded ^ 0x5A5A0000F00Dull;
+
+  const std::string edited = Path("edited.cltrace");
+  format::TraceWriter::Options options;
+  options.writer = loaded->header.writer();
+  options.process = loaded->header.process();
+  absl::StatusOr<std::unique_ptr<format::TraceWriter>> w =
+      format::TraceWriter::Open(edited, options);
+  ASSERT_TRUE(w.ok()) << w.status();
+  // Ids are handed out densely in definition order: defining every token in id order keeps
+  // the events' ids valid as they are.
+  for (uint64_t id = 1; id < loaded->handles.size(); ++id) {
+    ASSERT_EQ((*w)->InternHandleToken(loaded->handles.Token(id)), id);
+  }
+  for (uint64_t id = 1; id < loaded->strings.size(); ++id) {
+    ASSERT_EQ((*w)->InternString(loaded->strings.Token(id)), id);
+  }
+  for (uint64_t id = 1; id < loaded->contents.size(); ++id) {
+    ASSERT_EQ((*w)->InternContent(loaded->contents.Token(id)), id);
+  }
+  ASSERT_TRUE((*w)->AppendBatch(loaded->events).ok());
+  ASSERT_TRUE((*w)->Close().ok());
+
+  Result r = Replay(absl::StrCat("--kernel model --history 0 --threads single ", edited));
+  EXPECT_EQ(r.exit, 3) << r.out << r.err;
+  EXPECT_THAT(r.out,
+              StartsWith(absl::StrFormat(
+                  "replay: divergence at seq %d (fn GpuFenceRetired, tid %d): expected kernel "
+                  "layer: GpuFenceRetired node %d fence %d: GPU content digest 0x%016x recorded, "
+                  "actual kernel model: 0x%016x replayed\n",
+                  altered.seq, altered.tid, altered.args[node], altered.args[fence],
+                  altered.args[digest], recorded)))
+      << r.out;
+  // The recorded kernel answers by default: kernel-layer events are not compared.
+  Result recorded_kernel = Replay(edited);
+  EXPECT_EQ(recorded_kernel.exit, 0) << recorded_kernel.out << recorded_kernel.err;
+}
+
+// A recording made before the GPU observer existed holds no GpuFenceRetired: the model's are
+// not compared, and the summary says so.
+TEST_F(FenceDigestReplayTest, RecordingsWithoutFenceDigestsCompareNone) {
+  const std::string trace = Input("scene4_kernel.cltrace");
+  ASSERT_EQ(FenceDigestEvents(trace), 0);
+  Result r = Replay(absl::StrCat("--kernel model --threads recorded ", trace));
+  EXPECT_EQ(r.exit, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, StartsWith("replay: identical ("));
+  EXPECT_THAT(r.out, HasSubstr(", fence digests: not recorded\n"));
+}
+
+// The other verbs read GpuFenceRetired like any kernel-layer call.
+TEST_F(FenceDigestReplayTest, EveryVerbTakesTheNewEvents) {
+  const std::string trace = Record("present.cltrace", "present --frames 2");
+  ASSERT_GT(FenceDigestEvents(trace), 0);
+  Result check = Run(absl::StrCat(CLTRACE_BIN, " check ", trace));
+  EXPECT_EQ(check.exit, 0) << check.out << check.err;
+  EXPECT_THAT(check.out, HasSubstr(" 0 violations"));
+  Result stats = Run(absl::StrCat(CLTRACE_BIN, " stats ", trace));
+  EXPECT_EQ(stats.exit, 0) << stats.err;
+  EXPECT_THAT(stats.out, HasSubstr("GpuFenceRetired"));
+  for (const char* verb : {"lifecycle", "info", "dump"}) {
+    Result r = Run(absl::StrCat(CLTRACE_BIN, " ", verb, " ", trace));
+    EXPECT_EQ(r.exit, 0) << verb << ": " << r.err;
+  }
+  Result recorded_kernel = Replay(trace);
+  EXPECT_EQ(recorded_kernel.exit, 0) << recorded_kernel.out << recorded_kernel.err;
+  EXPECT_THAT(recorded_kernel.out, StartsWith("replay: identical ("));
 }
 
 #endif  // CLTRACE_WORKLOAD_BIN
