@@ -130,7 +130,7 @@ void Run(benchmark::State& state, const BenchTrace& t, const ReplayOptions& opti
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
     clock_gettime(CLOCK_MONOTONIC, &wa);
     absl::StatusOr<ReplayResult> r =
-        Replay(options, t.trace.events, t.trace.handles, t.trace.strings);
+        Replay(options, t.trace.events, t.trace.handles, t.trace.strings, t.trace.contents);
     clock_gettime(CLOCK_MONOTONIC, &wb);
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
     if (!r.ok() || r->outcome != Outcome::kIdentical) {

@@ -87,7 +87,8 @@
 // Example:
 //   ReplayOptions o;
 //   o.driver_path = "build/lib/libcltrace_refdriver.so";
-//   absl::StatusOr<ReplayResult> r = Replay(o, trace.events, trace.handles, trace.strings);
+//   absl::StatusOr<ReplayResult> r =
+//       Replay(o, trace.events, trace.handles, trace.strings, trace.contents);
 //   if (r.ok()) std::cout << FormatReport(*r, trace.events, trace.handles, trace.strings, o);
 #ifndef CLTRACE_REPLAYER_REPLAY_H_
 #define CLTRACE_REPLAYER_REPLAY_H_
