@@ -1,9 +1,6 @@
 // End-to-end tests of the kernel side: UMD helper -> kernel thunks -> model KMD -> GPU.
-#include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,6 +14,7 @@
 #include "gpu/synthetic_frames.h"
 #include "gpu/umd_context.h"
 #include "gtest/gtest.h"
+#include "tests/testing/golden.h"
 
 namespace cltrace::gpu {
 namespace {
@@ -80,9 +78,10 @@ TEST(KernelFlowTest, OneFrameProducesExpectedDigests) {
 
 // ---- golden transcript ----------------------------------------------------------------------
 
+// CLTRACE_SOURCE_DIR (gpu/CMakeLists.txt), not __FILE__: a compiler cache with a base
+// directory makes __FILE__ relative to the build directory.
 std::string GoldenPath(const char* name) {
-  std::string file = __FILE__;
-  return file.substr(0, file.find_last_of('/')) + "/testdata/" + name;
+  return std::string(CLTRACE_SOURCE_DIR) + "/gpu/testdata/" + name;
 }
 
 // One frame at the kernel layer: device and context creation, allocations, a draw, a flush, a
@@ -124,17 +123,8 @@ std::string OneFrameTranscript() {
 TEST(KernelGoldenTest, OneFrameKernelLayer) {
   const std::string path = GoldenPath("one_frame_kernel.golden.txt");
   const std::string got = OneFrameTranscript();
-  const char* update = std::getenv("CLTRACE_UPDATE_GOLDEN");
-  if (update != nullptr && std::string(update) == "1") {
-    std::ofstream(path) << got;
-    GTEST_SKIP() << "rewrote " << path;
-  }
-  std::ifstream in(path);
-  ASSERT_TRUE(in.good()) << path << " is missing; run with CLTRACE_UPDATE_GOLDEN=1";
-  std::stringstream want;
-  want << in.rdbuf();
-  EXPECT_EQ(got, want.str()) << "kernel-layer transcript changed; if intended, regenerate with "
-                                "CLTRACE_UPDATE_GOLDEN=1 and review the diff";
+  // Only CLTRACE_UPDATE_GOLDEN=1 rewrites it (tests/testing/golden.h); review the diff.
+  EXPECT_TRUE(cltrace::testing::MatchesGolden(path, got));
 }
 
 // ---- determinism ----------------------------------------------------------------------------

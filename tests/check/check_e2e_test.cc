@@ -17,6 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/command_test.h"
+#include "tests/testing/golden.h"
 
 namespace {
 
@@ -31,14 +32,10 @@ class CheckE2eTest : public ::cltrace::testing::CommandTest {
   static std::string Corpus(const std::string& name) {
     return absl::StrCat(CLTRACE_SOURCE_DIR, "/corpus/check/", name);
   }
+  // tests/check/golden/NAME (tests/testing/golden.h: only CLTRACE_UPDATE_GOLDEN=1 rewrites).
   void ExpectGolden(const std::string& name, const std::string& actual) {
-    std::string path = absl::StrCat(CLTRACE_SOURCE_DIR, "/tests/check/golden/", name);
-    if (std::getenv("CLTRACE_UPDATE_GOLDEN") != nullptr) {
-      std::ofstream(path, std::ios::binary | std::ios::trunc) << actual;
-      return;
-    }
-    EXPECT_EQ(actual, ReadFile(path))
-        << "golden " << path << " (CLTRACE_UPDATE_GOLDEN=1 to regenerate)";
+    EXPECT_TRUE(::cltrace::testing::MatchesGolden(
+        absl::StrCat(CLTRACE_SOURCE_DIR, "/tests/check/golden/", name), actual));
   }
 };
 

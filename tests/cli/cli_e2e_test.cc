@@ -3,7 +3,7 @@
 //
 // Each scenario runs commands in a scratch directory (so outputs name files relatively) and
 // compares a transcript (command, exit code, stdout, stderr) with tests/cli/golden/NAME.txt.
-// CLTRACE_UPDATE_GOLDEN=1 rewrites the golden files instead of comparing.
+// CLTRACE_UPDATE_GOLDEN=1 (exactly; tests/testing/golden.h) rewrites the golden files instead.
 //
 // Ignored in the comparison (they follow from the binary encoder and the size of the
 // catalog, which other components change; format/ tests cover them): byte counts, file
@@ -27,6 +27,7 @@
 #include "format/trace_reader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/golden.h"
 
 namespace cltrace {
 namespace {
@@ -103,18 +104,10 @@ class CliE2eTest : public ::testing::Test {
     return text;
   }
 
-  // Compares the transcript so far with tests/cli/golden/NAME.txt.
+  // Compares the transcript so far with tests/cli/golden/NAME.txt (tests/testing/golden.h).
   void ExpectGolden(const std::string& name) {
-    std::string path = absl::StrCat(CLTRACE_SOURCE_DIR, "/tests/cli/golden/", name, ".txt");
-    std::string actual = Mask(transcript_);
-    const char* update = std::getenv("CLTRACE_UPDATE_GOLDEN");
-    if (update != nullptr && std::string(update) == "1") {
-      WriteFile(path, actual);
-      return;
-    }
-    ASSERT_TRUE(Exists(path)) << path << " is missing; run with CLTRACE_UPDATE_GOLDEN=1";
-    EXPECT_EQ(actual, ReadFile(path))
-        << "golden " << path << " differs (CLTRACE_UPDATE_GOLDEN=1 regenerates it)";
+    EXPECT_TRUE(::cltrace::testing::MatchesGolden(
+        absl::StrCat(CLTRACE_SOURCE_DIR, "/tests/cli/golden/", name, ".txt"), Mask(transcript_)));
   }
 
   std::string dir_;

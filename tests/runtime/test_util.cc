@@ -3,12 +3,10 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
+#include "tests/testing/golden.h"
 
 namespace cltrace::testing {
 
@@ -30,32 +28,7 @@ std::vector<std::string> Transcript::Lines() const {
 }
 
 void ExpectGolden(absl::string_view name, const std::string& text) {
-  std::string path = absl::StrCat("tests/runtime/golden/", name, ".txt");
-  const char* update = std::getenv("CLTRACE_UPDATE_GOLDEN");
-  if (update != nullptr && std::string(update) == "1") {
-    std::ofstream out(path, std::ios::binary);
-    out << text;
-    ASSERT_TRUE(out.good()) << "cannot write " << path;
-    return;
-  }
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in.good()) << "missing golden " << path
-                         << " (run with CLTRACE_UPDATE_GOLDEN=1 from the source root)";
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string want = ss.str();
-  if (want == text) return;
-  std::vector<std::string> a = absl::StrSplit(want, '\n');
-  std::vector<std::string> b = absl::StrSplit(text, '\n');
-  for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
-    std::string wa = i < a.size() ? a[i] : "<end of golden>";
-    std::string wb = i < b.size() ? b[i] : "<end of transcript>";
-    if (wa != wb) {
-      ADD_FAILURE() << path << ":" << i + 1 << " differs\n  golden: " << wa << "\n  actual: " << wb
-                    << "\n(regenerate with CLTRACE_UPDATE_GOLDEN=1 if the change is intended)";
-      return;
-    }
-  }
+  EXPECT_TRUE(MatchesGolden(absl::StrCat("tests/runtime/golden/", name, ".txt"), text));
 }
 
 void SetDriverConfig(const std::string& config) {

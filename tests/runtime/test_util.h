@@ -28,9 +28,9 @@ class Transcript : public runtime::DdiObserver {
   std::vector<std::string> lines_;
 };
 
-// Compares `text` with tests/runtime/golden/<name>.txt (relative to the source tree); with
-// CLTRACE_UPDATE_GOLDEN=1 rewrites the file instead. Fails the current test with the first
-// differing line.
+// Compares `text` with tests/runtime/golden/<name>.txt (relative to the source tree) through
+// tests/testing/golden.h: CLTRACE_UPDATE_GOLDEN=1 (exactly) rewrites the file instead. Fails
+// the current test with the first differing line.
 void ExpectGolden(absl::string_view name, const std::string& text);
 
 // Sets (or with "" clears) CLTRACE_REFDRIVER_CONFIG for devices created afterwards.
