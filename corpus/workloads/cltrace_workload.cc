@@ -2,7 +2,11 @@
 // runtime model and the reference driver detected.
 //
 //   cltrace-workload NAME [--threads N] [--frames N] [--seed S] [--driver LIB] [--bug RULE]
+//                    [--lockstep]
 //   cltrace-workload --list
+//
+// --lockstep: the scenario's threads take turns in a fixed order, so every run makes the same
+// calls in the same order (reproducible recordings; ScenarioOptions::lockstep).
 //
 // Output: one line per violation (starting with its rule number), then `calls: N` (DDI calls
 // made plus callbacks received at every layer the workload drives: the D3D11 DDI and its
@@ -27,7 +31,7 @@ int Usage(const char* message) {
   if (message != nullptr) std::fprintf(stderr, "cltrace-workload: %s\n", message);
   std::fprintf(stderr,
                "usage: cltrace-workload NAME [--threads N] [--frames N] [--seed S] "
-               "[--driver LIB] [--bug RULE]\n       cltrace-workload --list\n");
+               "[--driver LIB] [--bug RULE] [--lockstep]\n       cltrace-workload --list\n");
   return 2;
 }
 
@@ -60,6 +64,8 @@ int main(int argc, char** argv) {
       if (arg == "--threads") options.threads = static_cast<int>(n);
       if (arg == "--frames") options.frames = static_cast<int>(n);
       if (arg == "--seed") options.seed = n;
+    } else if (arg == "--lockstep") {
+      options.lockstep = true;
     } else if (arg == "--driver") {
       const char* v = value("--driver");
       if (v == nullptr) return Usage("--driver needs a library path");

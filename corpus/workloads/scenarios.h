@@ -27,6 +27,12 @@ struct ScenarioOptions {
   int threads = 4;  // deferred contexts, each on its own thread
   int frames = 20;  // frames (Present calls)
   uint64_t seed = 1;
+  // Lockstep (--lockstep): the scenario's threads take turns in a fixed order, so no two of
+  // them make DDI calls at once and every run makes the same calls in the same order (what a
+  // reproducible recording needs: scripts/make-corpus.sh). Threads, deferred contexts and
+  // the calls made are those of a free run; only the interleaving is fixed. `smallcl` and
+  // `scene` honour it; `present` and `dp2` are single-threaded anyway.
+  bool lockstep = false;
   // Runtime-misuse setup some modes need from the application side (R61: the IC begins a
   // query a command list manipulates). Set by the workload for --bug.
   runtime::Misuse misuse = runtime::Misuse::kNone;

@@ -159,6 +159,8 @@ struct FrameSlots {
   std::vector<std::vector<CommandList*>> lists;
   std::vector<int> ready;
   int frames_done = 0;
+  int created = 0;   // lockstep: deferred contexts created so far (in thread order)
+  int released = 0;  // lockstep: deferred contexts released so far (in thread order)
 };
 
 }  // namespace
@@ -182,12 +184,28 @@ absl::Status RunScene(Device* device, const ScenarioOptions& o) {
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
       std::mt19937 rng(static_cast<uint32_t>(o.seed * 7919 + t));
+      // Lockstep: contexts are created, frames recorded and contexts released one thread at
+      // a time in thread order, and a frame is recorded only after the immediate context
+      // finished the previous one.
+      if (o.lockstep) {
+        std::unique_lock<std::mutex> lock(slots.mu);
+        slots.changed.wait(lock, [&] { return slots.created == t; });
+      }
       DeviceContext* dc = nullptr;
       HRESULT hr = device->CreateDeferredContext(0, &dc);
+      if (o.lockstep) {
+        std::lock_guard<std::mutex> lock(slots.mu);
+        ++slots.created;
+        slots.changed.notify_all();
+      }
       for (int f = 0; f < o.frames; ++f) {
         {
           std::unique_lock<std::mutex> lock(slots.mu);
-          slots.changed.wait(lock, [&] { return slots.frames_done >= f - kFramesInFlight; });
+          slots.changed.wait(lock, [&] {
+            return o.lockstep
+                       ? slots.created == threads && slots.frames_done >= f && slots.ready[f] == t
+                       : slots.frames_done >= f - kFramesInFlight;
+          });
         }
         CommandList* cl = nullptr;
         if (hr == S_OK) {
@@ -222,7 +240,17 @@ absl::Status RunScene(Device* device, const ScenarioOptions& o) {
         ++slots.ready[f];
         slots.changed.notify_all();
       }
+      if (o.lockstep) {
+        std::unique_lock<std::mutex> lock(slots.mu);
+        slots.changed.wait(lock,
+                           [&] { return slots.frames_done == o.frames && slots.released == t; });
+      }
       if (dc != nullptr) dc->Release();
+      if (o.lockstep) {
+        std::lock_guard<std::mutex> lock(slots.mu);
+        ++slots.released;
+        slots.changed.notify_all();
+      }
     });
   }
 

@@ -4,6 +4,7 @@
 // back through RecycleCommandList / RecycleCreateCommandList). Each thread's last list
 // outlives its deferred context (DestroyCommandList path). The copied resources are released
 // while the immediate context still has unsubmitted copies of them (deferred destruction).
+#include <cstdint>
 #include <thread>
 #include <vector>
 
@@ -21,6 +22,8 @@ namespace {
 
 constexpr int kListsPerThreadPerFrame = 16;
 constexpr size_t kQueueDepth = 8;
+// Lockstep: lists the immediate context leaves queued at the end of its turn.
+constexpr size_t kLockstepLag = kQueueDepth - 1;
 
 }  // namespace
 
@@ -42,25 +45,35 @@ absl::Status RunSmallCl(Device* device, const ScenarioOptions& o) {
       MakeTexture(device, 64, 64, D3D10_DDI_BIND_RENDER_TARGET, D3D10_DDI_RESOURCE_MISC_PRIMARY);
   if (!backbuffer.ok()) return backbuffer.status();
 
-  ListQueue queue(kQueueDepth);
+  // Lockstep: the workers and the immediate context take turns in round-robin order (a
+  // worker finishes one list per turn; the immediate context executes the queued lists but
+  // the last kLockstepLag, so lists stay in flight and new handles are still created).
+  const int consumer = threads;
+  ListQueue queue(o.lockstep ? SIZE_MAX : kQueueDepth);
+  Turns turns(threads + 1, o.lockstep);
   std::vector<absl::Status> results(threads);
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
+      turns.Begin(t);
       DeviceContext* dc = nullptr;
       if (HRESULT hr = device->CreateDeferredContext(0, &dc); hr != S_OK) {
         results[t] = Failed("CreateDeferredContext", hr);
         queue.Push(nullptr);
+        turns.Leave(t);
         return;
       }
+      turns.End(t);
       CommandList* last = nullptr;
       for (int i = 0; i < lists_per_thread; ++i) {
+        turns.Begin(t);
         dc->CopyResource(dst[t], src[t]);
         CommandList* cl = nullptr;
         HRESULT hr = dc->FinishCommandList(FALSE, &cl);
         // Injected out-of-memory or device removal: the list is lost, recording goes on.
         if (hr == static_cast<HRESULT>(E_OUTOFMEMORY) ||
             hr == static_cast<HRESULT>(DXGI_ERROR_DEVICE_REMOVED)) {
+          turns.End(t);
           continue;
         }
         if (hr != S_OK) {
@@ -71,11 +84,14 @@ absl::Status RunSmallCl(Device* device, const ScenarioOptions& o) {
           last = cl;
         } else {
           queue.Push(cl);
+          turns.End(t);
         }
       }
+      turns.Begin(t);  // (still held after a failure or the last list)
       dc->Release();
       if (last != nullptr) queue.Push(last);  // outlives its deferred context
       queue.Push(nullptr);
+      turns.Leave(t);
     });
   }
 
@@ -83,14 +99,20 @@ absl::Status RunSmallCl(Device* device, const ScenarioOptions& o) {
   int executed = 0;
   const int per_frame = threads * kListsPerThreadPerFrame;
   while (ended < threads) {
-    CommandList* cl = queue.Pop();
-    if (cl == nullptr) {
-      ++ended;
-      continue;
+    turns.Begin(consumer);
+    // Lockstep: the workers are done once the immediate context is the only party left.
+    const bool drain = turns.OnlyLeft(consumer);
+    while (ended < threads && (!o.lockstep || drain || queue.Size() > kLockstepLag)) {
+      CommandList* cl = queue.Pop();
+      if (cl == nullptr) {
+        ++ended;
+        continue;
+      }
+      ic->ExecuteCommandList(cl, FALSE);
+      cl->Release();
+      if (++executed % per_frame == 0) device->Present(*backbuffer);
     }
-    ic->ExecuteCommandList(cl, FALSE);
-    cl->Release();
-    if (++executed % per_frame == 0) device->Present(*backbuffer);
+    turns.End(consumer);
   }
   for (std::thread& w : workers) w.join();
   // A last round of copies on the immediate context, still unsubmitted below.

@@ -59,6 +59,53 @@ void ListQueue::Push(runtime::CommandList* cl) {
   changed_.notify_all();
 }
 
+size_t ListQueue::Size() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return items_.size();
+}
+
+bool Turns::OnlyLeft(int party) {
+  if (!enabled_) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t p = 0; p < left_.size(); ++p) {
+    if (static_cast<int>(p) != party && !left_[p]) return false;
+  }
+  return true;
+}
+
+void Turns::Begin(int party) {
+  if (!enabled_) return;
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock, [&] { return turn_ == party; });
+}
+
+void Turns::End(int party) {
+  if (!enabled_) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  PassLocked(party);
+}
+
+void Turns::Leave(int party) {
+  if (!enabled_) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  left_[party] = true;
+  if (turn_ == party) PassLocked(party);
+}
+
+void Turns::PassLocked(int party) {
+  const int n = static_cast<int>(left_.size());
+  for (int k = 1; k <= n; ++k) {
+    const int next = (party + k) % n;
+    if (!left_[next]) {
+      turn_ = next;
+      changed_.notify_all();
+      return;
+    }
+  }
+  turn_ = -1;  // everyone left
+  changed_.notify_all();
+}
+
 runtime::CommandList* ListQueue::Pop() {
   std::unique_lock<std::mutex> lock(mu_);
   changed_.wait(lock, [this] { return !items_.empty(); });

@@ -38,6 +38,7 @@ class ListQueue {
   explicit ListQueue(size_t capacity) : capacity_(capacity) {}
   void Push(runtime::CommandList* cl);
   runtime::CommandList* Pop();
+  size_t Size();
 
  private:
   // std primitives, not absl::Mutex: ThreadSanitizer sees pthread-based synchronization only
@@ -46,6 +47,29 @@ class ListQueue {
   std::condition_variable changed_;
   std::deque<runtime::CommandList*> items_;
   size_t capacity_;
+};
+
+// Round-robin turns among `parties` threads (ScenarioOptions::lockstep): a party makes calls
+// only between Begin and End; End passes the turn to the next party still in the rotation.
+// Party 0 has the first turn. Disabled, every call returns at once.
+class Turns {
+ public:
+  Turns(int parties, bool enabled) : enabled_(enabled), left_(parties, false) {}
+  void Begin(int party);
+  void End(int party);
+  // Ends the party's turn and takes it out of the rotation.
+  void Leave(int party);
+  // Whether `party` is the only one still in the rotation (always false when disabled).
+  bool OnlyLeft(int party);
+
+ private:
+  void PassLocked(int party);
+
+  bool enabled_;
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::vector<bool> left_;
+  int turn_ = 0;
 };
 
 }  // namespace cltrace::workloads
