@@ -1,0 +1,199 @@
+// The golden corpus (corpus/traces, corpus/README.md): every trace of manifest.txt is judged by
+// `cltrace check` and replayed by `cltrace replay` as its replay column says, and the outputs
+// are compared with NAME.verdict through tests/testing/golden.h (CLTRACE_UPDATE_GOLDEN=1
+// rewrites them; scripts/make-corpus.sh does after re-recording). Independently of the
+// goldens: clean traces replay identically in both thread modes, misuse modes are reported by
+// the driver on replay, planted driver bugs replay identically into the buggy driver and
+// diverge from the fixed one where the rule is replay-visible, kernel bugs diverge on the
+// kernel model. And recording a scenario twice (as scripts/make-corpus.sh does) gives the
+// same bytes.
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/command_test.h"
+#include "tests/testing/golden.h"
+
+namespace cltrace::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+struct Entry {
+  std::string name;
+  std::string rule;    // "" for a clean run
+  std::string replay;  // the manifest's replay column
+  std::string args;    // cltrace-workload arguments
+};
+
+std::string TracesDir() { return absl::StrCat(CLTRACE_SOURCE_DIR, "/corpus/traces"); }
+
+std::vector<Entry> Manifest() {
+  std::vector<Entry> entries;
+  const std::string text = ReadFile(TracesDir() + "/manifest.txt");
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    line = absl::StripAsciiWhitespace(line);
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> cols = absl::StrSplit(line, '|');
+    if (cols.size() != 4) {
+      entries.push_back({"bad_manifest_line", "", "", std::string(line)});
+      continue;
+    }
+    for (std::string& c : cols) c = std::string(absl::StripAsciiWhitespace(c));
+    entries.push_back({cols[0], cols[1] == "-" ? "" : cols[1], cols[2], cols[3]});
+  }
+  return entries;
+}
+
+class CorpusTest : public CommandTest, public ::testing::WithParamInterface<Entry> {
+ protected:
+  // Runs `cltrace ARGS` (ARGS naming the trace by its base name) and appends it to the
+  // transcript; `env` is a shell prefix (VAR=VALUE).
+  CommandResult Cltrace(const std::string& env, const std::string& args) {
+    const Entry& e = GetParam();
+    const std::string trace = absl::StrCat(TracesDir(), "/", e.name, ".cltrace");
+    std::string full = absl::StrReplaceAll(args, {{"TRACE", trace}});
+    CommandResult r = Run(absl::StrCat(env, env.empty() ? "" : " ", CLTRACE_BIN, " ", full));
+    absl::StrAppend(&transcript_, "$ ", env, env.empty() ? "" : " ", "cltrace ",
+                    absl::StrReplaceAll(args, {{"TRACE", e.name + ".cltrace"}}), "\nexit ", r.exit,
+                    "\n", r.out);
+    if (!r.err.empty()) absl::StrAppend(&transcript_, "--- stderr\n", r.err);
+    return r;
+  }
+
+  std::string transcript_;
+};
+
+// "bug=R22;oom:RecycleCreateCommandList=2" -> " --inject oom:RecycleCreateCommandList:2": the
+// faults the buggy run had, injected into the fixed driver so only the bug differs.
+std::string InjectFlags(absl::string_view config) {
+  std::string flags;
+  for (absl::string_view part : absl::StrSplit(config, ';')) {
+    if (!absl::ConsumePrefix(&part, "oom:")) continue;
+    std::vector<std::string> fn_n = absl::StrSplit(part, '=');
+    if (fn_n.size() == 2) absl::StrAppend(&flags, " --inject oom:", fn_n[0], ":", fn_n[1]);
+  }
+  return flags;
+}
+
+TEST_P(CorpusTest, Verdict) {
+  const Entry& e = GetParam();
+  ASSERT_NE(e.name, "bad_manifest_line") << e.args;
+  struct stat st;
+  const std::string trace = absl::StrCat(TracesDir(), "/", e.name, ".cltrace");
+  ASSERT_EQ(stat(trace.c_str(), &st), 0) << trace << " is missing: run scripts/make-corpus.sh";
+  EXPECT_LE(st.st_size, 1 << 20) << "corpus traces stay at most 1 MB";
+
+  CommandResult check = Cltrace("", "check TRACE");
+  if (e.rule.empty()) {
+    EXPECT_EQ(check.exit, 0) << check.out << check.err;
+    EXPECT_THAT(check.out, HasSubstr(" 0 violations")) << "a clean run judged with findings";
+  } else {
+    EXPECT_NE(check.exit, 2) << check.err;
+  }
+
+  absl::string_view replay = e.replay;
+  const bool model = absl::ConsumePrefix(&replay, "model") &&
+                     (replay.empty() || absl::ConsumePrefix(&replay, "-"));
+  std::string config;
+  bool hidden = false;
+  if (absl::ConsumePrefix(&replay, "bug:")) {
+    config = std::string(replay);
+  } else if (absl::ConsumePrefix(&replay, "hidden:")) {
+    config = std::string(replay);
+    hidden = true;
+  } else if (replay == "none") {
+    // Not replayable (corpus/README.md says why): the verdict is the check alone.
+    EXPECT_TRUE(MatchesGolden(absl::StrCat(TracesDir(), "/", e.name, ".verdict"), transcript_));
+    return;
+  } else {
+    ASSERT_TRUE(replay.empty() || replay == "plain") << "unknown replay column " << e.replay;
+  }
+  const std::string kernel = model ? " --kernel model" : "";
+  const std::string env = absl::StrCat("CLTRACE_REFDRIVER_CONFIG='", config, "'");
+  for (const char* mode : {"single", "recorded"}) {
+    SCOPED_TRACE(mode);
+    CommandResult r =
+        Cltrace(env, absl::StrCat("replay --threads ", mode, kernel, " --history 0 TRACE"));
+    if (model && !e.rule.empty() && config.empty()) {
+      // A kernel bug (R75-R78): the model kernel does not repeat it.
+      EXPECT_EQ(r.exit, 3) << r.out << r.err;
+      EXPECT_THAT(r.out, StartsWith("replay: divergence at seq "));
+      continue;
+    }
+    EXPECT_EQ(r.exit, 0) << r.out << r.err;
+    EXPECT_THAT(r.out, StartsWith("replay: identical ("));
+    // Runtime misuse: the driver reports it again on every replay.
+    if (!e.rule.empty() && config.empty()) {
+      EXPECT_THAT(r.out, HasSubstr(absl::StrCat("\ndriver: ", e.rule, " "))) << r.out;
+    }
+  }
+  if (model && !e.rule.empty() && config.empty()) {
+    // On the recorded kernel answers the driver sees what it saw: identical.
+    CommandResult r = Cltrace(env, "replay --history 0 TRACE");
+    EXPECT_EQ(r.exit, 0) << r.out << r.err;
+  }
+  if (!config.empty()) {
+    // The driver without the planted bug (its faults still injected).
+    CommandResult fixed = Cltrace("CLTRACE_REFDRIVER_CONFIG=",
+                                  absl::StrCat("replay --threads single", kernel, " --history 0",
+                                               InjectFlags(config), " TRACE"));
+    if (hidden) {
+      EXPECT_EQ(fixed.exit, 0) << "replay now shows " << e.rule
+                               << ": make the manifest say bug: instead of hidden:\n"
+                               << fixed.out;
+    } else {
+      EXPECT_EQ(fixed.exit, 3) << fixed.out << fixed.err;
+    }
+  }
+  EXPECT_TRUE(MatchesGolden(absl::StrCat(TracesDir(), "/", e.name, ".verdict"), transcript_));
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, CorpusTest, ::testing::ValuesIn(Manifest()),
+                         [](const ::testing::TestParamInfo<Entry>& info) {
+                           return info.param.name;
+                         });
+
+// What scripts/make-corpus.sh does for one manifest line, into `out`.
+class RegenerationTest : public CommandTest {
+ protected:
+  std::string Record(const Entry& e, const std::string& out) {
+    const std::string raw = Path(e.name + ".raw");
+    CommandResult r = Run(
+        absl::StrCat("env -u CLTRACE_REFDRIVER_CONFIG -u CLTRACE_DRIVER "
+                     "GLIBC_TUNABLES=glibc.malloc.tcache_count=65535 ",
+                     CLTRACE_BIN, " record -o ", raw, " -- ", CLTRACE_WORKLOAD_BIN, " ", e.args));
+    EXPECT_LE(r.exit, 1) << r.out << r.err;
+    CommandResult n = Run(absl::StrCat(CLTRACE_NORMALIZE_BIN, " ", raw, " ", out));
+    EXPECT_EQ(n.exit, 0) << n.err;
+    return ReadFile(out);
+  }
+};
+
+// Recording again gives the same bytes: a clean multi-threaded run of each D3D11 scenario and
+// a planted bug (the whole set takes a few seconds: scripts/make-corpus.sh).
+TEST_F(RegenerationTest, RecordingTwiceGivesTheSameBytes) {
+  for (const Entry& e : Manifest()) {
+    if (e.name != "smallcl" && e.name != "scene" && e.name != "present" && e.name != "smallcl_R5") {
+      continue;
+    }
+    SCOPED_TRACE(e.name);
+    const std::string a = Record(e, Path(e.name + ".a.cltrace"));
+    const std::string b = Record(e, Path(e.name + ".b.cltrace"));
+    ASSERT_FALSE(a.empty());
+    EXPECT_TRUE(a == b) << "two recordings of '" << e.args << "' differ after normalisation";
+  }
+}
+
+}  // namespace
+}  // namespace cltrace::testing
