@@ -235,9 +235,28 @@ char* CheckDeviceTable(DeviceCtx* ctx) {
   return notes;
 }
 
-void CheckAllDeviceTables() {
-  Contexts().devices.ForEach([](DeviceCtx* ctx) {
-    if (char* notes = CheckDeviceTable(ctx)) {
+// The periodic check's half of the two-sighting rule (see DeviceCtx::background_seen): true when
+// slot k's change may be reported now.
+static bool SeenTwice(DeviceCtx* ctx, size_t k) {
+  void* now = LoadSlot(ctx->driver, k);
+  if (now == LoadSlot(&ctx->snapshot, k)) return false;
+  if (LoadSlot(&ctx->background_seen, k) == now) return true;
+  StoreSlot(&ctx->background_seen, k, now);
+  return false;
+}
+
+void CheckAllDeviceTables(bool periodic) {
+  Contexts().devices.ForEach([periodic](DeviceCtx* ctx) {
+    if (ctx->driver == nullptr) return;
+    char* notes = nullptr;
+    if (!periodic) {
+      notes = CheckDeviceTable(ctx);
+    } else {
+      for (size_t k = 0; k < kDeviceSlots; ++k) {
+        if (SeenTwice(ctx, k)) notes = JoinNotes(notes, OnSlotRewrite(ctx, k));
+      }
+    }
+    if (notes != nullptr) {
       char* prev = ctx->pending_note.exchange(nullptr);
       ctx->pending_note.store(JoinNotes(prev, notes));
     }

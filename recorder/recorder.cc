@@ -172,7 +172,7 @@ class Recorder::Impl {
       const bool busy = DrainOnce(/*force=*/false);
       const int64_t now = internal::MonotonicNs();
       if (now - last_check >= 50'000'000) {
-        internal::CheckAllDeviceTables();  // R5 rewrites of slots nobody calls afterwards
+        internal::CheckAllDeviceTables(/*periodic=*/true);  // R5 rewrites nobody calls through
         last_check = now;
       }
       if (g_crash_request.load(std::memory_order_acquire) != 0 &&
@@ -205,7 +205,7 @@ class Recorder::Impl {
     // Final drain: everything that returned before Stop.
     while (DrainOnce(/*force=*/true)) {
     }
-    internal::CheckAllDeviceTables();
+    internal::CheckAllDeviceTables(/*periodic=*/false);
     if (writer_ != nullptr) {
       if (!write_failed_) {
         absl::Status st = writer_->Close();

@@ -97,6 +97,11 @@ struct DeviceCtx {
   DeviceTable snapshot{};                    // driver slots as last seen (R5)
   DeviceTable* runtime = nullptr;            // the runtime's table (our thunks), may be null
   std::atomic<char*> pending_note{nullptr};  // background-detected rewrite, for the next call
+  // Background thread only: a changed slot's value at the periodic check that first saw it. The
+  // periodic check reports a rewrite only when a later check still sees the same unreported
+  // value, so a rewrite made inside a call that checks the table on its way out (Flush, ...) is
+  // always noted on that call, never on whichever call the 50 ms tick happened to fall in.
+  DeviceTable background_seen{};
   CoreLayerCtx* layer = nullptr;
   KernelCtx* kernel = nullptr;             // IC only
   DeviceCtx* ic = nullptr;                 // the immediate context (itself for the IC)
@@ -174,7 +179,9 @@ char* OnSlotRewrite(DeviceCtx* ctx, size_t index);
 // rewrites found (nullptr if none).
 char* CheckDeviceTable(DeviceCtx* ctx);
 // Background check of every device table (drain thread); notes go to the context's next call.
-void CheckAllDeviceTables();
+// Compares every device table with its snapshot. `periodic` (the background thread's tick)
+// reports a changed slot only on its second sighting; the final check reports at once.
+void CheckAllDeviceTables(bool periodic);
 
 // Registration used by the creating thunks and the public API.
 CoreLayerCtx* WrapCoreLayerTable(uintptr_t key, const CoreTable* runtime);
