@@ -478,15 +478,22 @@ void Checker::Impl::OnIcCall(const Event& e, const CallMeta& m, int32_t ic) {
       // after the destruction was retired before this Flush -- would not stall, so this
       // Flush frees them. Without kernel-layer events in the trace nothing is known to be
       // idle and nothing is judged.
+      // Conservative across engines: only while no earlier submission of this device is
+      // still on its way (in order, as one context's are, every earlier one retired).
       Deadline idle = d;
       idle.kind = Deadline::kFlushDrainsIdle;
       idle.objs.clear();
       idle.render = x.retired_render;
       idle.fence = x.retired_fence;
+      bool in_order = x.retired_render != 0 && !x.destroyed_queued.empty();
+      for (const auto* pending : {&dma_owner_, &fence_owner_}) {
+        for (const auto& [key, sub] : *pending)
+          if (sub.ctx == ic && sub.render < x.retired_render) in_order = false;
+      }
       size_t keep = 0;
       for (int32_t o : x.destroyed_queued) {
         if (Deallocated(objs_[o], e.seq)) continue;
-        if (objs_[o].destroy_seq < x.retired_render) idle.objs.push_back(o);
+        if (in_order && objs_[o].destroy_seq < x.retired_render) idle.objs.push_back(o);
         x.destroyed_queued[keep++] = o;
       }
       x.destroyed_queued.resize(keep);

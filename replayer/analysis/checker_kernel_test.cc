@@ -150,6 +150,20 @@ TEST_F(IdleDestructionTest, R68_NearMiss_StillInUseOrFreed) {
   EXPECT_THAT(Errors(), IsEmpty()) << Report();
 }
 
+TEST_F(IdleDestructionTest, R68_NearMiss_EarlierSubmissionStillPending) {
+  // A later submission retired (another engine, say) while the one carrying vb's last use
+  // is still pending: not known to be idle.
+  AllocatedResource("vb", "a1");
+  UseOnIc("vb");
+  Destroy("vb");
+  FlushFilling("4096");
+  FlushFilling("8192");
+  SubmitAndRetire("4096", "7", /*retire=*/false);
+  SubmitAndRetire("8192", "8");
+  FlushFilling("12288");
+  EXPECT_THAT(Errors(), IsEmpty()) << Report();
+}
+
 TEST_F(KernelTest, R69_PrimaryDeallocatedLater) {
   AllocatedResource("p", "a1", "D3D10_DDI_RESOURCE_MISC_PRIMARY");
   Destroy("p");
