@@ -83,6 +83,7 @@ void Checker::Impl::OnEvent(const Event& e) {
 void Checker::Impl::OnAnnotation(const Event& e) {
   constexpr absl::string_view kNote = "table-rewrite (R5): D3D11DDI_DEVICEFUNCS.";
   absl::string_view text = options_.strings->Token(e.annotation);
+  if (!absl::StrContains(text, kNote)) return;  // most annotations name the API call only
   for (absl::string_view note : absl::StrSplit(text, " | ")) {
     if (!absl::ConsumePrefix(&note, kNote)) continue;
     absl::string_view slot = note.substr(0, note.find(' '));
