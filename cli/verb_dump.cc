@@ -22,7 +22,8 @@ constexpr char kUsage[] =
     "Prints the calls of a trace (.cltrace or .jsonl) in seq order, one per line: seq, end,\n"
     "thread, then the call with its arguments (symbolic enums and HRESULTs, handle tokens)\n"
     "and its return value. Calls made inside another call (callbacks, state refreshes) are\n"
-    "indented under it. A call that never returned shows '-' as its end.\n"
+    "indented under it. A call that never returned shows '-' as its end. A call's annotation\n"
+    "(the API call that caused it, recorder notes such as R5 table rewrites) follows '#'.\n"
     "\n"
     "  --from SEQ   start at the first call with seq >= SEQ\n"
     "  --count N    print at most N calls\n"
@@ -110,6 +111,8 @@ int RunDump(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       if (e.content != 0) {
         absl::StrAppend(&line, "  [content: ", in->contents.Token(e.content).size(), " bytes]");
       }
+      // The annotation: the API call that caused it, recorder notes such as R5 table rewrites.
+      if (e.annotation != 0) absl::StrAppend(&line, "  # ", in->strings.Token(e.annotation));
       out << line << "\n";
     }
   }

@@ -33,6 +33,7 @@ absl::StatusOr<CheckResult> Checker::Impl::Run(absl::Span<const Event> events,
     }
     if (e.seq > next_deadline_) ResolveDeadlines(e.seq);
     OnEvent(e);
+    if (e.annotation != 0 && options_.strings != nullptr) OnAnnotation(e);
   }
   ResolveDeadlines(kNeverReturned - 1);
   result_.calls = events.size();
@@ -75,6 +76,40 @@ void Checker::Impl::OnEvent(const Event& e) {
   }
 }
 
+// R5: the recorder compares the driver's device tables with their CreateDevice snapshot and
+// notes every changed slot on the call that first observed it ("table-rewrite (R5):
+// D3D11DDI_DEVICEFUNCS.pfnX of immediate context ... changed by the driver from A to B"),
+// joined with " | " to any other note of that call.
+void Checker::Impl::OnAnnotation(const Event& e) {
+  constexpr absl::string_view kNote = "table-rewrite (R5): D3D11DDI_DEVICEFUNCS.";
+  absl::string_view text = options_.strings->Token(e.annotation);
+  if (!absl::StrContains(text, kNote)) return;  // most annotations name the API call only
+  for (absl::string_view note : absl::StrSplit(text, " | ")) {
+    if (!absl::ConsumePrefix(&note, kNote)) continue;
+    absl::string_view slot = note.substr(0, note.find(' '));
+    // Only the immediate context's table is constrained (ddi-spec R5).
+    if (!absl::StrContains(note, " of immediate context ")) continue;
+    const bool fixed = absl::StartsWith(slot, "pfnCreate") || absl::StartsWith(slot, "pfnOpen") ||
+                       absl::StartsWith(slot, "pfnDestroy") ||
+                       absl::StartsWith(slot, "pfnCalcPrivate") ||
+                       absl::StartsWith(slot, "pfnCheck");
+    const bool fixed_a = absl::StartsWith(slot, "pfnRecycle") ||
+                         slot == "pfnCalcDeferredContextHandleSize";  // R5a [INF]
+    // Other slots may be hot-swapped from the IC thread; the note does not say which thread
+    // wrote the slot, so they are not judged.
+    if (!fixed && !fixed_a) continue;
+    const CallMeta& m = table_[e.call];
+    uint64_t h = m.layer == Layer::kDevice ? Arg(e, m.hdevice) : 0;
+    Flag(5, e, h,
+         absl::StrCat("the driver rewrote IC-table slot ", slot, " after CreateDevice (noted by ",
+                      "the recorder at this call); ",
+                      fixed_a ? "the Recycle* and CalcDeferredContextHandleSize slots (R5a)"
+                              : "pfnCreate*, pfnOpen*, pfnDestroy*, pfnCalcPrivate* and "
+                                "pfnCheck* slots",
+                      " are fixed once CreateDevice returns"));
+  }
+}
+
 void Checker::Impl::OnAdapterCall(const Event& e, const CallMeta& m) {
   switch (m.op) {
     case Op::kCreateDevice: {
@@ -83,6 +118,8 @@ void Checker::Impl::OnAdapterCall(const Event& e, const CallMeta& m) {
       if (h == 0) return;
       int32_t c = NewCtx(false, h, Arg(e, m.hrtcorelayer), -1, false, e);
       if (caps_build2_) ctxs_[c].dc_support = true;
+      if (auto it = no_lists_.find(Arg(e, m.hdevice)); it != no_lists_.end())
+        ctxs_[c].no_lists_caps_seq = it->second;
       return;
     }
     case Op::kGetCaps: {
@@ -95,6 +132,11 @@ void Checker::Impl::OnAdapterCall(const Event& e, const CallMeta& m) {
         uint64_t caps = elems[0];
         bool lists = (caps & (k_.caps_commandlists | k_.caps_commandlists_build2)) != 0;
         if (caps & k_.caps_commandlists_build2) caps_build2_ = true;
+        if (lists) {
+          no_lists_.erase(Arg(e, m.hdevice));
+        } else {
+          no_lists_[Arg(e, m.hdevice)] = e.seq;
+        }
         if (lists && !(caps & k_.caps_freethreaded)) {
           Flag(1, e, 0,
                absl::StrFormat("threading caps 0x%x report command lists without "
@@ -111,6 +153,7 @@ void Checker::Impl::OnAdapterCall(const Event& e, const CallMeta& m) {
 
 void Checker::Impl::OnDeviceCall(const Event& e, const CallMeta& m) {
   consumed_calc_ = e.parent == 0 && ResolvePending(e, m);
+  first_of_thread_ = e.parent == 0 && threads_seen_.insert(e.tid).second;
   int32_t c = ContextOf(e, m);
   if (c < 0) return;
   if (ctxs_[c].dc) {
@@ -134,6 +177,14 @@ void Checker::Impl::OnDcCall(const Event& e, const CallMeta& m, int32_t dc) {
     return;  // nothing else about such a call is meaningful
   }
   EnterDomain(x.domain, e, 10, dc);
+  if (x.state == State::kDestroyed && m.op == Op::kSetter && e.parent != 0 && x.last.n > 0) {
+    // R49: the driver may refresh state inside the DC's own DestroyDevice (which ends the
+    // DC's life on entry); the runtime's answers (nothing bound) are legal there.
+    const Event* in = Enclosing(e);
+    if (in != nullptr && in->seq == x.last.t[x.last.n - 1].seq &&
+        table_[in->call].op == Op::kDestroyDevice && Arg(*in, table_[in->call].hdevice) == x.handle)
+      return;
+  }
   if (x.state == State::kDestroyed || x.state == State::kCreateFailed) {
     if (m.op == Op::kDestroyDevice && x.state == State::kCreateFailed) {
       // D1e: destroy-tolerant; accepted, the handle stays dead.
@@ -369,7 +420,9 @@ void Checker::Impl::OnIcCall(const Event& e, const CallMeta& m, int32_t ic) {
         }
       }
       // A matching pending creation was consumed in ResolvePending (top-level calls).
-      if (e.parent == 0 && !consumed_calc_) {
+      // A fragment (late attach) may begin between a creation and its size query: the first
+      // call of a thread on a device created before the trace is not judged.
+      if (e.parent == 0 && !consumed_calc_ && !(first_of_thread_ && !Complete(ic))) {
         Flag(35, e, 0,
              absl::StrCat("CalcDeferredContextHandleSize(", HandleTypeName(type),
                           ") is not right after an IC creation on this thread"));
@@ -422,7 +475,31 @@ void Checker::Impl::OnIcCall(const Event& e, const CallMeta& m, int32_t ic) {
       for (int32_t o : x.destroyed_shared)
         if (!Deallocated(objs_[o], e.seq)) d.objs.push_back(o);
       x.destroyed_shared.clear();
+      // The other queued destructions: those the GPU no longer needs -- a submission made
+      // after the destruction was retired before this Flush -- would not stall, so this
+      // Flush frees them. Without kernel-layer events in the trace nothing is known to be
+      // idle and nothing is judged.
+      // Conservative across engines: only while no earlier submission of this device is
+      // still on its way (in order, as one context's are, every earlier one retired).
+      Deadline idle = d;
+      idle.kind = Deadline::kFlushDrainsIdle;
+      idle.objs.clear();
+      idle.render = x.retired_render;
+      idle.fence = x.retired_fence;
+      bool in_order = x.retired_render != 0 && !x.destroyed_queued.empty();
+      for (const auto* pending : {&dma_owner_, &fence_owner_}) {
+        for (const auto& [key, sub] : *pending)
+          if (sub.ctx == ic && sub.render < x.retired_render) in_order = false;
+      }
+      size_t keep = 0;
+      for (int32_t o : x.destroyed_queued) {
+        if (Deallocated(objs_[o], e.seq)) continue;
+        if (in_order && objs_[o].destroy_seq < x.retired_render) idle.objs.push_back(o);
+        x.destroyed_queued[keep++] = o;
+      }
+      x.destroyed_queued.resize(keep);
       if (!d.objs.empty()) AddDeadline(std::move(d));
+      if (!idle.objs.empty()) AddDeadline(std::move(idle));
       return;
     }
     default:

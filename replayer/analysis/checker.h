@@ -56,6 +56,9 @@ struct CheckOptions {
   size_t max_findings = 100000;
   // RunCheck only: print JSON instead of text lines.
   bool json = false;
+  // The trace's string table (annotations of a .cltrace), or nullptr. R5 is judged from the
+  // recorder's "table-rewrite (R5)" notes, which only binary traces carry.
+  const format::TokenTable* strings = nullptr;
 };
 
 enum class Severity : uint8_t { kError, kWarning };

@@ -227,6 +227,42 @@ TEST_F(DeferredContextTest, R53_NearMiss_ClosesAndUnbindsOnClosedDc) {
   EXPECT_THAT(Errors(), IsEmpty()) << Report();
 }
 
+TEST_F(DeferredContextTest, R53_NearMiss_RefreshAnswersInsideDcDestroyDevice) {
+  // R49: the driver refreshes state inside the DC's DestroyDevice; the runtime answers that
+  // nothing is bound. The DC's life ends on entry, but these answers are not rendering.
+  BoundLocalVb();
+  Draw("dc1");
+  FinishNew("dc1", "cl1");
+  Close("dc1", "lvb");
+  t.On(kDcThread).Begin("DestroyDevice", {{"hDevice", "dc1"}});
+  t.Begin("StateIaVertexBufCb", {{"hRuntimeDevice", "rtdc1"}});
+  t.Call("IaSetVertexBuffers", {{"hDevice", "dc1"},
+                                {"StartBuffer", "0"},
+                                {"NumBuffers", "1"},
+                                {"phBuffers", "0"},
+                                {"pStrides", "0"},
+                                {"pOffsets", "0"}});
+  t.End();
+  t.Begin("StateVsShaderCb", {{"hRuntimeDevice", "rtdc1"}});
+  t.Call("VsSetShader", {{"hDevice", "dc1"}, {"hShader", "0"}});
+  t.End();
+  t.End();
+  EXPECT_THAT(Errors(), IsEmpty()) << Report();
+}
+
+TEST_F(DeferredContextTest, R53_SetterAfterDcDestroyDevice) {
+  // The same answer after the DestroyDevice returned is a call on a destroyed DC.
+  Draw("dc1");
+  FinishNew("dc1", "cl1");
+  t.On(kDcThread).Call("DestroyDevice", {{"hDevice", "dc1"}});
+  t.Begin("Draw", {{"hDevice", "ic"}, {"VertexCount", "3"}});
+  t.Begin("StateVsShaderCb", {{"hRuntimeDevice", "rtic"}});
+  t.Call("VsSetShader", {{"hDevice", "dc1"}, {"hShader", "0"}});
+  t.End();
+  t.End();
+  EXPECT_THAT(Errors(), ElementsAre("R53")) << Report();
+}
+
 TEST_F(DeferredContextTest, R29_FinishAfterLocalOom) {
   DrawReportingOom();
   FinishNew("dc1", "cl1");
@@ -493,6 +529,29 @@ TEST_F(DeferredContextTest, R63_NearMiss_EndWithoutBeginAndPairsPerContext) {
   QueryCall("QueryBegin", "ic", "q");
   QueryCall("QueryEnd", "ic", "q");
   EXPECT_THAT(Errors(), IsEmpty()) << Report();
+}
+
+TEST_F(DeferredContextTest, R63_NearMiss_IndependentPairsOnIcAndDc) {
+  // §3.4 tracks (query, context): a pair on the IC and one on the DC may interleave.
+  OpenQuery();
+  QueryCall("QueryBegin", "ic", "q");
+  QueryCall("QueryBegin", "dc1", "lq");
+  QueryCall("QueryEnd", "dc1", "lq");
+  QueryCall("QueryEnd", "ic", "q");
+  FinishNew("dc1", "cl1");
+  Close("dc1", "lq", "DestroyQuery");
+  RecycleDc("dc1");
+  EXPECT_THAT(Errors(), IsEmpty()) << Report();
+}
+
+TEST_F(DeferredContextTest, R52_DcQueryStillBegunWhileIcPairEnded) {
+  // The IC's pair is complete; the DC's pair is still open when the list is made.
+  OpenQuery();
+  QueryCall("QueryBegin", "ic", "q");
+  QueryCall("QueryBegin", "dc1", "lq");
+  QueryCall("QueryEnd", "ic", "q");
+  FinishNew("dc1", "cl1");
+  EXPECT_THAT(Errors(), ElementsAre("R52")) << Report();
 }
 
 TEST_F(DeferredContextTest, R64_MapOfNonDynamicResource) {

@@ -82,6 +82,88 @@ TEST_F(KernelTest, R68_NearMiss_FlushWithoutCommandsStillDeallocates) {
   EXPECT_THAT(Errors(), IsEmpty()) << Report();
 }
 
+// R68 for non-shared resources: the kernel-layer calls show when the GPU is done with them.
+class IdleDestructionTest : public KernelTest {
+ protected:
+  // A Flush whose pfnRenderCb fills the DMA buffer at `dma` (DxgkDdiRender), deallocating
+  // `deallocs`.
+  void FlushFilling(const std::string& dma, const std::vector<std::string>& deallocs = {}) {
+    t.On(1).Begin("Flush", {{"hDevice", "ic"}});
+    t.Begin("RenderCb", {{"hDevice", "rtdev"},
+                         {"hContext", "hctx"},
+                         {"CommandLength", "64"},
+                         {"NewCommandBufferSizeOut", "65536"},
+                         {"NewAllocationListSizeOut", "256"},
+                         {"NewPatchLocationListSizeOut", "256"}});
+    t.Call("DxgkDdiRender", {{"hContext", "gctx"}, {"DmaBufferPhysicalAddress", dma}});
+    t.End();
+    t.Call("PerformAmortizedProcessingCb", {{"hRuntimeDevice", "rtic"}});
+    for (const std::string& a : deallocs) Dealloc(a);
+    t.End();
+  }
+  // The kernel patches and submits the DMA buffer at `dma` with `fence`; the GPU retires it
+  // (interrupt, DPC) unless !retire.
+  void SubmitAndRetire(const std::string& dma, const std::string& fence, bool retire = true) {
+    t.On(9).Call("DxgkDdiPatch", {{"hAdapter", "kmd"},
+                                  {"hContext", "gctx"},
+                                  {"DmaBufferPhysicalAddress", dma},
+                                  {"DmaBufferSubmissionEndOffset", "64"},
+                                  {"SubmissionFenceId", fence}});
+    t.Call("DxgkDdiSubmitCommand", {{"hAdapter", "kmd"},
+                                    {"hContext", "gctx"},
+                                    {"DmaBufferPhysicalAddress", dma},
+                                    {"DmaBufferSubmissionEndOffset", "64"},
+                                    {"SubmissionFenceId", fence}});
+    if (!retire) return;
+    t.Begin("DxgkDdiInterruptRoutine", {{"MiniportDeviceContext", "kmd"}}, "1");
+    t.Call("DxgkCbNotifyInterrupt", {{"hAdapter", "krnl"},
+                                     {"InterruptType", "DXGK_INTERRUPT_DMA_COMPLETED"},
+                                     {"SubmissionFenceId", fence}});
+    t.Call("DxgkCbQueueDpc", {{"hAdapter", "krnl"}}, "1");
+    t.End();
+    t.Call("GpuFenceRetired", {{"hAdapter", "krnl"}, {"FenceId", fence}});
+  }
+};
+
+TEST_F(IdleDestructionTest, R68_FlushKeepsAnIdleResourceQueued) {
+  AllocatedResource("vb", "a1");
+  UseOnIc("vb");
+  Destroy("vb");
+  FlushFilling("4096");          // submits the work that used vb
+  SubmitAndRetire("4096", "7");  // ... and the GPU finished it
+  FlushFilling("8192");          // freeing vb no longer stalls: this Flush must
+  EXPECT_THAT(Errors(), ElementsAre("R68")) << Report();
+}
+
+TEST_F(IdleDestructionTest, R68_NearMiss_StillInUseOrFreed) {
+  AllocatedResource("vb", "a1");
+  AllocatedResource("ib", "a2");
+  UseOnIc("vb");
+  UseOnIc("ib");
+  Destroy("vb");
+  FlushFilling("4096");  // in flight: both may stay queued
+  SubmitAndRetire("4096", "7", /*retire=*/false);
+  FlushFilling("8192");  // not retired yet: still no stall-free free
+  SubmitAndRetire("8192", "8");
+  Destroy("ib");                 // destroyed after the retired submission
+  FlushFilling("4096", {"a1"});  // vb is freed; ib's use may be in flight
+  EXPECT_THAT(Errors(), IsEmpty()) << Report();
+}
+
+TEST_F(IdleDestructionTest, R68_NearMiss_EarlierSubmissionStillPending) {
+  // A later submission retired (another engine, say) while the one carrying vb's last use
+  // is still pending: not known to be idle.
+  AllocatedResource("vb", "a1");
+  UseOnIc("vb");
+  Destroy("vb");
+  FlushFilling("4096");
+  FlushFilling("8192");
+  SubmitAndRetire("4096", "7", /*retire=*/false);
+  SubmitAndRetire("8192", "8");
+  FlushFilling("12288");
+  EXPECT_THAT(Errors(), IsEmpty()) << Report();
+}
+
 TEST_F(KernelTest, R69_PrimaryDeallocatedLater) {
   AllocatedResource("p", "a1", "D3D10_DDI_RESOURCE_MISC_PRIMARY");
   Destroy("p");
@@ -212,6 +294,37 @@ TEST_F(KernelTest, R74_NearMiss_SubmissionsFitTheReturnedBuffers) {
   t.On(1).Begin("Flush", {{"hDevice", "ic"}});
   RenderCb("4096", "1024");
   RenderCb("1024", "65536", {{"NumAllocations", "256"}});
+  t.End();
+  EXPECT_THAT(Errors(), IsEmpty()) << Report();
+}
+
+TEST_F(KernelTest, R74_KernelRefusesCommandsWrittenIntoAStaleBuffer) {
+  // Planted bug R74: the driver keeps writing into the previous command buffer; the kernel
+  // finds nothing written in the one it handed out and refuses the submission.
+  t.On(1).Begin("Flush", {{"hDevice", "ic"}});
+  RenderCb("64", "65536");
+  t.Call("RenderCb",
+         {{"hDevice", "rtdev"},
+          {"hContext", "hctx"},
+          {"CommandLength", "64"},
+          {"NewCommandBufferSizeOut", "65536"},
+          {"NewAllocationListSizeOut", "256"},
+          {"NewPatchLocationListSizeOut", "256"}},
+         "D3DDDIERR_INVALIDUSERBUFFER");
+  t.End();
+  EXPECT_THAT(Errors(), ElementsAre("R74")) << Report();
+}
+
+TEST_F(KernelTest, R74_NearMiss_OtherRenderFailuresAndEmptySubmissions) {
+  t.On(1).Begin("Flush", {{"hDevice", "ic"}});
+  t.Call("RenderCb",
+         {{"hDevice", "rtdev"},
+          {"hContext", "hctx"},
+          {"CommandLength", "64"},
+          {"NewCommandBufferSizeOut", "65536"},
+          {"NewAllocationListSizeOut", "256"},
+          {"NewPatchLocationListSizeOut", "256"}},
+         "E_OUTOFMEMORY");
   t.End();
   EXPECT_THAT(Errors(), IsEmpty()) << Report();
 }

@@ -207,6 +207,129 @@ TEST_F(ValueTest, R35_NearMiss_QueryAfterEveryCreateButNotAfterFailure) {
   EXPECT_THAT(Errors(), IsEmpty()) << CheckTest::Report();
 }
 
+// R5 from the recorder's table-rewrite notes (annotations of a binary trace).
+class TableRewriteTest : public CheckTest {
+ protected:
+  // Runs the checker with `note` as the annotation of the event at `seq`.
+  std::vector<std::string> ErrorsWithNote(uint64_t seq, const std::string& note) {
+    std::vector<format::Event> events = t.events();
+    format::TokenTable strings;
+    strings.Intern("");
+    for (format::Event& e : events)
+      if (e.seq == seq) e.annotation = strings.Intern(note);
+    options.strings = &strings;
+    absl::StatusOr<CheckResult> r = Check(events, t.handles(), options);
+    EXPECT_TRUE(r.ok()) << r.status();
+    std::vector<std::string> ids;
+    if (r.ok())
+      for (const Violation& v : r->violations) ids.push_back(v.rule->id);
+    return ids;
+  }
+};
+
+TEST_F(TableRewriteTest, R5_CreateSlotRewrittenAfterCreateDevice) {
+  Device();
+  uint64_t flush = t.On(1).Call("Flush", {{"hDevice", "ic"}});
+  EXPECT_THAT(
+      ErrorsWithNote(flush,
+                     "API Flush | table-rewrite (R5): D3D11DDI_DEVICEFUNCS.pfnCreateResource"
+                     " of immediate context 0x1000 changed by the driver from 0x2000 to "
+                     "0x3000"),
+      ElementsAre("R5"));
+}
+
+TEST_F(TableRewriteTest, R5_RecycleSlotRewritten) {
+  Device();
+  uint64_t flush = t.On(1).Call("Flush", {{"hDevice", "ic"}});
+  EXPECT_THAT(ErrorsWithNote(flush,
+                             "table-rewrite (R5): D3D11DDI_DEVICEFUNCS.pfnRecycleCreateCommandList"
+                             " of immediate context 0x1000 changed by the driver from 0x2 to 0x3"),
+              ElementsAre("R5"));
+}
+
+TEST_F(TableRewriteTest, R5_NearMiss_HotSwappableSlotAndDeferredContextTable) {
+  Device();
+  uint64_t flush = t.On(1).Call("Flush", {{"hDevice", "ic"}});
+  EXPECT_THAT(ErrorsWithNote(flush,
+                             "table-rewrite (R5): D3D11DDI_DEVICEFUNCS.pfnDraw of immediate "
+                             "context 0x1000 changed by the driver from 0x2000 to 0x3000 | "
+                             "table-rewrite (R5): D3D11DDI_DEVICEFUNCS.pfnCreateResource of "
+                             "deferred context 0x1100 changed by the driver from 0x2 to 0x3"),
+              IsEmpty());
+}
+
+TEST_F(TableRewriteTest, R5_NearMiss_NotJudgedWithoutTheStringTable) {
+  Device();
+  t.On(1).Call("Flush", {{"hDevice", "ic"}});
+  EXPECT_THAT(Errors(), IsEmpty()) << CheckTest::Report();
+}
+
+// R35 in traces without DC-support evidence: fragments and late-attach recordings.
+class FragmentTest : public CheckTest {};
+
+TEST_F(FragmentTest, R35_NearMiss_FragmentWithoutSupportEvidence) {
+  // The trace begins after CreateDevice, CheckDeferredContextHandleSizes and
+  // CreateDeferredContext: the creations' size queries are the legal §4.2 sequence.
+  t.On(1).Call("CreateResource", {{"hDevice", "ic"}, {"hResource", "r"}, {"hRTResource", "rt_r"}});
+  t.Call("CalcDeferredContextHandleSize",
+         {{"hDevice", "ic"}, {"HandleType", "D3D10DDI_HT_RESOURCE"}}, "64");
+  t.Call("CreateQuery", {{"hDevice", "ic"},
+                         {"Query", "D3D10_DDI_QUERY_OCCLUSION"},
+                         {"hQuery", "q"},
+                         {"hRTQuery", "rt_q"}});
+  t.Call("CalcDeferredContextHandleSize", {{"hDevice", "ic"}, {"HandleType", "D3D10DDI_HT_QUERY"}},
+         "32");
+  Draw("ic");
+  EXPECT_THAT(Errors(), IsEmpty()) << CheckTest::Report();
+}
+
+TEST_F(FragmentTest, R35_NearMiss_LateAttachBetweenCreateAndSizeQuery) {
+  // Thread 3 created an object before the recorder attached: its first traced call is the
+  // size query of that creation.
+  t.On(3).Call("CalcDeferredContextHandleSize",
+               {{"hDevice", "ic"}, {"HandleType", "D3D10DDI_HT_RESOURCE"}}, "64");
+  Draw("ic");
+  EXPECT_THAT(Errors(), IsEmpty()) << CheckTest::Report();
+}
+
+TEST_F(FragmentTest, R35_SizeQueryWithoutCreationInAFragment) {
+  Draw("ic");
+  t.On(1).Call("CalcDeferredContextHandleSize",
+               {{"hDevice", "ic"}, {"HandleType", "D3D10DDI_HT_RESOURCE"}}, "64");
+  EXPECT_THAT(Errors(), ElementsAre("R35")) << CheckTest::Report();
+}
+
+TEST_F(FragmentTest, R35_SizeQueryThoughCapsReportNoCommandLists) {
+  // Evidence that deferred contexts are unsupported: the threading caps lack
+  // COMMANDLISTS(_BUILD_2), and the device never shows DC support.
+  t.On(1).Call("GetCaps", {{"hAdapter", "adapter"},
+                           {"Type", "D3D11DDICAPS_THREADING"},
+                           {"pInfo", "1"},
+                           {"DataSize", "4"}});
+  t.Call("CreateDevice", {{"hAdapter", "adapter"},
+                          {"hDrvDevice", "ic"},
+                          {"hRTCoreLayer", "rtic"},
+                          {"hRTDevice", "rtdev"}});
+  t.Call("CreateResource", {{"hDevice", "ic"}, {"hResource", "r"}, {"hRTResource", "rt_r"}});
+  t.Call("CalcDeferredContextHandleSize",
+         {{"hDevice", "ic"}, {"HandleType", "D3D10DDI_HT_RESOURCE"}}, "64");
+  EXPECT_THAT(Errors(), ElementsAre("R35")) << CheckTest::Report();
+}
+
+TEST_F(FragmentTest, R35_NearMiss_NoCommandListCapsAndNoSizeQuery) {
+  t.On(1).Call("GetCaps", {{"hAdapter", "adapter"},
+                           {"Type", "D3D11DDICAPS_THREADING"},
+                           {"pInfo", "1"},
+                           {"DataSize", "4"}});
+  t.Call("CreateDevice", {{"hAdapter", "adapter"},
+                          {"hDrvDevice", "ic"},
+                          {"hRTCoreLayer", "rtic"},
+                          {"hRTDevice", "rtdev"}});
+  t.Call("CreateResource", {{"hDevice", "ic"}, {"hResource", "r"}, {"hRTResource", "rt_r"}});
+  Draw("ic");
+  EXPECT_THAT(Errors(), IsEmpty()) << CheckTest::Report();
+}
+
 TEST_F(ValueTest, R36_CommandListSizeChangesForOneDc) {
   SmallList("dc1", "cl1");
   Draw("dc1");

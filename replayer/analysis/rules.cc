@@ -21,7 +21,7 @@ constexpr RuleInfo kRules[] = {
     {"R2", "S", S, false, "with COMMANDLISTS_BUILD_2 the IC table fills every CL/DC slot"},
     {"R3", "S", S, false, "every DC table fills the non-excludable slots"},
     {"R4", "T", T, false, "the runtime never calls a DC-excludable slot through a DC table"},
-    {"R5", "S", S, false, "Create/Open/Destroy/CalcPrivate/Check slots fixed after CreateDevice"},
+    {"R5", "S", T, false, "Create/Open/Destroy/CalcPrivate/Check slots fixed after CreateDevice"},
     {"R5a", "S", S, false, "the Recycle* slots and CalcDeferredContextHandleSize are fixed too"},
     {"R6", "D", D, false, "core-layer callbacks are called through the table, never cached"},
     {"R7", "T/H", T, false,

@@ -23,7 +23,7 @@ namespace cltrace::analysis {
 // Who enforces a rule.
 enum class Enforcement : uint8_t {
   kTrace,        // `cltrace check` judges it from a trace (kinds T, H, V)
-  kReplay,       // kind D: the runtime model and reference driver enforce it during replay
+  kReplay,       // kind D: the runtime model and reference driver enforce it in live runs
   kStatic,       // kind S: a property of the function/callback tables, not of a call sequence
   kInformative,  // no check (an exemption or a note)
 };

@@ -87,9 +87,10 @@ TEST(RulesDocTest, EveryExampleProducesItsFinding) {
     EXPECT_EQ(got, want) << report;
     if (ex.tags[0] != "legal") covered.insert(ex.tags[0]);
   }
-  // Every trace-checked rule has an example.
+  // Every trace-checked rule has an example, except R5: it is judged from the recorder's
+  // annotations, which JSONL cannot carry (checker_value_test.cc covers it).
   for (const RuleInfo& rule : Rules()) {
-    if (rule.enforcement == Enforcement::kTrace) {
+    if (rule.enforcement == Enforcement::kTrace && absl::string_view(rule.id) != "R5") {
       EXPECT_TRUE(covered.count(rule.id)) << rule.id << " has no example in docs/rules.md";
     }
   }

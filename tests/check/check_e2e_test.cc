@@ -14,6 +14,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/command_test.h"
@@ -120,6 +121,50 @@ TEST_F(CheckE2eTest, RecordedPlantedBugsAreDetected) {
     EXPECT_EQ(r.exit, 1) << r.out << r.err;
     EXPECT_THAT(r.out, ::testing::StartsWith(absl::StrCat(rule, " seq="))) << r.out;
   }
+}
+
+// Planted driver bugs whose evidence is not a call sequence of the DDI proper: R5 from the
+// recorder's table-rewrite notes, R74 from the kernel's answer to pfnRenderCb, R68 (a
+// non-shared resource) from the kernel-layer calls that show the GPU retired the work.
+TEST_F(CheckE2eTest, RecordedPlantedBugsSeenThroughNotesAndKernelCalls) {
+  struct Case {
+    const char* scenario;
+    const char* rule;
+  };
+  for (const Case& c : {Case{"smallcl", "R5"}, Case{"smallcl", "R74"}, Case{"scene", "R68"}}) {
+    SCOPED_TRACE(c.rule);
+    Result wl;
+    std::string trace = Record(this, dir_, c.scenario, c.rule, &wl);
+    ASSERT_THAT(wl.out, HasSubstr(absl::StrCat(c.rule, " "))) << "the workload itself missed it";
+    Result r = Cltrace("check " + trace + " --rules " + c.rule);
+    EXPECT_EQ(r.exit, 1) << r.out << r.err;
+    EXPECT_THAT(r.out, ::testing::StartsWith(absl::StrCat(c.rule, " seq="))) << r.out;
+    // The same scenario without the bug is clean under that rule.
+    Result clean_wl;
+    std::string clean = Record(this, dir_, c.scenario, "", &clean_wl);
+    ASSERT_EQ(clean_wl.exit, 0) << clean_wl.out;
+    Result ok = Cltrace("check " + clean + " --rules " + c.rule);
+    EXPECT_EQ(ok.exit, 0) << ok.out << ok.err;
+  }
+}
+
+TEST_F(CheckE2eTest, DumpShowsTheTableRewriteNote) {
+  Result wl;
+  std::string trace = Record(this, dir_, "smallcl", "R5", &wl);
+  Result dump = Cltrace("dump " + trace);
+  EXPECT_EQ(dump.exit, 0) << dump.err;
+  // The note follows '#' on the line of the Flush that made the rewrite (after the API call
+  // the runtime model annotated it with).
+  bool found = false;
+  for (absl::string_view line : absl::StrSplit(dump.out, '\n')) {
+    if (absl::StrContains(line, " Flush(") &&
+        absl::StrContains(line,
+                          "# Flush | table-rewrite (R5): "
+                          "D3D11DDI_DEVICEFUNCS.pfnCreateResource of immediate context")) {
+      found = true;
+    }
+  }
+  EXPECT_TRUE(found) << "no Flush line with the R5 note in the dump of " << trace;
 }
 #endif
 

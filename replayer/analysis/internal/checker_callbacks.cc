@@ -310,6 +310,21 @@ void Checker::Impl::OnKernelCallback(const Event& e, const CallMeta& m) {
                             ", ", b.allocations, ", ", b.patches,
                             "): re-read the sizes pfnRenderCb returned"));
         }
+        uint32_t invalid_user_buffer = 0x88760875;  // D3DDDIERR_INVALIDUSERBUFFER
+        if (const format::EnumInfo* hrs = format::FindEnum("HRESULT_NAMES"))
+          if (auto v = format::ValueOfName(*hrs, "D3DDDIERR_INVALIDUSERBUFFER"))
+            invalid_user_buffer = static_cast<uint32_t>(*v);
+        if (static_cast<uint32_t>(e.ret) == invalid_user_buffer &&
+            Arg(e, field("CommandLength")) > 0 &&
+            !(used > b.command || allocs > b.allocations || patches > b.patches)) {
+          // The kernel read the command buffer it handed out last and refused what it found:
+          // the driver wrote its commands elsewhere (a buffer it kept across pfnRenderCb).
+          Flag(74, e, hc,
+               absl::StrCat("the kernel refused the submission of ", Arg(e, field("CommandLength")),
+                            " command bytes with D3DDDIERR_INVALIDUSERBUFFER: they are not in the "
+                            "command buffer the last pfnCreateContextCb/pfnRenderCb returned "
+                            "(continue in the buffers pfnRenderCb hands back)"));
+        }
         if (static_cast<int32_t>(e.ret) >= 0) {
           b.command = Arg(e, field("NewCommandBufferSizeOut"));
           b.allocations = Arg(e, field("NewAllocationListSizeOut"));

@@ -36,7 +36,7 @@ void Checker::Impl::IcCreateCommandList(const Event& e, const CallMeta& m, int32
                         fn));
     }
     for (int32_t q : dx.rec_queries) {
-      if (objs_[q].building_ctx == d) {
+      if (objs_[q].BuildingOn(d)) {
         Flag(52, e, objs_[q].handle,
              absl::StrCat("query ", Token(objs_[q].handle), " is still begun on ", CtxName(d),
                           " when ", fn, " is called (Finish ends open queries first)"));
@@ -156,7 +156,7 @@ void Checker::Impl::IcCreateCommandList(const Event& e, const CallMeta& m, int32
 void Checker::Impl::CheckExecuteTarget(const Event& e, const CommandList& c, int32_t target,
                                        uint64_t h) {
   for (int32_t q : c.queries) {
-    if (objs_[q].building_ctx == target) {
+    if (objs_[q].BuildingOn(target)) {
       Flag(61, e, h,
            absl::StrCat("the command list began or ended query ", Token(objs_[q].handle),
                         ", which is only begun on ", CtxName(target)),

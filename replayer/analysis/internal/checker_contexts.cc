@@ -119,7 +119,7 @@ void Checker::Impl::DcDestroy(const Event& e, int32_t dc) {
   CheckClosedBeforeRecycle(e, dc, true);
   ResetRecording(dc);
   for (Object& o : objs_)
-    if (o.building_ctx == dc) o.building_ctx = -1;
+    if (!o.building.empty()) o.StopBuilding(dc);
   CtxTo(dc, State::kDestroyed, e);
 }
 
@@ -146,8 +146,9 @@ void Checker::Impl::IcCreateObject(const Event& e, const CallMeta& m, int32_t ic
   Slot(h).obj = o;
   if (uint64_t rt = Arg(e, m.rt)) Slot(rt).rtobj = o;
   ObjTo(o, State::kAlive, e);
-  if ((ctxs_[ic].dc_support || caps_build2_) && m.object_type >= 0) {
+  if (m.object_type >= 0) {
     PendingCalc p;
+    p.expected = ctxs_[ic].dc_support || caps_build2_;
     p.tid = e.tid;
     p.after = EndOf(e);
     p.create_seq = e.seq;
@@ -189,6 +190,8 @@ void Checker::Impl::IcDestroyObject(const Event& e, const CallMeta& m) {
       AddDeadline(std::move(d));
     } else if (ob.shared && ob.device >= 0) {
       ctxs_[ob.device].destroyed_shared.push_back(o);
+    } else if (ob.device >= 0) {
+      ctxs_[ob.device].destroyed_queued.push_back(o);
     }
   }
 }
@@ -440,22 +443,33 @@ void Checker::Impl::Setter(const Event& e, const CallMeta& m, int32_t c, bool dc
 void Checker::Impl::QueryBeginEnd(const Event& e, int32_t c, int32_t q, bool begin) {
   Object& o = objs_[q];
   Ctx& x = ctxs_[c];
-  if (o.building_ctx >= 0 && o.building_ctx != c) {
-    Flag(63, e, o.handle,
-         absl::StrCat("query ", Token(o.handle), begin ? " begun on " : " ended on ", CtxName(c),
-                      " while it is begun on ", CtxName(o.building_ctx),
-                      " (begin/end pairs never span contexts)"));
-  } else if (!begin && o.building_ctx == c && x.dc && o.building_recording != x.recording) {
-    Flag(63, e, o.handle,
-         absl::StrCat("query ", Token(o.handle), " begun in recording ", o.building_recording,
-                      " of ", CtxName(c), " and ended in recording ", x.recording,
-                      " (begin/end pairs never span a command-list boundary)"));
-  }
+  // §3.4 tracks each (query, context) pair on its own: a Begin/End pair on the IC and one on
+  // a DC are independent. A pair spans contexts when the End is made on a context where the
+  // query is not Building while it is Building on another one.
+  Object::Building* on = nullptr;
+  for (Object::Building& b : o.building)
+    if (b.ctx == c) on = &b;
   if (begin) {
-    o.building_ctx = c;
-    o.building_recording = x.recording;
-  } else {
-    o.building_ctx = -1;
+    if (on != nullptr) {
+      on->recording = x.recording;  // a repeated Begin restarts the pair
+    } else {
+      o.building.push_back(Object::Building{c, x.recording});
+    }
+  } else if (on != nullptr) {
+    if (x.dc && on->recording != x.recording) {
+      Flag(63, e, o.handle,
+           absl::StrCat("query ", Token(o.handle), " begun in recording ", on->recording, " of ",
+                        CtxName(c), " and ended in recording ", x.recording,
+                        " (begin/end pairs never span a command-list boundary)"));
+    }
+    o.StopBuilding(c);
+  } else if (!o.building.empty()) {
+    const int32_t other = o.building.front().ctx;
+    Flag(63, e, o.handle,
+         absl::StrCat("query ", Token(o.handle), " ended on ", CtxName(c),
+                      ", where it is not begun, while it is begun on ", CtxName(other),
+                      " (begin/end pairs never span contexts)"));
+    o.StopBuilding(other);  // that pair is the one this End closed
   }
   if (x.dc && std::find(x.rec_queries.begin(), x.rec_queries.end(), q) == x.rec_queries.end())
     x.rec_queries.push_back(q);

@@ -43,9 +43,22 @@ void Checker::Impl::OnKmdCall(const Event& e, const CallMeta& m) {
     }
   };
   switch (m.op) {
-    case Op::kKmdRender:
+    case Op::kKmdRender: {
       check_splits("pPatchLocationListIn");
+      // R68: the DMA buffer this fills carries the work of the enclosing pfnRenderCb.
+      const Event* r = &e;
+      while (r != nullptr && table_[r->call].op != Op::kRenderCb)
+        r = r->parent != 0 ? FindSeq(r->parent) : nullptr;
+      if (r == nullptr) return;
+      const Event* in = Enclosing(*r);
+      const int32_t c = in != nullptr && table_[in->call].layer != Layer::kAdapter &&
+                                table_[in->call].hdevice != kNoField
+                            ? LookupCtx(Arg(*in, table_[in->call].hdevice))
+                            : -1;
+      if (c < 0 || ctxs_[c].dc) return;
+      dma_owner_[Arg(e, field("DmaBufferPhysicalAddress"))] = Submission{c, r->seq};
       return;
+    }
     case Op::kKmdPatch: {
       check_splits("pPatchLocationList");
       auto key = std::make_tuple(Arg(e, field("DmaBufferPhysicalAddress")),
@@ -66,6 +79,12 @@ void Checker::Impl::OnKmdCall(const Event& e, const CallMeta& m) {
         if (auto v = format::ValueOfName(*flags, "DXGK_SUBMITCOMMANDFLAGS_PAGINGBUFFER"))
           paging_bit = *v;
       bool paging = hcontext == 0 || (Arg(e, field("Flags")) & paging_bit) != 0;
+      if (!paging) {
+        if (auto own = dma_owner_.find(std::get<0>(key)); own != dma_owner_.end()) {
+          fence_owner_[fence] = own->second;
+          dma_owner_.erase(own);
+        }
+      }
       auto it = patched_.find(key);
       if (it == patched_.end()) {
         if (!paging) {
@@ -134,13 +153,27 @@ void Checker::Impl::OnKmdCall(const Event& e, const CallMeta& m) {
                           " after a CRTC-type one in the same interrupt (DMA first)"));
       }
       if (crtc) isr->crtc_seen = true;
+      if (name && *name == "DXGK_INTERRUPT_DMA_COMPLETED")
+        RetireFence(Arg(e, field("SubmissionFenceId")));
       isr->notified = true;
       isr->dpc_after_notify = false;
       return;
     }
     default:
+      if (absl::string_view(ci->name) == "GpuFenceRetired") RetireFence(Arg(e, field("FenceId")));
       return;
   }
+}
+
+void Checker::Impl::RetireFence(uint64_t fence) {
+  auto it = fence_owner_.find(fence);
+  if (it == fence_owner_.end()) return;
+  Ctx& x = ctxs_[it->second.ctx];
+  if (it->second.render > x.retired_render) {
+    x.retired_render = it->second.render;
+    x.retired_fence = fence;
+  }
+  fence_owner_.erase(it);
 }
 
 void Checker::Impl::OnDx6Call(const Event& e, const CallMeta& m) {
@@ -245,6 +278,17 @@ void Checker::Impl::ResolveDeadlines(uint64_t now) {
           FlagAt(68, d.seq, d.tid, d.call, false, objs_[o].handle,
                  absl::StrCat("Flush returned without pfnDeallocateCb for shared resource ",
                               Token(objs_[o].handle), " destroyed at seq ", objs_[o].destroy_seq));
+        }
+        break;
+      case Deadline::kFlushDrainsIdle:
+        for (int32_t o : d.objs) {
+          if (Deallocated(objs_[o], d.at)) continue;
+          FlagAt(68, d.seq, d.tid, d.call, false, objs_[o].handle,
+                 absl::StrCat("Flush returned without pfnDeallocateCb for resource ",
+                              Token(objs_[o].handle), " destroyed at seq ", objs_[o].destroy_seq,
+                              ", although the GPU had retired fence ", d.fence,
+                              " of the pfnRenderCb at seq ", d.render,
+                              ", made after that destruction: freeing it would not stall"));
         }
         break;
       case Deadline::kPrimaryDeallocated: {

@@ -14,11 +14,13 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "format/catalog.h"
 #include "replayer/analysis/checker.h"
 #include "replayer/analysis/internal/call_meta.h"
@@ -88,6 +90,9 @@ struct Ctx {
   std::vector<int32_t> rec_maps;
   // Immediate context.
   bool dc_support = false;
+  // R35: seq of the GetCaps(D3D11DDICAPS_THREADING) of its adapter that reported no command
+  // lists (0: none seen) -- the only evidence that the runtime must not query local sizes.
+  uint64_t no_lists_caps_seq = 0;
   bool sizes_known = false;
   bool removed = false;
   std::vector<std::pair<uint64_t, uint64_t>> sizes;  // (HandleType, DriverPrivateSize)
@@ -96,6 +101,12 @@ struct Ctx {
   bool submit_since_amortized = true;
   uint64_t submitted_through = 0;         // enclosing call of the last pfnRenderCb (R67)
   std::vector<int32_t> destroyed_shared;  // shared resources destroyed since the last Flush
+  // R68: other destroyed resources with allocations not yet deallocated (pruned at Flush),
+  // and the latest pfnRenderCb (seq) whose submission the GPU is known to have retired
+  // (kernel-layer events of the trace: DxgkDdiRender, DxgkDdiSubmitCommand, fence retired).
+  std::vector<int32_t> destroyed_queued;
+  uint64_t retired_render = 0;
+  uint64_t retired_fence = 0;  // the fence that retired it
 };
 
 struct CommandList {
@@ -122,8 +133,26 @@ struct Object {
   bool shared = false;
   uint32_t open_locals = 0;
   uint32_t bind_count = 0;
-  int32_t building_ctx = -1;  // queries: context it is Building on
-  uint32_t building_recording = 0;
+  // Queries (§3.4, per (query, context)): the contexts it is Building on, with the recording
+  // each Begin was made in.
+  struct Building {
+    int32_t ctx = -1;
+    uint32_t recording = 0;
+  };
+  absl::InlinedVector<Building, 1> building;
+  bool BuildingOn(int32_t c) const {
+    for (const Building& b : building)
+      if (b.ctx == c) return true;
+    return false;
+  }
+  void StopBuilding(int32_t c) {
+    for (size_t i = 0; i < building.size(); ++i) {
+      if (building[i].ctx == c) {
+        building.erase(building.begin() + static_cast<ptrdiff_t>(i));
+        return;
+      }
+    }
+  }
   absl::InlinedVector<int32_t, 2> mapped_on;  // contexts it is mapped on (one per map)
   uint64_t create_seq = 0;
   uint64_t destroy_seq = 0;
@@ -166,13 +195,27 @@ struct Allocation {
 
 // A check that can only be judged once a call has returned (its exit position passed).
 struct Deadline {
-  enum Kind : uint8_t { kFlushDeallocates, kPrimaryDeallocated, kDeviceDrained, kIsr } kind;
+  enum Kind : uint8_t {
+    kFlushDeallocates,
+    kFlushDrainsIdle,
+    kPrimaryDeallocated,
+    kDeviceDrained,
+    kIsr
+  } kind;
   uint64_t at = 0;  // exit position of the call
   uint64_t seq = 0;
   uint32_t tid = 0;
   CallId call = CallId::kInvalid;
   int32_t index = -1;  // object, context or ISR record
   std::vector<int32_t> objs;
+  uint64_t render = 0;  // kFlushDrainsIdle: the retired pfnRenderCb and its fence
+  uint64_t fence = 0;
+};
+
+// R68: a submission (pfnRenderCb) on its way through the kernel to a fence.
+struct Submission {
+  int32_t ctx = -1;
+  uint64_t render = 0;  // seq of the pfnRenderCb
 };
 
 // One DxgkDdiInterruptRoutine in flight (R77).
@@ -207,6 +250,9 @@ struct PendingCalc {
   int8_t type = -1;
   int32_t cl = -1;
   bool recycle = false;  // set by RecycleCreateCommandList: a Calc must NOT follow
+  // A missing Calc is judged only when the device shows DC support; a Calc that follows is
+  // accepted either way (a fragment or late attach may lack the support evidence).
+  bool expected = true;
 };
 
 }  // namespace internal
@@ -226,6 +272,7 @@ class Checker::Impl {
   using PendingCalc = internal::PendingCalc;
   using Ring = internal::Ring;
   using Surface = internal::Surface;
+  using Submission = internal::Submission;
   using CallId = format::CallId;
   using Domain = format::Domain;
   using Event = format::Event;
@@ -570,6 +617,16 @@ class Checker::Impl {
       return false;
     }
     if (is_calc && static_cast<int64_t>(type) == pc.type) {
+      if (int32_t ic = LookupCtx(Arg(e, m.hdevice));
+          ic >= 0 && !ctxs_[ic].dc && ctxs_[ic].no_lists_caps_seq != 0 && !ctxs_[ic].dc_support) {
+        Flag(35, e, pc.handle,
+             absl::StrCat("CalcDeferredContextHandleSize(", HandleTypeName(pc.type), ") after ",
+                          CallName(pc.create_call), " (seq ", pc.create_seq,
+                          ") on a device whose threading caps (GetCaps seq ",
+                          ctxs_[ic].no_lists_caps_seq,
+                          ") report no command lists: local handle sizes are queried only "
+                          "from drivers that support deferred contexts"));
+      }
       if (pc.cl >= 0) {
         CommandList& c = cls_[pc.cl];
         if (c.local_size != 0 && static_cast<uint64_t>(e.ret) != c.local_size) {
@@ -582,6 +639,7 @@ class Checker::Impl {
       }
       return true;
     }
+    if (!pc.expected) return false;
     Flag(35, e, pc.handle,
          absl::StrCat("the call after ", CallName(pc.create_call), " (seq ", pc.create_seq,
                       ") on this thread is not CalcDeferredContextHandleSize(",
@@ -630,6 +688,7 @@ class Checker::Impl {
 
   // ---- Handlers -------------------------------------------------------------------------
   void OnEvent(const Event& e);
+  void OnAnnotation(const Event& e);
   void OnDeviceCall(const Event& e, const CallMeta& m);
   void OnDcCall(const Event& e, const CallMeta& m, int32_t c);
   void OnIcCall(const Event& e, const CallMeta& m, int32_t c);
@@ -639,6 +698,7 @@ class Checker::Impl {
   void OnKernelCallback(const Event& e, const CallMeta& m);
   void OnKmdCall(const Event& e, const CallMeta& m);
   void OnDx6Call(const Event& e, const CallMeta& m);
+  void RetireFence(uint64_t fence);
   void EnterHContext(const Event& e, uint64_t hcontext);
   void NoteIcUses(const Event& e, const CallMeta& m);
   void AddDeadline(Deadline d) {
@@ -713,11 +773,18 @@ class Checker::Impl {
   absl::flat_hash_map<std::tuple<uint64_t, uint64_t, uint64_t>, uint64_t> patched_;
   absl::flat_hash_map<uint64_t, uint64_t> engine_fence_;  // (node << 32 | engine) -> fence
   std::vector<Surface> surfaces_;
+  // R68: DMA buffer physical address -> the pfnRenderCb whose DxgkDdiRender filled it; fence
+  // id -> that submission once DxgkDdiSubmitCommand gave it a fence.
+  absl::flat_hash_map<uint64_t, Submission> dma_owner_;
+  absl::flat_hash_map<uint64_t, Submission> fence_owner_;
   absl::flat_hash_map<uint64_t, bool> evidence_;  // GuessDc: handle -> is a DC
   bool evidence_built_ = false;
   bool caps_build2_ = false;
   bool consumed_calc_ = false;    // this CalcDeferredContextHandleSize answered a creation
-  bool context_created_ = false;  // R74
+  bool first_of_thread_ = false;  // this top-level device call is its thread's first
+  absl::flat_hash_set<uint32_t> threads_seen_;        // threads with a top-level device call
+  absl::flat_hash_map<uint64_t, uint64_t> no_lists_;  // R35: adapter -> GetCaps seq, no lists
+  bool context_created_ = false;                      // R74
 };
 
 }  // namespace cltrace::analysis
