@@ -13,7 +13,7 @@
 // - GPU content digests: fresh recordings hold one GpuFenceRetired per retired fence, which
 //   --kernel model compares; a recorded digest altered with the format library diverges at its
 //   event; recordings without those events (the committed ones) compare none; every other verb
-//   takes the new events; 40 fresh multi-thread recordings all reproduce their digests;
+//   takes the new events; 60 fresh multi-thread recordings all reproduce their digests;
 // - determinism: without --keep-going the first divergence reported is the lowest one, on every
 //   replay (never a kernel call let in out of turn); --threads single --kernel model refuses a
 //   recording whose kernel calls overlapped across threads (exit 2) instead of diverging.
@@ -470,7 +470,7 @@ TEST_F(FenceDigestReplayTest, SceneRecordingReproducesEveryFenceDigest) {
 // about one recording in fifty replayed to a different GpuFenceRetired digest. Bounded to a
 // few seconds of recording and replay.
 TEST_F(FenceDigestReplayTest, FreshMultiThreadRecordingsAllReproduceTheirFenceDigests) {
-  constexpr int kRecordings = 40;
+  constexpr int kRecordings = 60;
   int diverged = 0;
   for (int i = 0; i < kRecordings; ++i) {
     const std::string trace = Record(absl::StrCat("scene", i, ".cltrace"),
