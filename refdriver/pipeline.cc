@@ -392,6 +392,24 @@ void APIENTRY SetPredication(D3D10DDI_HDEVICE h, D3D10DDI_HQUERY q, BOOL value) 
 
 // ---- draws ----
 
+// What a draw's state value knows a bound object by. Never its serial number `id`: that comes
+// from one driver-wide counter in the order threads happen to create objects (command lists
+// even take theirs after their state refresh), so a multi-threaded recording and its replay
+// number objects differently and every later digest would differ. Instead what a replay
+// reproduces whatever the threads' timing: a resource by its description and its GPU
+// allocation (kernel handles are the recorded ones on every replay), a view by its kind and its
+// resource, a query by its type, any other object by its kind.
+uint64_t StateIdentity(const IcObject* o) {
+  if (o == nullptr) return 0;
+  uint64_t h = gpu::DigestCombineAll(o->type, {o->allocation, o->usage, o->bind_flags,
+                                               o->misc_flags, o->byte_size, o->query_type});
+  if (const IcObject* r = o->dependency; r != nullptr) {
+    h = gpu::DigestCombineAll(
+        h, {r->type, r->allocation, r->usage, r->bind_flags, r->misc_flags, r->byte_size});
+  }
+  return h;
+}
+
 template <bool kDc>
 void EmitDraw(PipeCall<kDc>& c, uint32_t kind, uint32_t count) {
   PipelineState& s = c.state();
@@ -419,8 +437,8 @@ void EmitDraw(PipeCall<kDc>& c, uint32_t kind, uint32_t count) {
   d.state[refcmd::kSlotRasterizer] = ic(s.rasterizer);
   c.Write(&d, sizeof(d));
   // The GPU-model draw: into the bound render target, reading the bound buffers and views. Its
-  // state value folds the serial numbers of the bound objects (never addresses), so the
-  // content digests are the same in every run.
+  // state value folds the bound objects' StateIdentity (never addresses or serial numbers), so
+  // the content digests are the same in every run and on every replay.
   uint32_t target = c.Alloc(PipeCall<kDc>::Bound(s.rtv[0]));
   if (target == 0) return;
   std::vector<uint64_t> inputs;
@@ -431,7 +449,7 @@ void EmitDraw(PipeCall<kDc>& c, uint32_t kind, uint32_t count) {
   for (uint32_t slot = 0; slot < refcmd::kDrawSlotCount; ++slot) {
     const IcObject* o =
         d.state[slot] != 0 ? reinterpret_cast<const IcObject*>(d.state[slot]) : nullptr;
-    state = gpu::DigestCombine(state, o != nullptr ? o->id : 0);
+    state = gpu::DigestCombine(state, StateIdentity(o));
   }
   c.Emit(gpu::Command::Draw(target, inputs, state, count, 0, 1));
 }

@@ -12,14 +12,18 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "format/catalog.h"
+#include "format/event.h"
 #include "format/jsonl.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "replayer/internal/call_meta.h"
 #include "replayer/internal/content.h"
 #include "replayer/replay.h"
 
@@ -377,6 +381,71 @@ TEST_F(ContentReplayTest, MapThatGaveNoMemoryGetsNothingWritten) {
   EXPECT_THAT(o.report,
               HasSubstr("\ncontent: seq 70: 16 bytes not written: the replay driver's Map (seq "
                         "60) returned no memory (pData NULL)\n"));
+}
+
+// ---- ContentChecker's shape table --------------------------------------------------------------
+
+// A context-local open (no argument structure) takes the shape of the IC resource in its HRT
+// slot. With n resources already known, inserting the opened handle grows the table at some n:
+// the shape must be read before that insertion, not from a slot the growth freed (under
+// AddressSanitizer a heap-use-after-free; without it, a garbage shape that rejected valid
+// content as "RowPitch 256 is smaller than a row").
+TEST(ContentCheckerTest, OpenedResourceKeepsItsShapeWhileTheTableGrows) {
+  const internal::CallMeta& create = internal::CallMetaFor(format::CallId::kCreateResource);
+  const internal::CallMeta& upload =
+      internal::CallMetaFor(format::CallId::kResourceUpdateSubresourceUP);
+  ASSERT_GE(create.rt_field, 0);
+  ASSERT_TRUE(upload.content_fields_ok);
+  auto field = [](format::CallId call, const char* name) {
+    const int i = format::FieldIndex(*format::GetCall(call), name);
+    EXPECT_GE(i, 0) << name;
+    return i;
+  };
+  auto args_of = [](format::CallId call) {
+    return absl::InlinedVector<uint64_t, 8>(format::Fields(*format::GetCall(call)).size(), 0);
+  };
+  constexpr uint64_t kWidth = 48;
+  format::TokenTable contents;
+  const uint64_t content = contents.Intern(std::string(kWidth, 'c'));
+  format::TokenTable handles;
+  for (uint64_t n = 1; n <= 100; ++n) {
+    SCOPED_TRACE(absl::StrCat(n, " resources before the open"));
+    internal::ContentChecker checker(contents, handles);
+    internal::UnmapContent unmap;
+    bool has_unmap = false;
+    uint64_t seq = 0;
+    for (uint64_t id = 1; id <= n; ++id) {
+      format::Event e;
+      e.seq = ++seq;
+      e.call = format::CallId::kCreateResource;
+      e.args = args_of(e.call);
+      e.args[field(e.call, "pCreateResource")] = 1;
+      e.args[field(e.call, "ResourceDimension")] = 1;  // D3D10DDIRESOURCE_BUFFER
+      e.args[field(e.call, "Width")] = id == 1 ? kWidth : 4096 + id;
+      e.args[field(e.call, "Height")] = 1;
+      e.args[field(e.call, "Depth")] = 1;
+      e.args[field(e.call, "MipLevels")] = 1;
+      e.args[field(e.call, "ArraySize")] = 1;
+      e.args[create.create_field] = id;
+      ASSERT_EQ(checker.Check(e, create, internal::Role::kIssue, &unmap, &has_unmap), "");
+    }
+    const uint64_t local = n + 1;  // opens resource 1
+    format::Event open;
+    open.seq = ++seq;
+    open.call = format::CallId::kCreateResource;
+    open.args = args_of(open.call);
+    open.args[create.create_field] = local;
+    open.args[create.rt_field] = 1;
+    ASSERT_EQ(checker.Check(open, create, internal::Role::kIssue, &unmap, &has_unmap), "");
+    // The whole opened buffer, no box: exactly resource 1's width.
+    format::Event up;
+    up.seq = ++seq;
+    up.call = format::CallId::kResourceUpdateSubresourceUP;
+    up.args = args_of(up.call);
+    up.args[upload.resource_field] = local;
+    up.content = static_cast<uint32_t>(content);
+    EXPECT_EQ(checker.Check(up, upload, internal::Role::kIssue, &unmap, &has_unmap), "");
+  }
 }
 
 // ---- CopyMapped ------------------------------------------------------------------------------

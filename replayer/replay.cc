@@ -4,6 +4,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
@@ -16,6 +18,7 @@
 #include "format/jsonl.h"
 #include "replayer/internal/call_meta.h"
 #include "replayer/internal/driver.h"
+#include "replayer/internal/kernel_model.h"
 #include "replayer/internal/plan.h"
 #include "replayer/internal/session.h"
 
@@ -167,6 +170,29 @@ absl::StatusOr<ReplayResult> Replay(const ReplayOptions& options, absl::Span<con
     result.bad_message = bad.message;
     result.calls = plan.covered;
     return result;
+  }
+  // --threads single --kernel model: one replay thread issues the calls one after another, so
+  // the model sees kernel calls in that order. A recording whose kernel took them in another
+  // order (several threads inside the kernel at once) cannot replay identically that way: a
+  // divergence on a clean trace would be a false alarm, so such traces are refused up front.
+  if (options.kernel == KernelMode::kModel && options.threads == ThreadMode::kSingle &&
+      plan.tids.size() > 1) {
+    if (std::optional<std::pair<uint32_t, uint32_t>> c =
+            internal::SingleThreadKernelOrderConflict(plan)) {
+      const Event& first = plan.events[c->first];
+      const Event& later = plan.events[c->second];
+      result.outcome = Outcome::kBadInput;
+      result.bad_seq = later.seq;
+      result.bad_tid = later.tid;
+      result.bad_call = later.call;
+      result.bad_message = absl::StrFormat(
+          "--threads single --kernel model cannot replay this recording: its kernel took this "
+          "call (tid %d) before %s seq %d (tid %d), which one replay thread must make first "
+          "(several threads were inside the kernel at once); replay it with --threads recorded",
+          later.tid, CallName(first.call), first.seq, first.tid);
+      result.calls = plan.covered;
+      return result;
+    }
   }
   absl::StatusOr<std::unique_ptr<internal::Driver>> driver =
       internal::Driver::Load(options.driver_path);

@@ -154,8 +154,10 @@ void ContentChecker::Track(const Event& e, const CallMeta& m) {
     } else if (auto ic = m.rt_field >= 0 ? shapes_.find(e.args[m.rt_field]) : shapes_.end();
                ic != shapes_.end()) {
       // A context-local open (no argument structure) of the immediate-context resource
-      // carried in the runtime-handle slot (ddi-spec §1.1, R56).
-      shapes_[id] = ic->second;
+      // carried in the runtime-handle slot (ddi-spec §1.1, R56). Copied out first: inserting
+      // `id` may rehash shapes_, which frees the slot `ic` points into.
+      const format::ResourceShape shape = ic->second;
+      shapes_[id] = shape;
     } else {
       shapes_.erase(id);
     }

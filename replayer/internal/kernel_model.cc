@@ -131,6 +131,65 @@ std::vector<uint32_t> AmbiguousKernelThunks(const Plan& plan) {
   return out;
 }
 
+std::optional<std::pair<uint32_t, uint32_t>> SingleThreadKernelOrderConflict(const Plan& plan) {
+  // Every action the model orders, keyed as ModelKernel keys it (the seq of its first
+  // kernel-layer event), at its place in single-threaded order: (top-level call index, seq).
+  // A thunk that made no kernel-layer call of its own has no recorded place (see
+  // AmbiguousKernelThunks) and is left out; top-level kernel work runs before the top-level
+  // call after it.
+  struct Action {
+    size_t top;
+    uint64_t seq;
+    uint64_t key;
+    uint32_t event;
+  };
+  std::vector<Action> actions;
+  auto first_kernel_child = [&](uint32_t i) -> int64_t {
+    for (int32_t c = plan.first_child[i]; c >= 0; c = plan.next_sibling[c]) {
+      const format::CallInfo* cc = format::GetCall(plan.events[c].call);
+      if (cc != nullptr && IsKernelLayer(cc->layer)) return c;
+    }
+    return -1;
+  };
+  std::vector<uint8_t> nested(plan.events.size(), 0);
+  for (size_t i = 0; i < plan.events.size(); ++i) {
+    for (int32_t c = plan.first_child[i]; c >= 0; c = plan.next_sibling[c]) nested[c] = 1;
+  }
+  for (size_t i = 0, k = 0; i < plan.events.size(); ++i) {
+    const format::CallInfo* ci = format::GetCall(plan.events[i].call);
+    if (nested[i] || ci == nullptr || !IsKernelLayer(ci->layer)) continue;
+    // Top-level kernel work: driven before the next top-level call (ModelKernel::DriveBefore).
+    while (k < plan.top.size() && plan.events[plan.top[k]].seq < plan.events[i].seq) ++k;
+    actions.push_back({k, 0, plan.events[i].seq, static_cast<uint32_t>(i)});
+  }
+  std::vector<uint32_t> stack;
+  for (size_t k = 0; k < plan.top.size(); ++k) {
+    stack.assign(1, plan.top[k]);
+    while (!stack.empty()) {
+      const uint32_t i = stack.back();
+      stack.pop_back();
+      const format::CallInfo* ci = format::GetCall(plan.events[i].call);
+      if (ci != nullptr && ci->layer == format::Layer::kKernelCb) {
+        if (int64_t c = first_kernel_child(i); c >= 0) {
+          actions.push_back({k, plan.events[i].seq, plan.events[c].seq, i});
+        }
+      }
+      for (int32_t c = plan.first_child[i]; c >= 0; c = plan.next_sibling[c]) {
+        stack.push_back(static_cast<uint32_t>(c));
+      }
+    }
+  }
+  std::sort(actions.begin(), actions.end(), [](const Action& a, const Action& b) {
+    return std::tie(a.top, a.seq, a.key) < std::tie(b.top, b.seq, b.key);
+  });
+  const Action* latest = nullptr;  // the action the recorded kernel took last so far
+  for (const Action& a : actions) {
+    if (latest != nullptr && a.key < latest->key) return std::make_pair(latest->event, a.event);
+    if (latest == nullptr || a.key > latest->key) latest = &a;
+  }
+  return std::nullopt;
+}
+
 ModelKernel::ModelKernel(const Plan& plan, Session* session, bool threaded,
                          const absl::flat_hash_map<uint32_t, uint64_t>& order_override)
     : plan_(plan), session_(session), threaded_(threaded) {
@@ -191,6 +250,31 @@ ModelKernel::ModelKernel(const Plan& plan, Session* session, bool threaded,
       drive_slots_[drive_keys_[static_cast<size_t>(-1 - what)]] = action_seq_.size();
     }
     action_seq_.push_back(key);
+  }
+  // The turns each top-level call owns: its kernel thunks' and the driven work before it.
+  {
+    ordinals_of_top_.assign(plan.top.size(), {});
+    absl::flat_hash_map<uint64_t, size_t> top_of_seq;
+    for (size_t k = 0; k < plan.top.size(); ++k) top_of_seq[plan.events[plan.top[k]].seq] = k;
+    std::vector<uint32_t> stack;
+    for (size_t k = 0; k < plan.top.size(); ++k) {
+      stack.assign(1, plan.top[k]);
+      while (!stack.empty()) {
+        const uint32_t i = stack.back();
+        stack.pop_back();
+        if (auto it = thunk_ordinal_.find(i); it != thunk_ordinal_.end()) {
+          ordinals_of_top_[k].push_back(it->second);
+        }
+        for (int32_t c = plan.first_child[i]; c >= 0; c = plan.next_sibling[c]) {
+          stack.push_back(static_cast<uint32_t>(c));
+        }
+      }
+    }
+    for (const auto& [seq, ordinal] : drive_slots_) {
+      if (auto it = top_of_seq.find(seq); it != top_of_seq.end()) {
+        ordinals_of_top_[it->second].push_back(ordinal);
+      }
+    }
   }
   // Checkpoints: after each top-level Flush and Present, the GPU content as of the kernel work
   // that happened before the call returned (every turn keyed before its exit, none after).
@@ -256,15 +340,44 @@ D3DRTDEVICEHANDLE ModelKernel::ModelDevice(D3DRTDEVICEHANDLE runtime_device) {
 
 // ---- Turns ---------------------------------------------------------------------------------
 
-void ModelKernel::WaitTurn(uint64_t ordinal) {
+bool ModelKernel::WaitTurn(uint64_t ordinal) {
   std::unique_lock<std::mutex> lock(turn_mu_);
   if (threaded_) {
-    // A recorded kernel call the driver does not make on replay would hold every later one
-    // forever: after kTurnTimeout the call goes in anyway (the comparison shows the
-    // difference).
-    turn_cv_.wait_for(lock, kTurnTimeout, [&] { return turn_ >= ordinal; });
+    // A turn after one that will never be taken (SkipOrdinal: a call the replay stopped before,
+    // a kernel call the driver did not make) is released as soon as every turn before that
+    // one was taken, and is out of turn: it must not reach the model, whose answers would no
+    // longer be the recorded kernel's. Never a short timeout: a slow thread on a loaded
+    // machine is not a departure, and a call let in early would make a divergence of its own.
+    // kTurnTimeout only guards against a driver that blocks a turn for good: that turn is then
+    // given up like a skipped one.
+    auto released = [&] { return turn_ >= ordinal || (ordinal > skipped_ && turn_ >= skipped_); };
+    if (!turn_cv_.wait_for(lock, kTurnTimeout, released)) {
+      skipped_ = std::min(skipped_, turn_);
+      lock.unlock();
+      turn_cv_.notify_all();
+      lock.lock();
+    }
   }
+  if (ordinal > skipped_) return false;
   TakeCheckpoints(ordinal);
+  return true;
+}
+
+void ModelKernel::SkipOrdinal(uint64_t ordinal) {
+  {
+    std::lock_guard<std::mutex> lock(turn_mu_);
+    skipped_ = std::min(skipped_, ordinal);
+  }
+  if (threaded_) turn_cv_.notify_all();
+}
+
+void ModelKernel::SkipTop(size_t top) {
+  if (top >= ordinals_of_top_.size()) return;
+  for (uint64_t ordinal : ordinals_of_top_[top]) SkipOrdinal(ordinal);
+}
+
+void ModelKernel::SkipThunk(uint32_t event) {
+  if (auto it = thunk_ordinal_.find(event); it != thunk_ordinal_.end()) SkipOrdinal(it->second);
 }
 
 void ModelKernel::AdvanceTurn(uint64_t ordinal) {
@@ -287,10 +400,10 @@ void ModelKernel::TakeCheckpoints(uint64_t position) {
   }
 }
 
-void ModelKernel::BeginThunk(const Event* ev) {
-  if (ev == nullptr) return;
+bool ModelKernel::BeginThunk(const Event* ev) {
+  if (ev == nullptr) return true;
   auto it = thunk_ordinal_.find(session_->IndexOf(ev));
-  if (it != thunk_ordinal_.end()) WaitTurn(it->second);
+  return it == thunk_ordinal_.end() || WaitTurn(it->second);
 }
 
 void ModelKernel::EndThunk(const Event* ev) {
@@ -305,7 +418,7 @@ void ModelKernel::DriveBefore(uint64_t seq) {
   auto slot = drive_slots_.find(seq);
   if (slot == drive_slots_.end()) return;  // no kernel work recorded before this call
   ModelClock clock(&model_ns_);
-  WaitTurn(slot->second);
+  if (!WaitTurn(slot->second)) return;  // out of turn: see WaitTurn
   for (;;) {
     size_t first;
     {

@@ -37,7 +37,7 @@
 //
 // Threads: the model serialises itself. In ThreadMode::kRecorded, kernel-thunk calls from
 // different replay threads are let into the model in the order the recorded kernel took them
-// (each waits, up to kTurnTimeout, for the recorded kernel calls before it), since the
+// (each waits for the recorded kernel calls before it, or until they will never come), since the
 // interleaving of kernel calls decides virtual time, handle numbering and digests. In
 // The recorded kernel's order is known for a thunk that made kernel-layer calls of its own
 // (its first one); one that made none is placed at its exit by default, which is wrong when it
@@ -47,9 +47,10 @@
 // entry or right before the departure and keeps a placement that gets further
 // (AmbiguousKernelThunks, the order_override argument). In
 // ThreadMode::kSingle the calls come in the recorded order of the DDI calls that made them: a
-// recording in which several threads were inside the kernel at once may not be reproducible
-// that way, and the replay then reports where the model's answer departs (e.g. a kernel
-// handle numbered differently); replay such traces with --threads recorded.
+// recording in which several threads were inside the kernel at once is not reproducible that
+// way (a kernel handle would be numbered differently), so Replay() refuses it up front as bad
+// input (SingleThreadKernelOrderConflict) rather than report a divergence on a clean trace;
+// replay such traces with --threads recorded.
 //
 // Thread-safety: every method may be called from any thread.
 #ifndef CLTRACE_REPLAYER_INTERNAL_KERNEL_MODEL_H_
@@ -61,7 +62,9 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -82,9 +85,21 @@ class Session;
 // departs from the recorded kernel layer may try other places for them.
 std::vector<uint32_t> AmbiguousKernelThunks(const Plan& plan);
 
+// ThreadMode::kSingle issues every top-level call, with everything nested in it, before the
+// next one starts. Where the recorded kernel took a kernel-thunk call (or top-level kernel work)
+// before one that single-threaded order makes first, the model cannot reproduce the recording
+// (its handle numbering, virtual time and digests follow the order calls reach it): returns
+// that pair as (the call single order makes first, the call the recorded kernel took first),
+// or nullopt if single order is the recorded kernel's order.
+std::optional<std::pair<uint32_t, uint32_t>> SingleThreadKernelOrderConflict(const Plan& plan);
+
 class ModelKernel {
  public:
-  static constexpr std::chrono::milliseconds kTurnTimeout{1000};
+  // How long a kernel thunk waits for its turn when nothing says the turns before it will
+  // never come (ModelKernel::Skip*). Only a driver that blocks inside a DDI call can make a
+  // replay wait that long; the wait never decides what is reported on a loaded machine (the
+  // turn before is then given up as never coming: the call is out of turn, see BeginThunk).
+  static constexpr std::chrono::milliseconds kTurnTimeout{30000};
 
   // `threaded`: the replay runs recorded threads on threads of their own (kRecorded).
   // `order_override`: kernel-thunk event index -> the seq that places its turn, for thunks that
@@ -101,9 +116,18 @@ class ModelKernel {
   D3DRTDEVICEHANDLE ModelDevice(D3DRTDEVICEHANDLE runtime_device);
 
   // Kernel-thunk calls (callbacks.cc): `ev` is the recorded callback the call matched (nullptr
-  // if none). Begin waits for its recorded turn (kRecorded) and starts the model-time clock.
-  void BeginThunk(const format::Event* ev);
+  // if none). Begin waits for its recorded turn (kRecorded). False: the call's turn comes after
+  // a recorded kernel action that will never run on this replay (Skip*), so the model cannot
+  // answer it as the recorded kernel did; the caller must not forward it (nor End it) and what
+  // the call then leads to is not a finding of its own.
+  bool BeginThunk(const format::Event* ev);
   void EndThunk(const format::Event* ev);
+  // Recorded kernel actions that will never run on this replay: those of top-level call `top`
+  // (an index into plan.top) that the replay does not issue (it stopped at a divergence), and
+  // a recorded kernel-thunk callback (event index) the driver returned without making. Later
+  // turns are then released at once instead of waiting (and timing out) for them.
+  void SkipTop(size_t top);
+  void SkipThunk(uint32_t event);
 
   // Before top-level call `seq` is issued: the kernel work recorded at top level before it.
   void DriveBefore(uint64_t seq);
@@ -142,7 +166,8 @@ class ModelKernel {
     bool taken = false;
   };
 
-  void WaitTurn(uint64_t ordinal);
+  bool WaitTurn(uint64_t ordinal);
+  void SkipOrdinal(uint64_t ordinal);
   void AdvanceTurn(uint64_t ordinal);
   void TakeCheckpoints(uint64_t position);
   bool SameHandle(uint64_t rec, uint64_t raw, bool output);
@@ -173,9 +198,14 @@ class ModelKernel {
   std::vector<Checkpoint> checkpoints_;  // by position
   size_t next_checkpoint_ = 0;
 
+  // Per top-level call (index into plan.top): the turns of the kernel actions it contains and
+  // of the top-level kernel work driven before it.
+  std::vector<std::vector<uint64_t>> ordinals_of_top_;
+
   std::mutex turn_mu_;
   std::condition_variable turn_cv_;
   uint64_t turn_ = 0;
+  uint64_t skipped_ = UINT64_MAX;  // the first turn that will never be taken (guarded)
 
   // Guarded by compare_mu_ (kernel-layer calls arrive under the model's own lock, driven
   // work and thunks from replay threads).

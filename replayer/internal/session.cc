@@ -146,7 +146,13 @@ bool Session::Stopping(uint64_t seq) const {
 
 void Session::IssueTop(ThreadState* t, size_t k) {
   const uint32_t i = plan_.top[k];
-  if (Stopping(plan_.events[i].seq)) return;
+  t->out_of_turn = false;
+  if (Stopping(plan_.events[i].seq)) {
+    // Not issued: its kernel turns will never come, so threads waiting for them (calls that
+    // started before the stop) are released out of turn instead of timing out into the model.
+    if (model_ != nullptr) model_->SkipTop(k);
+    return;
+  }
   if (model_ != nullptr) model_->DriveBefore(plan_.events[i].seq);
   Issue(t, i);
 }
@@ -335,6 +341,13 @@ void Session::Issue(ThreadState* t, uint32_t i) {
   if (!ret.ok()) {
     FailInput(e, std::string(ret.status().message()));
     return;
+  }
+  // Recorded kernel thunks inside this call that the driver did not make: their turns will
+  // never come.
+  if (model_ != nullptr) {
+    for (int32_t c = frame.cursor; c >= 0; c = plan_.next_sibling[c]) {
+      if (plan_.role[c] == Role::kCallback) model_->SkipThunk(static_cast<uint32_t>(c));
+    }
   }
   // A callback the recording shows inside this call that the driver did not make.
   for (int32_t c = frame.cursor; c >= 0; c = plan_.next_sibling[c]) {

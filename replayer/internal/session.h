@@ -63,6 +63,9 @@ struct ThreadState {
   // Raw values the codec's capture met that the handle map does not know.
   std::vector<uint64_t> unknown;
   uint64_t ic_object = 0;  // CalcDeferredContextHandleSize: the IC object's id
+  // The current top-level call got a kernel thunk out of turn (ModelKernel::BeginThunk): its
+  // findings are consequences of an earlier departure and are not reported.
+  bool out_of_turn = false;
 };
 
 // The thread's state while it replays (nullptr on threads the replayer does not run).

@@ -13,7 +13,10 @@
 // - GPU content digests: fresh recordings hold one GpuFenceRetired per retired fence, which
 //   --kernel model compares; a recorded digest altered with the format library diverges at its
 //   event; recordings without those events (the committed ones) compare none; every other verb
-//   takes the new events.
+//   takes the new events; 60 fresh multi-thread recordings all reproduce their digests;
+// - determinism: without --keep-going the first divergence reported is the lowest one, on every
+//   replay (never a kernel call let in out of turn); --threads single --kernel model refuses a
+//   recording whose kernel calls overlapped across threads (exit 2) instead of diverging.
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -320,6 +323,53 @@ TEST_F(KernelModelReplayTest, ConcurrentKernelCallsReplayInTheRecordedKernelOrde
   }
 }
 
+// The same recording with one replay thread: the model would see the kernel calls in another
+// order than the recorded kernel took them and diverge at a handle on a clean trace (a false
+// alarm), so the mode refuses it up front as bad input, naming the reason and the remedy.
+// Recordings whose kernel calls never overlapped still replay identically that way
+// (PresentFramesReproduceTheRecordedKernelLayer).
+TEST_F(KernelModelReplayTest, SingleThreadModeRefusesARecordingWithConcurrentKernelCalls) {
+  const std::string trace = Input("scene4_kernel.cltrace");
+  for (int i = 0; i < 2; ++i) {
+    Result r = Replay(absl::StrCat("--kernel model --threads single ", trace));
+    EXPECT_EQ(r.exit, 2) << r.out << r.err;
+    EXPECT_THAT(r.out, StartsWith("replay: bad input at seq "));
+    EXPECT_THAT(r.out, HasSubstr("--threads single --kernel model cannot replay this recording"));
+    EXPECT_THAT(r.out, HasSubstr("several threads were inside the kernel at once"));
+    EXPECT_THAT(r.out, HasSubstr("replay it with --threads recorded"));
+    EXPECT_THAT(r.out, Not(HasSubstr("divergence")));
+  }
+  // The recorded kernel answers do not depend on the order: single mode replays it.
+  Result recorded_kernel = Replay(absl::StrCat("--threads single ", trace));
+  EXPECT_EQ(recorded_kernel.exit, 0) << recorded_kernel.out << recorded_kernel.err;
+}
+
+// Without --keep-going the replay stops at its first divergence, and what it reports must be
+// the true first one, the same on every replay: the lowest divergence a --keep-going replay
+// finds. The driver is removed mid-run (--inject removed:N), so threads stop making the kernel
+// calls the recording shows while other threads wait for their kernel turns behind them. Those
+// waits once timed out after a second and went into the model out of turn, where a handle
+// numbered differently made a divergence at a lower seq than the real one, and it won.
+TEST_F(KernelModelReplayTest, FirstDivergenceIsTheTrueFirstOnEveryReplay) {
+  const std::string trace = Input("scene4_kernel.cltrace");
+  for (const char* at : {"200", "800"}) {
+    SCOPED_TRACE(absl::StrCat("removed:", at));
+    const std::string args =
+        absl::StrCat("--kernel model --history 0 --threads recorded --inject removed:", at, " ");
+    Result all = Replay(absl::StrCat(args, "--keep-going ", trace));
+    ASSERT_EQ(all.exit, 3) << all.out << all.err;
+    const std::string lowest(absl::string_view(all.out).substr(0, all.out.find('\n') + 1));
+    ASSERT_THAT(lowest, StartsWith("replay: divergence at seq "));
+    for (int i = 0; i < 3; ++i) {
+      Result r = Replay(absl::StrCat(args, trace));
+      EXPECT_EQ(r.exit, 3) << r.out << r.err;
+      EXPECT_THAT(r.out, StartsWith(lowest)) << "the reported first divergence is not the lowest";
+      // Never a kernel answer taken out of turn.
+      EXPECT_THAT(r.out, Not(HasSubstr("expected the kernel answers")));
+    }
+  }
+}
+
 // tests/replay/scene4_reorder.cltrace: a live `scene --threads 4` recording in which the IC
 // thread's DeallocateCb (seq 15796..16399, no kernel-layer call of its own) took the kernel's
 // lock long before it returned; placed at its exit, the model ran one kernel call behind and
@@ -411,6 +461,31 @@ TEST_F(FenceDigestReplayTest, PresentRecordingReproducesEveryFenceDigest) {
 
 TEST_F(FenceDigestReplayTest, SceneRecordingReproducesEveryFenceDigest) {
   ExpectEveryFenceDigestReproduced(Record("scene.cltrace", "scene --threads 4"), {"recorded"});
+}
+
+// Many fresh multi-thread recordings, each replayed with --kernel model: every one reproduces
+// every recorded fence digest. The draws' state digests once folded the driver's object serial
+// numbers, taken from one counter in whatever order the threads created objects (a command
+// list took its number after its state refresh, while the IC thread created a buffer), so
+// about one recording in fifty replayed to a different GpuFenceRetired digest. Bounded to a
+// few seconds of recording and replay.
+TEST_F(FenceDigestReplayTest, FreshMultiThreadRecordingsAllReproduceTheirFenceDigests) {
+  constexpr int kRecordings = 60;
+  int diverged = 0;
+  for (int i = 0; i < kRecordings; ++i) {
+    const std::string trace = Record(absl::StrCat("scene", i, ".cltrace"),
+                                     absl::StrCat("scene --threads 4 --frames 6 --seed ", i + 1));
+    const int n = FenceDigestEvents(trace);
+    ASSERT_GT(n, 0) << "the recording holds no GpuFenceRetired";
+    Result r = Replay(absl::StrCat("--kernel model --history 0 --threads recorded ", trace));
+    if (r.exit != 0 || !absl::StartsWith(r.out, "replay: identical (") ||
+        !absl::StrContains(r.out, FenceDigestsLine(n))) {
+      ++diverged;
+      ADD_FAILURE() << "recording " << i << " (exit " << r.exit << "):\n" << r.out << r.err;
+    }
+    std::remove(trace.c_str());
+  }
+  EXPECT_EQ(diverged, 0) << "of " << kRecordings << " recordings";
 }
 
 // `smallcl` writes no bytes of its own (copies between zero-filled buffers): its digests do not
