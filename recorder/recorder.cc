@@ -214,6 +214,10 @@ class Recorder::Impl {
       std::lock_guard<std::mutex> l(stats_mu_);
       stats_.events_written = writer_->events_written();
       stats_.bytes_written = writer_->bytes_written();
+      // Every record processed is either in a chunk the sink accepted or not written: the
+      // ones processed after a write failure, and those of the failed chunk, of the chunk
+      // still open then and of the batch in hand (calls = written + not written, exactly).
+      stats_.events_discarded = NotWritten();
     }
     UpdateThreadStats();
     timespec cpu;
@@ -236,6 +240,13 @@ class Recorder::Impl {
     stats_.events_written = writer_->events_written();
     stats_.bytes_written = writer_->bytes_written();
     return st;
+  }
+
+  // Records processed that are in no chunk the sink accepted. Once a write failed nothing more
+  // is written (format::TraceWriter), so from then on this is final for those records.
+  uint64_t NotWritten() const {
+    const uint64_t written = writer_ != nullptr ? writer_->events_written() : 0;
+    return calls_ > written ? calls_ - written : 0;
   }
 
   absl::Status FailureStatus() {
@@ -314,7 +325,7 @@ class Recorder::Impl {
     {
       std::lock_guard<std::mutex> l(stats_mu_);
       stats_.calls = calls_;
-      stats_.events_discarded = discarded_;
+      stats_.events_discarded = write_failed_ ? NotWritten() : 0;
     }
     UpdateThreadStats();
     return busy;
@@ -371,8 +382,7 @@ class Recorder::Impl {
     if (writer_ == nullptr || write_failed_) {
       std::free(r.note);
       delete r.content;
-      ++discarded_;
-      return;
+      return;  // counted by NotWritten
     }
     if (batch_size_ == batch_.size()) FlushBatch();
     // A thread's records are in exit order: a call's record follows those of the calls made
@@ -552,7 +562,6 @@ class Recorder::Impl {
   uint32_t last_tid_ = 0;
   uint64_t tids_seen_ = 0;
   uint64_t calls_ = 0;
-  uint64_t discarded_ = 0;
   uint64_t waits_base_ = 0, wait_ns_base_ = 0;
   // Events built by Process and not yet handed to the writer (FlushBatch); the vector never
   // shrinks, so its events keep their argument storage.

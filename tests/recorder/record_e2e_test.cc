@@ -9,6 +9,7 @@
 // - Programs killed by SIGSEGV / SIGABRT (after the work, or from a watchdog thread mid-run)
 //   leave a trace `cltrace info` reads, with every call made before a crash outside a call.
 // - A full disk (/dev/full) or an unwritable output never stops the program.
+// - After a write failure, recorded = written + not written exactly.
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -292,6 +293,20 @@ TEST_F(RecordE2eTest, WriteFailingMidRunDoesNotStopTheProgram) {
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_GT(t->events.size(), 0u);
   EXPECT_LT(t->events.size(), calls);
+  // Every recorded call is counted once: recorded = written + not written, and written is
+  // what the file holds.
+  std::smatch m;
+  const std::string err = r.err;
+  ASSERT_TRUE(std::regex_search(err, m, std::regex("([0-9]+) calls recorded .*, ([0-9]+) written")))
+      << err;
+  uint64_t recorded = 0, written = 0, not_written = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(m[1].str(), &recorded));
+  ASSERT_TRUE(absl::SimpleAtoi(m[2].str(), &written));
+  ASSERT_TRUE(std::regex_search(err, m, std::regex("calls not written ([0-9]+)"))) << err;
+  ASSERT_TRUE(absl::SimpleAtoi(m[1].str(), &not_written));
+  EXPECT_EQ(recorded, calls);
+  EXPECT_EQ(recorded, written + not_written) << err;
+  EXPECT_EQ(written, t->events.size()) << err;
 }
 
 TEST_F(RecordE2eTest, UnwritableOutputDoesNotStopTheProgram) {
