@@ -38,6 +38,7 @@ namespace internal {
 // crash.cc
 void InstallCrashHandlers();
 void RemoveCrashHandlers();
+void ReraiseDeferredSignal(int sig);
 }  // namespace internal
 
 namespace {
@@ -55,6 +56,9 @@ void StopRecordingInChild() {
 // Set by the crash handler; the drain thread answers with a flush and sets g_crash_done.
 std::atomic<int> g_crash_request{0};
 std::atomic<int> g_crash_done{0};
+// A fatal signal sent to the background thread itself (crash.cc): that thread flushes and
+// re-raises it at its next pass (DeferredSignalFlush).
+std::atomic<int> g_deferred_signal{0};
 std::atomic<Recorder::Impl*> g_active{nullptr};
 std::mutex g_start_mu;
 
@@ -175,6 +179,7 @@ class Recorder::Impl {
         internal::CheckAllDeviceTables();  // R5 rewrites of slots nobody calls afterwards
         last_check = now;
       }
+      if (g_deferred_signal.load(std::memory_order_acquire) != 0) DeferredSignalFlush();
       if (g_crash_request.load(std::memory_order_acquire) != 0 &&
           g_crash_done.load(std::memory_order_acquire) == 0) {
         DrainOnce(/*force=*/true);
@@ -220,6 +225,9 @@ class Recorder::Impl {
       stats_.events_discarded = NotWritten();
     }
     UpdateThreadStats();
+    // A signal sent to this thread while it was stopping: everything is written now.
+    if (const int sig = g_deferred_signal.exchange(0); sig != 0)
+      internal::ReraiseDeferredSignal(sig);
     timespec cpu;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
     std::lock_guard<std::mutex> l(stats_mu_);
@@ -230,6 +238,16 @@ class Recorder::Impl {
     stats_.content_bytes = content.bytes;
     stats_.contents_skipped = content.skipped;
     stats_.first_content_skip = content.first_skip;
+  }
+
+  // The fatal signal sent to this thread (crash.cc): writes everything the application's
+  // threads have recorded, as the crash flush of another thread's signal would, then re-raises
+  // the signal with the application's previous disposition. Runs on this thread's own stack,
+  // outside the signal handler, after the interrupted pass completed.
+  void DeferredSignalFlush() {
+    DrainOnce(/*force=*/true);
+    (void)WriterFlush();  // errors are in the stats
+    internal::ReraiseDeferredSignal(g_deferred_signal.exchange(0));
   }
 
   absl::Status WriterFlush() {
@@ -589,6 +607,7 @@ absl::StatusOr<std::unique_ptr<Recorder>> Recorder::Start(Options options) {
   if (!st.ok()) return st;
   g_crash_request.store(0);
   g_crash_done.store(0);
+  g_deferred_signal.store(0);
   internal::ResetContentStats();
   static const int atfork = pthread_atfork(nullptr, nullptr, &StopRecordingInChild);
   (void)atfork;
@@ -616,6 +635,18 @@ Stats Recorder::Stop() {
 Stats Recorder::stats() const { return impl_->stats(); }
 
 namespace internal {
+
+// Crash path (crash.cc), in the handler of a signal sent (not a fault) to the background
+// thread itself: notes it for that thread's next pass. False if there is no such thread or
+// this is not it. Async-signal-safe (atomics).
+bool DeferSignalToBackgroundThread(int sig) {
+  if (!t_is_background || g_active.load(std::memory_order_acquire) == nullptr ||
+      !g_drain_alive.load(std::memory_order_acquire)) {
+    return false;
+  }
+  g_deferred_signal.store(sig, std::memory_order_release);
+  return true;
+}
 
 // Crash path (crash.cc): asks the drain thread for a flush and waits for it, up to
 // `timeout_ms`. Async-signal-safe (atomics, futex, nanosleep).

@@ -9,6 +9,7 @@
 // - Programs killed by SIGSEGV / SIGABRT (after the work, or from a watchdog thread mid-run)
 //   leave a trace `cltrace info` reads, with every call made before a crash outside a call.
 // - A full disk (/dev/full) or an unwritable output never stops the program.
+// - A fatal signal sent to the recorder's own thread still leaves every call.
 // - After a write failure, recorded = written + not written exactly.
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -246,6 +247,36 @@ TEST_F(RecordE2eTest, SegfaultAfterTheWorkLeavesEveryCall) {
 
 TEST_F(RecordE2eTest, AbortAfterTheWorkLeavesEveryCall) {
   ExpectCrashTraceAfterTheWork(this, "abort", SIGABRT);
+}
+
+// A fatal signal sent to the recorder's own background thread (tgkill on the thread named
+// cltrace-record) once the work is done: that thread cannot wait for itself, yet every call
+// must be in the trace, as for a signal on an application thread. --flush-ms 0: nothing but
+// full chunks is written before the signal.
+void ExpectSignalOnRecorderThreadLeavesEveryCall(RecordE2eTest* test, const std::string& how,
+                                                 int sig) {
+  const std::string trace = test->Trace(how + "_recorder.cltrace");
+  Result r = test->Run(absl::StrCat(CLTRACE_BIN, " record --flush-ms 0 -o ", trace, " -- ",
+                                    CLTRACE_CRASH_APP_BIN, " recorder ", how));
+  EXPECT_EQ(r.exit, 128 + sig) << r.err;
+  const uint64_t calls = CallsLine(r.out);
+  ASSERT_GT(calls, 0u) << r.out << r.err;
+  absl::StatusOr<format::LoadedTrace> t = format::ReadAllSorted(trace);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->events.size(), calls) << r.err;
+  ExpectWellFormed(t->events, /*allow_incomplete=*/false);
+}
+
+TEST_F(RecordE2eTest, SegvSentToTheRecorderThreadLeavesEveryCall) {
+  ExpectSignalOnRecorderThreadLeavesEveryCall(this, "segv", SIGSEGV);
+}
+
+TEST_F(RecordE2eTest, AbortSentToTheRecorderThreadLeavesEveryCall) {
+  ExpectSignalOnRecorderThreadLeavesEveryCall(this, "abort", SIGABRT);
+}
+
+TEST_F(RecordE2eTest, BusErrorSentToTheRecorderThreadLeavesEveryCall) {
+  ExpectSignalOnRecorderThreadLeavesEveryCall(this, "bus", SIGBUS);
 }
 
 void ExpectCrashTraceMidRun(RecordE2eTest* test, const std::string& how, int sig) {
