@@ -8,7 +8,8 @@
 //   (positions 1..2N each used once), each thread's calls in its own order, properly nested.
 // - Programs killed by SIGSEGV / SIGABRT (after the work, or from a watchdog thread mid-run)
 //   leave a trace `cltrace info` reads, with every call made before a crash outside a call.
-// - A full disk (/dev/full) or an unwritable output never stops the program.
+// - A full disk (/dev/full) or an unwritable output never stops the program; a trace that
+//   cannot be created, or a program that never loads a driver, makes record fail after it.
 // - A fatal signal sent to the recorder's own thread still leaves every call.
 // - After a write failure, recorded = written + not written exactly.
 #include <stdlib.h>
@@ -202,12 +203,27 @@ TEST_F(RecordE2eTest, Dx6DriverCallsAreRecordedAsTheirOwnLayer) {
 }
 
 TEST_F(RecordE2eTest, ExitStatusOfTheProgramIsPropagated) {
-  Result r = Record(Trace("t.cltrace"), "sh -c 'exit 7'");
-  EXPECT_EQ(r.exit, 7);
-  EXPECT_TRUE(absl::StrContains(r.err, "never loaded a driver")) << r.err;
+  Result r = Record(Trace("t.cltrace"),
+                    absl::StrCat("sh -c '", CLTRACE_WORKLOAD_BIN, " smallcl; exit 7'"));
+  EXPECT_EQ(r.exit, 7) << r.err;
+  EXPECT_GT(CallsLine(r.out), 0u) << r.out;
   // A planted driver bug makes the workload report violations and exit 1.
   r = Record(Trace("bug.cltrace"), absl::StrCat(CLTRACE_WORKLOAD_BIN, " smallcl --bug R22"));
   EXPECT_EQ(r.exit, 1) << r.out << r.err;
+}
+
+// A program that never loads a driver records nothing: that is no success, whatever the
+// program's own status (which the message gives).
+TEST_F(RecordE2eTest, ProgramThatNeverLoadedADriverIsAnError) {
+  Result r = Record(Trace("t.cltrace"), "/bin/true");
+  EXPECT_EQ(r.exit, 2) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "never loaded a driver")) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "exit status 0")) << r.err;
+  EXPECT_FALSE(absl::StrContains(r.err, "written to")) << r.err;
+  r = Record(Trace("t7.cltrace"), "sh -c 'exit 7'");
+  EXPECT_EQ(r.exit, 2) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "never loaded a driver")) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "exit status 7")) << r.err;
 }
 
 TEST_F(RecordE2eTest, UsageErrors) {
@@ -302,11 +318,13 @@ TEST_F(RecordE2eTest, AbortMidRunLeavesAReadableTrace) {
 }
 
 TEST_F(RecordE2eTest, FullDiskDoesNotStopTheProgram) {
-  // /dev/full: the very first write (the file header) fails with ENOSPC.
+  // /dev/full: the very first write (the file header) fails with ENOSPC: no trace could be
+  // created, the program ran unrecorded, record fails after it.
   Result r = Record("/dev/full", absl::StrCat(CLTRACE_WORKLOAD_BIN, " scene --threads 2"));
-  EXPECT_EQ(r.exit, 0) << r.err;
+  EXPECT_EQ(r.exit, 2) << r.err;
   EXPECT_GT(CallsLine(r.out), 0u) << "the program ran to its end";
-  EXPECT_TRUE(absl::StrContains(r.err, "No space left on device")) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "the trace could not be created")) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "/dev/full: No space left on device")) << r.err;
 }
 
 TEST_F(RecordE2eTest, WriteFailingMidRunDoesNotStopTheProgram) {
@@ -340,12 +358,17 @@ TEST_F(RecordE2eTest, WriteFailingMidRunDoesNotStopTheProgram) {
   EXPECT_EQ(written, t->events.size()) << err;
 }
 
-TEST_F(RecordE2eTest, UnwritableOutputDoesNotStopTheProgram) {
-  Result r = Record(dir_ + "/no-such-dir/t.cltrace",
-                    absl::StrCat(CLTRACE_WORKLOAD_BIN, " scene --threads 2"));
-  EXPECT_EQ(r.exit, 0) << r.err;
-  EXPECT_GT(CallsLine(r.out), 0u);
-  EXPECT_TRUE(absl::StrContains(r.err, "not recording")) << r.err;
+TEST_F(RecordE2eTest, UnwritableOutputDoesNotStopTheProgramButIsAnError) {
+  const std::string path = dir_ + "/no-such-dir/t.cltrace";
+  Result r = Record(path, absl::StrCat(CLTRACE_WORKLOAD_BIN, " scene --threads 2"));
+  EXPECT_EQ(r.exit, 2) << r.err;
+  EXPECT_GT(CallsLine(r.out), 0u) << "the program ran to its end";
+  EXPECT_TRUE(
+      absl::StrContains(r.err, absl::StrCat("cannot create ", path, ": No such file or directory")))
+      << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "ran without recording (it ended with exit status 0)"))
+      << r.err;
+  EXPECT_FALSE(absl::StrContains(r.err, "written to")) << r.err;
 }
 
 }  // namespace
