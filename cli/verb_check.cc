@@ -58,6 +58,7 @@ int RunCheckVerb(const std::vector<std::string>& args, std::ostream& out, std::o
     err << "cltrace check: " << path << ": " << in.status().message() << "\n";
     return kExitBadInput;
   }
+  options.gaps = &in->gaps;  // holes only for a recording (ReadTrace)
   int code = analysis::RunCheck(options, in->events, in->handles, out, err);
   if (!in->error.ok()) {
     out.flush();
