@@ -486,5 +486,27 @@ TEST_F(RecordE2eTest, CheckDoesNotJudgeAcrossAHoleOfARecording) {
   EXPECT_TRUE(absl::StrContains(json.out, "\"rule\": \"GAPS\"")) << json.out;
 }
 
+// A position used twice is corruption (FORMAT.md §5.5): info says which and exits 2.
+TEST_F(RecordE2eTest, InfoRejectsAPositionUsedTwice) {
+  const std::string trace = Trace("smallcl.cltrace");
+  Result r = Record(trace, absl::StrCat(CLTRACE_WORKLOAD_BIN, " smallcl --threads 1 --frames 2"));
+  ASSERT_EQ(r.exit, 0) << r.err;
+  absl::StatusOr<format::LoadedTrace> t = format::ReadAllSorted(trace);
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_GT(t->events.size(), 10u);
+  std::vector<format::Event> events = t->events;
+  format::Event twice = events[5];
+  events.push_back(twice);  // its seq and its end are used twice
+  const std::string damaged = Trace("damaged.cltrace");
+  WriteCopy(*t, events, "cltrace-recorder", damaged);
+  ASSERT_FALSE(HasFailure());
+  Result info = Run(absl::StrCat(CLTRACE_BIN, " info ", damaged));
+  EXPECT_EQ(info.exit, 2) << info.out << info.err;
+  EXPECT_TRUE(absl::StrContains(
+      info.err, absl::StrCat("position ", twice.seq, " is used by more than one call")))
+      << info.err;
+  EXPECT_TRUE(absl::StrContains(info.out, "2 positions used twice")) << info.out;
+}
+
 }  // namespace
 }  // namespace cltrace
