@@ -39,6 +39,14 @@ void SortBySeq(std::vector<format::Event>* events) {
                    [](const format::Event& a, const format::Event& b) { return a.seq < b.seq; });
 }
 
+void NotePositions(TraceInput* in) {
+  in->gaps = format::FindPositionGaps(in->events);
+  if (!in->dense_positions) {
+    in->gaps.missing = in->gaps.first_missing = 0;
+    in->gaps.holes.clear();
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<TraceInput> ReadTrace(const std::string& path, bool salvage) {
@@ -58,6 +66,7 @@ absl::StatusOr<TraceInput> ReadTrace(const std::string& path, bool salvage) {
     in.strings = (*r)->strings();
     in.contents = (*r)->contents();
     in.lines = (*r)->lines();
+    NotePositions(&in);
     return in;
   }
   format::TraceReader::Options options;
@@ -74,6 +83,8 @@ absl::StatusOr<TraceInput> ReadTrace(const std::string& path, bool salvage) {
   in.contents = (*r)->contents();
   // Writers append in arrival order; every reader of the CLI wants call order.
   SortBySeq(&in.events);
+  in.dense_positions = format::PositionsAreDense(in.header);
+  NotePositions(&in);
   return in;
 }
 

@@ -45,6 +45,10 @@ struct TraceInput {
   format::TokenTable contents;  // Event::content bytes (FORMAT.md §3.8)
   // Why reading stopped before the end (with the file offset or line); OK if it did not.
   absl::Status error;
+  // Positions (format::FindPositionGaps): holes are reported only for a recording
+  // (format::PositionsAreDense), duplicates for every trace.
+  format::PositionGaps gaps;
+  bool dense_positions = false;  // a recording: holes are lost calls
   // .cltrace only.
   format::proto::TraceHeader header;
   format::TraceReader::Stats stats;

@@ -22,7 +22,10 @@ constexpr char kUsage[] =
     "\n"
     "Summarises a trace (.cltrace or .jsonl, detected by content): header (format and\n"
     "catalog version, writer, process), size and chunks, calls and callbacks per function\n"
-    "and per thread, seq range, duration, torn tail and salvage counts.\n"
+    "and per thread, seq range, duration, torn tail, gaps and salvage counts.\n"
+    "\n"
+    "gaps: positions (seqs and exit positions) missing below the highest one present, in a\n"
+    "recording: `none`, or `K (first missing seq S)` (format/FORMAT.md section 5.5).\n"
     "\n"
     "  --salvage   skip corrupt chunks of a .cltrace instead of stopping at the first one\n"
     "\n"
@@ -42,6 +45,29 @@ std::string Duration(int64_t ns) {
   if (ns < 1000000) return absl::StrFormat("%.3f us", ns / 1e3);
   if (ns < 1000000000) return absl::StrFormat("%.3f ms", ns / 1e6);
   return absl::StrFormat("%.3f s", ns / 1e9);
+}
+
+// The `gaps` row: "none", or "K (first missing seq S)" with K the positions missing below the
+// highest one present (format::PositionGaps: calls the recording lost, which check does not
+// judge across), then ", in H holes" when there are several;
+// "not checked" for a trace that may number its calls sparsely (hand-written, imported);
+// duplicated positions (corruption) follow in every case.
+std::string GapsText(const TraceInput& in) {
+  const format::PositionGaps& g = in.gaps;
+  std::string text;
+  if (!in.dense_positions) {
+    text = "not checked (not a recording)";
+  } else if (g.missing == 0) {
+    text = "none";
+  } else {
+    text = absl::StrCat(g.missing, " (first missing seq ", g.first_missing, ")");
+    if (g.holes.size() > 1) absl::StrAppend(&text, ", in ", g.holes.size(), " holes");
+  }
+  if (g.duplicates != 0) {
+    absl::StrAppend(&text, "; ", Count(g.duplicates, "position"), " used twice (first ",
+                    g.first_duplicate, "): the trace is damaged");
+  }
+  return text;
 }
 
 void PrintInfo(const TraceInput& in, std::ostream& out) {
@@ -107,6 +133,9 @@ void PrintInfo(const TraceInput& in, std::ostream& out) {
                    ? std::string("none")
                    : absl::StrCat("partial chunk from offset ", in.torn_tail, " ignored (",
                                   in.file_size - in.torn_tail, " bytes)"));
+  }
+  out << Row("gaps", GapsText(in));
+  if (in.format == TraceFormat::kCltrace) {
     const auto& s = in.stats;
     if (s.corrupt_chunks_skipped || s.bytes_skipped || s.events_skipped || s.definitions_skipped)
       out << Row(
@@ -139,6 +168,13 @@ int RunInfo(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     return kExitBadInput;
   }
   PrintInfo(*in, out);
+  if (in->gaps.duplicates != 0) {
+    out.flush();
+    err << "cltrace info: " << path << ": position " << in->gaps.first_duplicate
+        << " is used by more than one call (" << Count(in->gaps.duplicates, "duplicate")
+        << "): the trace is damaged\n";
+    return kExitBadInput;
+  }
   if (!in->error.ok()) {
     out.flush();
     err << "cltrace info: " << path << ": " << in->error.message()

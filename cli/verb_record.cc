@@ -48,10 +48,16 @@ constexpr char kUsage[] =
     "  --timestamps MODE   derived (default; no clock read per call) or clock\n"
     "\n"
     "Recorder statistics (calls, bytes, producer waits, write failures) are printed on standard\n"
-    "error when the program ends. A trace that cannot be written never stops the program.\n"
+    "error when the program ends. A trace that cannot be written never stops the program: if\n"
+    "OUT cannot be created (no such directory, no permission, no space for its header) the\n"
+    "program runs unrecorded and record then fails; a write failing later leaves the trace\n"
+    "written up to it and is reported with the calls not written.\n"
     "\n"
-    "exit: the program's exit status (128+N if it was killed by signal N); 2 on bad usage or if\n"
-    "the program could not be started\n";
+    "exit: the program's exit status (128+N if it was killed by signal N) when a trace was\n"
+    "recorded; 2 on bad usage, if the program could not be started, if OUT could not be\n"
+    "created or the driver could not be loaded, or if the program never loaded a driver\n"
+    "through $CLTRACE_DRIVER (nothing to record: not a program of the runtime); the message\n"
+    "then gives the program's own exit status\n";
 
 std::string DirOf(const std::string& path) {
   const size_t slash = path.rfind('/');
@@ -250,16 +256,41 @@ int RunRecord(const std::vector<std::string>& args, std::ostream& out, std::ostr
 
   const std::map<std::string, std::string> stats = ReadStats(stats_path);
   unlink(stats_path.c_str());
-  if (!stats.empty()) {
-    PrintStats(stats, *output, err);
-  } else if (WIFEXITED(status)) {
+  const std::string status_text =
+      WIFEXITED(status)     ? absl::StrCat("exit status ", WEXITSTATUS(status))
+      : WIFSIGNALED(status) ? absl::StrCat("killed by signal ", WTERMSIG(status), " (",
+                                           strsignal(WTERMSIG(status)), ")")
+                            : std::string("stopped");
+  if (stats.empty()) {
+    // The shim writes its statistics file as soon as the program loads it.
     err << "cltrace record: " << program[0]
-        << " never loaded a driver through $CLTRACE_DRIVER; nothing was recorded\n";
+        << " never loaded a driver through $CLTRACE_DRIVER: no trace was recorded and " << *output
+        << " was not written (the program ended with " << status_text << ")\n";
+    return kExitBadInput;
+  }
+  if (auto it = stats.find("output_error"); it != stats.end()) {
+    err << "cltrace record: the trace could not be created: " << it->second << "; " << program[0]
+        << " ran without recording (it ended with " << status_text << ")\n";
+    return kExitBadInput;
+  }
+  if (auto it = stats.find("driver_error"); it != stats.end()) {
+    err << "cltrace record: the driver could not be loaded: " << it->second
+        << "; no trace was recorded (" << program[0] << " ended with " << status_text << ")\n";
+    return kExitBadInput;
+  }
+  if (stats.count("calls") != 0) {
+    PrintStats(stats, *output, err);
+  } else if (auto it = stats.find("error"); it != stats.end()) {
+    err << "cltrace record: " << it->second << "\n";
+  } else if (!WIFSIGNALED(status)) {
+    err << "cltrace record: " << program[0]
+        << " ended without running its exit handlers (_exit): the recorder's statistics are "
+           "missing; the trace holds every call flushed before the end\n";
   }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) {
-    err << "cltrace record: " << program[0] << " was killed by signal " << WTERMSIG(status) << " ("
-        << strsignal(WTERMSIG(status)) << "); the trace holds every call flushed before it\n";
+    err << "cltrace record: " << program[0] << " was " << status_text
+        << "; the trace holds every call flushed before it\n";
     return 128 + WTERMSIG(status);
   }
   return kExitBadInput;

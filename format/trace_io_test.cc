@@ -492,5 +492,50 @@ TEST(TraceIoTest, WriteFuzzSeeds) {
   }
 }
 
+// FORMAT.md §5.5: missing positions below the highest one present, their runs, duplicates.
+TEST(PositionGapsTest, FindsHolesAndDuplicates) {
+  auto call = [](uint64_t seq, uint64_t end) {
+    Event e;
+    e.seq = seq;
+    e.end = end;
+    return e;
+  };
+  // Positions 1 2 | 3 missing | 4 7 (5 6 inside: a nested call 5..6) | 8..9 missing | 10 and
+  // an incomplete call at 11 (no exit position).
+  std::vector<Event> events = {call(4, 7), call(1, 2), call(5, 6), call(10, 0), call(11, 0)};
+  PositionGaps g = FindPositionGaps(events);
+  EXPECT_EQ(g.highest, 11u);
+  EXPECT_EQ(g.missing, 3u);
+  EXPECT_EQ(g.first_missing, 3u);
+  ASSERT_EQ(g.holes.size(), 2u);
+  EXPECT_EQ(g.holes[0], std::make_pair(uint64_t{3}, uint64_t{3}));
+  EXPECT_EQ(g.holes[1], std::make_pair(uint64_t{8}, uint64_t{9}));
+  EXPECT_EQ(g.duplicates, 0u);
+  EXPECT_FALSE(g.complete());
+  // MissingBetween(lo, hi): a missing p with lo < p < hi.
+  EXPECT_TRUE(g.MissingBetween(0, 4));
+  EXPECT_FALSE(g.MissingBetween(3, 8));
+  EXPECT_TRUE(g.MissingBetween(3, 9));
+  EXPECT_TRUE(g.MissingBetween(8, 10));
+  EXPECT_FALSE(g.MissingBetween(9, 100));
+  EXPECT_FALSE(g.MissingBetween(0, 3));
+
+  EXPECT_TRUE(FindPositionGaps({call(1, 4), call(2, 3)}).complete());
+  PositionGaps dup = FindPositionGaps({call(1, 3), call(2, 3), call(4, 5)});
+  EXPECT_EQ(dup.duplicates, 1u);
+  EXPECT_EQ(dup.first_duplicate, 3u);
+  EXPECT_EQ(dup.missing, 0u);
+  EXPECT_FALSE(dup.complete());
+}
+
+// Only a recording promises dense positions.
+TEST(PositionGapsTest, OnlyRecordingsAreDense) {
+  proto::TraceHeader h;
+  h.mutable_writer()->set_name("cltrace-recorder");
+  EXPECT_TRUE(PositionsAreDense(h));
+  h.mutable_writer()->set_name("cltrace import");
+  EXPECT_FALSE(PositionsAreDense(h));
+}
+
 }  // namespace
 }  // namespace cltrace::format

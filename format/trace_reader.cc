@@ -549,6 +549,45 @@ const TraceReader::Stats& TraceReader::stats() const { return impl_->stats(); }
 const proto::TraceIndex* TraceReader::index() const { return impl_->index(); }
 absl::StatusOr<Event> TraceReader::FindBySeq(uint64_t seq) { return impl_->FindBySeq(seq); }
 
+bool PositionGaps::MissingBetween(uint64_t lo, uint64_t hi) const {
+  if (hi <= lo + 1) return false;
+  // The first hole that ends after lo.
+  auto it = std::upper_bound(
+      holes.begin(), holes.end(), lo,
+      [](uint64_t v, const std::pair<uint64_t, uint64_t>& h) { return v < h.second; });
+  return it != holes.end() && it->first < hi && std::max(it->first, lo + 1) < hi;
+}
+
+PositionGaps FindPositionGaps(absl::Span<const Event> events) {
+  std::vector<uint64_t> pos;
+  pos.reserve(events.size() * 2);
+  for (const Event& e : events) {
+    if (e.seq != 0) pos.push_back(e.seq);
+    if (e.end != 0) pos.push_back(e.end);
+  }
+  std::sort(pos.begin(), pos.end());
+  PositionGaps g;
+  uint64_t prev = 0;  // positions start at 1
+  for (uint64_t p : pos) {
+    if (p == prev) {
+      if (g.duplicates++ == 0) g.first_duplicate = p;
+      continue;
+    }
+    if (p > prev + 1) {
+      if (g.missing == 0) g.first_missing = prev + 1;
+      g.missing += p - prev - 1;
+      g.holes.emplace_back(prev + 1, p - 1);
+    }
+    prev = p;
+  }
+  g.highest = prev;
+  return g;
+}
+
+bool PositionsAreDense(const proto::TraceHeader& header) {
+  return header.writer().name() == "cltrace-recorder";
+}
+
 absl::StatusOr<LoadedTrace> ReadAllSorted(const std::string& path, TraceReader::Options options) {
   CLTRACE_ASSIGN_OR_RETURN(std::unique_ptr<TraceReader> r, TraceReader::Open(path, options));
   LoadedTrace t;
@@ -563,6 +602,11 @@ absl::StatusOr<LoadedTrace> ReadAllSorted(const std::string& path, TraceReader::
   t.contents = r->contents();
   t.stats = r->stats();
   t.torn_tail = r->torn_tail();
+  t.gaps = FindPositionGaps(t.events);
+  if (!PositionsAreDense(t.header)) {
+    t.gaps.missing = t.gaps.first_missing = 0;
+    t.gaps.holes.clear();
+  }
   return t;
 }
 

@@ -24,10 +24,12 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "format/event.h"
 #include "format/trace.pb.h"
 
@@ -89,6 +91,34 @@ class TraceReader {
   std::unique_ptr<Impl> impl_;
 };
 
+// Positions (FORMAT.md §5.5): every call takes an entry position (its seq) and, once it
+// returned, an exit position (its end) from the trace's one counter, so a recording that
+// lost no call uses every position 1..highest exactly once. A position below the highest one
+// present that no event uses is *missing*; maximal runs of missing positions are *holes*
+// (calls the recording lost: a killed program's unwritten buffers, calls in flight on other
+// threads when it died, a write failure). A position used twice is corruption.
+struct PositionGaps {
+  uint64_t highest = 0;        // highest position present (entry or exit)
+  uint64_t missing = 0;        // positions in 1..highest that no event uses
+  uint64_t first_missing = 0;  // the lowest of them (0: none)
+  uint64_t duplicates = 0;     // uses of a position beyond its first
+  uint64_t first_duplicate = 0;
+  // The holes, sorted and disjoint: [first, last] runs of missing positions.
+  std::vector<std::pair<uint64_t, uint64_t>> holes;
+
+  bool complete() const { return missing == 0 && duplicates == 0; }
+  // True if some position p with lo < p < hi is missing.
+  bool MissingBetween(uint64_t lo, uint64_t hi) const;
+};
+
+// The positions of `events` (any order), as above.
+PositionGaps FindPositionGaps(absl::Span<const Event> events);
+
+// Whether missing positions mean lost calls: the trace was recorded (its writer,
+// "cltrace-recorder", took every position from one counter starting at 1). Hand-written and
+// imported traces may number calls sparsely (seqs 10, 20, 30), which loses nothing.
+bool PositionsAreDense(const proto::TraceHeader& header);
+
 // A whole trace in memory, events sorted by seq (entry order).
 struct LoadedTrace {
   proto::TraceHeader header;
@@ -98,6 +128,8 @@ struct LoadedTrace {
   TokenTable contents;
   TraceReader::Stats stats;
   int64_t torn_tail = -1;
+  // FindPositionGaps(events) when PositionsAreDense(header); otherwise only its duplicates.
+  PositionGaps gaps;
 };
 
 // Reads every readable event of a .cltrace file, sorted by seq. Fails on corruption unless

@@ -447,7 +447,10 @@ class TraceWriter::Impl {
   }
 
   // Compresses and writes one chunk; on success records it in the index. Requires sink_mu_.
+  // After a failed write nothing more is written: the sink may hold part of the failed chunk,
+  // and a chunk after that would turn a torn tail into corruption in mid-file.
   void WriteChunkLocked(absl::string_view raw, ChunkInfo info, const ChunkStats& stats) {
+    if (has_error_.load(std::memory_order_acquire)) return;
     out_.clear();
     absl::Status st = compressor_.BuildChunk(&info, raw, opts_.compress, &out_);
     if (st.ok()) st = sink_->Write(out_);
@@ -478,6 +481,7 @@ class TraceWriter::Impl {
   }
 
   void WriteIndexLocked() {
+    if (has_error_.load(std::memory_order_acquire)) return;  // see WriteChunkLocked
     for (uint64_t c : call_counts_) index_.add_call_counts(c);
     std::vector<uint32_t> tids(tids_.begin(), tids_.end());
     std::sort(tids.begin(), tids.end());

@@ -102,9 +102,11 @@ class TraceWriter {
   uint32_t InternContent(absl::string_view data);
 
   // Appends one event. Handle fields and `annotation` must hold ids from this writer.
-  // Returns the first write error seen so far (writing continues to be attempted: a
-  // recorder keeps going and reports the degraded state). An event the format cannot hold
-  // (call not in the catalog, parent == seq != 0, a handle/string id this writer never
+  // Returns the first write error seen so far. After a failed write the writer writes
+  // nothing more (the file ends at the last chunk written whole, plus at most a torn part of
+  // the failed one: a readable trace); events are still accepted and counted nowhere in
+  // events_written(), so a recorder keeps going and reports the degraded state. An event the format
+  // cannot hold (call not in the catalog, parent == seq != 0, a handle/string id this writer never
   // handed out, more than 2^22 args) is not written: InvalidArgument naming its seq.
   // FailedPrecondition after Close. Blocks while the background queue is full.
   absl::Status Append(const Event& event);
@@ -130,6 +132,7 @@ class TraceWriter {
   // Flush, write the trailer index (if enabled), close the sink.
   absl::Status Close();
 
+  // Events in chunks the sink accepted whole, and the bytes it accepted.
   uint64_t events_written() const;
   uint64_t bytes_written() const;
 

@@ -142,6 +142,52 @@ TEST(TraceWriterTest, AppendBatchReturnsTheWriteError) {
   EXPECT_EQ((*w)->Close().code(), absl::StatusCode::kResourceExhausted);
 }
 
+// A sink that refuses one write (a transient failure) and accepts every other.
+class FailOnceSink : public ByteSink {
+ public:
+  FailOnceSink(std::string* out, int fail_at) : out_(out), fail_at_(fail_at) {}
+  absl::Status Write(absl::string_view bytes) override {
+    if (writes_++ == fail_at_) {
+      out_->append(bytes.data(), bytes.size() / 2);  // torn, as write(2) may leave it
+      return absl::ResourceExhaustedError("disk full (test)");
+    }
+    out_->append(bytes.data(), bytes.size());
+    return absl::OkStatus();
+  }
+  absl::Status Flush() override { return absl::OkStatus(); }
+
+ private:
+  std::string* out_;
+  int fail_at_;
+  int writes_ = 0;
+};
+
+// After a failed write the file must end there: a later chunk after the torn one would make
+// the file corrupt in mid-file instead of torn at its end, and events_written counts exactly
+// the events a reader finds.
+TEST(TraceWriterTest, NothingIsWrittenAfterAFailedWrite) {
+  std::string bytes;
+  TraceWriter::Options o = TestOptions();
+  o.chunk_bytes = 512;
+  auto w = TraceWriter::Open(std::make_unique<FailOnceSink>(&bytes, /*fail_at=*/3), o);
+  ASSERT_TRUE(w.ok());
+  (*w)->InternHandleValue(0x5500);
+  for (uint64_t i = 0; i < 400; ++i) {
+    Event e;
+    e.call = CallId::kDrawIndexed;
+    e.seq = 2 * i + 1;
+    e.end = e.seq + 1;
+    e.args = {1, i * 7919, 0, 0};
+    (void)(*w)->Append(e);
+  }
+  EXPECT_EQ((*w)->Close().code(), absl::StatusCode::kResourceExhausted);
+  ReadResult r = ReadAllBytes(bytes);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_GT(r.events.size(), 0u);
+  EXPECT_EQ(r.events.size(), (*w)->events_written());
+  EXPECT_GE(r.torn_tail, 0) << "the file ends in the torn chunk";
+}
+
 // Without Options::position_runs AppendRun is AppendBatch: version 1, the same bytes.
 TEST(TraceWriterTest, AppendRunWithoutPositionRunsWritesVersion1) {
   std::vector<ThreadRun> runs = InterleavedRecording(1, InterleavedOptions());

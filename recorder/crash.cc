@@ -6,6 +6,20 @@
 // Only async-signal-safe operations run in the handler itself: ring writes (no allocation
 // unless a record is larger than half a ring), atomics, futex wake, nanosleep, sigaction,
 // raise. The flushing is done by the background thread, which is not interrupted.
+//
+// A signal delivered to the background thread itself cannot wait for that thread, and the
+// handler cannot flush in place either: the signal may have interrupted it anywhere (inside
+// malloc, holding the writer's lock, half-way through a batch), and draining and compressing
+// from there is not async-signal-safe. A signal *sent* to it (kill, tgkill, sigqueue: si_code
+// <= 0) interrupted nothing that must not go on, so the handler only notes it and returns;
+// the background thread then finishes what it was doing, drains every ring, writes and seals
+// the chunk on its own stack outside any handler (DeferredSignalFlush in recorder.cc), and
+// re-raises the signal with the previous disposition on itself (ReraiseDeferredSignal), so
+// the process dies as it would have, a moment later, with every call made before the signal
+// in the trace. A fault raised by the recorder's own code on that thread (a recorder bug:
+// SIGSEGV from a bad access, abort() from a failed check) leaves its state mid-update and
+// nothing is flushed; the process dies as without the recorder.
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 
@@ -16,7 +30,9 @@
 
 namespace cltrace::recorder::internal {
 
-bool CrashFlush(int timeout_ms);  // recorder.cc
+// recorder.cc
+bool CrashFlush(int timeout_ms);
+bool DeferSignalToBackgroundThread(int sig);
 
 namespace {
 
@@ -38,8 +54,10 @@ void RestoreAll() {
   }
 }
 
-void OnFatalSignal(int sig, siginfo_t*, void*) {
+void OnFatalSignal(int sig, siginfo_t* info, void*) {
   const int idx = IndexOf(sig);
+  // Sent to the background thread itself: it flushes and re-raises once this returns.
+  if (info != nullptr && info->si_code <= 0 && DeferSignalToBackgroundThread(sig)) return;
   if (g_in_handler.exchange(1) == 0) {
     if (ThreadState* t = t_state; t != nullptr && t->depth > 0) EmitOpenFramesIncomplete(t);
     CrashFlush(/*timeout_ms=*/3000);
@@ -65,6 +83,21 @@ void InstallCrashHandlers() {
   for (size_t i = 0; i < sizeof(kSignals) / sizeof(kSignals[0]); ++i) {
     sigaction(kSignals[i], &sa, &g_previous[i]);
   }
+}
+
+void ReraiseDeferredSignal(int sig) {
+  const int idx = IndexOf(sig);
+  if (idx < 0) return;
+  if (g_installed.exchange(false)) {
+    if (g_previous[idx].sa_handler == SIG_IGN) {  // ignored before us: nothing to re-raise
+      g_installed.store(true);
+      return;
+    }
+    RestoreAll();
+  }
+  // Delivered to this thread before pthread_kill returns (the background thread does not
+  // block it): the previous disposition takes its course as if the signal had come now.
+  pthread_kill(pthread_self(), sig);
 }
 
 void RemoveCrashHandlers() {

@@ -38,6 +38,7 @@ namespace internal {
 // crash.cc
 void InstallCrashHandlers();
 void RemoveCrashHandlers();
+void ReraiseDeferredSignal(int sig);
 }  // namespace internal
 
 namespace {
@@ -55,6 +56,9 @@ void StopRecordingInChild() {
 // Set by the crash handler; the drain thread answers with a flush and sets g_crash_done.
 std::atomic<int> g_crash_request{0};
 std::atomic<int> g_crash_done{0};
+// A fatal signal sent to the background thread itself (crash.cc): that thread flushes and
+// re-raises it at its next pass (DeferredSignalFlush).
+std::atomic<int> g_deferred_signal{0};
 std::atomic<Recorder::Impl*> g_active{nullptr};
 std::mutex g_start_mu;
 
@@ -175,6 +179,7 @@ class Recorder::Impl {
         internal::CheckAllDeviceTables(/*periodic=*/true);  // R5 rewrites nobody calls through
         last_check = now;
       }
+      if (g_deferred_signal.load(std::memory_order_acquire) != 0) DeferredSignalFlush();
       if (g_crash_request.load(std::memory_order_acquire) != 0 &&
           g_crash_done.load(std::memory_order_acquire) == 0) {
         DrainOnce(/*force=*/true);
@@ -214,8 +219,15 @@ class Recorder::Impl {
       std::lock_guard<std::mutex> l(stats_mu_);
       stats_.events_written = writer_->events_written();
       stats_.bytes_written = writer_->bytes_written();
+      // Every record processed is either in a chunk the sink accepted or not written: the
+      // ones processed after a write failure, and those of the failed chunk, of the chunk
+      // still open then and of the batch in hand (calls = written + not written, exactly).
+      stats_.events_discarded = NotWritten();
     }
     UpdateThreadStats();
+    // A signal sent to this thread while it was stopping: everything is written now.
+    if (const int sig = g_deferred_signal.exchange(0); sig != 0)
+      internal::ReraiseDeferredSignal(sig);
     timespec cpu;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
     std::lock_guard<std::mutex> l(stats_mu_);
@@ -228,6 +240,16 @@ class Recorder::Impl {
     stats_.first_content_skip = content.first_skip;
   }
 
+  // The fatal signal sent to this thread (crash.cc): writes everything the application's
+  // threads have recorded, as the crash flush of another thread's signal would, then re-raises
+  // the signal with the application's previous disposition. Runs on this thread's own stack,
+  // outside the signal handler, after the interrupted pass completed.
+  void DeferredSignalFlush() {
+    DrainOnce(/*force=*/true);
+    (void)WriterFlush();  // errors are in the stats
+    internal::ReraiseDeferredSignal(g_deferred_signal.exchange(0));
+  }
+
   absl::Status WriterFlush() {
     if (writer_ == nullptr || write_failed_) return FailureStatus();
     absl::Status st = writer_->Flush();
@@ -236,6 +258,13 @@ class Recorder::Impl {
     stats_.events_written = writer_->events_written();
     stats_.bytes_written = writer_->bytes_written();
     return st;
+  }
+
+  // Records processed that are in no chunk the sink accepted. Once a write failed nothing more
+  // is written (format::TraceWriter), so from then on this is final for those records.
+  uint64_t NotWritten() const {
+    const uint64_t written = writer_ != nullptr ? writer_->events_written() : 0;
+    return calls_ > written ? calls_ - written : 0;
   }
 
   absl::Status FailureStatus() {
@@ -314,7 +343,7 @@ class Recorder::Impl {
     {
       std::lock_guard<std::mutex> l(stats_mu_);
       stats_.calls = calls_;
-      stats_.events_discarded = discarded_;
+      stats_.events_discarded = write_failed_ ? NotWritten() : 0;
     }
     UpdateThreadStats();
     return busy;
@@ -371,8 +400,7 @@ class Recorder::Impl {
     if (writer_ == nullptr || write_failed_) {
       std::free(r.note);
       delete r.content;
-      ++discarded_;
-      return;
+      return;  // counted by NotWritten
     }
     if (batch_size_ == batch_.size()) FlushBatch();
     // A thread's records are in exit order: a call's record follows those of the calls made
@@ -552,7 +580,6 @@ class Recorder::Impl {
   uint32_t last_tid_ = 0;
   uint64_t tids_seen_ = 0;
   uint64_t calls_ = 0;
-  uint64_t discarded_ = 0;
   uint64_t waits_base_ = 0, wait_ns_base_ = 0;
   // Events built by Process and not yet handed to the writer (FlushBatch); the vector never
   // shrinks, so its events keep their argument storage.
@@ -580,6 +607,7 @@ absl::StatusOr<std::unique_ptr<Recorder>> Recorder::Start(Options options) {
   if (!st.ok()) return st;
   g_crash_request.store(0);
   g_crash_done.store(0);
+  g_deferred_signal.store(0);
   internal::ResetContentStats();
   static const int atfork = pthread_atfork(nullptr, nullptr, &StopRecordingInChild);
   (void)atfork;
@@ -607,6 +635,18 @@ Stats Recorder::Stop() {
 Stats Recorder::stats() const { return impl_->stats(); }
 
 namespace internal {
+
+// Crash path (crash.cc), in the handler of a signal sent (not a fault) to the background
+// thread itself: notes it for that thread's next pass. False if there is no such thread or
+// this is not it. Async-signal-safe (atomics).
+bool DeferSignalToBackgroundThread(int sig) {
+  if (!t_is_background || g_active.load(std::memory_order_acquire) == nullptr ||
+      !g_drain_alive.load(std::memory_order_acquire)) {
+    return false;
+  }
+  g_deferred_signal.store(sig, std::memory_order_release);
+  return true;
+}
 
 // Crash path (crash.cc): asks the drain thread for a flush and waits for it, up to
 // `timeout_ms`. Async-signal-safe (atomics, futex, nanosleep).

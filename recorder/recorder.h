@@ -82,13 +82,15 @@ struct Options {
 };
 
 struct Stats {
-  uint64_t calls = 0;              // records produced by the application's threads
-  uint64_t events_written = 0;     // events in chunks written to the sink
-  uint64_t bytes_written = 0;      // bytes written to the sink
-  uint64_t producer_waits = 0;     // times a thread found its ring full and waited
-  uint64_t producer_wait_ns = 0;   // total time spent waiting
-  uint64_t write_failures = 0;     // failed writes (the file stops at the first one)
-  uint64_t events_discarded = 0;   // events not written because of a write failure
+  uint64_t calls = 0;             // records produced by the application's threads
+  uint64_t events_written = 0;    // events in chunks written to the sink
+  uint64_t bytes_written = 0;     // bytes written to the sink
+  uint64_t producer_waits = 0;    // times a thread found its ring full and waited
+  uint64_t producer_wait_ns = 0;  // total time spent waiting
+  uint64_t write_failures = 0;    // failed writes (the file stops at the first one)
+  // Calls recorded but not in the file (a write failure, or an event the format rejected):
+  // after Stop, calls == events_written + events_discarded exactly.
+  uint64_t events_discarded = 0;
   uint64_t threads = 0;            // application threads that made calls
   uint64_t background_cpu_ns = 0;  // CPU time of the recorder's background thread
   // Content capture (recorder/README.md, "Content capture"): calls whose bytes were captured,

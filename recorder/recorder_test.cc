@@ -411,6 +411,10 @@ TEST_F(RecorderTest, FullDiskStopsTheFileButCallsKeepBeingForwarded) {
   EXPECT_TRUE(absl::StrContains(stats.first_error, "No space left on device")) << stats.first_error;
   EXPECT_GT(stats.events_discarded, 0u);
   EXPECT_EQ(stats.calls, static_cast<uint64_t>(kCalls + 3));
+  // Every recorded call is counted once: written, or not written (those of the failed chunk
+  // and of the batch in hand at the failure included).
+  EXPECT_EQ(stats.calls, stats.events_written + stats.events_discarded)
+      << "written " << stats.events_written << ", not written " << stats.events_discarded;
   // What was written is a readable prefix ending in a torn chunk.
   Trace t = Load(bytes_);
   EXPECT_TRUE(t.status.ok()) << t.status;

@@ -43,7 +43,9 @@ struct ShimState {
   void* driver_handle = nullptr;
   PFND3D10DDI_OPENADAPTER driver_open = nullptr;
   std::string driver_path;
-  std::string error;  // why nothing is recorded, if so
+  std::string error;         // why nothing is recorded, if so
+  std::string output_error;  // the trace could not be created (Recorder::Start failed)
+  std::string driver_error;  // the real driver could not be loaded: nothing is recorded
   std::unique_ptr<Recorder> recorder;
   std::string stats_path;
   // OpenAdapter10_2 calls: the runtime counts them as DDI calls, but the entry point is not a
@@ -98,16 +100,31 @@ std::string StatsText(const ShimState& s, const Stats& st) {
   }
   const std::string& err = !s.error.empty() ? s.error : st.first_error;
   if (!err.empty()) absl::StrAppend(&text, "error ", err, "\n");
+  if (!s.output_error.empty()) absl::StrAppend(&text, "output_error ", s.output_error, "\n");
+  if (!s.driver_error.empty()) absl::StrAppend(&text, "driver_error ", s.driver_error, "\n");
   return text;
 }
 
-void WriteStats(const ShimState& s, const Stats& st) {
+void WriteStatsText(const ShimState& s, const std::string& text) {
   if (s.stats_path.empty()) return;
   std::FILE* f = std::fopen(s.stats_path.c_str(), "w");
   if (f == nullptr) return;
-  const std::string text = StatsText(s, st);
   std::fwrite(text.data(), 1, text.size(), f);
   std::fclose(f);
+}
+
+void WriteStats(const ShimState& s, const Stats& st) { WriteStatsText(s, StatsText(s, st)); }
+
+// Written when the driver is first loaded, so that `cltrace record` can tell a program that
+// never loaded a driver from one that ended without running its exit handlers (_exit, a
+// fatal signal): "started 1", and why the trace could not be created if so. The statistics
+// at exit replace it.
+void WriteStartStats(const ShimState& s) {
+  std::string text = "started 1\n";
+  if (!s.error.empty()) absl::StrAppend(&text, "error ", s.error, "\n");
+  if (!s.output_error.empty()) absl::StrAppend(&text, "output_error ", s.output_error, "\n");
+  if (!s.driver_error.empty()) absl::StrAppend(&text, "driver_error ", s.driver_error, "\n");
+  WriteStatsText(s, text);
 }
 
 // Stops recording once (final flush, index, close); later calls return the same statistics.
@@ -137,6 +154,8 @@ void InitLocked(ShimState& s) {
     const char* e = dlerror();
     s.error = absl::StrCat("cannot load the driver ", s.driver_path, ": ", e ? e : "?");
     std::fprintf(stderr, "cltrace shim: %s\n", s.error.c_str());
+    s.driver_error = s.error;
+    WriteStartStats(s);
     return;
   }
   s.driver_open =
@@ -152,6 +171,8 @@ void InitLocked(ShimState& s) {
   }
   if (s.driver_open == nullptr) {
     std::fprintf(stderr, "cltrace shim: %s\n", s.error.c_str());
+    s.driver_error = s.error;
+    WriteStartStats(s);
     return;
   }
 
@@ -169,10 +190,13 @@ void InitLocked(ShimState& s) {
   if (!rec.ok()) {
     // Never break the application: forward everything, record nothing, say why.
     s.error = absl::StrCat("not recording: ", rec.status().ToString());
+    s.output_error = std::string(rec.status().message());
     std::fprintf(stderr, "cltrace shim: %s\n", s.error.c_str());
+    WriteStartStats(s);
     return;
   }
   s.recorder = std::move(*rec);
+  WriteStartStats(s);
 }
 
 __attribute__((destructor)) void FinishAtExit() {

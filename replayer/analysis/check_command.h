@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "format/event.h"
@@ -59,9 +60,25 @@ std::string FormatViolation(const Violation& v, const format::TokenTable& handle
 std::string FormatLast(const Violation& v);
 
 // Runs the checker and prints the report to `out`; errors (unsorted events, unknown call
-// ids) go to `err` and return kExitBadInput.
+// ids) go to `err` and return kExitBadInput. With options.gaps holding holes, findings
+// about handles whose history crosses one are withheld (WithholdAcrossGaps).
 int RunCheck(const CheckOptions& options, absl::Span<const format::Event> events,
              const format::TokenTable& handles, std::ostream& out, std::ostream& err);
+
+// Traces with gaps (docs/rules.md): removes from `result` every finding (violation or
+// warning) about a handle whose history crosses a hole of `gaps` — a position missing
+// after the handle's latest creation seen in the trace at or before the finding (from
+// position 1 if the trace shows none, and for findings about no handle) and up to the end
+// of the offending call — and adds one warning of the pseudo-rule GAPS that says how many
+// findings about how many handles were not judged and where the holes are. No-op without
+// holes. `creations` maps a handle id to the entry positions of the calls that created it
+// (transitions from State::kNone), sorted.
+void WithholdAcrossGaps(const format::PositionGaps& gaps, absl::Span<const format::Event> events,
+                        const absl::flat_hash_map<uint64_t, std::vector<uint64_t>>& creations,
+                        CheckResult* result);
+
+// The pseudo-rule of that finding (not in Rules(); never a violation).
+const RuleInfo& GapsRule();
 
 // JSON string literal of `s` (quotes included).
 std::string JsonString(absl::string_view s);

@@ -3,7 +3,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "format/trace_reader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "replayer/analysis/internal/check_fixture.h"
@@ -154,6 +156,48 @@ TEST(RulesTest, RegistryCoversR1ToR80AndDocsListEveryRule) {
 
 TEST(RulesTest, JsonStringEscapes) {
   EXPECT_EQ(JsonString("a\"b\\c\n\x01"), "\"a\\\"b\\\\c\\n\\u0001\"");
+}
+
+// docs/rules.md "Traces with gaps": a finding about a handle whose history crosses a hole is
+// withheld and summed up in one GAPS warning; a handle created after the hole is judged.
+TEST_F(CheckCommandTest, FindingsAcrossAHoleAreWithheldInOneGapsWarning) {
+  Device();
+  Dc("dc1");
+  SmallList("dc1", "cl1");
+  RecycleDestroy("cl1");
+  Draw("ic");  // stands for the calls the recording lost
+  const uint64_t lost = t.events().back().seq;
+  Execute("cl1");  // R40, but cl1's history crosses the hole
+  SmallList("dc1", "cl2");
+  RecycleDestroy("cl2");
+  Execute("cl2");  // R40, judged: cl2 was created after the hole
+  std::vector<format::Event> events;
+  for (const format::Event& e : t.events()) {
+    if (e.seq != lost) events.push_back(e);
+  }
+  const format::PositionGaps gaps = format::FindPositionGaps(events);
+  ASSERT_EQ(gaps.missing, 2u);
+  ASSERT_EQ(gaps.first_missing, lost);
+  options.gaps = &gaps;
+  std::ostringstream out, err;
+  EXPECT_EQ(RunCheck(options, events, t.handles(), out, err), kExitViolations) << err.str();
+  std::vector<std::string> lines = absl::StrSplit(out.str(), '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 3u) << out.str();
+  EXPECT_THAT(lines[0], ::testing::StartsWith("R40 seq="));
+  EXPECT_THAT(lines[0], HasSubstr("handle=cl2:"));
+  EXPECT_THAT(lines[1], ::testing::StartsWith(
+                            absl::StrCat("GAPS seq=", lost, " tid=0 fn=- handle=-: warning: ")));
+  EXPECT_THAT(lines[1], HasSubstr("(2 positions missing in 1 hole, seq " + std::to_string(lost) +
+                                  " .. " + std::to_string(lost + 1) + ")"));
+  EXPECT_THAT(lines[1], HasSubstr("withheld: 1 finding about 1 handle (R40 x1)"));
+  EXPECT_EQ(lines[2], absl::StrCat("# ", events.size(), " calls, 1 violations, 1 warnings"));
+
+  // Without gaps both are reported.
+  options.gaps = nullptr;
+  std::ostringstream all, all_err;
+  EXPECT_EQ(RunCheck(options, events, t.handles(), all, all_err), kExitViolations);
+  EXPECT_THAT(all.str(), HasSubstr("handle=cl1:"));
+  EXPECT_THAT(all.str(), HasSubstr("handle=cl2:"));
 }
 
 }  // namespace

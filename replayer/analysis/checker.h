@@ -29,6 +29,10 @@
 #include "replayer/analysis/rules.h"
 #include "replayer/analysis/states.h"
 
+namespace cltrace::format {
+struct PositionGaps;  // format/trace_reader.h
+}  // namespace cltrace::format
+
 namespace cltrace::analysis {
 
 // ddi-spec §3.3 open question: which handle DC::CommandListExecute receives.
@@ -59,6 +63,10 @@ struct CheckOptions {
   // The trace's string table (annotations of a .cltrace), or nullptr. R5 is judged from the
   // recorder's "table-rewrite (R5)" notes, which only binary traces carry.
   const format::TokenTable* strings = nullptr;
+  // RunCheck only: the positions missing from a recording (format::PositionGaps, FORMAT.md
+  // §5.5; not owned). Findings about a handle whose history crosses a hole are withheld and
+  // summed up in one GAPS warning (docs/rules.md, "Traces with gaps").
+  const format::PositionGaps* gaps = nullptr;
 };
 
 enum class Severity : uint8_t { kError, kWarning };

@@ -3,8 +3,14 @@
 //
 //   recorder_crash_app after  segv|abort   run smallcl to the end, print `calls: N`, then die
 //   recorder_crash_app during segv|abort   die from a watchdog thread while scene is running
+//   recorder_crash_app recorder segv|abort|bus
+//                                          run smallcl to the end, print `calls: N`, then send
+//                                          the signal to the recorder's own background thread
+//                                          (named cltrace-record) with tgkill
 //
 // The driver comes from $CLTRACE_DRIVER as for any runtime-model program.
+#include <dirent.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -12,6 +18,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <thread>
 
 #include "corpus/workloads/model_layers.h"
@@ -27,12 +35,33 @@ int* volatile g_null = nullptr;
   std::abort();
 }
 
+// The thread id of this process's thread named `name`, or 0.
+pid_t ThreadNamed(const std::string& name) {
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) return 0;
+  pid_t found = 0;
+  while (dirent* d = readdir(dir)) {
+    if (d->d_name[0] == '.') continue;
+    std::ifstream comm(std::string("/proc/self/task/") + d->d_name + "/comm");
+    std::string line;
+    if (std::getline(comm, line) && line == name) found = static_cast<pid_t>(std::atoi(d->d_name));
+  }
+  closedir(dir);
+  return found;
+}
+
+int SignalOf(const char* how) {
+  if (std::strcmp(how, "segv") == 0) return SIGSEGV;
+  if (std::strcmp(how, "bus") == 0) return SIGBUS;
+  return SIGABRT;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace cltrace;
   if (argc != 3) {
-    std::fprintf(stderr, "usage: recorder_crash_app after|during segv|abort\n");
+    std::fprintf(stderr, "usage: recorder_crash_app after|during|recorder segv|abort|bus\n");
     return 2;
   }
   const bool during = std::strcmp(argv[1], "during") == 0;
@@ -57,5 +86,17 @@ int main(int argc, char** argv) {
   // Counted as cltrace-workload counts them: every layer's calls.
   std::printf("calls: %llu\n", static_cast<unsigned long long>(workloads::AllLayerCalls()));
   std::fflush(stdout);
+  if (std::strcmp(argv[1], "recorder") == 0) {
+    const pid_t recorder = ThreadNamed("cltrace-record");
+    if (recorder == 0) {
+      std::fprintf(stderr, "recorder_crash_app: no cltrace-record thread\n");
+      return 4;
+    }
+    syscall(SYS_tgkill, getpid(), recorder, SignalOf(how));
+    // The recorder's thread flushes, then the signal takes its course; this thread only waits.
+    for (int i = 0; i < 100; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::fprintf(stderr, "recorder_crash_app: still alive 10 s after the signal\n");
+    return 3;
+  }
   Die(how);
 }

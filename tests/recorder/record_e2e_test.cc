@@ -8,7 +8,10 @@
 //   (positions 1..2N each used once), each thread's calls in its own order, properly nested.
 // - Programs killed by SIGSEGV / SIGABRT (after the work, or from a watchdog thread mid-run)
 //   leave a trace `cltrace info` reads, with every call made before a crash outside a call.
-// - A full disk (/dev/full) or an unwritable output never stops the program.
+// - A full disk (/dev/full) or an unwritable output never stops the program; a trace that
+//   cannot be created, or a program that never loads a driver, makes record fail after it.
+// - A fatal signal sent to the recorder's own thread still leaves every call.
+// - After a write failure, recorded = written + not written exactly.
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,6 +31,7 @@
 #include "absl/strings/str_cat.h"
 #include "format/catalog.h"
 #include "format/trace_reader.h"
+#include "format/trace_writer.h"
 #include "gtest/gtest.h"
 #include "tests/testing/command_test.h"
 
@@ -200,12 +204,27 @@ TEST_F(RecordE2eTest, Dx6DriverCallsAreRecordedAsTheirOwnLayer) {
 }
 
 TEST_F(RecordE2eTest, ExitStatusOfTheProgramIsPropagated) {
-  Result r = Record(Trace("t.cltrace"), "sh -c 'exit 7'");
-  EXPECT_EQ(r.exit, 7);
-  EXPECT_TRUE(absl::StrContains(r.err, "never loaded a driver")) << r.err;
+  Result r = Record(Trace("t.cltrace"),
+                    absl::StrCat("sh -c '", CLTRACE_WORKLOAD_BIN, " smallcl; exit 7'"));
+  EXPECT_EQ(r.exit, 7) << r.err;
+  EXPECT_GT(CallsLine(r.out), 0u) << r.out;
   // A planted driver bug makes the workload report violations and exit 1.
   r = Record(Trace("bug.cltrace"), absl::StrCat(CLTRACE_WORKLOAD_BIN, " smallcl --bug R22"));
   EXPECT_EQ(r.exit, 1) << r.out << r.err;
+}
+
+// A program that never loads a driver records nothing: that is no success, whatever the
+// program's own status (which the message gives).
+TEST_F(RecordE2eTest, ProgramThatNeverLoadedADriverIsAnError) {
+  Result r = Record(Trace("t.cltrace"), "/bin/true");
+  EXPECT_EQ(r.exit, 2) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "never loaded a driver")) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "exit status 0")) << r.err;
+  EXPECT_FALSE(absl::StrContains(r.err, "written to")) << r.err;
+  r = Record(Trace("t7.cltrace"), "sh -c 'exit 7'");
+  EXPECT_EQ(r.exit, 2) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "never loaded a driver")) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "exit status 7")) << r.err;
 }
 
 TEST_F(RecordE2eTest, UsageErrors) {
@@ -247,6 +266,36 @@ TEST_F(RecordE2eTest, AbortAfterTheWorkLeavesEveryCall) {
   ExpectCrashTraceAfterTheWork(this, "abort", SIGABRT);
 }
 
+// A fatal signal sent to the recorder's own background thread (tgkill on the thread named
+// cltrace-record) once the work is done: that thread cannot wait for itself, yet every call
+// must be in the trace, as for a signal on an application thread. --flush-ms 0: nothing but
+// full chunks is written before the signal.
+void ExpectSignalOnRecorderThreadLeavesEveryCall(RecordE2eTest* test, const std::string& how,
+                                                 int sig) {
+  const std::string trace = test->Trace(how + "_recorder.cltrace");
+  Result r = test->Run(absl::StrCat(CLTRACE_BIN, " record --flush-ms 0 -o ", trace, " -- ",
+                                    CLTRACE_CRASH_APP_BIN, " recorder ", how));
+  EXPECT_EQ(r.exit, 128 + sig) << r.err;
+  const uint64_t calls = CallsLine(r.out);
+  ASSERT_GT(calls, 0u) << r.out << r.err;
+  absl::StatusOr<format::LoadedTrace> t = format::ReadAllSorted(trace);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->events.size(), calls) << r.err;
+  ExpectWellFormed(t->events, /*allow_incomplete=*/false);
+}
+
+TEST_F(RecordE2eTest, SegvSentToTheRecorderThreadLeavesEveryCall) {
+  ExpectSignalOnRecorderThreadLeavesEveryCall(this, "segv", SIGSEGV);
+}
+
+TEST_F(RecordE2eTest, AbortSentToTheRecorderThreadLeavesEveryCall) {
+  ExpectSignalOnRecorderThreadLeavesEveryCall(this, "abort", SIGABRT);
+}
+
+TEST_F(RecordE2eTest, BusErrorSentToTheRecorderThreadLeavesEveryCall) {
+  ExpectSignalOnRecorderThreadLeavesEveryCall(this, "bus", SIGBUS);
+}
+
 void ExpectCrashTraceMidRun(RecordE2eTest* test, const std::string& how, int sig) {
   const std::string trace = test->Trace(how + "_mid.cltrace");
   Result r = test->Record(trace, absl::StrCat(CLTRACE_CRASH_APP_BIN, " during ", how));
@@ -270,11 +319,13 @@ TEST_F(RecordE2eTest, AbortMidRunLeavesAReadableTrace) {
 }
 
 TEST_F(RecordE2eTest, FullDiskDoesNotStopTheProgram) {
-  // /dev/full: the very first write (the file header) fails with ENOSPC.
+  // /dev/full: the very first write (the file header) fails with ENOSPC: no trace could be
+  // created, the program ran unrecorded, record fails after it.
   Result r = Record("/dev/full", absl::StrCat(CLTRACE_WORKLOAD_BIN, " scene --threads 2"));
-  EXPECT_EQ(r.exit, 0) << r.err;
+  EXPECT_EQ(r.exit, 2) << r.err;
   EXPECT_GT(CallsLine(r.out), 0u) << "the program ran to its end";
-  EXPECT_TRUE(absl::StrContains(r.err, "No space left on device")) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "the trace could not be created")) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "/dev/full: No space left on device")) << r.err;
 }
 
 TEST_F(RecordE2eTest, WriteFailingMidRunDoesNotStopTheProgram) {
@@ -292,14 +343,169 @@ TEST_F(RecordE2eTest, WriteFailingMidRunDoesNotStopTheProgram) {
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_GT(t->events.size(), 0u);
   EXPECT_LT(t->events.size(), calls);
+  // Every recorded call is counted once: recorded = written + not written, and written is
+  // what the file holds.
+  std::smatch m;
+  const std::string err = r.err;
+  ASSERT_TRUE(std::regex_search(err, m, std::regex("([0-9]+) calls recorded .*, ([0-9]+) written")))
+      << err;
+  uint64_t recorded = 0, written = 0, not_written = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(m[1].str(), &recorded));
+  ASSERT_TRUE(absl::SimpleAtoi(m[2].str(), &written));
+  ASSERT_TRUE(std::regex_search(err, m, std::regex("calls not written ([0-9]+)"))) << err;
+  ASSERT_TRUE(absl::SimpleAtoi(m[1].str(), &not_written));
+  EXPECT_EQ(recorded, calls);
+  EXPECT_EQ(recorded, written + not_written) << err;
+  EXPECT_EQ(written, t->events.size()) << err;
 }
 
-TEST_F(RecordE2eTest, UnwritableOutputDoesNotStopTheProgram) {
-  Result r = Record(dir_ + "/no-such-dir/t.cltrace",
-                    absl::StrCat(CLTRACE_WORKLOAD_BIN, " scene --threads 2"));
-  EXPECT_EQ(r.exit, 0) << r.err;
-  EXPECT_GT(CallsLine(r.out), 0u);
-  EXPECT_TRUE(absl::StrContains(r.err, "not recording")) << r.err;
+TEST_F(RecordE2eTest, UnwritableOutputDoesNotStopTheProgramButIsAnError) {
+  const std::string path = dir_ + "/no-such-dir/t.cltrace";
+  Result r = Record(path, absl::StrCat(CLTRACE_WORKLOAD_BIN, " scene --threads 2"));
+  EXPECT_EQ(r.exit, 2) << r.err;
+  EXPECT_GT(CallsLine(r.out), 0u) << "the program ran to its end";
+  EXPECT_TRUE(
+      absl::StrContains(r.err, absl::StrCat("cannot create ", path, ": No such file or directory")))
+      << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "ran without recording (it ended with exit status 0)"))
+      << r.err;
+  EXPECT_FALSE(absl::StrContains(r.err, "written to")) << r.err;
+}
+
+// Writes `events` (ids of `from`'s tables) as a trace whose writer is `writer_name`.
+void WriteCopy(const format::LoadedTrace& from, const std::vector<format::Event>& events,
+               const std::string& writer_name, const std::string& path) {
+  format::TraceWriter::Options o;
+  o.background = false;
+  o.writer.set_name(writer_name);
+  absl::StatusOr<std::unique_ptr<format::TraceWriter>> w = format::TraceWriter::Open(path, o);
+  ASSERT_TRUE(w.ok()) << w.status();
+  // Interned in order, every token keeps its id.
+  for (uint64_t i = 1; i < from.handles.size(); ++i) {
+    ASSERT_EQ((*w)->InternHandleToken(from.handles.Token(i)), i);
+  }
+  for (uint64_t i = 1; i < from.strings.size(); ++i) {
+    ASSERT_EQ((*w)->InternString(from.strings.Token(i)), i);
+  }
+  for (uint64_t i = 1; i < from.contents.size(); ++i) {
+    ASSERT_EQ((*w)->InternContent(from.contents.Token(i)), i);
+  }
+  for (const format::Event& e : events) ASSERT_TRUE((*w)->Append(e).ok()) << "seq " << e.seq;
+  ASSERT_TRUE((*w)->Close().ok());
+}
+
+// A recording with a hole (the calls of one RecycleCreateCommandList lost, as a killed
+// program loses unwritten buffers): `info` shows the gap, and `check` does not judge the
+// handles whose history crosses it: no R40/R41 about the command list whose re-creation is
+// missing, one GAPS warning instead. The same events written as a non-recording (where
+// missing positions are not holes) show the false findings the hole causes.
+TEST_F(RecordE2eTest, CheckDoesNotJudgeAcrossAHoleOfARecording) {
+  const std::string trace = Trace("smallcl.cltrace");
+  Result r = Record(trace, absl::StrCat(CLTRACE_WORKLOAD_BIN, " smallcl --threads 2 --frames 20"));
+  ASSERT_EQ(r.exit, 0) << r.err;
+  absl::StatusOr<format::LoadedTrace> t = format::ReadAllSorted(trace);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_TRUE(t->gaps.complete());
+  Result info = Run(absl::StrCat(CLTRACE_BIN, " info ", trace));
+  EXPECT_TRUE(absl::StrContains(info.out, "\ngaps            none\n")) << info.out;
+  Result clean = Run(absl::StrCat(CLTRACE_BIN, " check ", trace));
+  ASSERT_EQ(clean.exit, 0) << clean.out;
+
+  // The first RecycleCreateCommandList after the middle of the trace, with every call in it.
+  const format::Event* victim = nullptr;
+  for (const format::Event& e : t->events) {
+    if (e.call == format::CallId::kRecycleCreateCommandList && e.seq > t->gaps.highest / 2) {
+      victim = &e;
+      break;
+    }
+  }
+  ASSERT_NE(victim, nullptr);
+  std::set<uint64_t> removed{victim->seq};  // the call and every call made inside it
+  std::vector<uint64_t> lost_positions;     // their entry and exit positions
+  std::vector<format::Event> kept;
+  for (const format::Event& e : t->events) {
+    if (removed.count(e.seq) != 0 || removed.count(e.parent) != 0) {
+      removed.insert(e.seq);
+      lost_positions.push_back(e.seq);
+      lost_positions.push_back(e.end);
+    } else {
+      kept.push_back(e);
+    }
+  }
+  std::sort(lost_positions.begin(), lost_positions.end());
+  const uint64_t first = lost_positions.front(), last = lost_positions.back();
+  const uint64_t lost = lost_positions.size();
+  size_t holes = 1;  // runs of consecutive lost positions
+  for (size_t i = 1; i < lost_positions.size(); ++i) {
+    if (lost_positions[i] != lost_positions[i - 1] + 1) ++holes;
+  }
+  ASSERT_GT(removed.size(), 1u) << "the re-creation makes calls inside it (state refresh)";
+
+  const std::string holey = Trace("holey.cltrace");
+  WriteCopy(*t, kept, "cltrace-recorder", holey);
+  const std::string sparse = Trace("sparse.cltrace");
+  WriteCopy(*t, kept, "hand-written", sparse);
+  ASSERT_FALSE(HasFailure());
+
+  info = Run(absl::StrCat(CLTRACE_BIN, " info ", holey));
+  EXPECT_EQ(info.exit, 0) << info.err;
+  EXPECT_TRUE(absl::StrContains(
+      info.out,
+      absl::StrCat("\ngaps            ", lost, " (first missing seq ", first, ")",
+                   holes > 1 ? absl::StrCat(", in ", holes, " holes") : std::string(), "\n")))
+      << info.out;
+  Result sparse_info = Run(absl::StrCat(CLTRACE_BIN, " info ", sparse));
+  EXPECT_TRUE(absl::StrContains(sparse_info.out, "\ngaps            not checked"))
+      << sparse_info.out;
+
+  // Without the hole's protection the checker reports the command list as recycled-destroyed.
+  Result unprotected = Run(absl::StrCat(CLTRACE_BIN, " check ", sparse));
+  EXPECT_EQ(unprotected.exit, 1) << unprotected.out;
+  EXPECT_TRUE(std::regex_search(unprotected.out, std::regex("(^|\n)R4[01] seq=")))
+      << unprotected.out;
+
+  Result check = Run(absl::StrCat(CLTRACE_BIN, " check ", holey));
+  EXPECT_EQ(check.exit, 0) << check.out;
+  EXPECT_FALSE(std::regex_search(check.out, std::regex("(^|\n)R4[01] seq="))) << check.out;
+  std::vector<std::string> gaps_lines;
+  std::istringstream lines(check.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (absl::StartsWith(line, "GAPS ")) gaps_lines.push_back(line);
+  }
+  ASSERT_EQ(gaps_lines.size(), 1u) << check.out;
+  EXPECT_TRUE(absl::StartsWith(gaps_lines[0], absl::StrCat("GAPS seq=", first, " tid=0 fn=- ")))
+      << gaps_lines[0];
+  EXPECT_TRUE(absl::StrContains(
+      gaps_lines[0], absl::StrCat(lost, " positions missing in ", holes,
+                                  holes == 1 ? " hole" : " holes", ", seq ", first, " .. ", last)))
+      << gaps_lines[0];
+  EXPECT_TRUE(absl::StrContains(gaps_lines[0], "findings about handles whose history crosses"))
+      << gaps_lines[0];
+  Result json = Run(absl::StrCat(CLTRACE_BIN, " check --json ", holey));
+  EXPECT_EQ(json.exit, 0) << json.out;
+  EXPECT_TRUE(absl::StrContains(json.out, "\"rule\": \"GAPS\"")) << json.out;
+}
+
+// A position used twice is corruption (FORMAT.md §5.5): info says which and exits 2.
+TEST_F(RecordE2eTest, InfoRejectsAPositionUsedTwice) {
+  const std::string trace = Trace("smallcl.cltrace");
+  Result r = Record(trace, absl::StrCat(CLTRACE_WORKLOAD_BIN, " smallcl --threads 1 --frames 2"));
+  ASSERT_EQ(r.exit, 0) << r.err;
+  absl::StatusOr<format::LoadedTrace> t = format::ReadAllSorted(trace);
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_GT(t->events.size(), 10u);
+  std::vector<format::Event> events = t->events;
+  format::Event twice = events[5];
+  events.push_back(twice);  // its seq and its end are used twice
+  const std::string damaged = Trace("damaged.cltrace");
+  WriteCopy(*t, events, "cltrace-recorder", damaged);
+  ASSERT_FALSE(HasFailure());
+  Result info = Run(absl::StrCat(CLTRACE_BIN, " info ", damaged));
+  EXPECT_EQ(info.exit, 2) << info.out << info.err;
+  EXPECT_TRUE(absl::StrContains(
+      info.err, absl::StrCat("position ", twice.seq, " is used by more than one call")))
+      << info.err;
+  EXPECT_TRUE(absl::StrContains(info.out, "2 positions used twice")) << info.out;
 }
 
 }  // namespace
