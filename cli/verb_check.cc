@@ -59,7 +59,7 @@ int RunCheckVerb(const std::vector<std::string>& args, std::ostream& out, std::o
     return kExitBadInput;
   }
   options.strings = &in->strings;  // R5: the recorder's table-rewrite notes
-  options.gaps = &in->gaps;  // holes only for a recording (ReadTrace)
+  options.gaps = &in->gaps;        // holes only for a recording (ReadTrace)
   int code = analysis::RunCheck(options, in->events, in->handles, out, err);
   if (!in->error.ok()) {
     out.flush();
