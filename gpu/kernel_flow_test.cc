@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "gpu/content_model.h"
 #include "gpu/digest.h"
@@ -31,8 +32,7 @@ struct Frame {
   }
   std::string Violations() const {
     std::string s;
-    for (const auto& v : sink.violations())
-      s += "R" + std::to_string(v.rule) + " " + v.message + "\n";
+    for (const auto& v : sink.violations()) absl::StrAppend(&s, "R", v.rule, " ", v.message, "\n");
     return s;
   }
   CollectingViolationSink sink;
