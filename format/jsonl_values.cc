@@ -376,6 +376,7 @@ std::string DidYouMean(absl::string_view word, const std::vector<absl::string_vi
     }
     return row[b.size()];
   };
+  if (word.size() > 64) return "";  // no name is that long; keeps hostile lines cheap
   absl::string_view best;
   size_t best_distance = std::numeric_limits<size_t>::max();
   for (absl::string_view c : candidates) {
