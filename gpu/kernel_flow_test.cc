@@ -218,7 +218,7 @@ TEST_P(PlantedBugTest, DetectedWithItsRuleOnly) {
 }
 
 INSTANTIATE_TEST_SUITE_P(KernelRules, PlantedBugTest, ::testing::Values(74, 75, 76, 77, 78),
-                         [](const auto& info) { return "R" + std::to_string(info.param); });
+                         [](const auto& info) { return absl::StrCat("R", info.param); });
 
 TEST(PlantedBugSideEffectsTest, CleanRunHasNoViolations) {
   EXPECT_TRUE(RunWithBug(PlantedBug::kNone).empty());
