@@ -80,10 +80,7 @@ TEST(KernelFlowTest, OneFrameProducesExpectedDigests) {
 
 // ---- golden transcript ----------------------------------------------------------------------
 
-std::string GoldenPath(const char* name) {
-  std::string file = __FILE__;
-  return file.substr(0, file.find_last_of('/')) + "/testdata/" + name;
-}
+std::string GoldenPath(const char* name) { return absl::StrCat(CLTRACE_GPU_TESTDATA, "/", name); }
 
 // One frame at the kernel layer: device and context creation, allocations, a draw, a flush, a
 // present, completion (interrupts and DPCs), teardown.
