@@ -107,6 +107,7 @@ absl::Status DriverLibrary::Load(const std::string& requested) {
   annotate_begin =
       reinterpret_cast<PFN_CLTRACE_ANNOTATE_BEGIN>(dlsym(handle, "CltraceAnnotateBegin"));
   annotate_end = reinterpret_cast<PFN_CLTRACE_ANNOTATE_END>(dlsym(handle, "CltraceAnnotateEnd"));
+  trace_seq = reinterpret_cast<PFN_CLTRACE_TRACE_SEQ>(dlsym(handle, "CltraceTraceSeq"));
   if (annotate_begin == nullptr || annotate_end == nullptr) {
     {
       Loaded& loaded = LoadedLibraries();

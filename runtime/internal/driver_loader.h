@@ -26,6 +26,8 @@ struct DriverLibrary {
   PFND3D10DDI_OPENADAPTER open_adapter = nullptr;
   PFN_CLTRACE_ANNOTATE_BEGIN annotate_begin = nullptr;
   PFN_CLTRACE_ANNOTATE_END annotate_end = nullptr;
+  // The recorder's trace positions (runtime/annotation.h), or null when not recording.
+  PFN_CLTRACE_TRACE_SEQ trace_seq = nullptr;
 
   // `requested`: explicit path, else $CLTRACE_DRIVER, else DefaultDriverPath().
   // NotFound / FailedPrecondition with the dlerror text.
