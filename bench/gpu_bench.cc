@@ -7,10 +7,10 @@
 #include <memory>
 #include <vector>
 
-#include "gpu/digest.h"
-#include "gpu/kernel_stack.h"
-#include "gpu/synthetic_frames.h"
-#include "gpu/umd_context.h"
+#include "umd/synthetic_frames.h"
+#include "umd/umd_context.h"
+#include "wddm/digest.h"
+#include "wddm/kernel_stack.h"
 
 namespace cltrace::gpu {
 namespace {

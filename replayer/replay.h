@@ -158,7 +158,7 @@ struct KernelSummary {
   uint64_t dma_buffers = 0;            // DMA buffers the model built
   uint64_t fences = 0;                 // DMA + paging buffers submitted to the GPU
   // The recording holds GpuFenceRetired events (the GPU content digest of every retired fence,
-  // gpu/dxgkrnl.h); if so, how many the model matched and compared. Older recordings have
+  // wddm/dxgkrnl.h); if so, how many the model matched and compared. Older recordings have
   // none: the model's are then not compared.
   bool fence_digests_recorded = false;
   uint64_t fence_digests_compared = 0;
