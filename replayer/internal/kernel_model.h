@@ -1,5 +1,5 @@
 // The replay's kernel in `--kernel model` mode (ReplayOptions::kernel == KernelMode::kModel):
-// a gpu::KernelStack (the model Dxgkrnl, model KMD and GPU of gpu/, default options, the same
+// a gpu::KernelStack (the model Dxgkrnl, model KMD and GPU of wddm/, default options, the same
 // the runtime model runs on) answers the driver's kernel-thunk calls instead of the recorded
 // outputs, and every kernel-layer call it makes (DxgkDdi* into the model KMD, DxgkCb* back
 // into the model Dxgkrnl, GpuFenceRetired from the model Dxgkrnl to the GPU observer) is
