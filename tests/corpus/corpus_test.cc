@@ -185,9 +185,12 @@ INSTANTIATE_TEST_SUITE_P(Corpus, CorpusTest, ::testing::ValuesIn(Manifest()),
 // this build made, from `build_dir` (a directory holding them as bin/ and lib/), into `out`.
 class RegenerationTest : public CommandTest {
  protected:
-  void MakeCorpus(const std::string& build_dir, const std::string& out) {
-    CommandResult r = Run(absl::StrCat("CLTRACE_BUILD_DIR='", build_dir, "' ", CLTRACE_SOURCE_DIR,
-                                       "/scripts/make-corpus.sh --no-build '", out, "'"));
+  // `env`: more VAR=VALUE settings for the script (which must not pass them on).
+  void MakeCorpus(const std::string& build_dir, const std::string& out,
+                  const std::string& env = "") {
+    CommandResult r =
+        Run(absl::StrCat(env, " CLTRACE_BUILD_DIR='", build_dir, "' ", CLTRACE_SOURCE_DIR,
+                         "/scripts/make-corpus.sh --no-build '", out, "'"));
     ASSERT_EQ(r.exit, 0) << r.out << r.err;
   }
   // Every trace of the manifest in `out` has the bytes of the committed one.
@@ -207,10 +210,11 @@ class RegenerationTest : public CommandTest {
 };
 
 // scripts/make-corpus.sh gives the committed bytes for every line of the manifest, from this
-// build directory and from a copy of its binaries under a much longer path: where the checkout
-// and the build live must not show in the bytes (path strings on the heap once changed which
-// addresses malloc reused, and so the normalised handles of scene_R52 and scene_R72, in a
-// build directory of 18 characters or more). A few seconds.
+// build directory and from a copy of its binaries under a much longer path, there with more
+// and longer environment variables (a driver configuration among them): where the checkout and
+// the build live, and the user's environment, must not show in the bytes (path strings on the
+// heap once changed which addresses malloc reused, and so the normalised handles of scene_R52
+// and scene_R72, in a build directory of 18 characters or more). A few seconds.
 TEST_F(RegenerationTest, MakeCorpusGivesTheCommittedBytesFromAnyBuildPath) {
   const std::string bin = CLTRACE_BIN;
   const std::string build = bin.substr(0, bin.rfind("/bin/"));
@@ -224,7 +228,10 @@ TEST_F(RegenerationTest, MakeCorpusGivesTheCommittedBytesFromAnyBuildPath) {
       "/bin/cltrace-workload' '", build, "/bin/cltrace-normalize' '", far, "/bin/' && cp '", build,
       "/lib/libcltrace_shim.so' '", build, "/lib/libcltrace_refdriver.so' '", far, "/lib/'"));
   ASSERT_EQ(cp.exit, 0) << cp.err;
-  MakeCorpus(far, Path("far"));
+  MakeCorpus(far, Path("far"),
+             absl::StrCat("CLTRACE_REFDRIVER_CONFIG=bug=R40 CLTRACE_SHIM_FLUSH_MS=1 "
+                          "CLTRACE_PADDING_FOR_THE_ENVIRONMENT=",
+                          std::string(300, 'x')));
   ExpectCommittedBytes(Path("far"));
 }
 
