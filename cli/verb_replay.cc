@@ -65,6 +65,9 @@ constexpr char kUsage[] =
     "violation lines (reference driver). The report contains no addresses or times: two\n"
     "replays of one trace print the same bytes.\n"
     "\n"
+    "A recording with holes (positions lost when the recorded program died; `cltrace info`\n"
+    "shows them on its gaps line) is replayed only up to its first hole, with --until.\n"
+    "\n"
     "exit: 0 identical; 3 divergent; 2 bad input, bad usage or a driver that cannot be loaded\n";
 
 bool Readable(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
@@ -171,6 +174,19 @@ int RunReplayVerb(const std::vector<std::string>& args, std::ostream& out, std::
   }
   if (!in->error.ok()) {
     err << "cltrace replay: " << path << ": " << in->error.message() << "\n";
+    return kExitBadInput;
+  }
+  // A recording with holes (a killed program: FORMAT.md §5.5) lacks calls the driver made or
+  // was given: replaying across the first hole would judge the driver by a history it never
+  // had. Replaying the calls before it is faithful.
+  if (in->dense_positions && in->gaps.missing > 0 &&
+      (options.until_seq == 0 || options.until_seq >= in->gaps.first_missing)) {
+    err << "cltrace replay: " << path << ": the recording has " << in->gaps.missing
+        << " missing positions (first missing seq " << in->gaps.first_missing << ", in "
+        << in->gaps.holes.size() << (in->gaps.holes.size() == 1 ? " hole" : " holes")
+        << "): calls lost when the recorded program died; replay the calls before the first "
+           "hole with --until "
+        << in->gaps.first_missing - 1 << "\n";
     return kExitBadInput;
   }
   return replay::RunReplay(options, in->events, in->handles, in->strings, in->contents, out, err);

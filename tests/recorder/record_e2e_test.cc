@@ -484,6 +484,21 @@ TEST_F(RecordE2eTest, CheckDoesNotJudgeAcrossAHoleOfARecording) {
   Result json = Run(absl::StrCat(CLTRACE_BIN, " check --json ", holey));
   EXPECT_EQ(json.exit, 0) << json.out;
   EXPECT_TRUE(absl::StrContains(json.out, "\"rule\": \"GAPS\"")) << json.out;
+
+  // Replay refuses to cross the hole (it would judge the driver by a history it never had) and
+  // says how to replay what comes before it; up to there the replay is faithful.
+  Result replay = Run(absl::StrCat(CLTRACE_BIN, " replay ", holey));
+  EXPECT_EQ(replay.exit, 2) << replay.out << replay.err;
+  EXPECT_TRUE(absl::StrContains(
+      replay.err, absl::StrCat("the recording has ", lost, " missing positions (first missing seq ",
+                               first, ", in ", holes, holes == 1 ? " hole" : " holes",
+                               "): calls lost when the recorded program died; replay the calls "
+                               "before the first hole with --until ",
+                               first - 1)))
+      << replay.err;
+  Result before = Run(absl::StrCat(CLTRACE_BIN, " replay --until ", first - 1, " ", holey));
+  EXPECT_EQ(before.exit, 0) << before.out << before.err;
+  EXPECT_TRUE(absl::StartsWith(before.out, "replay: identical (")) << before.out;
 }
 
 // A position used twice is corruption (FORMAT.md §5.5): info says which and exits 2.
