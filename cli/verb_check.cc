@@ -1,13 +1,13 @@
 // cltrace check FILE: judges a trace against the contract rules of ddi-spec §5
-// (replayer/analysis/check_command.h does the work; docs/rules.md lists the rules).
+// (check/check_command.h does the work; docs/rules.md lists the rules).
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "check/check_command.h"
 #include "cli/args.h"
 #include "cli/trace_input.h"
 #include "cli/verb.h"
-#include "replayer/analysis/check_command.h"
 
 namespace cltrace::cli {
 namespace {
@@ -43,10 +43,10 @@ int RunCheckVerb(const std::vector<std::string>& args, std::ostream& out, std::o
                      .Positional(1, 1);
   ParsedArgs parsed;
   if (std::optional<int> done = ParseVerbArgs(args, spec, &parsed, out, err)) return *done;
-  analysis::CheckOptions options;
+  check::CheckOptions options;
   options.json = parsed.Flag("--json");
   for (const auto& [name, value] : parsed.options) {
-    absl::Status s = analysis::ApplyCheckOption(name, value, &options);
+    absl::Status s = check::ApplyCheckOption(name, value, &options);
     if (!s.ok()) {
       err << "cltrace check: " << s.message() << "\n";
       return kExitBadInput;
@@ -60,7 +60,7 @@ int RunCheckVerb(const std::vector<std::string>& args, std::ostream& out, std::o
   }
   options.strings = &in->strings;  // R5: the recorder's table-rewrite notes
   options.gaps = &in->gaps;        // holes only for a recording (ReadTrace)
-  int code = analysis::RunCheck(options, in->events, in->handles, out, err);
+  int code = check::RunCheck(options, in->events, in->handles, out, err);
   if (!in->error.ok()) {
     out.flush();
     err << "cltrace check: " << path << ": " << in->error.message() << " (only the "

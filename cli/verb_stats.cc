@@ -1,12 +1,12 @@
-// cltrace stats FILE: recycling and lifetime statistics (replayer/analysis/stats.h).
+// cltrace stats FILE: recycling and lifetime statistics (check/stats.h).
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "check/stats.h"
 #include "cli/args.h"
 #include "cli/trace_input.h"
 #include "cli/verb.h"
-#include "replayer/analysis/stats.h"
 
 namespace cltrace::cli {
 namespace {
@@ -34,7 +34,7 @@ int RunStatsVerb(const std::vector<std::string>& args, std::ostream& out, std::o
     err << "cltrace stats: " << path << ": " << in.status().message() << "\n";
     return kExitBadInput;
   }
-  int code = analysis::RunStats(in->events, in->handles, out, err);
+  int code = check::RunStats(in->events, in->handles, out, err);
   if (!in->error.ok()) {
     out.flush();
     err << "cltrace stats: " << path << ": " << in->error.message() << "\n";
