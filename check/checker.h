@@ -58,12 +58,10 @@ struct CheckOptions {
   HeuristicThresholds heuristics;
   // Stop collecting (but keep counting) after this many findings, to bound memory.
   size_t max_findings = 100000;
-  // RunCheck only: print JSON instead of text lines.
-  bool json = false;
   // The trace's string table (annotations of a .cltrace), or nullptr. R5 is judged from the
   // recorder's "table-rewrite (R5)" notes, which only binary traces carry.
   const format::TokenTable* strings = nullptr;
-  // RunCheck only: the positions missing from a recording (format::PositionGaps, FORMAT.md
+  // CheckTrace only: the positions missing from a recording (format::PositionGaps, FORMAT.md
   // §5.5; not owned). Findings about a handle whose history crosses a hole are withheld and
   // summed up in one GAPS warning (docs/rules.md, "Traces with gaps").
   const format::PositionGaps* gaps = nullptr;

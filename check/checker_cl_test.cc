@@ -1,6 +1,6 @@
 // Command-list handle state machine (ddi-spec §3.1): R20-R22, R40-R46. Each rule has a
 // violating trace and a legal near-miss.
-#include "check/internal/check_fixture.h"
+#include "check/testing/check_fixture.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

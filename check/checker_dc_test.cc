@@ -1,7 +1,7 @@
 // Deferred-context state machine (§3.2), context-local handles (§3.3), the query and map
 // trackers (§3.4) and the table rules R4, R13, R29, R34, R65. Each rule has a violating
 // trace and a legal near-miss.
-#include "check/internal/check_fixture.h"
+#include "check/testing/check_fixture.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -1,6 +1,6 @@
 // Deferred destruction, submission and the GPU-model rules (ddi-spec §5.9, §5.10): R67-R80.
 #include "absl/strings/str_split.h"
-#include "check/internal/check_fixture.h"
+#include "check/testing/check_fixture.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

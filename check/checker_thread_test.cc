@@ -1,6 +1,6 @@
 // Thread domains and callback placement (ddi-spec §0.2, §2.4): R7, R10-R19. Overlap is
 // judged from entry/exit positions, never from thread ids.
-#include "check/internal/check_fixture.h"
+#include "check/testing/check_fixture.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -1,5 +1,5 @@
 // Values, errors and sizes (ddi-spec §5.1, §5.3, §5.4): R1, R24-R28, R30-R33, R35-R37.
-#include "check/internal/check_fixture.h"
+#include "check/testing/check_fixture.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "check/internal/check_fixture.h"
+#include "check/testing/check_fixture.h"
 #include "format/catalog.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -1,7 +1,7 @@
 // The full legal runtime call sequences of ddi-spec §4.1-4.10 produce zero findings —
 // including the [INF] proposals (§3.1 T7e, §3.2 D5e/D9e/D11, §4.6 destroy order) and
 // interleavings of the IC and DC threads.
-#include "check/internal/check_fixture.h"
+#include "check/testing/check_fixture.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

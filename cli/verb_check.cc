@@ -1,11 +1,12 @@
 // cltrace check FILE: judges a trace against the contract rules of ddi-spec §5
-// (check/check_command.h does the work; docs/rules.md lists the rules).
+// (check/check_trace.h does the work, cli/check_output.h prints the report; docs/rules.md
+// lists the rules).
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "check/check_command.h"
 #include "cli/args.h"
+#include "cli/check_output.h"
 #include "cli/trace_input.h"
 #include "cli/verb.h"
 
@@ -36,31 +37,24 @@ constexpr char kUsage[] =
     "exit: 0 no violations (warnings allowed); 1 violations found; 2 bad input or usage\n";
 
 int RunCheckVerb(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  ArgSpec spec = ArgSpec("check", kUsage)
-                     .Options({"--rules", "--nested-execute-handle", "--amortized-max-submits",
-                               "--dc-amortized-max-calls"})
-                     .Flags({"--json", "--salvage"})
-                     .Positional(1, 1);
+  ArgSpec spec = CheckArgSpec(kUsage);
   ParsedArgs parsed;
   if (std::optional<int> done = ParseVerbArgs(args, spec, &parsed, out, err)) return *done;
-  check::CheckOptions options;
-  options.json = parsed.Flag("--json");
-  for (const auto& [name, value] : parsed.options) {
-    absl::Status s = check::ApplyCheckOption(name, value, &options);
-    if (!s.ok()) {
-      err << "cltrace check: " << s.message() << "\n";
-      return kExitBadInput;
-    }
+  absl::StatusOr<CheckCommandLine> cmd = CheckCommandLineFrom(parsed);
+  if (!cmd.ok()) {
+    err << "cltrace check: " << cmd.status().message() << "\n";
+    return kExitBadInput;
   }
+  check::CheckOptions& options = cmd->options;
   const std::string& path = parsed.positional[0];
-  absl::StatusOr<TraceInput> in = ReadTrace(path, parsed.Flag("--salvage"));
+  absl::StatusOr<TraceInput> in = ReadTrace(path, cmd->salvage);
   if (!in.ok()) {
     err << "cltrace check: " << path << ": " << in.status().message() << "\n";
     return kExitBadInput;
   }
   options.strings = &in->strings;  // R5: the recorder's table-rewrite notes
   options.gaps = &in->gaps;        // holes only for a recording (ReadTrace)
-  int code = check::RunCheck(options, in->events, in->handles, out, err);
+  int code = RunCheck(options, cmd->json, in->events, in->handles, out, err);
   if (!in->error.ok()) {
     out.flush();
     err << "cltrace check: " << path << ": " << in->error.message() << " (only the "

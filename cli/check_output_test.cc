@@ -1,17 +1,35 @@
-#include "check/check_command.h"
+#include "cli/check_output.h"
 
-#include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "check/internal/check_fixture.h"
+#include "check/rules.h"
+#include "check/testing/check_fixture.h"
+#include "cli/args.h"
+#include "cli/verb.h"
 #include "format/trace_reader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace cltrace::check::testing {
+namespace cltrace::cli {
 namespace {
+
+using check::FindRule;
+using check::NestedExecuteHandle;
+using check::ParseRuleList;
+using check::RuleIndex;
+using check::testing::CheckTest;
+
+// The parser `cltrace check` runs (verb_check.cc): ParseArgs with the verb's ArgSpec, then
+// the option values.
+absl::StatusOr<CheckCommandLine> ParseCheckArgs(const std::vector<std::string>& args) {
+  absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, CheckArgSpec("usage: cltrace check"));
+  if (!parsed.ok()) return parsed.status();
+  return CheckCommandLineFrom(*parsed);
+}
 
 using ::testing::HasSubstr;
 
@@ -29,11 +47,12 @@ class CheckCommandTest : public CheckTest {
   }
   int RunIt(std::string* out_text, std::string* err_text = nullptr) {
     std::ostringstream out, err;
-    int code = RunCheck(options, t.events(), t.handles(), out, err);
+    int code = RunCheck(options, json, t.events(), t.handles(), out, err);
     *out_text = out.str();
     if (err_text) *err_text = err.str();
     return code;
   }
+  bool json = false;  // `cltrace check --json`
 };
 
 TEST_F(CheckCommandTest, CleanTraceExitsZero) {
@@ -41,14 +60,14 @@ TEST_F(CheckCommandTest, CleanTraceExitsZero) {
   Dc("dc1");
   SmallList("dc1", "cl1");
   std::string out;
-  EXPECT_EQ(RunIt(&out), kExitClean);
+  EXPECT_EQ(RunIt(&out), kExitOk);
   EXPECT_THAT(out, HasSubstr("0 violations"));
 }
 
 TEST_F(CheckCommandTest, TextLinesStartWithRuleSeqTidFnHandle) {
   TwoViolations();
   std::string out;
-  EXPECT_EQ(RunIt(&out), kExitViolations);
+  EXPECT_EQ(RunIt(&out), kExitProblems);
   std::vector<std::string> lines = absl::StrSplit(out, '\n', absl::SkipEmpty());
   ASSERT_EQ(lines.size(), 3u) << out;
   EXPECT_THAT(lines[0], ::testing::MatchesRegex(
@@ -61,9 +80,9 @@ TEST_F(CheckCommandTest, TextLinesStartWithRuleSeqTidFnHandle) {
 
 TEST_F(CheckCommandTest, JsonReport) {
   TwoViolations();
-  options.json = true;
+  json = true;
   std::string out;
-  EXPECT_EQ(RunIt(&out), kExitViolations);
+  EXPECT_EQ(RunIt(&out), kExitProblems);
   EXPECT_THAT(out, ::testing::StartsWith(absl::StrCat("{\"calls\": ", t.events().size(),
                                                       ", \"violations\": [{\"rule\": \"R40\", "
                                                       "\"seq\": ")));
@@ -80,11 +99,11 @@ TEST_F(CheckCommandTest, RulesFilter) {
   ASSERT_TRUE(rules.ok());
   options.rules = *rules;
   std::string out;
-  EXPECT_EQ(RunIt(&out), kExitViolations);
+  EXPECT_EQ(RunIt(&out), kExitProblems);
   EXPECT_THAT(out, ::testing::Not(HasSubstr("R40 ")));
   EXPECT_THAT(out, HasSubstr("R44 "));
   options.rules = *ParseRuleList("R41,R45");
-  EXPECT_EQ(RunIt(&out), kExitClean);
+  EXPECT_EQ(RunIt(&out), kExitOk);
 }
 
 TEST_F(CheckCommandTest, WarningsAloneExitZero) {
@@ -95,7 +114,7 @@ TEST_F(CheckCommandTest, WarningsAloneExitZero) {
   t.Call("SetErrorCb", {{"hRuntimeDevice", "rtdc1"}, {"hResult", "E_FAIL"}});
   t.End();
   std::string out;
-  EXPECT_EQ(RunIt(&out), kExitClean);
+  EXPECT_EQ(RunIt(&out), kExitOk);
   EXPECT_THAT(out, HasSubstr("R26 seq="));
   EXPECT_THAT(out, HasSubstr(": warning: "));
 }
@@ -105,7 +124,7 @@ TEST_F(CheckCommandTest, UnsortedEventsExitTwo) {
   std::vector<format::Event> events = t.events();
   std::swap(events[0], events[1]);
   std::ostringstream out, err;
-  EXPECT_EQ(RunCheck(options, events, t.handles(), out, err), kExitBadInput);
+  EXPECT_EQ(RunCheck(options, json, events, t.handles(), out, err), kExitBadInput);
   EXPECT_THAT(err.str(), HasSubstr("must be sorted by seq"));
 }
 
@@ -115,7 +134,7 @@ TEST(CheckArgsTest, ParsesFlags) {
                       "--amortized-max-submits=4", "--dc-amortized-max-calls", "9"});
   ASSERT_TRUE(cmd.ok()) << cmd.status();
   EXPECT_EQ(cmd->file, "t.cltrace");
-  EXPECT_TRUE(cmd->options.json);
+  EXPECT_TRUE(cmd->json);
   EXPECT_EQ(cmd->options.nested_execute_handle, NestedExecuteHandle::kIc);
   EXPECT_EQ(cmd->options.heuristics.amortized_max_submits_without, 4u);
   EXPECT_EQ(cmd->options.heuristics.dc_amortized_max_calls, 9u);
@@ -135,23 +154,10 @@ TEST(CheckArgsTest, RejectsBadInput) {
   EXPECT_EQ(ParseCheckArgs({"a", "b"}).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ParseCheckArgs({"t", "--amortized-max-submits=0"}).status().code(),
             absl::StatusCode::kInvalidArgument);
-}
-
-TEST(RulesTest, RegistryCoversR1ToR80AndDocsListEveryRule) {
-  // Every number 1..80 is a rule (plus R5a, R66a).
-  for (int n = 1; n <= 80; ++n) EXPECT_NE(FindRule(absl::StrCat("R", n)), nullptr) << n;
-  EXPECT_NE(FindRule("R5a"), nullptr);
-  EXPECT_NE(FindRule("R66a"), nullptr);
-  EXPECT_EQ(Rules().size(), 82u);
-  // docs/rules.md has a section per rule (tests run from the source root).
-  std::ifstream in("docs/rules.md");
-  ASSERT_TRUE(in.good()) << "docs/rules.md missing";
-  std::stringstream doc;
-  doc << in.rdbuf();
-  for (const RuleInfo& r : Rules()) {
-    EXPECT_THAT(doc.str(), HasSubstr(absl::StrCat("### ", r.id, " ")))
-        << r.id << " is not documented";
-  }
+  // The verb reports a bad option value as bad usage.
+  std::ostringstream out, err;
+  EXPECT_EQ(RunCli({"cltrace", "check", "t", "--rules", "R40,R999"}, out, err), kExitBadInput);
+  EXPECT_THAT(err.str(), HasSubstr("cltrace check: --rules: unknown rule \"R999\""));
 }
 
 TEST(RulesTest, JsonStringEscapes) {
@@ -180,7 +186,7 @@ TEST_F(CheckCommandTest, FindingsAcrossAHoleAreWithheldInOneGapsWarning) {
   ASSERT_EQ(gaps.first_missing, lost);
   options.gaps = &gaps;
   std::ostringstream out, err;
-  EXPECT_EQ(RunCheck(options, events, t.handles(), out, err), kExitViolations) << err.str();
+  EXPECT_EQ(RunCheck(options, json, events, t.handles(), out, err), kExitProblems) << err.str();
   std::vector<std::string> lines = absl::StrSplit(out.str(), '\n', absl::SkipEmpty());
   ASSERT_EQ(lines.size(), 3u) << out.str();
   EXPECT_THAT(lines[0], ::testing::StartsWith("R40 seq="));
@@ -195,10 +201,10 @@ TEST_F(CheckCommandTest, FindingsAcrossAHoleAreWithheldInOneGapsWarning) {
   // Without gaps both are reported.
   options.gaps = nullptr;
   std::ostringstream all, all_err;
-  EXPECT_EQ(RunCheck(options, events, t.handles(), all, all_err), kExitViolations);
+  EXPECT_EQ(RunCheck(options, json, events, t.handles(), all, all_err), kExitProblems);
   EXPECT_THAT(all.str(), HasSubstr("handle=cl1:"));
   EXPECT_THAT(all.str(), HasSubstr("handle=cl2:"));
 }
 
 }  // namespace
-}  // namespace cltrace::check::testing
+}  // namespace cltrace::cli

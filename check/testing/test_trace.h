@@ -22,8 +22,8 @@
 //                                 {"hCommandList", "cl1"}, {"hRTCommandList", "rt1"}});
 //   t.Call("SetErrorCb", {{"hRuntimeDevice", "rtic"}, {"hResult", "E_OUTOFMEMORY"}});
 //   t.End();
-#ifndef CLTRACE_CHECK_INTERNAL_TEST_TRACE_H_
-#define CLTRACE_CHECK_INTERNAL_TEST_TRACE_H_
+#ifndef CLTRACE_CHECK_TESTING_TEST_TRACE_H_
+#define CLTRACE_CHECK_TESTING_TEST_TRACE_H_
 
 #include <cstdint>
 #include <string>
@@ -78,4 +78,4 @@ class TestTrace {
 
 }  // namespace cltrace::check::testing
 
-#endif  // CLTRACE_CHECK_INTERNAL_TEST_TRACE_H_
+#endif  // CLTRACE_CHECK_TESTING_TEST_TRACE_H_

@@ -1,4 +1,4 @@
-#include "check/internal/test_trace.h"
+#include "check/testing/test_trace.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -12,8 +12,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "check/check_command.h"
+#include "check/check_trace.h"
 #include "check/checker.h"
+#include "cli/check_output.h"
 #include "format/jsonl.h"
 #include "gtest/gtest.h"
 
@@ -68,7 +69,7 @@ TEST(RulesDocTest, EveryExampleProducesItsFinding) {
       if (absl::StartsWith(tag, "--")) {
         std::vector<std::string> kv = absl::StrSplit(tag, absl::MaxSplits('=', 1));
         ASSERT_EQ(kv.size(), 2u) << tag;
-        ASSERT_TRUE(ApplyCheckOption(kv[0], kv[1], &options).ok()) << tag;
+        ASSERT_TRUE(cli::ApplyCheckOption(kv[0], kv[1], &options).ok()) << tag;
       } else if (tag != "legal") {
         absl::ConsumePrefix(&tag, "+");
         want.insert(std::string(tag));

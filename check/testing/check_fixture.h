@@ -7,8 +7,8 @@
 // DC calls on thread 2 unless a test says otherwise.
 //
 // Thread-safety: none (test helper).
-#ifndef CLTRACE_CHECK_INTERNAL_CHECK_FIXTURE_H_
-#define CLTRACE_CHECK_INTERNAL_CHECK_FIXTURE_H_
+#ifndef CLTRACE_CHECK_TESTING_CHECK_FIXTURE_H_
+#define CLTRACE_CHECK_TESTING_CHECK_FIXTURE_H_
 
 #include <cstdlib>
 #include <iostream>
@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "check/check_command.h"
+#include "check/check_trace.h"
 #include "check/checker.h"
-#include "check/internal/test_trace.h"
+#include "check/testing/test_trace.h"
 #include "gtest/gtest.h"
 
 namespace cltrace::check::testing {
@@ -245,4 +245,4 @@ class CheckTest : public ::testing::Test {
 
 }  // namespace cltrace::check::testing
 
-#endif  // CLTRACE_CHECK_INTERNAL_CHECK_FIXTURE_H_
+#endif  // CLTRACE_CHECK_TESTING_CHECK_FIXTURE_H_
