@@ -13,7 +13,7 @@
 // Example:
 //   CheckOptions options;
 //   absl::StatusOr<CheckResult> r = Check(trace.events, trace.handles, options);
-//   if (r.ok()) for (const Violation& v : r->violations) std::cout << FormatViolation(v, t);
+//   if (r.ok()) for (const Violation& v : r->violations) ...  // check_trace.h formats one
 #ifndef CLTRACE_CHECK_CHECKER_H_
 #define CLTRACE_CHECK_CHECKER_H_
 

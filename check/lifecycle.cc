@@ -80,30 +80,6 @@ absl::StatusOr<Lifecycle> AnalyzeLifecycle(absl::Span<const format::Event> event
   return lc;
 }
 
-absl::StatusOr<LifecycleCommandLine> ParseLifecycleArgs(absl::Span<const std::string> args) {
-  LifecycleCommandLine cmd;
-  for (size_t i = 0; i < args.size(); ++i) {
-    absl::string_view a = args[i];
-    if (a == "--handle" || absl::StartsWith(a, "--handle=")) {
-      if (a == "--handle") {
-        if (i + 1 >= args.size()) return absl::InvalidArgumentError("--handle needs a value");
-        cmd.options.handle = args[++i];
-      } else {
-        cmd.options.handle = std::string(a.substr(9));
-      }
-      if (cmd.options.handle.empty()) return absl::InvalidArgumentError("--handle needs a value");
-    } else if (absl::StartsWith(a, "--")) {
-      return absl::InvalidArgumentError(absl::StrCat("lifecycle: unknown flag ", a));
-    } else if (cmd.file.empty()) {
-      cmd.file = std::string(a);
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat("lifecycle: unexpected argument ", a));
-    }
-  }
-  if (cmd.file.empty()) return absl::InvalidArgumentError("lifecycle: missing FILE");
-  return cmd;
-}
-
 std::string FormatLifetime(const Lifetime& l, const format::TokenTable& handles) {
   auto tok = [&](uint64_t h) {
     absl::string_view t = handles.Token(h);
@@ -137,34 +113,6 @@ std::string FormatLifetime(const Lifetime& l, const format::TokenTable& handles)
     out += "\n";
   }
   return out;
-}
-
-int RunLifecycle(const LifecycleOptions& options, absl::Span<const format::Event> events,
-                 const format::TokenTable& handles, std::ostream& out, std::ostream& err) {
-  uint64_t want = 0;
-  if (!options.handle.empty()) {
-    int64_t id = handles.Find(options.handle);
-    if (id <= 0) {
-      err << "cltrace lifecycle: no handle \"" << options.handle << "\" in the trace\n";
-      return 2;
-    }
-    want = static_cast<uint64_t>(id);
-  }
-  absl::StatusOr<Lifecycle> lc = AnalyzeLifecycle(events, handles, options.check);
-  if (!lc.ok()) {
-    err << "cltrace lifecycle: " << lc.status().message() << "\n";
-    return 2;
-  }
-  size_t shown = 0;
-  for (const Lifetime& l : lc->lifetimes) {
-    if (want != 0 && l.handle != want && l.ic_handle != want) continue;
-    // Objects are many and uninteresting unless asked for.
-    if (want == 0 && l.role == HandleRole::kObject) continue;
-    out << FormatLifetime(l, handles);
-    ++shown;
-  }
-  out << "# " << shown << " lifetimes, " << lc->calls << " calls\n";
-  return 0;
 }
 
 }  // namespace cltrace::check

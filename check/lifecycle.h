@@ -13,7 +13,6 @@
 #define CLTRACE_CHECK_LIFECYCLE_H_
 
 #include <cstdint>
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -67,23 +66,7 @@ absl::StatusOr<Lifecycle> AnalyzeLifecycle(absl::Span<const format::Event> event
                                            const format::TokenTable& handles,
                                            const CheckOptions& options = {});
 
-// `cltrace lifecycle FILE [--handle H]`.
-struct LifecycleOptions {
-  std::string handle;  // token; empty = every handle
-  CheckOptions check;
-};
-struct LifecycleCommandLine {
-  std::string file;
-  LifecycleOptions options;
-};
-absl::StatusOr<LifecycleCommandLine> ParseLifecycleArgs(absl::Span<const std::string> args);
-
-// Prints a readable timeline. With a handle, only lifetimes of that handle and the local
-// handles standing for it. Exit codes: 0, 2 on bad input (or an unknown --handle).
-int RunLifecycle(const LifecycleOptions& options, absl::Span<const format::Event> events,
-                 const format::TokenTable& handles, std::ostream& out, std::ostream& err);
-
-// The timeline of one lifetime as printed by RunLifecycle.
+// The timeline of one lifetime as text (what `cltrace lifecycle` prints).
 std::string FormatLifetime(const Lifetime& l, const format::TokenTable& handles);
 
 }  // namespace cltrace::check

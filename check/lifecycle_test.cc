@@ -1,7 +1,5 @@
 #include "check/lifecycle.h"
 
-#include <sstream>
-
 #include "check/testing/check_fixture.h"
 #include "format/catalog.h"
 #include "gmock/gmock.h"
@@ -11,7 +9,6 @@ namespace cltrace::check::testing {
 namespace {
 
 using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 
 class LifecycleTest : public CheckTest {
  protected:
@@ -120,42 +117,6 @@ TEST_F(LifecycleTest, ReusedHandleValueStartsANewLifetime) {
   EXPECT_NE(of[0]->lifetime, of[1]->lifetime);
   EXPECT_EQ(of[0]->intervals.back().state, State::kDestroyed);
   EXPECT_EQ(of[1]->intervals.back().state, State::kValid);
-}
-
-TEST_F(LifecycleTest, RunLifecyclePrintsTimelineForOneHandle) {
-  Device();
-  Dc("dc1");
-  SmallList("dc1", "cl1");
-  RecycleDestroy("cl1");
-  LifecycleOptions options;
-  options.handle = "cl1";
-  std::ostringstream out, err;
-  EXPECT_EQ(RunLifecycle(options, t.events(), t.handles(), out, err), 0);
-  EXPECT_THAT(out.str(), HasSubstr("command list cl1 #1 (owner DC dc1)"));
-  EXPECT_THAT(out.str(), HasSubstr("Valid"));
-  EXPECT_THAT(out.str(), HasSubstr("RecycleDestroyed"));
-  EXPECT_THAT(out.str(), HasSubstr("by RecycleDestroyCommandList"));
-  EXPECT_THAT(out.str(), ::testing::Not(HasSubstr("deferred context dc1")));
-}
-
-TEST_F(LifecycleTest, RunLifecycleUnknownHandleIsBadInput) {
-  Device();
-  LifecycleOptions options;
-  options.handle = "nope";
-  std::ostringstream out, err;
-  EXPECT_EQ(RunLifecycle(options, t.events(), t.handles(), out, err), 2);
-  EXPECT_THAT(err.str(), HasSubstr("no handle \"nope\""));
-}
-
-TEST(LifecycleArgsTest, Parses) {
-  auto cmd = ParseLifecycleArgs({"t.jsonl", "--handle", "cl1"});
-  ASSERT_TRUE(cmd.ok());
-  EXPECT_EQ(cmd->file, "t.jsonl");
-  EXPECT_EQ(cmd->options.handle, "cl1");
-  EXPECT_EQ(ParseLifecycleArgs({"t.jsonl", "--handle"}).status().code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ParseLifecycleArgs({}).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ParseLifecycleArgs({"a", "b"}).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

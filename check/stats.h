@@ -11,7 +11,6 @@
 
 #include <cstdint>
 #include <map>
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -67,10 +66,6 @@ struct TraceStats {
 // `samples` = number of rows of the alive-over-time table (at least 1).
 absl::StatusOr<TraceStats> ComputeStats(absl::Span<const format::Event> events,
                                         const format::TokenTable& handles, uint32_t samples = 16);
-
-// Prints the report; exit code 0, or 2 on bad input.
-int RunStats(absl::Span<const format::Event> events, const format::TokenTable& handles,
-             std::ostream& out, std::ostream& err);
 
 }  // namespace cltrace::check
 

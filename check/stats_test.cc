@@ -1,15 +1,11 @@
 #include "check/stats.h"
 
-#include <sstream>
-
 #include "check/testing/check_fixture.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace cltrace::check::testing {
 namespace {
-
-using ::testing::HasSubstr;
 
 class StatsTest : public CheckTest {};
 
@@ -67,21 +63,6 @@ TEST_F(StatsTest, CallbacksPerDdiByTable) {
   for (const CallbackCount& c : s->callbacks)
     dc_seen |= c.ddi == "DC::Draw" && c.callback == "PerformAmortizedProcessingCb";
   EXPECT_TRUE(dc_seen);
-  std::ostringstream out, err;
-  EXPECT_EQ(RunStats(t.events(), t.handles(), out, err), 0);
-  EXPECT_THAT(out.str(), HasSubstr("recycle hit rate"));
-  EXPECT_THAT(out.str(), HasSubstr("IC::Flush"));
-}
-
-TEST(StatsBadInput, UnsortedEventsAreBadInput) {
-  TestTrace t;
-  t.Call("Draw", {{"hDevice", "ic"}});
-  t.Call("Draw", {{"hDevice", "ic"}});
-  std::vector<format::Event> events = t.events();
-  std::swap(events[0], events[1]);
-  std::ostringstream out, err;
-  EXPECT_EQ(RunStats(events, t.handles(), out, err), 2);
-  EXPECT_THAT(err.str(), HasSubstr("sorted by seq"));
 }
 
 }  // namespace
