@@ -1,5 +1,7 @@
 #include "cli/trace_input.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -12,11 +14,18 @@
 
 namespace cltrace::cli {
 
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 absl::string_view FormatName(TraceFormat format) {
   return format == TraceFormat::kJsonl ? "JSONL" : "cltrace";
 }
 
 absl::StatusOr<TraceFormat> DetectFormat(const std::string& path) {
+  // An ifstream opens a directory and then reads nothing: that would pass for an empty trace.
+  if (IsDirectory(path)) return absl::InvalidArgumentError("is a directory, not a trace file");
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot open: ", std::strerror(errno)));
   char c;

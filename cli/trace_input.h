@@ -30,9 +30,12 @@ enum class TraceFormat { kCltrace, kJsonl };
 // "cltrace" / "JSONL".
 absl::string_view FormatName(TraceFormat format);
 
+// Whether `path` names a directory (a trace path or an output path must not).
+bool IsDirectory(const std::string& path);
+
 // A file whose first non-blank byte is '{' is JSONL, as is an empty or blank file (an empty
 // trace) unless it is named *.cltrace; anything else is left to the binary reader, which
-// names what is wrong. NotFound if the file cannot be opened.
+// names what is wrong. NotFound if the file cannot be opened, InvalidArgument for a directory.
 absl::StatusOr<TraceFormat> DetectFormat(const std::string& path);
 
 struct TraceInput {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "cltrace_version.h"
 #include "format/catalog.h"
 
 namespace cltrace::cli {
@@ -58,7 +59,7 @@ int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
     return kExitOk;
   }
   if (first == "--version") {
-    out << "cltrace 0.1 (catalog version " << format::CatalogVersion() << ")\n";
+    out << "cltrace " CLTRACE_VERSION " (catalog version " << format::CatalogVersion() << ")\n";
     return kExitOk;
   }
   if (first == "help") {

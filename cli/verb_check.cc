@@ -2,6 +2,7 @@
 // (check/check_trace.h does the work, cli/check_output.h prints the report; docs/rules.md
 // lists the rules).
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -52,15 +53,24 @@ int RunCheckVerb(const std::vector<std::string>& args, std::ostream& out, std::o
     err << "cltrace check: " << path << ": " << in.status().message() << "\n";
     return kExitBadInput;
   }
-  options.strings = &in->strings;  // R5: the recorder's table-rewrite notes
-  options.gaps = &in->gaps;        // holes only for a recording (ReadTrace)
-  int code = RunCheck(options, cmd->json, in->events, in->handles, out, err);
   if (!in->error.ok()) {
-    out.flush();
-    err << "cltrace check: " << path << ": " << in->error.message() << " (only the "
-        << in->events.size() << " calls read before it were judged)\n";
+    // No verdict on part of a trace: a "0 violations" line above the error would read as a
+    // clean result. (--salvage reads past corrupt chunks of a .cltrace.)
+    err << "cltrace check: " << path << ": " << in->error.message() << " (nothing judged";
+    if (!in->events.empty())
+      err << ": a verdict needs the whole trace, " << in->events.size()
+          << " calls were read before it";
+    if (in->format == TraceFormat::kCltrace && !parsed.Flag("--salvage"))
+      err << "; --salvage skips corrupt chunks";
+    err << ")\n";
     return kExitBadInput;
   }
+  options.strings = &in->strings;  // R5: the recorder's table-rewrite notes
+  options.gaps = &in->gaps;        // holes only for a recording (ReadTrace)
+  // Findings go to stdout only when the check ran to a verdict (not on exit 2).
+  std::ostringstream findings;
+  int code = RunCheck(options, cmd->json, in->events, in->handles, findings, err);
+  if (code != kExitBadInput) out << findings.str();
   return code;
 }
 

@@ -12,6 +12,7 @@
 #include "cli/args.h"
 #include "cli/trace_input.h"
 #include "cli/verb.h"
+#include "cltrace_version.h"
 #include "format/jsonl.h"
 #include "format/trace_writer.h"
 
@@ -21,7 +22,8 @@ namespace {
 constexpr char kImportUsage[] =
     "usage: cltrace import IN.jsonl -o OUT.cltrace [--chunk-bytes N]\n"
     "\n"
-    "Converts a JSONL trace (hand-written or exported; format/jsonl.h) into a .cltrace file.\n"
+    "Converts a JSONL trace (hand-written or exported; format/jsonl.h) into a .cltrace file;\n"
+    "IN.jsonl - reads it from standard input.\n"
     "Missing \"end\" values are inferred; the file is written only if every line is valid\n"
     "(a bad line is reported with its line number and nothing is written).\n"
     "\n"
@@ -74,17 +76,26 @@ int RunImport(const std::vector<std::string>& args, std::ostream& out, std::ostr
     options.chunk_bytes = static_cast<size_t>(*n);
   }
   if (*out_path == "-") return Fail(err, "import", "-o -", "a .cltrace file cannot go to stdout");
-  absl::StatusOr<TraceFormat> format = DetectFormat(in_path);
-  if (!format.ok()) return Fail(err, "import", in_path, format.status().message());
-  if (*format != TraceFormat::kJsonl)
-    return Fail(err, "import", in_path, "not JSONL (its first byte is not '{')");
-  absl::StatusOr<std::unique_ptr<format::JsonlReader>> reader = format::JsonlReader::Open(in_path);
-  if (!reader.ok()) return Fail(err, "import", in_path, reader.status().message());
+  if (IsDirectory(*out_path))
+    return Fail(err, "import", *out_path, "is a directory (name the .cltrace file to write)");
+  // `-` reads the JSONL from standard input (streamed: it is read once, so its format is not
+  // sniffed first; a .cltrace there fails as malformed JSON on line 1).
+  const bool from_stdin = in_path == "-";
+  const std::string in_name = from_stdin ? "stdin" : in_path;
+  if (!from_stdin) {
+    absl::StatusOr<TraceFormat> format = DetectFormat(in_path);
+    if (!format.ok()) return Fail(err, "import", in_path, format.status().message());
+    if (*format != TraceFormat::kJsonl)
+      return Fail(err, "import", in_path, "not JSONL (its first byte is not '{')");
+  }
+  absl::StatusOr<std::unique_ptr<format::JsonlReader>> reader =
+      format::JsonlReader::Open(from_stdin ? "/dev/stdin" : in_path);
+  if (!reader.ok()) return Fail(err, "import", in_name, reader.status().message());
 
   // Written beside the target and renamed at the end, so a bad line leaves no half file.
   std::string tmp_path = absl::StrCat(*out_path, ".tmp-", getpid());
   options.writer.set_name("cltrace import");
-  options.writer.set_version("0.1");
+  options.writer.set_version(CLTRACE_VERSION);
   options.start_unix_ns = 0;  // JSONL has no time: keep the output reproducible
   absl::StatusOr<std::unique_ptr<format::TraceWriter>> writer =
       format::TraceWriter::Open(tmp_path, options);
@@ -125,7 +136,7 @@ int RunImport(const std::vector<std::string>& args, std::ostream& out, std::ostr
     status = absl::InternalError(absl::StrCat("cannot rename ", tmp_path, " to ", *out_path));
   if (!status.ok()) {
     std::remove(tmp_path.c_str());
-    return Fail(err, "import", in_path, status.message());
+    return Fail(err, "import", in_name, status.message());
   }
   out << "imported " << calls << " calls (" << r.lines() << " lines) into " << *out_path << "\n";
   return kExitOk;
@@ -149,6 +160,8 @@ int RunExport(const std::vector<std::string>& args, std::ostream& out, std::ostr
   absl::StatusOr<TraceInput> in = ReadTrace(in_path, parsed.Flag("--salvage"));
   if (!in.ok()) return Fail(err, "export", in_path, in.status().message());
 
+  if (IsDirectory(*out_path))
+    return Fail(err, "export", *out_path, "is a directory (name the .jsonl file to write)");
   std::ofstream file;
   if (*out_path != "-") {
     file.open(*out_path, std::ios::binary | std::ios::trunc);

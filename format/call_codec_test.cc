@@ -211,6 +211,29 @@ TEST(CallCodecCaptureTest, ScalarsAreSignExtendedAndFloatsKeepTheirBits) {
   EXPECT_EQ(args, (ArgVec{0x5500 + 1000, 0x77 + 1000, 1, 0xbf000000u, 0xff}));
 }
 
+// DXGKARG_CREATEDEVICE.pInfo is an output pointer: NULL at entry, the KMD's own structure at
+// exit. Its presence is captured at exit, beside the members read through it, so a trace
+// never holds a "NULL" pointer with values in its members (which export used to drop).
+TEST(CallCodecCaptureTest, OutputPointerPresenceIsCapturedAtExit) {
+  const CallInfo& call = *FindCall("DxgkDdiCreateDevice");
+  const int present = FieldIndex(call, "pInfo");
+  const int size = FieldIndex(call, "pInfo.DmaBufferSize");
+  ASSERT_GE(present, 0);
+  ASSERT_GE(size, 0);
+  ArgVec args;
+  DXGK_HADAPTER adapter{};
+  adapter.handle = reinterpret_cast<void*>(0x40);
+  DXGKARG_CREATEDEVICE create{};
+  CaptureEntryDxgkDdiCreateDevice(&args, IdOfRaw, adapter, &create);
+  EXPECT_EQ(args[present], 0u);
+  DXGK_DEVICEINFO info{};
+  info.DmaBufferSize = 4096;
+  create.pInfo = &info;  // what the KMD does
+  CaptureExitDxgkDdiCreateDevice(&args, IdOfRaw, adapter, &create);
+  EXPECT_EQ(args[present], 1u);
+  EXPECT_EQ(args[size], 4096u);
+}
+
 TEST(CallCodecCaptureTest, NullHandleIsIdZeroWithoutAskingTheFunctor) {
   ArgVec args;
   int calls = 0;

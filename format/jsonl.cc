@@ -91,6 +91,15 @@ std::string ValueText(const FieldInfo& f, uint64_t v, const TokenTable& handles,
     case FieldKind::kF32:
       return FloatJson(static_cast<uint32_t>(v), style);
     case FieldKind::kPtr: {
+      if (jsonl_internal::IsHandleValuePointer(f) && (v >> 48) == 0xc17a) {
+        // A symbolic handle token's value (HandleTokenValue): write the token back.
+        for (uint64_t id = 1; id < handles.size(); ++id) {
+          if (HandleTokenValue(handles.Token(id)) == v) {
+            return style == Style::kJson ? JsonQuote(handles.Token(id))
+                                         : std::string(handles.Token(id));
+          }
+        }
+      }
       std::string hex = absl::StrFormat("0x%x", v);
       return style == Style::kJson ? absl::StrCat("\"", hex, "\"") : hex;
     }
@@ -143,12 +152,21 @@ bool AppendFieldList(absl::Span<const FieldInfo> fields, const ArgCursor& args, 
     uint64_t v = args.At(base + i);
     if (i < null_until) continue;
     if (f.kind == FieldKind::kPresent) {
+      // Traces recorded before output pointers had their presence captured at exit hold 0
+      // for a pointer the callee set (DXGKARG_CREATEDEVICE.pInfo) beside the outputs read
+      // through it: output members with values prove the pointer was there (a NULL
+      // pointer's members are 0). FORMAT.md §9.
       if (v == 0) {
-        null_until = i + 1 + f.elem_count;
-        sep();
-        name(f);
-        absl::StrAppend(out, ValueText(f, 0, handles, strings, style));
+        for (size_t k = i + 1; k <= i + f.elem_count && k < fields.size(); ++k)
+          if (fields[k].dir == FieldDir::kOut && args.At(base + k) != 0) v = 1;
       }
+      // Import reads an absent pointer as NULL, so JSON writes every present one
+      // ("p":true) and omits NULL ones. Text (for people) shows only the NULL ones.
+      if (v == 0) null_until = i + 1 + f.elem_count;
+      if ((v != 0) != (style == Style::kJson)) continue;
+      sep();
+      name(f);
+      absl::StrAppend(out, ValueText(f, v, handles, strings, style));
       continue;
     }
     if (f.kind == FieldKind::kArray) {

@@ -22,8 +22,9 @@
 //             kHandle   a JSON string, any opaque token; equal tokens are the same handle.
 //                       null, absent, "", "0" and "0x0" are the NULL handle.
 //             kPresent  the pointer parameter itself: null = NULL pointer (then none of its
-//                       members may be given), absent / true / {} = present. Members are
-//                       flattened into args by their own names, never nested.
+//                       members may be given), true / {} = present; absent = NULL unless
+//                       one of its members is given. Members are flattened into args by
+//                       their own names, never nested.
 //             kArray    a JSON array (of objects keyed by member name for arrays of
 //                       structures, of bare values for arrays of scalars); null or absent =
 //                       NULL pointer. An array embedded in a structure (FieldInfo::embedded)
@@ -34,7 +35,10 @@
 //                       sign-extended).
 //             kF32      a JSON number, converted to the nearest float; "NaN", "Infinity",
 //                       "-Infinity", or a "0x7fc00001"-style bit pattern for other NaNs.
-//             kPtr      a hex string "0x7f001000" (an integer is accepted too).
+//             kPtr      a hex string "0x7f001000" (an integer is accepted too). pICObject
+//                       (CalcDeferredContextHandleSize) holds the raw value of the handle it
+//                       names; it also takes the handle's token ("res1"), stored as
+//                       HandleTokenValue("res1") and exported as the token again.
 //             kBool, kU32, kI32, kU64, kI64, kSize  integers (true/false for kBool) within
 //                       the C type's width (FieldInfo::bits). 64-bit
 //                       values beyond 2^53 are written as decimal strings ("18446744073709551615")
@@ -43,7 +47,8 @@
 //             kString   a JSON string (interned annotation text).
 //           Handles marked FieldInfo::required must be given (null is allowed) unless they
 //           are members of a NULL pointer; every other field may be absent and reads as
-//           zero/NULL (kPresent: as present). Unknown names are errors.
+//           zero/NULL (kPresent: see above). Unknown names are errors (with the closest
+//           known name as a suggestion).
 //   ret     optional; by the call's ReturnKind: HRESULT/NTSTATUS (and named DWORD codes) by
 //           name or integer, SIZE_T and BOOL as integers. Absent reads as 0. Not allowed for void
 //           calls or for calls that never returned.
@@ -86,13 +91,17 @@
 //
 // ---- Canonical export (EventToJsonl) ----------------------------------------------------
 // Keys in the order seq, tid, fn, args, ret, parent, end, no whitespace. args in catalog
-// field order; a field at its default (0 / NULL; present for kPresent) is omitted, except
-// required handles (null when NULL); members of a NULL pointer are omitted. Enums, flags and
-// HRESULTs by name when they have one, else as integers (HRESULTs as unsigned 32-bit).
-// Floats as the shortest decimal that reads back as the same float ("-0.0" for negative
-// zero). ret is omitted for void calls and for calls that never returned; parent is
-// omitted when 0; end is always written (null for a call that never returned).
-// Timestamps and annotations of binary traces have no place in the format and are dropped.
+// field order; a field at its default (0 / NULL) is omitted, except required handles (null
+// when NULL) and present structure pointers (true, so the line reads back as the same call);
+// a NULL structure pointer and its members are omitted. A structure pointer recorded as NULL
+// whose output members hold values (older recordings of DxgkDdiCreateDevice's pInfo, whose
+// presence was captured at entry, before the driver set it) is written as present. pICObject
+// values of symbolic tokens are written as the token. Enums, flags and HRESULTs by name when they
+// have one, else as integers (HRESULTs as unsigned 32-bit). Floats as the shortest decimal that
+// reads back as the same float ("-0.0" for negative zero). ret is omitted for void calls and for
+// calls that never returned; parent is omitted when 0; end is always written (null for a call that
+// never returned). Timestamps and annotations of binary traces have no place in the format and are
+// dropped.
 //
 // ---- JSON parsing -----------------------------------------------------------------------
 // Values are built by protobuf's JSON utilities (JsonStringToMessage into
@@ -196,6 +205,11 @@ class JsonlReader {
 // an id it lacks, the line has no "content".
 std::string EventToJsonl(const Event& event, const TokenTable& handles, const TokenTable& strings,
                          const TokenTable* contents = nullptr);
+
+// The raw value a handle token stands for in pointer fields that name a handle (pICObject):
+// a hex token ("0x7f3a00001000") is its value; any other token T is 0xc17a'0000'0000'0000 |
+// crc32c(T), a non-canonical address no recorded pointer has. 0 for the empty token.
+uint64_t HandleTokenValue(absl::string_view token);
 
 // The event's arguments for people: "hDevice=dev, HandleType=D3D11DDI_HT_COMMANDLIST, ..."
 // with the same omissions as the export; NULL handles and pointers print as NULL, arrays

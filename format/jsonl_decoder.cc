@@ -68,6 +68,15 @@ class JsonlDecoder::Impl {
   absl::Status Finish() {
     if (!status_.ok()) return status_;
     if (finished_) return absl::OkStatus();
+    if (last_seq_ == 0) {
+      // Like an empty .cltrace: a trace without calls is no trace (a replay of it would be
+      // "identical" and a check "clean", both meaningless).
+      status_ = absl::InvalidArgumentError(
+          lines_ == 0 ? std::string("empty file: no call (a JSONL trace holds at least one call)")
+                      : absl::StrCat("no call in ", lines_,
+                                     " blank lines (a JSONL trace holds at least one call)"));
+      return status_;
+    }
     absl::Status st = Advance(std::numeric_limits<uint64_t>::max(), nullptr);
     if (st.ok()) {
       // Only calls with inferred or null ends are left in flight. Those below a call that

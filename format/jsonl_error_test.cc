@@ -103,7 +103,9 @@ TEST(JsonlErrorTest, UnknownArgumentName) {
   ExpectError(
       Flush(1, 1) +
           R"({"seq":2,"tid":1,"fn":"CommandListExecute","args":{"hDevice":"d","hCommandList":"c","hCommandLst":"c"}})",
-      "line 2: ", "unknown argument \"hCommandLst\" in CommandListExecute args");
+      "line 2: ",
+      "unknown argument \"hCommandLst\" (did you mean \"hCommandList\"?) in CommandListExecute "
+      "args");
 }
 
 TEST(JsonlErrorTest, UnknownMemberInArrayElement) {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -61,6 +62,14 @@ const EnumInfo* EnumAt(uint16_t index);
 bool IsScalarArray(const FieldInfo& array);
 // Float from a JSON value, or its special spellings.
 absl::StatusOr<uint64_t> ReadFloat(const pb::Value& v, absl::string_view what);
+
+// Pointer fields whose value is the raw value of a handle (pICObject): JSONL also takes the
+// handle's token there (format/jsonl.h, HandleTokenValue).
+bool IsHandleValuePointer(const FieldInfo& f);
+
+// " (did you mean \"X\"?)" for the candidate closest to `word` by edit distance (case
+// ignored), when it is close enough to be a likely typo; "" otherwise.
+std::string DidYouMean(absl::string_view word, const std::vector<absl::string_view>& candidates);
 
 // ---- Reading a line (jsonl_line.cc) ---------------------------------------------------------
 

@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
+#include "format/jsonl.h"
 #include "format/jsonl_internal.h"
 #include "format/status_macros.h"
 
@@ -42,13 +43,18 @@ absl::Status CheckKeys(const pb::Struct& obj, absl::Span<const FieldInfo> fields
         break;
       }
     }
-    if (!known) unknown.push_back(absl::StrCat("\"", key, "\""));
+    if (!known) unknown.push_back(key);
   }
   if (unknown.empty()) return absl::OkStatus();
   std::sort(unknown.begin(), unknown.end());
+  std::vector<absl::string_view> names;
+  for (const FieldInfo& f : fields) names.push_back(f.name);
+  std::vector<std::string> shown;
+  for (const std::string& key : unknown)
+    shown.push_back(absl::StrCat("\"", key, "\"", DidYouMean(key, names)));
   return absl::InvalidArgumentError(absl::StrCat("unknown argument",
                                                  unknown.size() > 1 ? "s " : " ",
-                                                 absl::StrJoin(unknown, ", "), " in ", where));
+                                                 absl::StrJoin(shown, ", "), " in ", where));
 }
 
 class FieldReader {
@@ -77,10 +83,21 @@ class FieldReader {
         if (f.kind == FieldKind::kHandle && f.required)
           return absl::InvalidArgumentError(
               absl::StrCat("missing required argument \"", f.name, "\" in ", where));
-        // Defaults: a pointer to a structure is present; an embedded array is never NULL,
-        // so it is empty.
-        out->push_back(
-            f.kind == FieldKind::kPresent || (f.kind == FieldKind::kArray && f.embedded) ? 1 : 0);
+        if (f.kind == FieldKind::kPresent) {
+          // An absent pointer to a structure is NULL, unless members of it are given (they
+          // say it is present). Export writes every present pointer ("p":true).
+          bool members = false;
+          for (size_t k = i + 1; k <= i + f.elem_count && k < fields.size(); ++k)
+            members = members || Find(obj, fields[k].name) != nullptr;
+          out->push_back(members ? 1 : 0);
+          if (!members) {
+            null_until = i + 1 + f.elem_count;
+            null_owner = &f;
+          }
+          continue;
+        }
+        // An embedded array is never NULL, so absent is empty.
+        out->push_back(f.kind == FieldKind::kArray && f.embedded ? 1 : 0);
         continue;
       }
       if (f.kind == FieldKind::kArray) {
@@ -129,6 +146,16 @@ class FieldReader {
         return ReadFloat(v, what);
       case FieldKind::kPtr: {
         if (v.kind_case() == pb::Value::kNullValue) return 0;
+        if (IsHandleValuePointer(f) && v.kind_case() == pb::Value::kStringValue &&
+            !ParseIntString(v.string_value())) {
+          // The object's handle token: only one an earlier argument used (a typo must not
+          // pass as a new object).
+          const std::string& token = v.string_value();
+          if (handles_->Find(token) <= 0)
+            return absl::InvalidArgumentError(
+                absl::StrCat(what, " \"", token, "\" names no handle of an earlier argument"));
+          return format::HandleTokenValue(token);
+        }
         CLTRACE_ASSIGN_OR_RETURN(Int x, ReadInt(v, what, 0, kU64Max, true));
         return static_cast<uint64_t>(x);
       }
@@ -300,8 +327,13 @@ absl::Status ParseLine(absl::string_view text, TokenTable* handles, TokenTable* 
   if (call == nullptr) {
     absl::string_view name = v->string_value();
     std::string hint;
-    if (absl::StartsWith(name, "pfn") && FindCall(name.substr(3)) != nullptr)
+    if (absl::StartsWith(name, "pfn") && FindCall(name.substr(3)) != nullptr) {
       hint = absl::StrCat(" (write \"", name.substr(3), "\", without \"pfn\")");
+    } else {
+      std::vector<absl::string_view> names;
+      for (const CallInfo& c : Calls()) names.push_back(c.name);
+      hint = DidYouMean(name, names);
+    }
     return absl::InvalidArgumentError(absl::StrCat("unknown function \"", name, "\"", hint));
   }
   e.call = IdOf(*call);

@@ -4,16 +4,20 @@
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "format/crc32c.h"
 #include "format/jsonl.h"
 #include "format/jsonl_internal.h"
 #include "format/status_macros.h"
@@ -349,7 +353,55 @@ absl::StatusOr<uint64_t> ReadFloat(const pb::Value& v, absl::string_view what) {
   return bits;
 }
 
+bool IsHandleValuePointer(const FieldInfo& f) {
+  return f.kind == FieldKind::kPtr && absl::string_view(f.name) == "pICObject";
+}
+
+std::string DidYouMean(absl::string_view word, const std::vector<absl::string_view>& candidates) {
+  // Neither Abseil nor protobuf has an edit distance, so this is the textbook Levenshtein
+  // distance (one row of the table), over ASCII letters folded to lower case.
+  auto distance = [](absl::string_view a, absl::string_view b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+      size_t diagonal = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= b.size(); ++j) {
+        const size_t above = row[j];
+        const bool same = absl::ascii_tolower(static_cast<unsigned char>(a[i - 1])) ==
+                          absl::ascii_tolower(static_cast<unsigned char>(b[j - 1]));
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
+        diagonal = above;
+      }
+    }
+    return row[b.size()];
+  };
+  if (word.size() > 64) return "";  // no name is that long; keeps hostile lines cheap
+  absl::string_view best;
+  size_t best_distance = std::numeric_limits<size_t>::max();
+  for (absl::string_view c : candidates) {
+    const size_t d = distance(word, c);
+    if (d < best_distance) {
+      best = c;
+      best_distance = d;
+    }
+  }
+  // A typo, not another name: at most a third of the word (and at least 2 edits) away.
+  const size_t limit = std::max<size_t>(2, word.size() / 3);
+  if (best.empty() || best_distance > limit) return "";
+  return absl::StrCat(" (did you mean \"", best, "\"?)");
+}
+
 }  // namespace jsonl_internal
+
+uint64_t HandleTokenValue(absl::string_view token) {
+  if (token.empty()) return 0;
+  if (std::optional<jsonl_internal::Int> v = jsonl_internal::ParseIntString(token);
+      v && absl::StartsWith(token, "0x") && *v <= jsonl_internal::kU64Max) {
+    return static_cast<uint64_t>(*v);
+  }
+  return 0xc17a000000000000ull | crc32c::Value(token);
+}
 
 using jsonl_internal::CheckJsonSyntax;
 using jsonl_internal::ReadFloat;

@@ -103,6 +103,41 @@ TEST(TraceIoTest, RoundTripThroughBackgroundThreadAndFile) {
   std::remove(path.c_str());
 }
 
+// Recordings made before output pointers had their presence captured at exit hold
+// DXGKARG_CREATEDEVICE.pInfo = 0 beside the outputs read through it: readers see the
+// pointer as present (FORMAT.md §9.1), so a replay compares it with what the KMD returned.
+TEST(TraceIoTest, OutputPointerRecordedNullWithOutputsReadsAsPresent) {
+  const CallInfo& call = *FindCall("DxgkDdiCreateDevice");
+  const int present = FieldIndex(call, "pInfo");
+  const int size = FieldIndex(call, "pInfo.DmaBufferSize");
+  ASSERT_GE(present, 0);
+  ASSERT_GE(size, 0);
+  std::string bytes;
+  auto w = TraceWriter::Open(std::make_unique<StringSink>(&bytes), TestOptions());
+  ASSERT_TRUE(w.ok()) << w.status();
+  Event e;
+  e.call = IdOf(call);
+  e.seq = 1;
+  e.end = 2;
+  e.tid = 1;
+  e.args.assign(Fields(call).size(), 0);
+  e.args[0] = (*w)->InternHandleToken("0x40");
+  e.args[1] = 1;
+  Event untouched = e;  // no outputs: stays NULL
+  untouched.seq = 3;
+  untouched.end = 4;
+  e.args[size] = 16384;
+  ASSERT_TRUE((*w)->Append(e).ok());
+  ASSERT_TRUE((*w)->Append(untouched).ok());
+  ASSERT_TRUE((*w)->Close().ok());
+  testing::ReadResult r = ReadAllBytes(bytes);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  ASSERT_EQ(r.events.size(), 2u);
+  EXPECT_EQ(r.events[0].args[present], 1u);
+  EXPECT_EQ(r.events[0].args[size], 16384u);
+  EXPECT_EQ(r.events[1].args[present], 0u);
+}
+
 TEST(TraceIoTest, UncompressedChunksRoundTrip) {
   TraceWriter::Options o = TestOptions();
   o.compress = false;

@@ -539,7 +539,40 @@ TraceReader::TraceReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 TraceReader::~TraceReader() = default;
 
 const proto::TraceHeader& TraceReader::header() const { return impl_->header(); }
-bool TraceReader::Next(Event* event) { return impl_->Next(event); }
+void InferOutputPointerPresence(Event* event) {
+  // Per call: the presence fields that have output members (few calls have any).
+  static const std::vector<std::vector<uint16_t>>* presence = [] {
+    auto* table = new std::vector<std::vector<uint16_t>>(Calls().size());
+    for (size_t id = 0; id < Calls().size(); ++id) {
+      const auto fields = Fields(Calls()[id]);
+      for (size_t i = 0; i < fields.size(); ++i) {
+        if (fields[i].kind != FieldKind::kPresent) continue;
+        for (size_t k = i + 1; k <= i + fields[i].elem_count && k < fields.size(); ++k) {
+          if (fields[k].dir == FieldDir::kOut) {
+            (*table)[id].push_back(static_cast<uint16_t>(i));
+            break;
+          }
+        }
+      }
+    }
+    return table;
+  }();
+  const size_t id = static_cast<size_t>(event->call);
+  if (id >= presence->size()) return;
+  for (uint16_t i : (*presence)[id]) {
+    if (i >= event->args.size() || event->args[i] != 0) continue;
+    const auto fields = Fields(Calls()[id]);
+    for (size_t k = i + 1; k <= i + fields[i].elem_count && k < event->args.size(); ++k) {
+      if (fields[k].dir == FieldDir::kOut && event->args[k] != 0) event->args[i] = 1;
+    }
+  }
+}
+
+bool TraceReader::Next(Event* event) {
+  if (!impl_->Next(event)) return false;
+  InferOutputPointerPresence(event);
+  return true;
+}
 const absl::Status& TraceReader::status() const { return impl_->status(); }
 int64_t TraceReader::torn_tail() const { return impl_->torn_tail(); }
 const TokenTable& TraceReader::handles() const { return impl_->handles(); }
@@ -547,7 +580,11 @@ const TokenTable& TraceReader::strings() const { return impl_->strings(); }
 const TokenTable& TraceReader::contents() const { return impl_->contents(); }
 const TraceReader::Stats& TraceReader::stats() const { return impl_->stats(); }
 const proto::TraceIndex* TraceReader::index() const { return impl_->index(); }
-absl::StatusOr<Event> TraceReader::FindBySeq(uint64_t seq) { return impl_->FindBySeq(seq); }
+absl::StatusOr<Event> TraceReader::FindBySeq(uint64_t seq) {
+  absl::StatusOr<Event> event = impl_->FindBySeq(seq);
+  if (event.ok()) InferOutputPointerPresence(&*event);
+  return event;
+}
 
 bool PositionGaps::MissingBetween(uint64_t lo, uint64_t hi) const {
   if (hi <= lo + 1) return false;

@@ -132,6 +132,12 @@ struct LoadedTrace {
   PositionGaps gaps;
 };
 
+// FORMAT.md §9.1: a structure pointer recorded as NULL whose output members hold values was
+// present (recordings made before an output pointer's presence was captured at exit, e.g.
+// DXGKARG_CREATEDEVICE.pInfo). Sets such presence fields of `event` to 1; TraceReader applies
+// it to every event it returns, so checks, replays and exports all see the pointer.
+void InferOutputPointerPresence(Event* event);
+
 // Reads every readable event of a .cltrace file, sorted by seq. Fails on corruption unless
 // options.salvage; a torn tail is not an error.
 absl::StatusOr<LoadedTrace> ReadAllSorted(const std::string& path,

@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "gpu/content_model.h"
 #include "gpu/digest.h"
@@ -29,8 +30,7 @@ struct Frame {
   }
   std::string Violations() const {
     std::string s;
-    for (const auto& v : sink.violations())
-      s += "R" + std::to_string(v.rule) + " " + v.message + "\n";
+    for (const auto& v : sink.violations()) absl::StrAppend(&s, "R", v.rule, " ", v.message, "\n");
     return s;
   }
   CollectingViolationSink sink;
@@ -78,11 +78,9 @@ TEST(KernelFlowTest, OneFrameProducesExpectedDigests) {
 
 // ---- golden transcript ----------------------------------------------------------------------
 
-// CLTRACE_SOURCE_DIR (gpu/CMakeLists.txt), not __FILE__: a compiler cache with a base
+// CLTRACE_GPU_TESTDATA (gpu/CMakeLists.txt), not __FILE__: a compiler cache with a base
 // directory makes __FILE__ relative to the build directory.
-std::string GoldenPath(const char* name) {
-  return std::string(CLTRACE_SOURCE_DIR) + "/gpu/testdata/" + name;
-}
+std::string GoldenPath(const char* name) { return absl::StrCat(CLTRACE_GPU_TESTDATA, "/", name); }
 
 // One frame at the kernel layer: device and context creation, allocations, a draw, a flush, a
 // present, completion (interrupts and DPCs), teardown.
@@ -208,7 +206,7 @@ TEST_P(PlantedBugTest, DetectedWithItsRuleOnly) {
 }
 
 INSTANTIATE_TEST_SUITE_P(KernelRules, PlantedBugTest, ::testing::Values(74, 75, 76, 77, 78),
-                         [](const auto& info) { return "R" + std::to_string(info.param); });
+                         [](const auto& info) { return absl::StrCat("R", info.param); });
 
 TEST(PlantedBugSideEffectsTest, CleanRunHasNoViolations) {
   EXPECT_TRUE(RunWithBug(PlantedBug::kNone).empty());

@@ -18,6 +18,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "cltrace_version.h"
 #include "imgui.h"
 #include "imgui_impl_glfw.h"
 #include "imgui_impl_opengl3.h"
@@ -32,7 +33,8 @@ namespace {
 constexpr char kUsage[] =
     "usage: cltrace-inspector FILE [--screenshot OUT.png] [--size WIDTHxHEIGHT]\n"
     "                         [--select HANDLE] [--at SEQ] [--view FROM:TO]\n"
-    "                         [--tab findings|summary] [--hover X,Y]\n";
+    "                         [--tab findings|summary] [--hover X,Y]\n"
+    "       cltrace-inspector --help | --version\n";
 
 struct Options {
   std::string file;
@@ -105,6 +107,8 @@ absl::StatusOr<Options> ParseArgs(int argc, char** argv) {
       o.hover = std::make_pair(x, y);
     } else if (a == "--help" || a == "-h") {
       return absl::CancelledError("");
+    } else if (a == "--version") {
+      return absl::CancelledError("version");
     } else if (absl::StartsWith(a, "-")) {
       return absl::InvalidArgumentError(absl::StrCat("unknown flag ", a));
     } else if (o.file.empty()) {
@@ -235,7 +239,8 @@ int main(int argc, char** argv) {
   absl::StatusOr<Options> o = ParseArgs(argc, argv);
   if (!o.ok()) {
     if (absl::IsCancelled(o.status())) {
-      std::cout << kUsage;
+      std::cout << (o.status().message() == "version" ? "cltrace-inspector " CLTRACE_VERSION "\n"
+                                                      : kUsage);
       return 0;
     }
     std::cerr << "cltrace-inspector: " << o.status().message() << "\n" << kUsage;

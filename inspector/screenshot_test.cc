@@ -227,6 +227,16 @@ TEST(InspectorBinaryTest, BadArgumentsExitTwo) {
   EXPECT_THAT(err, ::testing::HasSubstr("cannot open"));
 }
 
+TEST(InspectorBinaryTest, VersionPrintsTheProjectVersion) {
+  const std::string out_file = Temp("version.txt");
+  std::string err;
+  EXPECT_EQ(RunInspector(absl::StrCat("--version >", out_file), &err), 0) << err;
+  std::ifstream in(out_file);
+  std::string out(std::istreambuf_iterator<char>(in), {});
+  std::remove(out_file.c_str());
+  EXPECT_THAT(out, ::testing::MatchesRegex("cltrace-inspector [0-9]+\\.[0-9.]+\n"));
+}
+
 TEST(InspectorBinaryTest, UnknownSelectExitsTwo) {
   std::string err;
   EXPECT_EQ(RunInspector(absl::StrCat("corpus/check/small_cl.jsonl --screenshot ", Temp("s.png"),

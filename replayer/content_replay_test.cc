@@ -269,7 +269,7 @@ TEST_F(ContentReplayTest, DeferredContextDiscardWritesTheContentIntoTheMapping) 
   const std::vector<uint8_t> bytes = Ramp(16, 0x70);
   const std::string trace = absl::StrCat(
       kProbeDevice,
-      R"({"seq":100,"tid":2,"fn":"CalcPrivateDeferredContextSize","args":{"hDevice":"ic"},"ret":64}
+      R"({"seq":100,"tid":2,"fn":"CalcPrivateDeferredContextSize","args":{"pCalcPrivateDeferredContextSize":true,"hDevice":"ic"},"ret":64}
 {"seq":110,"tid":2,"fn":"CreateDeferredContext","args":{"hDevice":"ic","p11ContextFuncs":"0x6000","hDrvContext":"dc1","hRTCoreLayer":"rtcore.dc1","p11UMCallbacks":"0x7000"}}
 {"seq":120,"tid":2,"fn":"CalcDeferredContextHandleSize","args":{"hDevice":"ic","pICObject":"0xa001"},"ret":8}
 {"seq":130,"tid":2,"fn":"CreateResource","args":{"hDevice":"dc1","pCreateResource":null,"hResource":"dc1.r","hRTResource":"0xa001"}}

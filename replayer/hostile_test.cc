@@ -88,7 +88,7 @@ TEST(HostileTraceTest, ContextLocalOpenWithoutItsHandleSize) {
       kBringUp,
       R"({"seq":60,"tid":1,"fn":"CalcPrivateResourceSize","args":{"hDevice":"ic","ResourceDimension":"D3D10DDIRESOURCE_BUFFER","Width":16},"ret":88}
 {"seq":70,"tid":1,"fn":"CreateResource","args":{"hDevice":"ic","ResourceDimension":"D3D10DDIRESOURCE_BUFFER","Width":16,"hResource":"buf","hRTResource":"rtbuf"}}
-{"seq":80,"tid":2,"fn":"CalcPrivateDeferredContextSize","args":{"hDevice":"ic"},"ret":9080}
+{"seq":80,"tid":2,"fn":"CalcPrivateDeferredContextSize","args":{"pCalcPrivateDeferredContextSize":true,"hDevice":"ic"},"ret":9080}
 {"seq":90,"tid":2,"fn":"CreateDeferredContext","args":{"hDevice":"ic","p11ContextFuncs":"0x6000","hDrvContext":"dc1","hRTCoreLayer":"rtcore.dc1","p11UMCallbacks":"0x7000"}}
 {"seq":100,"tid":2,"fn":"CreateResource","args":{"hDevice":"dc1","pCreateResource":null,"hResource":"dc1.buf","hRTResource":"buf"}})"));
   EXPECT_EQ(r.result.bad_seq, 100u);

@@ -22,6 +22,33 @@ const std::vector<std::string>& RuntimeMisuseRules() {
   return *rules;
 }
 
+const std::vector<BugModeInfo>& BugModes() {
+  static const std::vector<BugModeInfo>* modes = [] {
+    // The rule lists are never destroyed, so their strings outlive every BugModeInfo.
+    auto* m = new std::vector<BugModeInfo>;
+    for (const std::string& rule : DriverBugRules()) {
+      // R60 and R72 need draws and deferred-context recordings larger than one copy; R74 is
+      // the GPU model's UMD side, which `present` drives most.
+      std::vector<const char*> scenarios = {"smallcl", "scene"};
+      if (rule == "R60" || rule == "R72") scenarios = {"scene"};
+      if (rule == "R74") scenarios = {"present", "smallcl"};
+      m->push_back({rule.c_str(), "driver bug", scenarios});
+    }
+    for (const char* rule : {"R75", "R76", "R77", "R78"}) {
+      m->push_back({rule, "kernel bug", {"present"}});
+    }
+    for (const char* rule : {"R79", "R80"}) m->push_back({rule, "DX6 driver bug", {"dp2"}});
+    for (const std::string& rule : RuntimeMisuseRules()) {
+      // R52 and R61 need queries the `scene` workload makes.
+      std::vector<const char*> scenarios = {"smallcl", "scene"};
+      if (rule == "R52" || rule == "R61") scenarios = {"scene"};
+      m->push_back({rule.c_str(), "misuse", scenarios});
+    }
+    return m;
+  }();
+  return *modes;
+}
+
 std::string DriverConfigFor(absl::string_view rule) {
   std::string config = absl::StrCat("bug=", rule);
   // R22 is about how an out-of-memory is reported: it needs one to happen.

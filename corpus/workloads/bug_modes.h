@@ -22,6 +22,16 @@ namespace cltrace::workloads {
 const std::vector<std::string>& DriverBugRules();
 const std::vector<std::string>& RuntimeMisuseRules();
 
+// One --bug mode: its rule, what it plants and the scenarios that show it (`cltrace-workload
+// --list`; tests/runtime/modes_test.cc runs every pair).
+struct BugModeInfo {
+  const char* rule;
+  const char* kind;  // "driver bug", "kernel bug", "DX6 driver bug" or "misuse"
+  std::vector<const char*> scenarios;
+};
+// Every mode: the planted bugs (driver, kernel, DX6) in rule order, then the misuse modes.
+const std::vector<BugModeInfo>& BugModes();
+
 // The CLTRACE_REFDRIVER_CONFIG text that turns on the driver bug for `rule`.
 std::string DriverConfigFor(absl::string_view rule);
 

@@ -3,7 +3,10 @@
 //
 //   cltrace-workload NAME [--threads N] [--frames N] [--seed S] [--driver LIB] [--bug RULE]
 //                    [--lockstep]
-//   cltrace-workload --list
+//   cltrace-workload --list | --help | --version
+//
+// --list prints every scenario ("NAME  description"), then every --bug mode
+// ("--bug RULE  KIND  scenarios: NAME, NAME").
 //
 // --lockstep: the scenario's threads take turns in a fixed order, so every run makes the same
 // calls in the same order (reproducible recordings; ScenarioOptions::lockstep).
@@ -20,6 +23,8 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "cltrace_version.h"
 #include "corpus/workloads/bug_modes.h"
 #include "corpus/workloads/model_layers.h"
 #include "corpus/workloads/scenarios.h"
@@ -27,12 +32,24 @@
 
 namespace {
 
+constexpr char kUsage[] =
+    "usage: cltrace-workload NAME [--threads N] [--frames N] [--seed S] [--driver LIB] "
+    "[--bug RULE] [--lockstep]\n"
+    "       cltrace-workload --list | --help | --version\n";
+
 int Usage(const char* message) {
   if (message != nullptr) std::fprintf(stderr, "cltrace-workload: %s\n", message);
-  std::fprintf(stderr,
-               "usage: cltrace-workload NAME [--threads N] [--frames N] [--seed S] "
-               "[--driver LIB] [--bug RULE] [--lockstep]\n       cltrace-workload --list\n");
+  std::fprintf(stderr, "%s", kUsage);
   return 2;
+}
+
+void List() {
+  using namespace cltrace::workloads;
+  for (const ScenarioInfo& s : Scenarios()) std::printf("%-10s %s\n", s.name, s.description);
+  for (const BugModeInfo& m : BugModes()) {
+    std::printf("--bug %-4s %-15s scenarios: %s\n", m.rule, m.kind,
+                absl::StrJoin(m.scenarios, ", ").c_str());
+  }
 }
 
 }  // namespace
@@ -51,9 +68,13 @@ int main(int argc, char** argv) {
       return argv[++i];
     };
     if (arg == "--list") {
-      for (const workloads::ScenarioInfo& s : workloads::Scenarios()) {
-        std::printf("%-10s %s\n", s.name, s.description);
-      }
+      List();
+      return 0;
+    } else if (arg == "--help" || arg == "-h") {
+      std::printf("%s", kUsage);
+      return 0;
+    } else if (arg == "--version") {
+      std::printf("cltrace-workload %s\n", CLTRACE_VERSION);
       return 0;
     } else if (arg == "--threads" || arg == "--frames" || arg == "--seed") {
       const char* v = value(arg.c_str());

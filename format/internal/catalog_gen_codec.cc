@@ -103,6 +103,10 @@ struct CodecGen {
                 SetLeaf(n, n.dir == "out" ? n.field : n.field_out, "(*" + acc + ")") + "\n";
         break;
       case Node::kStructPtr: {
+        // An `out` pointer member is written by the callee (DXGKARG_CREATEDEVICE.pInfo is NULL
+        // at entry and the KMD's at exit): its presence is what it is at exit.
+        if (n.dir == "out")
+          *o += Ind(ind) + "e.Set(" + std::to_string(n.field) + ", " + acc + " != nullptr);\n";
         std::string inner;
         for (const Node& ch : n.children) CaptureOut(ch, Member(acc, ch, true), ind + 1, &inner);
         if (!inner.empty())

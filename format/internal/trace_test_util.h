@@ -57,6 +57,11 @@ inline void RandomArgs(std::mt19937_64& rng, const CallInfo& ci, uint64_t handle
   auto fields = Fields(ci);
   for (const FieldInfo& f : fields)
     e->args.push_back(RandomFieldValue(rng, f.kind, handles, strings));
+  // As every writer does: the members of a NULL structure pointer hold 0 (FORMAT.md §9.1).
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (fields[i].kind != FieldKind::kPresent || e->args[i] != 0) continue;
+    for (size_t k = i + 1; k <= i + fields[i].elem_count && k < fields.size(); ++k) e->args[k] = 0;
+  }
   for (size_t i = 0; i < fields.size(); ++i) {
     if (fields[i].kind != FieldKind::kArray || e->args[i] == 0) continue;
     for (uint64_t n = 0; n + 1 < e->args[i]; ++n) {

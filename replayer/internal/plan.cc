@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "format/call_codec.h"
 #include "format/catalog.h"
+#include "format/jsonl.h"
 
 namespace cltrace::replay::internal {
 namespace {
@@ -278,6 +279,8 @@ bool BuildPlan(absl::Span<const Event> events, const format::TokenTable& handles
     const uint64_t v = ValueOfToken(handles.Token(id));
     plan->token_value[id] = v;
     if (v != 0) plan->id_of_value.emplace(v, id);
+    // A symbolic token ("res1") in pICObject is stored as its HandleTokenValue.
+    if (v == 0) plan->id_of_value.emplace(format::HandleTokenValue(handles.Token(id)), id);
   }
 
   for (size_t i = 0; i < n; ++i) {

@@ -77,7 +77,12 @@ void LogRows(const char* what, const Resource* r, uint32_t sub, const uint8_t* p
              uint32_t row_bytes, uint32_t rows, uint32_t pitch) {
   std::string& log = S().log;
   log += what;
-  log += " " + std::to_string(r->number) + " sub " + std::to_string(sub) + ": ";
+  // One append per piece: GCC 12's -Wrestrict misfires on chains of std::string operator+.
+  log += " ";
+  log += std::to_string(r->number);
+  log += " sub ";
+  log += std::to_string(sub);
+  log += ": ";
   for (uint32_t y = 0; y < rows; ++y) AppendHex(&log, p + uint64_t{y} * pitch, row_bytes);
   log += "\n";
 }

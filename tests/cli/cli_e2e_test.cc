@@ -75,16 +75,20 @@ class CliE2eTest : public ::testing::Test {
   }
   std::string Path(const std::string& name) const { return absl::StrCat(dir_, "/", name); }
 
-  // Runs `cltrace ARGS` in the scratch directory and appends it to the transcript.
-  Result Run(const std::string& args) {
-    std::string cmd = absl::StrCat("cd '", dir_, "' && '", CLTRACE_BIN, "' ", args,
-                                   " >.stdout 2>.stderr </dev/null");
+  // Runs `cltrace ARGS` in the scratch directory (standard input from the scratch file
+  // `stdin_file`, else empty) and appends it to the transcript.
+  Result Run(const std::string& args, const std::string& stdin_file = "") {
+    std::string cmd =
+        absl::StrCat("cd '", dir_, "' && '", CLTRACE_BIN, "' ", args, " >.stdout 2>.stderr <",
+                     stdin_file.empty() ? "/dev/null" : stdin_file);
     int status = std::system(cmd.c_str());
     Result r;
     r.exit = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     r.out = ReadFile(Path(".stdout"));
     r.err = ReadFile(Path(".stderr"));
-    absl::StrAppend(&transcript_, "$ cltrace ", args, "\nexit ", r.exit, "\n");
+    absl::StrAppend(&transcript_, "$ cltrace ", args,
+                    stdin_file.empty() ? "" : absl::StrCat(" < ", stdin_file), "\nexit ", r.exit,
+                    "\n");
     if (!r.out.empty()) absl::StrAppend(&transcript_, "--- stdout\n", r.out);
     if (!r.err.empty()) absl::StrAppend(&transcript_, "--- stderr\n", r.err);
     absl::StrAppend(&transcript_, "\n");
@@ -214,6 +218,73 @@ TEST_F(CliE2eTest, DamagedCltraceKeepsWhatIsReadable) {
   ExpectGolden("damaged_cltrace");
 }
 
+// Input the verbs cannot use: exit 2 with a message that says what is wrong, and nothing on
+// stdout (check prints no verdict on a trace it could not read whole).
+TEST_F(CliE2eTest, InputErrorsSayWhatIsWrong) {
+  std::string bad = Stage("tests/cli/inputs/bad_json.jsonl");
+  Result r = Run(absl::StrCat("check ", bad));
+  EXPECT_EQ(r.exit, 2);
+  EXPECT_EQ(r.out, "");
+  WriteFile(Path("empty.jsonl"), "");
+  r = Run("check empty.jsonl");
+  EXPECT_EQ(r.exit, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(Run("replay empty.jsonl").exit, 2);
+  WriteFile(Path("typos.jsonl"),
+            "{\"seq\":1,\"tid\":1,\"fn\":\"Flsh\",\"args\":{\"hDevice\":\"ic\"}}\n");
+  EXPECT_EQ(Run("check typos.jsonl").exit, 2);
+  WriteFile(Path("typos.jsonl"),
+            "{\"seq\":1,\"tid\":1,\"fn\":\"CommandListExecute\",\"args\":{\"hDevice\":\"ic\","
+            "\"hComandList\":\"cl\"}}\n");
+  EXPECT_EQ(Run("import typos.jsonl -o out.cltrace").exit, 2);
+  ASSERT_EQ(mkdir(Path("adir").c_str(), 0755), 0);
+  EXPECT_EQ(Run("import adir -o out.cltrace").exit, 2);
+  EXPECT_EQ(Run("check adir").exit, 2);
+  std::string recycle = Stage("corpus/jsonl/cl_recycle.jsonl");
+  EXPECT_EQ(Run(absl::StrCat("import ", recycle, " -o adir")).exit, 2);
+  EXPECT_EQ(Run(absl::StrCat("export ", recycle, " -o adir")).exit, 2);
+  EXPECT_FALSE(Exists(Path("out.cltrace")));
+  // `import -` reads standard input; the result is the same trace as from the file.
+  ASSERT_EQ(Run(absl::StrCat("import - -o stdin.cltrace"), recycle).exit, 0);
+  ASSERT_EQ(Run(absl::StrCat("import ", recycle, " -o file.cltrace")).exit, 0);
+  const std::string from_stdin = Run("export stdin.cltrace -o -").out;
+  EXPECT_EQ(from_stdin, Run("export file.cltrace -o -").out);
+  EXPECT_EQ(Run("import - -o out.cltrace", "typos.jsonl").exit, 2);
+  ExpectGolden("input_errors");
+}
+
+// Every JSONL repro shipped in corpus/ replays identically into the reference driver, unless
+// its folder's README marks it **check-only** and says why.
+TEST_F(CliE2eTest, ShippedReprosReplay) {
+  int replayed = 0;
+  for (const char* folder : {"corpus/jsonl", "corpus/check"}) {
+    const std::string readme =
+        ReadFile(absl::StrCat(CLTRACE_SOURCE_DIR, "/", folder, "/README.md"));
+    ASSERT_FALSE(readme.empty()) << folder;
+    ASSERT_EQ(std::system(absl::StrCat("ls '", CLTRACE_SOURCE_DIR, "/", folder, "' > '",
+                                       Path("ls.txt"), "'")
+                              .c_str()),
+              0);
+    for (absl::string_view name : absl::StrSplit(ReadFile(Path("ls.txt")), '\n')) {
+      if (!absl::EndsWith(name, ".jsonl")) continue;
+      // "- `NAME` — **check-only**: REASON"
+      const std::string marker = absl::StrCat("- `", name, "` — **check-only**: ");
+      const size_t at = readme.find(marker);
+      if (at != std::string::npos) {
+        const size_t reason = at + marker.size();
+        EXPECT_GT(readme.find('\n', reason), reason + 10) << name << ": check-only, but why?";
+        continue;
+      }
+      std::string staged = Stage(absl::StrCat(folder, "/", name));
+      Result r = Run(absl::StrCat("replay ", staged));
+      EXPECT_EQ(r.exit, 0) << folder << "/" << name << ": " << r.err;
+      EXPECT_THAT(r.out, StartsWith("replay: identical")) << folder << "/" << name;
+      ++replayed;
+    }
+  }
+  EXPECT_GE(replayed, 1);
+}
+
 TEST_F(CliE2eTest, UsageErrorsAreExitTwo) {
   EXPECT_EQ(Run("").exit, 2);
   EXPECT_EQ(Run("frobnicate x").exit, 2);
@@ -228,6 +299,9 @@ TEST_F(CliE2eTest, UsageErrorsAreExitTwo) {
 }
 
 TEST_F(CliE2eTest, HelpOnTheToolAndEveryVerb) {
+  Result version = Run("--version");
+  EXPECT_EQ(version.exit, 0);
+  EXPECT_THAT(version.out, StartsWith("cltrace 0."));  // CMake's project version
   Result tool = Run("--help");
   EXPECT_EQ(tool.exit, 0);
   EXPECT_THAT(tool.out, StartsWith("usage: cltrace VERB"));

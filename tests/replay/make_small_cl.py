@@ -1,4 +1,9 @@
-# Writes tests/replay/small_cl.jsonl (see tests/replay/README.md). The values marked as
+# Writes tests/replay/small_cl.jsonl (see tests/replay/README.md) and, with `--names`,
+# corpus/jsonl/recycle_session.jsonl: the same trace with the resources and the command list
+# named "src", "dst" and "cl1" instead of by value (pICObject takes a handle's token).
+#   python3 tests/replay/make_small_cl.py tests/replay/small_cl.jsonl
+#   python3 tests/replay/make_small_cl.py --names corpus/jsonl/recycle_session.jsonl
+# The values marked as
 # the reference driver's answers (sizes, callback arguments, command lengths) must match the
 # driver the trace is replayed into.
 import json
@@ -59,7 +64,7 @@ for n, (h, rt, alloc) in enumerate([("0xa001","rtsrc","0x1"),("0xa002","rtdst","
     call(1, "CreateResource", dict(hDevice=IC, **buf, hResource=h, hRTResource=rt),
          kids=[cb("AllocateCb", {"hDevice":"rtdev","hResource":rt,"hKMResource":alloc,"NumAllocations":1,"pAllocationInfo":[{"hAllocation":alloc,"PrivateDriverDataSize":ALLOC_PRIVATE_SIZE}]}, "S_OK")])
     call(1, "CalcDeferredContextHandleSize", {"hDevice":IC,"pICObject":h}, LOCAL_SIZE)
-call(2, "CalcPrivateDeferredContextSize", {"hDevice":IC}, DC_SIZE)
+call(2, "CalcPrivateDeferredContextSize", {"pCalcPrivateDeferredContextSize":True,"hDevice":IC}, DC_SIZE)
 call(2, "CreateDeferredContext", {"hDevice":IC,"p11ContextFuncs":"0x6000","hDrvContext":DC,"hRTCoreLayer":"rtcore.dc1","p11UMCallbacks":"0x7000"})
 def record_copy():
     call(2, "CreateResource", {"hDevice":DC,"pCreateResource":None,"hResource":"dc1.dst","hRTResource":"0xa002"})
@@ -114,6 +119,11 @@ call(1, "DestroyDevice", {"hDevice":IC}, kids=[
     cb("DestroyContextCb", {"hDevice":"rtdev","hContext":"0x1"}, "S_OK")])
 call(1, "CloseAdapter", {"hAdapter":"adapter"}, "S_OK")
 out.sort(key=lambda d: d["seq"])
-with open(sys.argv[1], "w") as f:
+names = sys.argv[1] == "--names"
+with open(sys.argv[-1], "w") as f:
     for d in out:
-        f.write(json.dumps(d, separators=(",", ":")) + "\n")
+        line = json.dumps(d, separators=(",", ":"))
+        if names:
+            for value, name in (("0xa001", "src"), ("0xa002", "dst"), ("0xc001", "cl1")):
+                line = line.replace('"%s"' % value, '"%s"' % name)
+        f.write(line + "\n")

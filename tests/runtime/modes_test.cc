@@ -126,14 +126,38 @@ INSTANTIATE_TEST_SUITE_P(
         CleanRun{"removed_scene", "scene --frames 8", "CLTRACE_REFDRIVER_CONFIG=removed=900"}),
     [](const ::testing::TestParamInfo<CleanRun>& info) { return info.param.name; });
 
-TEST(WorkloadCliTest, ListNamesEveryScenario) {
+TEST(WorkloadCliTest, ListNamesEveryScenarioAndEveryMode) {
   WorkloadRun run = Workload("--list");
   EXPECT_EQ(run.exit_code, 0);
-  ASSERT_EQ(run.lines.size(), 4u);
+  ASSERT_GE(run.lines.size(), 4u);
   EXPECT_TRUE(absl::StartsWith(run.lines[0], "smallcl "));
   EXPECT_TRUE(absl::StartsWith(run.lines[1], "scene "));
   EXPECT_TRUE(absl::StartsWith(run.lines[2], "present "));
   EXPECT_TRUE(absl::StartsWith(run.lines[3], "dp2 "));
+  // Then "--bug RULE  KIND  scenarios: A, B": exactly the (rule, scenario) pairs the mode
+  // tests above run and see detected.
+  std::vector<std::string> listed, tested;
+  for (size_t i = 4; i < run.lines.size(); ++i) {
+    std::vector<std::string> halves = absl::StrSplit(run.lines[i], "scenarios: ");
+    ASSERT_EQ(halves.size(), 2u) << run.lines[i];
+    std::vector<std::string> words = absl::StrSplit(halves[0], ' ', absl::SkipEmpty());
+    ASSERT_GE(words.size(), 3u) << run.lines[i];
+    EXPECT_EQ(words[0], "--bug");
+    for (absl::string_view scenario : absl::StrSplit(halves[1], ", "))
+      listed.push_back(absl::StrCat(words[1], " ", scenario));
+  }
+  for (const Mode& m : AllModes()) tested.push_back(absl::StrCat(m.rule, " ", m.scenario));
+  EXPECT_THAT(listed, ::testing::UnorderedElementsAreArray(tested));
+}
+
+TEST(WorkloadCliTest, HelpAndVersion) {
+  WorkloadRun help = Workload("--help");
+  EXPECT_EQ(help.exit_code, 0);
+  ASSERT_FALSE(help.lines.empty());
+  EXPECT_TRUE(absl::StartsWith(help.lines[0], "usage: cltrace-workload NAME")) << help.lines[0];
+  WorkloadRun version = Workload("--version");
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_THAT(version.lines, ::testing::ElementsAre(::testing::StartsWith("cltrace-workload 0.")));
 }
 
 // `calls:` counts every layer: `present` drives the kernel layer too, `dp2` only DX6 calls.
