@@ -1,4 +1,4 @@
-// Benchmarks of the GPU / kernel model (gpu/): how many simulated submissions per second the
+// Benchmarks of the GPU / kernel model (wddm/, umd/): how many simulated submissions per second the
 // model sustains on the host, so its share of replay time can be judged. A "submission" is a
 // full round trip: pfnRenderCb -> DxgkDdiRender -> VidSch (paging if needed) -> DxgkDdiPatch ->
 // DxgkDdiSubmitCommand -> GPU execution on the content model -> interrupt -> DPC -> retire.
@@ -7,10 +7,10 @@
 #include <memory>
 #include <vector>
 
-#include "gpu/digest.h"
-#include "gpu/kernel_stack.h"
-#include "gpu/synthetic_frames.h"
-#include "gpu/umd_context.h"
+#include "umd/synthetic_frames.h"
+#include "umd/umd_context.h"
+#include "wddm/digest.h"
+#include "wddm/kernel_stack.h"
 
 namespace cltrace::gpu {
 namespace {

@@ -247,4 +247,10 @@ void AnnotateEnd() {
   if (t->annotation_depth > 0 && --t->annotation_depth == 0) t->annotation = nullptr;
 }
 
+uint64_t CurrentTraceSeq() {
+  internal::ThreadState* t = internal::t_state;  // no state: this thread never made a call
+  if (t == nullptr) return 0;
+  return t->depth > 0 ? t->FrameAt(t->depth - 1)->seq : t->last_outer_seq;
+}
+
 }  // namespace cltrace::recorder

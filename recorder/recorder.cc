@@ -158,6 +158,9 @@ class Recorder::Impl {
 
  private:
   void Loop() {
+    // First: the crash handler tells this thread from the application's by this flag, and a
+    // signal can arrive as soon as the thread has a name others can find it by.
+    t_is_background = true;
     // The application's asynchronous signals are not ours to handle; and a write beyond
     // RLIMIT_FSIZE must fail with EFBIG (a write failure) rather than kill the process with
     // SIGXFSZ. Faults stay deliverable (the crash handler sees them).
@@ -168,7 +171,6 @@ class Recorder::Impl {
     pthread_setname_np(pthread_self(), "cltrace-record");  // visible in top / perf
     // Sleeps of tens of microseconds (SleepUs) must not stretch by the default 50 us slack.
     prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
-    t_is_background = true;
     int64_t last_flush = internal::MonotonicNs();
     int64_t last_check = last_flush;
     while (true) {

@@ -183,6 +183,11 @@ void UnwrapDevice(D3D10DDI_HDEVICE device);
 void AnnotateBegin(const char* api_call);
 void AnnotateEnd();
 
+// The trace position of the innermost recorded call in flight on the calling thread, else of
+// the thread's last outermost call, else 0 (runtime/annotation.h, CltraceTraceSeq): what
+// violation reports print so that their seq is the one `cltrace check` reports.
+uint64_t CurrentTraceSeq();
+
 }  // namespace cltrace::recorder
 
 #endif  // CLTRACE_RECORDER_RECORDER_H_

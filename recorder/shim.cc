@@ -34,6 +34,11 @@
 
 #define CLTRACE_EXPORT extern "C" __attribute__((visibility("default")))
 
+// The trace-position hook (its contract is in runtime/annotation.h; declared here by name, as a
+// driver would, since the recorder includes nothing of the runtime model).
+CLTRACE_EXPORT unsigned long long CltraceTraceSeq(void);
+using SetTraceSeqSourceFn = void (*)(unsigned long long (*)(void));
+
 namespace cltrace::recorder {
 namespace {
 
@@ -176,6 +181,12 @@ void InitLocked(ShimState& s) {
     return;
   }
 
+  // A driver that reports violations (the reference driver) numbers them with trace positions.
+  if (auto set_source = reinterpret_cast<SetTraceSeqSourceFn>(
+          dlsym(s.driver_handle, "CltraceSetTraceSeqSource"))) {
+    set_source(&CltraceTraceSeq);
+  }
+
   Options o;
   o.output_path = Env("CLTRACE_SHIM_OUTPUT", absl::StrCat("cltrace-", getpid(), ".cltrace"));
   o.flush_period_ms = EnvInt("CLTRACE_SHIM_FLUSH_MS", 1000);
@@ -256,6 +267,11 @@ CLTRACE_EXPORT const void* CltraceWrapKernelTable(const char* which, const void*
     return cltrace::recorder::WrapDx6Hal(static_cast<const D3DHAL_CALLBACKS3*>(table));
   }
   return table;
+}
+
+// runtime/annotation.h: the trace position violation reports print.
+CLTRACE_EXPORT unsigned long long CltraceTraceSeq(void) {
+  return cltrace::recorder::CurrentTraceSeq();
 }
 
 CLTRACE_EXPORT void CltraceAnnotateBegin(const char* api_call) {

@@ -2,16 +2,17 @@
 //
 // A real user-mode driver writes hardware-specific commands into the command buffer it gets from
 // pfnCreateContextCb / pfnRenderCb; only its kernel-mode partner understands them. cltrace's
-// reference driver writes GPU-model commands (gpu/command_stream.h) and carries the records
+// reference driver writes GPU-model commands (wddm/command_stream.h) and carries the records
 // below inside gpu::Command::Private commands whose payload starts with kStreamMagic (two
-// words, low first); the runtime model decodes them (the GPU skips them). The one check that needs
-// them is the draw state check: every Draw record carries the driver's view of the bindings the
-// draw uses, as IC driver handles (pDrvPrivate values), so the kernel side can compare them with
-// what the runtime bound (catches a driver that forgets to clear state after CommandListExecute,
-// R60).
+// words, low first); the GPU skips them. The one check that needs them is the runtime model's
+// draw state check, through the driver's CltraceDecodePrivateDraws export (refdriver.h,
+// wddm/draw_state.h), so the runtime never sees this layout: every Draw record carries the
+// driver's view of the bindings the draw uses, as IC driver handles (pDrvPrivate values), so the
+// kernel side can compare them with what the runtime bound (catches a driver that forgets to clear
+// state after CommandListExecute, R60).
 //
 // The allocation list that travels with a buffer uses the D3DDDI_ALLOCATIONLIST layout
-// (gpu/kernel_abi.h UserAllocationListEntry: {uint32 hAllocation, uint32 flags}).
+// (wddm/kernel_abi.h UserAllocationListEntry: {uint32 hAllocation, uint32 flags}).
 //
 // Layout: a sequence of records, each starting with RefCmdHeader; `size` is the whole record in
 // bytes (a multiple of 8). Command lists are spliced into the IC stream between
@@ -22,6 +23,8 @@
 #define CLTRACE_REFDRIVER_COMMAND_STREAM_H_
 
 #include <cstdint>
+
+#include "wddm/draw_state.h"
 
 namespace cltrace::refcmd {
 
@@ -51,35 +54,28 @@ struct Header {
   uint32_t size;  // bytes, including this header
 };
 
-// Slots of the draw-state snapshot (the bindings the state check compares).
-enum DrawSlot : uint32_t {
-  kSlotInputLayout = 0,
-  kSlotVs,
-  kSlotPs,
-  kSlotGs,
-  kSlotHs,
-  kSlotDs,
-  kSlotVb0,
-  kSlotIb,
-  kSlotVsCb0,
-  kSlotPsCb0,
-  kSlotPsSrv0,
-  kSlotPsSampler0,
-  kSlotRtv0,
-  kSlotDsv,
-  kSlotBlend,
-  kSlotDepthStencil,
-  kSlotRasterizer,
-  kDrawSlotCount,
-};
-
-inline const char* DrawSlotName(uint32_t slot) {
-  static const char* const kNames[kDrawSlotCount] = {
-      "InputLayout", "VS",  "PS",    "GS",           "HS",        "DS",
-      "VB0",         "IB",  "VSCB0", "PSCB0",        "PSSRV0",    "PSSampler0",
-      "RTV0",        "DSV", "Blend", "DepthStencil", "Rasterizer"};
-  return slot < kDrawSlotCount ? kNames[slot] : "?";
-}
+// Slots of the draw-state snapshot: the order the runtime model's draw-state check uses
+// (wddm/draw_state.h; CltraceDecodePrivateDraws in refdriver/refdriver.h decodes kDraw records).
+using gpu::DrawSlot;
+using gpu::DrawSlotName;
+using gpu::kDrawSlotCount;
+using gpu::kSlotBlend;
+using gpu::kSlotDepthStencil;
+using gpu::kSlotDs;
+using gpu::kSlotDsv;
+using gpu::kSlotGs;
+using gpu::kSlotHs;
+using gpu::kSlotIb;
+using gpu::kSlotInputLayout;
+using gpu::kSlotPs;
+using gpu::kSlotPsCb0;
+using gpu::kSlotPsSampler0;
+using gpu::kSlotPsSrv0;
+using gpu::kSlotRasterizer;
+using gpu::kSlotRtv0;
+using gpu::kSlotVb0;
+using gpu::kSlotVs;
+using gpu::kSlotVsCb0;
 
 struct Draw {
   Header header;  // opcode kDraw

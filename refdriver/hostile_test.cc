@@ -17,8 +17,10 @@
 #include "absl/strings/str_split.h"
 #include "format/ddi_abi.h"
 #include "gmock/gmock.h"
-#include "gpu/kernel_stack.h"
 #include "gtest/gtest.h"
+#include "refdriver/command_stream.h"
+#include "wddm/draw_state.h"
+#include "wddm/kernel_stack.h"
 
 namespace cltrace::refdriver {
 namespace {
@@ -416,6 +418,65 @@ TEST_F(HostileTest, MapPitchesDescribeTheMappedMemory) {
   EXPECT_EQ(m.DepthPitch, 256u);
   ic_.pfnDynamicIABufferUnmap(dev_, buf, 0);
   EXPECT_THAT(Violations(), IsEmpty());
+}
+
+// The draw-state probe (wddm/draw_state.h) the runtime model uses for R47/R60: the exported
+// decoder reads the driver's own records, ignores other payloads and rejects malformed ones.
+void CollectDraw(void* ctx, const uint64_t* handles) {
+  static_cast<std::vector<std::vector<uint64_t>>*>(ctx)->emplace_back(
+      handles, handles + gpu::kDrawSlotCount);
+}
+
+std::vector<uint32_t> Payload(const std::vector<uint8_t>& records) {
+  std::vector<uint32_t> words(2 + records.size() / 4);
+  words[0] = static_cast<uint32_t>(refcmd::kStreamMagic);
+  words[1] = static_cast<uint32_t>(refcmd::kStreamMagic >> 32);
+  std::memcpy(words.data() + 2, records.data(), records.size());
+  return words;
+}
+
+template <typename T>
+void Append(std::vector<uint8_t>* out, const T& record) {
+  const auto* p = reinterpret_cast<const uint8_t*>(&record);
+  out->insert(out->end(), p, p + sizeof(record));
+}
+
+TEST(DrawStateProbeTest, DecodesDrawRecordsIgnoresOthersAndRejectsMalformedOnes) {
+  ASSERT_NE(Lib().handle, nullptr) << dlerror();
+  auto decode = reinterpret_cast<gpu::DecodePrivateDrawsFn>(
+      dlsym(Lib().handle, gpu::kDecodePrivateDrawsSymbol));
+  ASSERT_NE(decode, nullptr);
+
+  refcmd::Draw draw{};
+  draw.header = {refcmd::kDraw, sizeof(refcmd::Draw)};
+  draw.count = 3;
+  draw.state[refcmd::kSlotVs] = 0x1000;
+  draw.state[refcmd::kSlotRasterizer] = 0x2000;
+  refcmd::Generic set{{refcmd::kSet, sizeof(refcmd::Generic)}, 1, 0, 0x1000};
+  std::vector<uint8_t> records;
+  Append(&records, set);
+  Append(&records, draw);
+  std::vector<uint32_t> words = Payload(records);
+  std::vector<std::vector<uint64_t>> draws;
+  EXPECT_EQ(decode(words.data(), words.size(), &CollectDraw, &draws), gpu::kPrivateDrawsOk);
+  ASSERT_EQ(draws.size(), 1u);
+  EXPECT_EQ(draws[0][gpu::kSlotVs], 0x1000u);
+  EXPECT_EQ(draws[0][gpu::kSlotRasterizer], 0x2000u);
+  EXPECT_EQ(draws[0][gpu::kSlotPs], 0u);
+
+  // Another driver's private command: not ours, no draws.
+  std::vector<uint32_t> foreign = {0x12345678, 0x9abcdef0, 7, 8};
+  draws.clear();
+  EXPECT_EQ(decode(foreign.data(), foreign.size(), &CollectDraw, &draws), gpu::kPrivateDrawsOk);
+  EXPECT_THAT(draws, IsEmpty());
+
+  // A record claiming more bytes than the payload holds.
+  refcmd::Generic bad{{refcmd::kCopy, 4096}, 0, 0, 0};
+  records.clear();
+  Append(&records, bad);
+  words = Payload(records);
+  EXPECT_EQ(decode(words.data(), words.size(), &CollectDraw, &draws), gpu::kPrivateDrawsMalformed);
+  EXPECT_THAT(draws, IsEmpty());
 }
 
 }  // namespace

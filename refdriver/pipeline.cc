@@ -7,11 +7,11 @@
 #include <cstring>
 #include <optional>
 
-#include "gpu/digest.h"
 #include "refdriver/internal/common.h"
 #include "refdriver/internal/ops.h"
 #include "refdriver/internal/refresh.h"
 #include "refdriver/internal/tables.h"
+#include "wddm/digest.h"
 
 namespace cltrace::refdriver {
 namespace {
@@ -115,7 +115,7 @@ class PipeCall {
       return IcAllocationOf(dev_, o);
     }
   }
-  // One GPU-model command (gpu/README.md) into the recording or the IC's command buffer.
+  // One GPU-model command (wddm/README.md) into the recording or the IC's command buffer.
   void Emit(const gpu::Command& command) {
     if constexpr (kDc) {
       DcEmit(dc_, command);

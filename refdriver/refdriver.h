@@ -30,6 +30,7 @@
 #define CLTRACE_REFDRIVER_REFDRIVER_H_
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,6 +48,13 @@ size_t CltraceRefDriverViolations(char* buf, size_t cap);
 
 // Forgets all violations detected so far (tests run several scenarios in one process).
 void CltraceRefDriverClearViolations(void);
+
+// The draw-state probe (wddm/draw_state.h, gpu::DecodePrivateDrawsFn): decodes the refcmd
+// records (refdriver/command_stream.h) in one private command's payload of `count` words and
+// calls on_draw(ctx, handles) for each Draw record with its kDrawSlotCount bindings. Returns 0
+// (also for a payload that is not the reference driver's) or 1 when the records are malformed.
+int CltraceDecodePrivateDraws(const uint32_t* words, size_t count,
+                              void (*on_draw)(void* ctx, const uint64_t* handles), void* ctx);
 
 #ifdef __cplusplus
 }  // extern "C"

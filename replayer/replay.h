@@ -41,7 +41,7 @@
 // produced it, and every kernel call it makes (RenderCb command lengths, allocation counts,
 // AllocateCb descriptions...) is compared; kernel-layer events the recording may hold
 // (DxgkDdi*/DxgkCb*/GpuFenceRetired) are neither issued nor compared. kModel: the GPU/kernel
-// model of gpu/ answers instead, and every kernel-layer call it makes is compared with the
+// model of wddm/ answers instead, and every kernel-layer call it makes is compared with the
 // recorded ones, field by field (replayer/internal/kernel_model.h): submissions, patching,
 // fence ids, paging, interrupts, DPCs, and the GPU content digest of every retired fence
 // (GpuFenceRetired, when the recording holds those events: a recording made on the model
@@ -113,7 +113,7 @@ inline constexpr int kExitDivergent = 3;
 enum class ThreadMode { kRecorded, kSingle };
 
 // Who answers the driver's kernel-thunk calls. kRecorded: the recorded outputs (any kernel the
-// recording was made on). kModel: the GPU/kernel model of gpu/, whose kernel-layer calls and
+// recording was made on). kModel: the GPU/kernel model of wddm/, whose kernel-layer calls and
 // GPU content digests are compared with the recording's (see replayer/internal/kernel_model.h).
 enum class KernelMode { kRecorded, kModel };
 
@@ -158,7 +158,7 @@ struct KernelSummary {
   uint64_t dma_buffers = 0;            // DMA buffers the model built
   uint64_t fences = 0;                 // DMA + paging buffers submitted to the GPU
   // The recording holds GpuFenceRetired events (the GPU content digest of every retired fence,
-  // gpu/dxgkrnl.h); if so, how many the model matched and compared. Older recordings have
+  // wddm/dxgkrnl.h); if so, how many the model matched and compared. Older recordings have
   // none: the model's are then not compared.
   bool fence_digests_recorded = false;
   uint64_t fence_digests_compared = 0;

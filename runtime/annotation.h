@@ -23,6 +23,18 @@ typedef void (*PFN_CLTRACE_ANNOTATE_END)(void);
 void CltraceAnnotateBegin(const char* api_call);
 void CltraceAnnotateEnd(void);
 
+// Trace positions for violation reports. A recorder (the shim) exports CltraceTraceSeq: the
+// trace position (seq) of the innermost call in flight on the calling thread, else of the last
+// call the thread entered at its outermost level, else 0 (not recording, or no call yet).
+// The runtime model looks it up in the driver library it loads; the shim hands it to the
+// driver it loads through the driver's optional CltraceSetTraceSeqSource export. Violation
+// lines then carry the seq `cltrace check` reports for the same call.
+typedef unsigned long long (*PFN_CLTRACE_TRACE_SEQ)(void);
+typedef void (*PFN_CLTRACE_SET_TRACE_SEQ_SOURCE)(PFN_CLTRACE_TRACE_SEQ source);
+
+unsigned long long CltraceTraceSeq(void);
+void CltraceSetTraceSeqSource(PFN_CLTRACE_TRACE_SEQ source);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif

@@ -2,7 +2,7 @@
 //
 // A user-mode driver reaches the kernel (Dxgkrnl, the KMD, the GPU) only through the runtime's
 // kernel-thunk callbacks: pfnCreateContextCb, pfnRenderCb, pfnAllocateCb, ... Every runtime
-// Device owns one gpu::KernelStack (gpu/kernel_stack.h: the model Dxgkrnl + model KMD + GPU in
+// Device owns one gpu::KernelStack (wddm/kernel_stack.h: the model Dxgkrnl + model KMD + GPU in
 // virtual time). The runtime's thunks keep the contract checks of the UMD boundary (R15, R16,
 // R17, R47/R60, R67, R68, R70, R71) and forward every call, with the kernel's device handle,
 // through the stack's C table; the stack's own checks (R74-R78) come back as violation lines
@@ -10,7 +10,7 @@
 //
 // Kernel-layer interposition (recorders, transcripts). The KMD entry points (DxgkDdi*), the
 // Dxgkrnl callbacks (DxgkCb*), the model GPU's observer (GpuFenceRetired: the GPU content
-// digest of every retired fence, gpu/dxgkrnl.h) and the runtime-to-kernel thunk table can be
+// digest of every retired fence, wddm/dxgkrnl.h) and the runtime-to-kernel thunk table can be
 // wrapped, as their own layer, in three ways; all apply to each Device created afterwards,
 // innermost first:
 //   1. RuntimeOptions::kernel_wrappers (in-process, per device; e.g. gpu::KernelTranscript);
@@ -37,7 +37,7 @@
 #include <string>
 
 #include "format/ddi_abi.h"
-#include "gpu/kernel_stack.h"
+#include "wddm/kernel_stack.h"
 
 namespace cltrace::runtime {
 

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
-#include "gpu/kernel_stack.h"
+#include "wddm/kernel_stack.h"
 
 namespace cltrace::runtime {
 

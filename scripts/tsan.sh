@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ThreadSanitizer run of the multi-threaded code: configures build-tsan/ with -DCLTRACE_TSAN=ON,
-# builds only the gpu, reference-driver and runtime-model tests (and the programs they start),
-# and runs them. Any TSAN report, in a test or in a process it starts, fails the run.
+# builds only the kernel-model (wddm, umd, dx6), reference-driver and runtime-model tests (and
+# the programs they start), and runs them. Any TSAN report, in a test or in a process it starts, fails the run.
 #
 # Why std::mutex everywhere in these components: Debian's Abseil is not built with TSAN, so
 # TSAN cannot see absl::Mutex's synchronization and would report every access it guards.
@@ -17,7 +17,7 @@ if [[ ! -f build-tsan/CMakeCache.txt ]]; then
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" >/dev/null
 fi
-tests=(gpu_test refdriver_config_test refdriver_hostile_test runtime_golden_test
+tests=(wddm_test umd_test dx6_test refdriver_config_test refdriver_hostile_test runtime_golden_test
        runtime_threads_test runtime_modes_test runtime_annotation_test runtime_kernel_wiring_test)
 cmake --build build-tsan -j "$(nproc)" --target "${tests[@]}" cltrace-workload \
   cltrace_test_shim cltrace_refdriver

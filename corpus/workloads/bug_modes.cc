@@ -5,7 +5,7 @@
 #include "absl/algorithm/container.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "gpu/violation.h"
+#include "wddm/violation.h"
 
 namespace cltrace::workloads {
 

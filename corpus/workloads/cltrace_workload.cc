@@ -11,7 +11,9 @@
 // --lockstep: the scenario's threads take turns in a fixed order, so every run makes the same
 // calls in the same order (reproducible recordings; ScenarioOptions::lockstep).
 //
-// Output: one line per violation (starting with its rule number), then `calls: N` (DDI calls
+// Output: one line per violation ("RULE seq=S fn=F ..."; recorded under `cltrace record`, S is
+// the trace position `cltrace check` reports for the call: runtime/annotation.h,
+// CltraceTraceSeq; run without a recorder, the model's own call count), then `calls: N` (DDI calls
 // made plus callbacks received at every layer the workload drives: the D3D11 DDI and its
 // callbacks, the kernel layer (DxgkDdi*, DxgkCb*, GpuFenceRetired) and the DX6 driver tables;
 // not the driver's entry point OpenAdapter10_2, which is no catalog call: N is what a trace of

@@ -11,8 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "corpus/workloads/model_layers.h"
 #include "corpus/workloads/scenarios.h"
-#include "gpu/dx6_driver.h"
-#include "gpu/dx6_runtime.h"
+#include "dx6/dx6_driver.h"
+#include "dx6/dx6_runtime.h"
 #include "runtime/kernel.h"
 
 namespace cltrace::workloads {

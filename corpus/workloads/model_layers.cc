@@ -5,8 +5,8 @@
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
-#include "gpu/kernel_stack.h"
 #include "runtime/runtime.h"
+#include "wddm/kernel_stack.h"
 
 namespace cltrace::workloads {
 namespace {

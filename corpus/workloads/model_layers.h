@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "format/ddi_abi.h"
-#include "gpu/violation.h"
+#include "wddm/violation.h"
 
 namespace cltrace::workloads {
 

@@ -8,7 +8,7 @@
 
 #include "corpus/workloads/scenarios.h"
 #include "corpus/workloads/util.h"
-#include "gpu/kernel_stack.h"
+#include "wddm/kernel_stack.h"
 
 namespace cltrace::workloads {
 

@@ -18,8 +18,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "gpu/violation.h"
 #include "runtime/runtime.h"
+#include "wddm/violation.h"
 
 namespace cltrace::workloads {
 

@@ -26,13 +26,13 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
 #include "format/ddi_abi.h"
-#include "gpu/command_recording.h"
-#include "gpu/umd_context.h"
 #include "refdriver/command_stream.h"
 #include "refdriver/internal/config.h"
 #include "refdriver/internal/domain.h"
 #include "refdriver/internal/pipeline_state.h"
 #include "refdriver/internal/report.h"
+#include "umd/command_recording.h"
+#include "umd/umd_context.h"
 
 namespace cltrace::refdriver {
 
@@ -242,7 +242,7 @@ struct Device {
   // IC domain.
   Domain ic_domain;
   PipelineState ic_state;
-  // The kernel side (gpu/umd_context.h): allocations, the IC's GPU context and its command
+  // The kernel side (umd/umd_context.h): allocations, the IC's GPU context and its command
   // buffer (commands in the GPU model's user format, refcmd records in kPrivate commands).
   std::unique_ptr<gpu::UmdDevice> umd;
   std::unique_ptr<gpu::UmdContext> gpu_ctx;

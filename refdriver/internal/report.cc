@@ -19,6 +19,18 @@ namespace {
 std::atomic<uint64_t> g_seq{0};
 thread_local const char* t_fn = "-";
 thread_local uint64_t t_seq = 0;
+// A recorder loaded in front of the driver (the shim) hands its trace positions here
+// (CltraceSetTraceSeqSource, runtime/annotation.h): reports then carry the seq of the call in
+// the trace, the one `cltrace check` reports, instead of the driver's own call count.
+using TraceSeqFn = unsigned long long (*)(void);
+std::atomic<TraceSeqFn> g_trace_seq{nullptr};
+
+uint64_t ReportSeq() {
+  if (TraceSeqFn fn = g_trace_seq.load(std::memory_order_acquire); fn != nullptr) {
+    if (uint64_t seq = fn(); seq != 0) return seq;
+  }
+  return t_seq;
+}
 
 struct Sink {
   std::mutex mu;
@@ -51,7 +63,7 @@ const char* CurrentFn() { return t_fn; }
 
 void Report(absl::string_view rule, const void* handle, absl::string_view message) {
   std::string line =
-      absl::StrCat(rule, " seq=", t_seq, " fn=", t_fn,
+      absl::StrCat(rule, " seq=", ReportSeq(), " fn=", t_fn,
                    " handle=", handle == nullptr ? std::string("-") : absl::StrFormat("%p", handle),
                    " ", message, "\n");
   Sink& sink = GetSink();
@@ -89,4 +101,9 @@ extern "C" __attribute__((visibility("default"))) void CltraceRefDriverClearViol
   auto& sink = cltrace::refdriver::GetSink();
   std::lock_guard<std::mutex> lock(sink.mu);
   sink.text.clear();
+}
+
+extern "C" __attribute__((visibility("default"))) void CltraceSetTraceSeqSource(
+    unsigned long long (*source)(void)) {
+  cltrace::refdriver::g_trace_seq.store(source, std::memory_order_release);
 }

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "gpu/digest.h"
+#include "wddm/digest.h"
 
 namespace cltrace::replay::internal {
 

@@ -10,7 +10,7 @@
 // context's buffers again).
 //
 // Submissions: each RenderCb/PresentCb is counted and the submitted command range is folded
-// into a digest (gpu/digest.h) after canonicalisation by the session (driver handle addresses
+// into a digest (wddm/digest.h) after canonicalisation by the session (driver handle addresses
 // replaced by recorded handle ids).
 //
 // Thread-safety: every method may be called from any thread (one mutex).

@@ -1,5 +1,5 @@
 // The replay's kernel in `--kernel model` mode (ReplayOptions::kernel == KernelMode::kModel):
-// a gpu::KernelStack (the model Dxgkrnl, model KMD and GPU of gpu/, default options, the same
+// a gpu::KernelStack (the model Dxgkrnl, model KMD and GPU of wddm/, default options, the same
 // the runtime model runs on) answers the driver's kernel-thunk calls instead of the recorded
 // outputs, and every kernel-layer call it makes (DxgkDdi* into the model KMD, DxgkCb* back
 // into the model Dxgkrnl, GpuFenceRetired from the model Dxgkrnl to the GPU observer) is
@@ -10,7 +10,7 @@
 // departs.
 //
 // GPU content. GpuFenceRetired(hAdapter, NodeOrdinal, FenceId, ContentDigest, Paging) is the
-// model GPU's observation point (CLTRACE_GPU_OBSERVER, our own table, gpu/dxgkrnl.h): once per
+// model GPU's observation point (CLTRACE_GPU_OBSERVER, our own table, wddm/dxgkrnl.h): once per
 // retired fence, the content model's CombinedDigest as of the GPU's completion of that ring
 // entry. A recording made on the model holds one event per fence; the model's calls are
 // matched with them like the DxgkCb* callbacks (which fence on which node), and a different
@@ -71,10 +71,10 @@
 #include "format/call_codec.h"
 #include "format/ddi_abi.h"
 #include "format/event.h"
-#include "gpu/kernel_stack.h"
-#include "gpu/violation.h"
 #include "replayer/internal/plan.h"
 #include "replayer/replay.h"
+#include "wddm/kernel_stack.h"
+#include "wddm/violation.h"
 
 namespace cltrace::replay::internal {
 

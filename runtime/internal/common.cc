@@ -36,16 +36,27 @@ void AddProcessViolation(const std::string& line) {
   log.lines.push_back(line);
 }
 
+// The seq a violation line carries: under a recorder, the trace position of the call the
+// report is about (the innermost recorded call in flight on this thread, else the thread's
+// last one: runtime/annotation.h), which is what `cltrace check` reports; otherwise the
+// model's own count of calls.
+static uint64_t ReportSeq(DeviceState* dev) {
+  if (dev->driver.trace_seq != nullptr) {
+    if (uint64_t seq = dev->driver.trace_seq(); seq != 0) return seq;
+  }
+  return dev->sink.calls->load(std::memory_order_relaxed);
+}
+
 void Report(DeviceState* dev, absl::string_view rule, absl::string_view fn,
             absl::string_view message) {
-  uint64_t seq = dev->sink.calls->load(std::memory_order_relaxed);
+  uint64_t seq = ReportSeq(dev);
   dev->violations.Add(rule, seq, fn, message);
   AddProcessViolation(absl::StrCat(rule, " seq=", seq, " fn=", fn, " ", message));
 }
 
 void ReportOnce(DeviceState* dev, absl::string_view key, absl::string_view rule,
                 absl::string_view fn, absl::string_view message) {
-  uint64_t seq = dev->sink.calls->load(std::memory_order_relaxed);
+  uint64_t seq = ReportSeq(dev);
   if (dev->violations.AddOnce(key, rule, seq, fn, message)) {
     AddProcessViolation(absl::StrCat(rule, " seq=", seq, " fn=", fn, " ", message));
   }

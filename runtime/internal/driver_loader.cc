@@ -34,19 +34,22 @@ std::string DirOf(const std::string& path) {
   return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
 }
 
-ViolationsFn FindViolationsFn(void* handle) {
+// An optional export of the driver library, or of the reference driver a shim loaded.
+void* FindDriverExport(void* handle, const char* symbol) {
   if (handle != nullptr) {
-    if (void* f = dlsym(handle, "CltraceRefDriverViolations")) {
-      return reinterpret_cast<ViolationsFn>(f);
-    }
+    if (void* f = dlsym(handle, symbol)) return f;
   }
   // Behind a shim the reference driver is loaded RTLD_LOCAL; find it by its soname.
   if (void* ref = dlopen(kRefDriverName, RTLD_NOW | RTLD_NOLOAD)) {
-    void* f = dlsym(ref, "CltraceRefDriverViolations");
+    void* f = dlsym(ref, symbol);
     dlclose(ref);  // drops only the reference NOLOAD added
-    return reinterpret_cast<ViolationsFn>(f);
+    return f;
   }
   return nullptr;
+}
+
+ViolationsFn FindViolationsFn(void* handle) {
+  return reinterpret_cast<ViolationsFn>(FindDriverExport(handle, "CltraceRefDriverViolations"));
 }
 
 }  // namespace
@@ -107,6 +110,7 @@ absl::Status DriverLibrary::Load(const std::string& requested) {
   annotate_begin =
       reinterpret_cast<PFN_CLTRACE_ANNOTATE_BEGIN>(dlsym(handle, "CltraceAnnotateBegin"));
   annotate_end = reinterpret_cast<PFN_CLTRACE_ANNOTATE_END>(dlsym(handle, "CltraceAnnotateEnd"));
+  trace_seq = reinterpret_cast<PFN_CLTRACE_TRACE_SEQ>(dlsym(handle, "CltraceTraceSeq"));
   if (annotate_begin == nullptr || annotate_end == nullptr) {
     {
       Loaded& loaded = LoadedLibraries();
@@ -122,6 +126,11 @@ absl::Status DriverLibrary::Load(const std::string& requested) {
 }
 
 std::vector<std::string> DriverLibrary::DriverViolations() const { return ViolationsOf(handle); }
+
+gpu::DecodePrivateDrawsFn DriverLibrary::DecodePrivateDraws() const {
+  return reinterpret_cast<gpu::DecodePrivateDrawsFn>(
+      FindDriverExport(handle, gpu::kDecodePrivateDrawsSymbol));
+}
 
 std::vector<std::string> ViolationsOf(void* handle) {
   ViolationsFn fn = FindViolationsFn(handle);

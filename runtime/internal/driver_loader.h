@@ -1,5 +1,6 @@
 // Loading a user-mode driver library the way the D3D runtime loads a UMD: dlopen + the
-// exported entry point OpenAdapter10_2 (plus the optional annotation and violation exports).
+// exported entry point OpenAdapter10_2 (plus the optional annotation, violation and draw-state
+// probe exports).
 //
 // Driver libraries stay loaded for the rest of the process (as the D3D runtime keeps UMDs),
 // so late violation reads and threads still inside the driver are safe.
@@ -15,6 +16,7 @@
 #include "absl/status/status.h"
 #include "format/ddi_abi.h"
 #include "runtime/annotation.h"
+#include "wddm/draw_state.h"
 
 namespace cltrace::runtime::internal {
 
@@ -26,6 +28,8 @@ struct DriverLibrary {
   PFND3D10DDI_OPENADAPTER open_adapter = nullptr;
   PFN_CLTRACE_ANNOTATE_BEGIN annotate_begin = nullptr;
   PFN_CLTRACE_ANNOTATE_END annotate_end = nullptr;
+  // The recorder's trace positions (runtime/annotation.h), or null when not recording.
+  PFN_CLTRACE_TRACE_SEQ trace_seq = nullptr;
 
   // `requested`: explicit path, else $CLTRACE_DRIVER, else DefaultDriverPath().
   // NotFound / FailedPrecondition with the dlerror text.
@@ -33,6 +37,9 @@ struct DriverLibrary {
   // The reference driver's violation lines, if the loaded library (or a reference driver it
   // loaded itself, e.g. behind a recorder shim) exports CltraceRefDriverViolations.
   std::vector<std::string> DriverViolations() const;
+  // The driver's draw-state probe (wddm/draw_state.h), found like DriverViolations; nullptr if
+  // the driver has none.
+  gpu::DecodePrivateDrawsFn DecodePrivateDraws() const;
 };
 
 // Violation lines of one loaded library (see DriverViolations) / of every library loaded.

@@ -2,17 +2,17 @@
 // around them: R15 (one thread per HCONTEXT), R16 (RenderCb only from the IC domain), R17
 // (PresentCb only inside PresentDXGI), R67 (no deallocation before the referencing submit),
 // R71 (amortized-processing starvation), R74 (CreateContextCb first), and the draw-state check
-// of the reference driver's command stream (R47/R60). The kernel's work itself is done by the
-// device's gpu::KernelStack: every thunk forwards through the stack's C table with the kernel's
-// device handle (runtime/kernel.h).
+// (R47/R60) through the driver's draw-state probe (wddm/draw_state.h). The kernel's work itself is
+// done by the device's gpu::KernelStack: every thunk forwards through the stack's C table with the
+// kernel's device handle (runtime/kernel.h).
 #include <cstring>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "gpu/command_stream.h"
-#include "refdriver/command_stream.h"
 #include "runtime/internal/callbacks.h"
 #include "runtime/internal/common.h"
+#include "wddm/command_stream.h"
+#include "wddm/draw_state.h"
 
 namespace cltrace::runtime::internal {
 namespace {
@@ -249,8 +249,8 @@ HRESULT APIENTRY SignalSynchronizationObjectCb(D3DRTDEVICEHANDLE h,
   return e.dev()->kcb->pfnSignalSynchronizationObjectCb(e.dev()->kdev, a);
 }
 
-// One refcmd Draw record against the runtime's expectation (R47/R60).
-void CheckDraw(DeviceState* dev, const refcmd::Draw& draw) {
+// One draw the driver's probe decoded against the runtime's expectation (R47/R60).
+void CheckDraw(DeviceState* dev, const uint64_t* used) {
   if (dev->expected_draws.empty()) {
     ReportOnce(dev, "draw-extra", "R60", "RenderCb",
                "the driver submitted more draws than the application made");
@@ -258,17 +258,21 @@ void CheckDraw(DeviceState* dev, const refcmd::Draw& draw) {
   }
   DrawExpectation want = dev->expected_draws.front();
   dev->expected_draws.pop_front();
-  for (uint32_t slot = 0; slot < refcmd::kDrawSlotCount; ++slot) {
-    if (draw.state[slot] == want.state[slot]) continue;
+  for (uint32_t slot = 0; slot < gpu::kDrawSlotCount; ++slot) {
+    if (used[slot] == want.state[slot]) continue;
     const char* rule = want.since == 1 ? "R60" : "R47";
     ReportOnce(
         dev, absl::StrCat("draw-", rule, "-", slot), rule, "RenderCb",
-        absl::StrCat("a draw used ", dev->sink.names.Get(reinterpret_cast<void*>(draw.state[slot])),
-                     " in slot ", refcmd::DrawSlotName(slot), " but the runtime bound ",
+        absl::StrCat("a draw used ", dev->sink.names.Get(reinterpret_cast<void*>(used[slot])),
+                     " in slot ", gpu::DrawSlotName(slot), " but the runtime bound ",
                      dev->sink.names.Get(reinterpret_cast<void*>(want.state[slot])),
                      want.since == 1 ? " (state not cleared by CommandListExecute)"
                                      : " (state not cleared at context creation/recycle)"));
   }
+}
+
+void OnProbedDraw(void* ctx, const uint64_t* handles) {
+  CheckDraw(static_cast<DeviceState*>(ctx), handles);
 }
 
 }  // namespace
@@ -294,8 +298,13 @@ void FillKernelCallbacks(D3DDDI_DEVICECALLBACKS* t) {
 
 void CheckSubmittedCommands(DeviceState* dev, const uint8_t* data, uint32_t size) {
   if (!dev->draw_check_enabled || size < 4) return;
-  // The buffer is in the GPU model's user format (gpu/README.md); the reference driver's refcmd
-  // records ride in kPrivate commands whose payload starts with refcmd::kStreamMagic. A buffer
+  if (!dev->draw_probe_looked_up) {
+    dev->draw_probe_looked_up = true;
+    dev->draw_probe = dev->driver.DecodePrivateDraws();
+  }
+  if (dev->draw_probe == nullptr) return;
+  // The buffer is in the GPU model's user format (wddm/README.md); a driver's own records ride
+  // in kPrivate commands, which only the driver's probe (wddm/draw_state.h) can read. A buffer
   // that does not decode is the kernel's business (it rejects it and reports R74 where the UMD
   // is at fault), so decoding simply stops there.
   std::vector<uint32_t> words(size / 4);
@@ -311,27 +320,13 @@ void CheckSubmittedCommands(DeviceState* dev, const uint8_t* data, uint32_t size
       return;
     }
     pos += *len;
-    if (c.op != gpu::Opcode::kPrivate || c.payload.size() < 2 ||
-        (uint64_t{c.payload[1]} << 32 | c.payload[0]) != refcmd::kStreamMagic) {
-      continue;
-    }
-    const auto* rec = reinterpret_cast<const uint8_t*>(c.payload.data() + 2);
-    const size_t rec_size = (c.payload.size() - 2) * 4;
-    size_t offset = 0;
-    while (offset + sizeof(refcmd::Header) <= rec_size) {
-      refcmd::Header header;
-      std::memcpy(&header, rec + offset, sizeof(header));
-      if (header.size < sizeof(refcmd::Header) || offset + header.size > rec_size) {
-        ReportOnce(dev, "stream-corrupt", "R74", "RenderCb",
-                   absl::StrCat("malformed refcmd record in a private command at word ", pos));
-        return;
-      }
-      if (header.opcode == refcmd::kDraw && header.size >= sizeof(refcmd::Draw)) {
-        refcmd::Draw draw;
-        std::memcpy(&draw, rec + offset, sizeof(draw));
-        CheckDraw(dev, draw);
-      }
-      offset += header.size;
+    if (c.op != gpu::Opcode::kPrivate) continue;
+    if (dev->draw_probe(c.payload.data(), c.payload.size(), &OnProbedDraw, dev) ==
+        gpu::kPrivateDrawsMalformed) {
+      ReportOnce(
+          dev, "stream-corrupt", "R74", "RenderCb",
+          absl::StrCat("malformed driver-private records in a private command at word ", pos));
+      return;
     }
   }
 }

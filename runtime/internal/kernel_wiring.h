@@ -6,8 +6,8 @@
 #ifndef CLTRACE_RUNTIME_INTERNAL_KERNEL_WIRING_H_
 #define CLTRACE_RUNTIME_INTERNAL_KERNEL_WIRING_H_
 
-#include "gpu/kernel_stack.h"
 #include "runtime/options.h"
+#include "wddm/kernel_stack.h"
 
 namespace cltrace::runtime::internal {
 

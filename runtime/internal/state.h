@@ -18,16 +18,16 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "format/ddi_abi.h"
-#include "gpu/kernel_abi.h"
-#include "gpu/kernel_stack.h"
-#include "gpu/violation.h"
-#include "refdriver/command_stream.h"
 #include "runtime/internal/bindings.h"
 #include "runtime/internal/ddi.h"
 #include "runtime/internal/driver_loader.h"
 #include "runtime/internal/violations.h"
 #include "runtime/kernel.h"
 #include "runtime/runtime.h"
+#include "wddm/draw_state.h"
+#include "wddm/kernel_abi.h"
+#include "wddm/kernel_stack.h"
+#include "wddm/violation.h"
 
 namespace cltrace::runtime::internal {
 
@@ -97,9 +97,9 @@ struct LocalHandle {
   size_t size = 0;
 };
 
-// Draw-state expectation for the kernel-side check (refdriver/command_stream.h).
+// Draw-state expectation for the kernel-side check (wddm/draw_state.h).
 struct DrawExpectation {
-  uint64_t state[refcmd::kDrawSlotCount] = {};
+  uint64_t state[gpu::kDrawSlotCount] = {};
   uint8_t since = 0;  // reset event before this draw: 0 creation/recycle (R47), 1 execute (R60)
 };
 
@@ -252,6 +252,10 @@ struct DeviceState {
   // Draw expectations of the IC stream, in order (IC domain).
   std::deque<DrawExpectation> expected_draws;
   bool draw_check_enabled = true;
+  // The driver's draw-state probe, looked up at the first submission (IC domain); without one
+  // the draw-state check does nothing.
+  bool draw_probe_looked_up = false;
+  gpu::DecodePrivateDrawsFn draw_probe = nullptr;
 
   // The kernel (runtime/kernel.h). The sink turns the stack's R74-R78 reports into violation
   // lines of this device; declared before the stack so it outlives it.

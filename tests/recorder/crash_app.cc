@@ -87,9 +87,15 @@ int main(int argc, char** argv) {
   std::printf("calls: %llu\n", static_cast<unsigned long long>(workloads::AllLayerCalls()));
   std::fflush(stdout);
   if (std::strcmp(argv[1], "recorder") == 0) {
-    const pid_t recorder = ThreadNamed("cltrace-record");
+    // The background thread names itself when it first runs: on a loaded machine that can be
+    // after this short workload ended, so wait for it (bounded) instead of failing at once.
+    pid_t recorder = ThreadNamed("cltrace-record");
+    for (int i = 0; recorder == 0 && i < 200; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      recorder = ThreadNamed("cltrace-record");
+    }
     if (recorder == 0) {
-      std::fprintf(stderr, "recorder_crash_app: no cltrace-record thread\n");
+      std::fprintf(stderr, "recorder_crash_app: no cltrace-record thread after 10 s\n");
       return 4;
     }
     syscall(SYS_tgkill, getpid(), recorder, SignalOf(how));

@@ -426,7 +426,7 @@ TEST_F(KernelModelReplayTest, TheModelReportsTheDriversKernelViolationsOnEveryRe
 
 // ---- GPU content digests (GpuFenceRetired) ----------------------------------------------------
 
-// The model GPU's observer (gpu/dxgkrnl.h) reports the content digest of every retired fence;
+// The model GPU's observer (wddm/dxgkrnl.h) reports the content digest of every retired fence;
 // a recording holds those events and --kernel model compares them with the model's.
 class FenceDigestReplayTest : public KernelModelReplayTest {
  public:

@@ -11,12 +11,12 @@
 #include "absl/strings/str_join.h"
 #include "corpus/workloads/scenarios.h"
 #include "gmock/gmock.h"
-#include "gpu/kernel_stack.h"
-#include "gpu/kernel_transcript.h"
 #include "gtest/gtest.h"
 #include "runtime/kernel.h"
 #include "runtime/runtime.h"
 #include "tests/runtime/test_util.h"
+#include "wddm/kernel_stack.h"
+#include "wddm/kernel_transcript.h"
 
 namespace cltrace::testing {
 namespace {

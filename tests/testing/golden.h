@@ -9,7 +9,7 @@
 // A missing golden file or a difference fails with the first differing line (1-based) and
 // both versions of it.
 //
-// Header-only so that any test binary (component unit tests such as gpu/'s included) can use
+// Header-only so that any test binary (component unit tests such as umd/'s included) can use
 // it with no library to link beyond GoogleTest.
 //
 // Thread-safety: call from the test's main thread (it reads the environment and files).

@@ -1,0 +1,262 @@
+#include "wddm/internal/vidmm.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+
+namespace cltrace::gpu::internal {
+namespace {
+
+constexpr uint64_t kPage = 4096;
+
+uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+}  // namespace
+
+VidMm::VidMm(uint64_t video_segment_size) : video_size_(AlignUp(video_segment_size, kPage)) {
+  if (video_size_ > 0) free_.emplace(kVideoSegmentBase, video_size_);
+}
+
+absl::Status VidMm::Create(AllocationId id, uint64_t size, uint64_t alignment) {
+  if (size == 0) return absl::InvalidArgumentError(absl::StrCat("allocation ", id, ": size 0"));
+  if (alignment == 0) alignment = kPage;
+  if ((alignment & (alignment - 1)) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("allocation ", id, ": alignment ", alignment, " is not a power of two"));
+  }
+  Alloc a;
+  a.size = size;
+  a.alignment = std::max(alignment, kPage);
+  a.system = next_system_;
+  next_system_ += AlignUp(size, kPage);
+  if (!allocs_.try_emplace(id, a).second) {
+    return absl::AlreadyExistsError(absl::StrCat("allocation ", id, " exists"));
+  }
+  by_address_.emplace(a.system, id);
+  return absl::OkStatus();
+}
+
+void VidMm::Release(AllocationId id) {
+  auto it = allocs_.find(id);
+  Alloc& a = it->second;
+  if (a.video != 0) {
+    by_address_.erase(a.video);
+    Free(a.video, AlignUp(a.size, kPage));
+  }
+  by_address_.erase(a.system);
+  allocs_.erase(it);
+}
+
+absl::StatusOr<bool> VidMm::Destroy(AllocationId id) {
+  auto it = allocs_.find(id);
+  if (it == allocs_.end() || it->second.zombie) {
+    return absl::NotFoundError(absl::StrCat("destroy of unknown allocation ", id));
+  }
+  if (it->second.pins > 0) {
+    it->second.zombie = true;
+    return false;
+  }
+  Release(id);
+  return true;
+}
+
+std::optional<uint64_t> VidMm::Place(uint64_t size, uint64_t alignment) {
+  for (auto& [start, len] : free_) {
+    uint64_t at = AlignUp(start, alignment);
+    if (at + size > start + len) continue;
+    uint64_t s = start, l = len;
+    free_.erase(s);
+    if (at > s) free_.emplace(s, at - s);
+    if (at + size < s + l) free_.emplace(at + size, s + l - (at + size));
+    video_used_ += size;
+    return at;
+  }
+  return std::nullopt;
+}
+
+void VidMm::Free(uint64_t address, uint64_t size) {
+  video_used_ -= size;
+  auto [it, ok] = free_.emplace(address, size);
+  (void)ok;
+  auto next = std::next(it);
+  if (next != free_.end() && it->first + it->second == next->first) {
+    it->second += next->second;
+    free_.erase(next);
+  }
+  if (it != free_.begin()) {
+    auto prev = std::prev(it);
+    if (prev->first + prev->second == it->first) {
+      prev->second += it->second;
+      free_.erase(it);
+    }
+  }
+}
+
+bool VidMm::CanFitTogether(absl::Span<const AllocationId> ids) const {
+  absl::flat_hash_set<AllocationId> seen;
+  uint64_t total = 0;
+  for (AllocationId id : ids) {
+    auto it = allocs_.find(id);
+    if (it == allocs_.end() || !seen.insert(id).second) continue;
+    total += AlignUp(it->second.size, it->second.alignment);
+  }
+  return total <= video_size_;
+}
+
+absl::StatusOr<std::vector<PagingOp>> VidMm::MakeResident(absl::Span<const AllocationId> ids) {
+  auto ops = MakeResidentOnce(ids, /*compact=*/false);
+  if (ops.ok() || ops.status().code() != absl::StatusCode::kResourceExhausted) return ops;
+  // The set may fit but be fragmented by its own resident members: evict every unpinned
+  // allocation (members too, they are transferred back) and place the set from scratch.
+  return MakeResidentOnce(ids, /*compact=*/true);
+}
+
+absl::StatusOr<std::vector<PagingOp>> VidMm::MakeResidentOnce(absl::Span<const AllocationId> ids,
+                                                              bool compact) {
+  absl::flat_hash_set<AllocationId> wanted;
+  for (AllocationId id : ids) {
+    auto it = allocs_.find(id);
+    if (it == allocs_.end() || it->second.zombie) {
+      return absl::NotFoundError(absl::StrCat("residency for unknown allocation ", id));
+    }
+    wanted.insert(id);
+  }
+  ++use_clock_;
+  std::vector<PagingOp> evictions, page_ins;
+  // Deterministic order: the order the caller listed them (first occurrence).
+  std::vector<AllocationId> order;
+  {
+    absl::flat_hash_set<AllocationId> seen;
+    for (AllocationId id : ids) {
+      if (seen.insert(id).second) order.push_back(id);
+    }
+  }
+  // Undo log so a failure leaves nothing changed.
+  std::vector<std::pair<AllocationId, Alloc>> saved;
+  auto saved_free = free_;
+  auto saved_by_address = by_address_;
+  uint64_t saved_used = video_used_;
+  for (AllocationId id : order) saved.emplace_back(id, allocs_[id]);
+  auto rollback = [&] {
+    for (auto it = saved.rbegin(); it != saved.rend(); ++it) allocs_[it->first] = it->second;
+    free_ = saved_free;
+    by_address_ = saved_by_address;
+    video_used_ = saved_used;
+  };
+  auto evict = [&](AllocationId vid) {
+    Alloc& v = allocs_[vid];
+    saved.emplace_back(vid, v);
+    PagingOp op;
+    op.kind = PagingOp::kTransferToSystem;
+    op.id = vid;
+    op.size = v.size;
+    op.src_segment = kVideoSegmentId;
+    op.src = v.video;
+    op.dst_segment = kSystemSegmentId;
+    op.dst = v.system;
+    evictions.push_back(op);
+    by_address_.erase(v.video);
+    Free(v.video, AlignUp(v.size, kPage));
+    v.video = 0;
+  };
+  if (compact) {
+    std::vector<AllocationId> resident;
+    for (const auto& [vid, va] : allocs_) {
+      if (va.video != 0 && va.pins == 0) resident.push_back(vid);
+    }
+    std::sort(resident.begin(), resident.end());
+    for (AllocationId vid : resident) evict(vid);
+  }
+  for (AllocationId id : order) {
+    Alloc& a = allocs_[id];
+    a.last_use = use_clock_;
+    if (a.video != 0) continue;
+    std::optional<uint64_t> at = Place(AlignUp(a.size, kPage), a.alignment);
+    while (!at.has_value()) {
+      // Lowest priority, then least recently used, unpinned, resident, outside the wanted
+      // set; ties by id.
+      AllocationId victim = 0;
+      bool found = false;
+      std::tuple<uint32_t, uint64_t, AllocationId> best{UINT32_MAX, UINT64_MAX, 0};
+      for (const auto& [vid, va] : allocs_) {
+        if (va.video == 0 || va.pins > 0 || wanted.contains(vid)) continue;
+        std::tuple<uint32_t, uint64_t, AllocationId> key{va.priority, va.last_use, vid};
+        if (!found || key < best) {
+          best = key;
+          victim = vid;
+          found = true;
+        }
+      }
+      if (!found) {
+        rollback();
+        return absl::ResourceExhaustedError(
+            absl::StrCat("cannot make ", order.size(), " allocations resident: the ", video_size_,
+                         "-byte video segment is full of pinned or needed ones"));
+      }
+      evict(victim);
+      at = Place(AlignUp(a.size, kPage), a.alignment);
+    }
+    PagingOp op;
+    op.id = id;
+    op.size = a.size;
+    op.dst_segment = kVideoSegmentId;
+    op.dst = *at;
+    if (a.written) {
+      op.kind = PagingOp::kTransferToVideo;
+      op.src_segment = kSystemSegmentId;
+      op.src = a.system;
+    } else {
+      op.kind = PagingOp::kFill;
+    }
+    page_ins.push_back(op);
+    a.video = *at;
+    a.written = true;
+    by_address_.emplace(*at, id);
+  }
+  evictions.insert(evictions.end(), page_ins.begin(), page_ins.end());
+  return evictions;
+}
+
+void VidMm::SetPriority(AllocationId id, uint32_t priority) {
+  auto it = allocs_.find(id);
+  if (it != allocs_.end()) it->second.priority = priority;
+}
+
+void VidMm::Pin(absl::Span<const AllocationId> ids) {
+  for (AllocationId id : ids) {
+    auto it = allocs_.find(id);
+    if (it != allocs_.end()) ++it->second.pins;
+  }
+}
+
+std::vector<AllocationId> VidMm::Unpin(absl::Span<const AllocationId> ids) {
+  std::vector<AllocationId> released;
+  for (AllocationId id : ids) {
+    auto it = allocs_.find(id);
+    if (it == allocs_.end() || it->second.pins == 0) continue;
+    if (--it->second.pins == 0 && it->second.zombie) {
+      Release(id);
+      released.push_back(id);
+    }
+  }
+  return released;
+}
+
+uint64_t VidMm::VideoAddress(AllocationId id) const {
+  auto it = allocs_.find(id);
+  return it == allocs_.end() ? 0 : it->second.video;
+}
+
+uint32_t VidMm::SegmentOf(AllocationId id) const {
+  return VideoAddress(id) != 0 ? kVideoSegmentId : kSystemSegmentId;
+}
+
+std::optional<ResolvedAddress> VidMm::Resolve(uint64_t address) const {
+  auto it = by_address_.find(address);
+  if (it == by_address_.end()) return std::nullopt;
+  return ResolvedAddress{it->second, address >= kVideoSegmentBase && address < kSystemBase};
+}
+
+}  // namespace cltrace::gpu::internal

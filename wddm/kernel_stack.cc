@@ -1,0 +1,108 @@
+#include "wddm/kernel_stack.h"
+
+#include <atomic>
+#include <type_traits>
+
+namespace cltrace::gpu {
+namespace {
+
+// The model's KMD and Dxgkrnl tables are static (the same for every instance, dispatching on
+// the handle argument), so one process-wide counting table per kind wraps all of them.
+std::atomic<uint64_t> g_kernel_layer_calls{0};
+std::atomic<const DRIVER_INITIALIZATION_DATA*> g_real_kmd{nullptr};
+std::atomic<const DXGKRNL_INTERFACE*> g_real_dxgkrnl{nullptr};
+std::atomic<const CLTRACE_GPU_OBSERVER*> g_real_observer{nullptr};
+
+template <typename Table, auto Member, typename Fn>
+struct Counting;
+template <typename Table, auto Member, typename R, typename... A>
+struct Counting<Table, Member, R(APIENTRY*)(A...)> {
+  static R APIENTRY Call(A... a) {
+    g_kernel_layer_calls.fetch_add(1, std::memory_order_relaxed);
+    if constexpr (std::is_same_v<Table, DRIVER_INITIALIZATION_DATA>) {
+      return (g_real_kmd.load(std::memory_order_acquire)->*Member)(a...);
+    } else if constexpr (std::is_same_v<Table, DXGKRNL_INTERFACE>) {
+      return (g_real_dxgkrnl.load(std::memory_order_acquire)->*Member)(a...);
+    } else {
+      static_assert(std::is_same_v<Table, CLTRACE_GPU_OBSERVER>);
+      return (g_real_observer.load(std::memory_order_acquire)->*Member)(a...);
+    }
+  }
+};
+
+#define CLTRACE_COUNT(T, M) &Counting<T, &T::M, decltype(T::M)>::Call
+const DRIVER_INITIALIZATION_DATA kCountingKmd = {
+    CLTRACE_COUNT(DRIVER_INITIALIZATION_DATA, DxgkDdiCreateDevice),
+    CLTRACE_COUNT(DRIVER_INITIALIZATION_DATA, DxgkDdiCreateContext),
+    CLTRACE_COUNT(DRIVER_INITIALIZATION_DATA, DxgkDdiCreateAllocation),
+    CLTRACE_COUNT(DRIVER_INITIALIZATION_DATA, DxgkDdiDestroyAllocation),
+    CLTRACE_COUNT(DRIVER_INITIALIZATION_DATA, DxgkDdiRender),
+    CLTRACE_COUNT(DRIVER_INITIALIZATION_DATA, DxgkDdiPresent),
+    CLTRACE_COUNT(DRIVER_INITIALIZATION_DATA, DxgkDdiBuildPagingBuffer),
+    CLTRACE_COUNT(DRIVER_INITIALIZATION_DATA, DxgkDdiPatch),
+    CLTRACE_COUNT(DRIVER_INITIALIZATION_DATA, DxgkDdiSubmitCommand),
+    CLTRACE_COUNT(DRIVER_INITIALIZATION_DATA, DxgkDdiInterruptRoutine),
+    CLTRACE_COUNT(DRIVER_INITIALIZATION_DATA, DxgkDdiDpcRoutine),
+    CLTRACE_COUNT(DRIVER_INITIALIZATION_DATA, DxgkDdiDestroyContext),
+    CLTRACE_COUNT(DRIVER_INITIALIZATION_DATA, DxgkDdiDestroyDevice),
+};
+const DXGKRNL_INTERFACE kCountingDxgkrnl = {
+    CLTRACE_COUNT(DXGKRNL_INTERFACE, DxgkCbNotifyInterrupt),
+    CLTRACE_COUNT(DXGKRNL_INTERFACE, DxgkCbQueueDpc),
+    CLTRACE_COUNT(DXGKRNL_INTERFACE, DxgkCbNotifyDpc),
+};
+const CLTRACE_GPU_OBSERVER kCountingObserver = {
+    CLTRACE_COUNT(CLTRACE_GPU_OBSERVER, pfnGpuFenceRetired),
+};
+#undef CLTRACE_COUNT
+static_assert(sizeof(DRIVER_INITIALIZATION_DATA) == 13 * sizeof(void*),
+              "a KMD entry point is missing from the counting table");
+static_assert(sizeof(DXGKRNL_INTERFACE) == 3 * sizeof(void*),
+              "a Dxgkrnl callback is missing from the counting table");
+static_assert(sizeof(CLTRACE_GPU_OBSERVER) == 1 * sizeof(void*),
+              "a GPU observer call is missing from the counting table");
+
+}  // namespace
+
+uint64_t ProcessKernelLayerCalls() { return g_kernel_layer_calls.load(); }
+
+KernelStack::KernelStack(KernelStackOptions options, ViolationSink* violations,
+                         TableWrappers wrappers) {
+  if (options.bug == PlantedBug::kR75FenceMismatch ||
+      options.bug == PlantedBug::kR76SubmitUnpatched) {
+    options.kernel.bug = options.bug;
+  }
+  if (options.bug == PlantedBug::kR77DpcBeforeNotify ||
+      options.bug == PlantedBug::kR78SplitOffsetOrder) {
+    options.kmd.bug = options.bug;
+  }
+  kernel_ = std::make_unique<Dxgkrnl>(options.kernel, violations);
+  kmd_ = std::make_unique<ModelKmd>(&kernel_->hardware(), options.kmd, violations);
+  // Counting first (innermost): the real tables are static, so the globals never change.
+  g_real_kmd.store(kmd_->driver_initialization_data(), std::memory_order_release);
+  g_real_dxgkrnl.store(kernel_->dxgkrnl_interface(), std::memory_order_release);
+  g_real_observer.store(kernel_->gpu_observer(), std::memory_order_release);
+  const DRIVER_INITIALIZATION_DATA* kmd_table = &kCountingKmd;
+  if (wrappers.kmd) kmd_table = wrappers.kmd(kmd_table);
+  const DXGKRNL_INTERFACE* cb_table = &kCountingDxgkrnl;
+  if (wrappers.dxgkrnl) cb_table = wrappers.dxgkrnl(cb_table);
+  const CLTRACE_GPU_OBSERVER* observer_table = &kCountingObserver;
+  if (wrappers.gpu_observer) observer_table = wrappers.gpu_observer(observer_table);
+  kmd_table_ = kmd_table;
+  dxgkrnl_table_ = cb_table;
+  observer_table_ = observer_table;
+  kernel_->SetGpuObserver(observer_table);
+  kernel_->StartAdapter(kmd_table, kmd_->adapter());
+  kmd_->Start(cb_table, kernel_->dxgkrnl_handle());
+  callbacks_ = kernel_->device_callbacks();
+  if (wrappers.device_callbacks) callbacks_ = wrappers.device_callbacks(callbacks_);
+}
+
+KernelStack::~KernelStack() {
+  // The kernel first: it may still reference KMD objects, never the other way round after
+  // this point.
+  kernel_.reset();
+  kmd_.reset();
+}
+
+}  // namespace cltrace::gpu
