@@ -153,7 +153,7 @@ void Checker::Impl::OnAdapterCall(const Event& e, const CallMeta& m) {
 
 void Checker::Impl::OnDeviceCall(const Event& e, const CallMeta& m) {
   consumed_calc_ = e.parent == 0 && ResolvePending(e, m);
-  first_of_thread_ = e.parent == 0 && threads_seen_.insert(e.tid).second;
+  first_of_thread_ = e.parent == 0 && threads_.OnTopLevelCall(e.tid);
   int32_t c = ContextOf(e, m);
   if (c < 0) return;
   if (ctxs_[c].dc) {

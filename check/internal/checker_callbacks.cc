@@ -214,8 +214,7 @@ void Checker::Impl::OnSetErrorCb(const Event& e, const CallMeta& m) {
         if (d >= 0 && ctxs_[d].dc && ctxs_[d].state == State::kClosed && ctxs_[d].last.n > 0 &&
             ctxs_[d].last.t[ctxs_[d].last.n - 1].seq == p->seq)
           CtxTo(d, State::kFinishFailed, e);
-        if (PendingCalc* pc = FindPending(p->tid); pc && pc->create_seq == p->seq)
-          DropPending(p->tid);
+        threads_.Cancel(p->tid, p->seq);
         return;
       }
       [[fallthrough]];
@@ -230,8 +229,7 @@ void Checker::Impl::OnSetErrorCb(const Event& e, const CallMeta& m) {
         int32_t o = Slot(Arg(*p, pm.handle)).obj;
         if (o >= 0 && objs_[o].create_seq == p->seq && objs_[o].state == State::kAlive)
           ObjTo(o, State::kCreateFailed, e);
-        if (PendingCalc* pc = FindPending(p->tid); pc && pc->create_seq == p->seq)
-          DropPending(p->tid);
+        threads_.Cancel(p->tid, p->seq);
       }
       break;
     case Op::kCreateDeferredContext: {

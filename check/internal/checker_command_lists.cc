@@ -72,7 +72,7 @@ void Checker::Impl::IcCreateCommandList(const Event& e, const CallMeta& m, int32
     p.handle = h;
     p.type = static_cast<int8_t>(k_.ht_commandlist);
     p.cl = ci;
-    SetPending(p);
+    threads_.Expect(p);
   } else {
     int32_t hr = static_cast<int32_t>(e.ret);
     if (hr != 0 && static_cast<uint32_t>(hr) != k_.e_outofmemory) {
@@ -135,7 +135,7 @@ void Checker::Impl::IcCreateCommandList(const Event& e, const CallMeta& m, int32
     p.handle = h;
     p.cl = ci;
     p.recycle = true;
-    SetPending(p);
+    threads_.Expect(p);
   }
   if (d >= 0 && dc_ready) {
     Ctx& dx = ctxs_[d];

@@ -155,7 +155,7 @@ void Checker::Impl::IcCreateObject(const Event& e, const CallMeta& m, int32_t ic
     p.create_call = e.call;
     p.handle = h;
     p.type = m.object_type;
-    SetPending(p);
+    threads_.Expect(p);
   }
 }
 

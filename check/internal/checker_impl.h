@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -23,6 +24,7 @@
 #include "absl/strings/str_split.h"
 #include "check/checker.h"
 #include "check/internal/call_meta.h"
+#include "check/internal/thread_tracker.h"
 #include "format/catalog.h"
 
 namespace cltrace::check {
@@ -238,21 +240,6 @@ struct Surface {
   uint64_t caps = 0;
   uint64_t caps2 = 0;
   bool video = false;
-};
-
-// R35: after an IC creation the thread's next call must be CalcDeferredContextHandleSize.
-struct PendingCalc {
-  uint32_t tid = 0;
-  uint64_t after = 0;  // the creating call's exit position
-  uint64_t create_seq = 0;
-  CallId create_call = CallId::kInvalid;
-  uint64_t handle = 0;
-  int8_t type = -1;
-  int32_t cl = -1;
-  bool recycle = false;  // set by RecycleCreateCommandList: a Calc must NOT follow
-  // A missing Calc is judged only when the device shows DC support; a Calc that follows is
-  // accepted either way (a fragment or late attach may lack the support evidence).
-  bool expected = true;
 };
 
 }  // namespace internal
@@ -567,35 +554,12 @@ class Checker::Impl {
   }
 
   // ---- R35 ------------------------------------------------------------------------------
-  PendingCalc* FindPending(uint32_t tid) {
-    for (PendingCalc& p : pending_)
-      if (p.tid == tid) return &p;
-    return nullptr;
-  }
-  void SetPending(const PendingCalc& p) {
-    if (PendingCalc* old = FindPending(p.tid)) {
-      *old = p;
-    } else {
-      pending_.push_back(p);
-    }
-  }
-  void DropPending(uint32_t tid) {
-    for (size_t i = 0; i < pending_.size(); ++i) {
-      if (pending_[i].tid == tid) {
-        pending_[i] = pending_.back();
-        pending_.pop_back();
-        return;
-      }
-    }
-  }
   // Called before every top-level device call. Returns true if `e` is the
   // CalcDeferredContextHandleSize the pending creation asked for.
   bool ResolvePending(const Event& e, const CallMeta& m) {
-    if (pending_.empty()) return false;
-    PendingCalc* p = FindPending(e.tid);
-    if (p == nullptr || e.seq < p->after) return false;
-    PendingCalc pc = *p;
-    DropPending(e.tid);
+    std::optional<PendingCalc> taken = threads_.Take(e.tid, e.seq);
+    if (!taken) return false;
+    const PendingCalc& pc = *taken;
     bool is_calc = m.op == Op::kCalcHandleSize;
     uint64_t type = Arg(e, m.handle_type);
     if (pc.recycle) {
@@ -762,7 +726,7 @@ class Checker::Impl {
   std::vector<Local> locals_;
   // (dc << 33 | is_cl << 32 | target) -> open local index (R58).
   absl::flat_hash_map<uint64_t, int32_t> open_local_;
-  std::vector<PendingCalc> pending_;
+  internal::ThreadTracker threads_;  // R35 obligations, first calls per thread
   std::vector<Allocation> allocs_;
   std::vector<Deadline> deadlines_;
   uint64_t next_deadline_ = kNeverReturned;
@@ -782,7 +746,6 @@ class Checker::Impl {
   bool caps_build2_ = false;
   bool consumed_calc_ = false;    // this CalcDeferredContextHandleSize answered a creation
   bool first_of_thread_ = false;  // this top-level device call is its thread's first
-  absl::flat_hash_set<uint32_t> threads_seen_;        // threads with a top-level device call
   absl::flat_hash_map<uint64_t, uint64_t> no_lists_;  // R35: adapter -> GetCaps seq, no lists
   bool context_created_ = false;                      // R74
 };
