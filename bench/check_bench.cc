@@ -10,9 +10,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
+#include "check/checker.h"
 #include "format/catalog.h"
 #include "format/event.h"
-#include "replayer/analysis/checker.h"
 
 namespace {
 
@@ -117,7 +117,7 @@ void BM_CheckSmallCommandLists(benchmark::State& state) {
   const Generator& g = Workload();
   uint64_t violations = 0;
   for (auto _ : state) {
-    auto r = cltrace::analysis::Check(g.events_, g.handles_);
+    auto r = cltrace::check::Check(g.events_, g.handles_);
     if (!r.ok()) {
       state.SkipWithError(std::string(r.status().message()).c_str());
       return;

@@ -1,14 +1,15 @@
 // cltrace check FILE: judges a trace against the contract rules of ddi-spec §5
-// (replayer/analysis/check_command.h does the work; docs/rules.md lists the rules).
+// (check/check_trace.h does the work, cli/check_output.h prints the report; docs/rules.md
+// lists the rules).
 #include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli/args.h"
+#include "cli/check_output.h"
 #include "cli/trace_input.h"
 #include "cli/verb.h"
-#include "replayer/analysis/check_command.h"
 
 namespace cltrace::cli {
 namespace {
@@ -37,24 +38,17 @@ constexpr char kUsage[] =
     "exit: 0 no violations (warnings allowed); 1 violations found; 2 bad input or usage\n";
 
 int RunCheckVerb(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  ArgSpec spec = ArgSpec("check", kUsage)
-                     .Options({"--rules", "--nested-execute-handle", "--amortized-max-submits",
-                               "--dc-amortized-max-calls"})
-                     .Flags({"--json", "--salvage"})
-                     .Positional(1, 1);
+  ArgSpec spec = CheckArgSpec(kUsage);
   ParsedArgs parsed;
   if (std::optional<int> done = ParseVerbArgs(args, spec, &parsed, out, err)) return *done;
-  analysis::CheckOptions options;
-  options.json = parsed.Flag("--json");
-  for (const auto& [name, value] : parsed.options) {
-    absl::Status s = analysis::ApplyCheckOption(name, value, &options);
-    if (!s.ok()) {
-      err << "cltrace check: " << s.message() << "\n";
-      return kExitBadInput;
-    }
+  absl::StatusOr<CheckCommandLine> cmd = CheckCommandLineFrom(parsed);
+  if (!cmd.ok()) {
+    err << "cltrace check: " << cmd.status().message() << "\n";
+    return kExitBadInput;
   }
+  check::CheckOptions& options = cmd->options;
   const std::string& path = parsed.positional[0];
-  absl::StatusOr<TraceInput> in = ReadTrace(path, parsed.Flag("--salvage"));
+  absl::StatusOr<TraceInput> in = ReadTrace(path, cmd->salvage);
   if (!in.ok()) {
     err << "cltrace check: " << path << ": " << in.status().message() << "\n";
     return kExitBadInput;
@@ -75,7 +69,7 @@ int RunCheckVerb(const std::vector<std::string>& args, std::ostream& out, std::o
   options.gaps = &in->gaps;        // holes only for a recording (ReadTrace)
   // Findings go to stdout only when the check ran to a verdict (not on exit 2).
   std::ostringstream findings;
-  int code = analysis::RunCheck(options, in->events, in->handles, findings, err);
+  int code = RunCheck(options, cmd->json, in->events, in->handles, findings, err);
   if (code != kExitBadInput) out << findings.str();
   return code;
 }

@@ -1,13 +1,13 @@
 // cltrace lifecycle FILE [--handle H]: state timelines of command lists, deferred contexts
-// and context-local handles (replayer/analysis/lifecycle.h).
+// and context-local handles (check/lifecycle.h; cli/lifecycle_output.h prints them).
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/args.h"
+#include "cli/lifecycle_output.h"
 #include "cli/trace_input.h"
 #include "cli/verb.h"
-#include "replayer/analysis/lifecycle.h"
 
 namespace cltrace::cli {
 namespace {
@@ -28,11 +28,10 @@ constexpr char kUsage[] =
     "exit: 0 ok; 2 bad input, unknown handle or bad usage\n";
 
 int RunLifecycleVerb(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  ArgSpec spec =
-      ArgSpec("lifecycle", kUsage).Options({"--handle"}).Flags({"--salvage"}).Positional(1, 1);
+  ArgSpec spec = LifecycleArgSpec(kUsage);
   ParsedArgs parsed;
   if (std::optional<int> done = ParseVerbArgs(args, spec, &parsed, out, err)) return *done;
-  analysis::LifecycleOptions options;
+  LifecycleOptions options;
   options.handle = parsed.Option("--handle").value_or("");
   const std::string& path = parsed.positional[0];
   absl::StatusOr<TraceInput> in = ReadTrace(path, parsed.Flag("--salvage"));
@@ -40,7 +39,7 @@ int RunLifecycleVerb(const std::vector<std::string>& args, std::ostream& out, st
     err << "cltrace lifecycle: " << path << ": " << in.status().message() << "\n";
     return kExitBadInput;
   }
-  int code = analysis::RunLifecycle(options, in->events, in->handles, out, err);
+  int code = RunLifecycle(options, in->events, in->handles, out, err);
   if (!in->error.ok()) {
     out.flush();
     err << "cltrace lifecycle: " << path << ": " << in->error.message() << "\n";

@@ -1,12 +1,13 @@
-// cltrace stats FILE: recycling and lifetime statistics (replayer/analysis/stats.h).
+// cltrace stats FILE: recycling and lifetime statistics (check/stats.h;
+// cli/stats_output.h prints them).
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/args.h"
+#include "cli/stats_output.h"
 #include "cli/trace_input.h"
 #include "cli/verb.h"
-#include "replayer/analysis/stats.h"
 
 namespace cltrace::cli {
 namespace {
@@ -34,7 +35,7 @@ int RunStatsVerb(const std::vector<std::string>& args, std::ostream& out, std::o
     err << "cltrace stats: " << path << ": " << in.status().message() << "\n";
     return kExitBadInput;
   }
-  int code = analysis::RunStats(in->events, in->handles, out, err);
+  int code = RunStats(in->events, in->handles, out, err);
   if (!in->error.ok()) {
     out.flush();
     err << "cltrace stats: " << path << ": " << in->error.message() << "\n";

@@ -292,10 +292,10 @@ void CallDetailsPanel::Draw(const char* title, const TraceModel& model, View& vi
     }
     const char* before =
         i > 0 && row.spans[i - 1].lifetime == s.lifetime && row.spans[i - 1].to == s.from
-            ? analysis::StateName(row.spans[i - 1].state).data()
+            ? check::StateName(row.spans[i - 1].state).data()
             : "(new)";
     ImGui::PushID(r);
-    std::string t = absl::StrCat(row.label, ": ", before, " -> ", analysis::StateName(s.state));
+    std::string t = absl::StrCat(row.label, ": ", before, " -> ", check::StateName(s.state));
     if (ImGui::Selectable(t.c_str(), view.selected_row == r)) view.SelectRow(r);
     ImGui::PopID();
   }
@@ -303,9 +303,9 @@ void CallDetailsPanel::Draw(const char* title, const TraceModel& model, View& vi
   if (!findings.empty()) {
     ImGui::Separator();
     for (int vi : findings) {
-      const analysis::Violation& v = model.violations()[vi];
+      const check::Violation& v = model.violations()[vi];
       ImGui::TextColored(ImVec4(1, 0.35f, 0.35f, 1), "%s %s:", v.rule ? v.rule->id : "?",
-                         v.severity == analysis::Severity::kError ? "error" : "warning");
+                         v.severity == check::Severity::kError ? "error" : "warning");
       ImGui::SameLine();
       ImGui::TextWrapped("%s", v.message.c_str());
     }

@@ -5,7 +5,7 @@
 
 namespace cltrace::inspector {
 
-using analysis::State;
+using check::State;
 
 namespace {
 

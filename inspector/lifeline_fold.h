@@ -40,7 +40,7 @@ struct FoldedSpan {
   // count == 1: the span's state. Folded: the majority of the states at 1/4, 1/2 and 3/4
   // of the block (three binary searches; which state dominates a block is not knowable
   // without visiting its spans, and a single sample aliases with periodic traces).
-  analysis::State state = analysis::State::kNone;
+  check::State state = check::State::kNone;
   bool folded() const { return count > 1; }
 };
 

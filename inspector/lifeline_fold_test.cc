@@ -7,7 +7,7 @@
 namespace cltrace::inspector {
 namespace {
 
-using analysis::State;
+using check::State;
 
 // Contiguous spans of the given lengths starting at `start`, alternating V / RD / RC.
 std::vector<Span> Spans(uint64_t start, const std::vector<uint64_t>& lengths) {

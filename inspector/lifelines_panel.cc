@@ -11,7 +11,7 @@
 
 namespace cltrace::inspector {
 
-using analysis::State;
+using check::State;
 
 std::string FormatSeq(uint64_t seq) {
   std::string digits = absl::StrCat(seq);
@@ -50,7 +50,7 @@ const std::vector<uint64_t>& LifelinesPanel::RowViolations(const TraceModel& mod
     absl::flat_hash_map<uint64_t, std::vector<int>> rows_of;
     for (int r = 0; r < static_cast<int>(model.rows().size()); ++r)
       rows_of[model.rows()[r].handle].push_back(r);
-    for (const analysis::Violation& v : model.violations()) {
+    for (const check::Violation& v : model.violations()) {
       auto it = rows_of.find(v.handle);
       if (it == rows_of.end()) continue;
       for (int r : it->second) row_violations_[r].push_back(v.seq);
@@ -245,11 +245,11 @@ void LifelinesPanel::Tooltip(const TraceModel& model, int r, const FoldedSpan& f
     ImGui::Text("%u state spans folded here (each under %.0f px): zoom in to see them", f.count,
                 min_px);
     ImGui::Text("seq %s .. %s", FormatSeq(first.from).c_str(), FormatSeq(last.to).c_str());
-    ImGui::Text("state at the middle: %s", std::string(analysis::StateName(f.state)).c_str());
+    ImGui::Text("state at the middle: %s", std::string(check::StateName(f.state)).c_str());
   } else {
     const format::CallInfo* ci = format::GetCall(first.cause);
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(StateColor(first.state)), "%s",
-                       std::string(analysis::StateName(first.state)).c_str());
+                       std::string(check::StateName(first.state)).c_str());
     int64_t ev = model.EventAt(first.from);
     std::string thread = ev >= 0 ? absl::StrCat(model.events()[ev].tid) : std::string("?");
     if (ci != nullptr) {
@@ -267,7 +267,7 @@ void LifelinesPanel::Tooltip(const TraceModel& model, int r, const FoldedSpan& f
     if (row.kind == RowKind::kCommandList && row.context != 0)
       ImGui::Text("owning deferred context: %s", model.Token(row.context).c_str());
     for (int vi : model.ViolationsAt(first.from)) {
-      const analysis::Violation& v = model.violations()[vi];
+      const check::Violation& v = model.violations()[vi];
       if (v.handle != row.handle) continue;
       ImGui::TextColored(ImVec4(1, 0.35f, 0.35f, 1), "%s: %s", v.rule ? v.rule->id : "?",
                          v.message.c_str());

@@ -11,8 +11,8 @@
 
 namespace cltrace::inspector {
 
-using analysis::HandleRole;
-using analysis::State;
+using check::HandleRole;
+using check::State;
 using format::CallId;
 using format::Event;
 
@@ -70,13 +70,13 @@ uint64_t TransitionKey(HandleRole role, State from, State to, CallId call, bool 
 }  // namespace
 
 // Turns the checker's transitions into rows while the checker runs.
-class ModelBuilder : public analysis::TransitionObserver {
+class ModelBuilder : public check::TransitionObserver {
  public:
   ModelBuilder(TraceModel* m, const ProgressFn& progress) : m_(m), progress_(progress) {
     m_->flags_.assign(m_->data_.events.size(), 0);
   }
 
-  void OnTransition(const analysis::TransitionEvent& t) override {
+  void OnTransition(const check::TransitionEvent& t) override {
     if (t.role == HandleRole::kImmediateContext || t.role == HandleRole::kObject) return;
     CountTransition(t);
     std::vector<int>& by_lifetime = row_by_lifetime_[static_cast<int>(t.role)];
@@ -209,7 +209,7 @@ class ModelBuilder : public analysis::TransitionObserver {
   }
 
  private:
-  void CountTransition(const analysis::TransitionEvent& t) {
+  void CountTransition(const check::TransitionEvent& t) {
     // A one-entry cache in front of the hash map: a trace repeats the same few transitions,
     // and this runs for every one of them (millions).
     uint64_t key = TransitionKey(t.role, t.from, t.to, t.call, t.dc_table);
@@ -234,7 +234,7 @@ class ModelBuilder : public analysis::TransitionObserver {
     ++transitions_[it->second].count;
   }
 
-  int RowFor(const analysis::TransitionEvent& t) {
+  int RowFor(const check::TransitionEvent& t) {
     std::pair<uint64_t, uint64_t> key;
     switch (t.role) {
       case HandleRole::kCommandList:
@@ -273,15 +273,15 @@ class ModelBuilder : public analysis::TransitionObserver {
   // are where the illegal step shows on the handle's row).
   void FlagTransitions() {
     absl::flat_hash_map<uint64_t, std::vector<int>> rows_of;
-    for (const analysis::Violation& v : m_->violations_)
-      if (v.severity == analysis::Severity::kError && v.handle != 0) rows_of[v.handle];
+    for (const check::Violation& v : m_->violations_)
+      if (v.severity == check::Severity::kError && v.handle != 0) rows_of[v.handle];
     if (rows_of.empty()) return;
     for (int r = 0; r < static_cast<int>(m_->rows_.size()); ++r) {
       auto it = rows_of.find(m_->rows_[r].handle);
       if (it != rows_of.end()) it->second.push_back(r);
     }
-    for (const analysis::Violation& v : m_->violations_) {
-      if (v.severity != analysis::Severity::kError || v.handle == 0) continue;
+    for (const check::Violation& v : m_->violations_) {
+      if (v.severity != check::Severity::kError || v.handle == 0) continue;
       for (int r : rows_of[v.handle]) {
         const Row& row = m_->rows_[r];
         int i = m_->SpanIndexAt(r, v.seq);
@@ -322,9 +322,9 @@ absl::StatusOr<std::unique_ptr<TraceModel>> TraceModel::Build(TraceData data,
   CallScan scan;
   std::thread scanner([&] { scan.Run(events); });
   ModelBuilder builder(m.get(), progress);
-  analysis::Checker checker(options.check);
+  check::Checker checker(options.check);
   checker.set_observer(&builder);
-  absl::StatusOr<analysis::CheckResult> check = checker.Run(events, m->data_.handles);
+  absl::StatusOr<check::CheckResult> check = checker.Run(events, m->data_.handles);
   scanner.join();
   if (!check.ok()) return check.status();
 
@@ -337,7 +337,7 @@ absl::StatusOr<std::unique_ptr<TraceModel>> TraceModel::Build(TraceData data,
   m->violations_.insert(m->violations_.end(), std::make_move_iterator(check->warnings.begin()),
                         std::make_move_iterator(check->warnings.end()));
   std::stable_sort(m->violations_.begin(), m->violations_.end(),
-                   [](const analysis::Violation& a, const analysis::Violation& b) {
+                   [](const check::Violation& a, const check::Violation& b) {
                      return std::tie(a.seq, a.severity) < std::tie(b.seq, b.severity);
                    });
   builder.Finish(m->end_seq_);
@@ -431,14 +431,14 @@ std::vector<size_t> TraceModel::Children(size_t event) const {
 int TraceModel::NextViolation(uint64_t seq) const {
   if (violations_.empty()) return -1;
   auto it = std::upper_bound(violations_.begin(), violations_.end(), seq,
-                             [](uint64_t s, const analysis::Violation& v) { return s < v.seq; });
+                             [](uint64_t s, const check::Violation& v) { return s < v.seq; });
   return it == violations_.end() ? 0 : static_cast<int>(it - violations_.begin());
 }
 
 int TraceModel::PrevViolation(uint64_t seq) const {
   if (violations_.empty()) return -1;
   auto it = std::lower_bound(violations_.begin(), violations_.end(), seq,
-                             [](const analysis::Violation& v, uint64_t s) { return v.seq < s; });
+                             [](const check::Violation& v, uint64_t s) { return v.seq < s; });
   return it == violations_.begin() ? static_cast<int>(violations_.size()) - 1
                                    : static_cast<int>(it - violations_.begin()) - 1;
 }
@@ -446,7 +446,7 @@ int TraceModel::PrevViolation(uint64_t seq) const {
 std::vector<int> TraceModel::ViolationsAt(uint64_t seq) const {
   std::vector<int> out;
   auto it = std::lower_bound(violations_.begin(), violations_.end(), seq,
-                             [](const analysis::Violation& v, uint64_t s) { return v.seq < s; });
+                             [](const check::Violation& v, uint64_t s) { return v.seq < s; });
   for (; it != violations_.end() && it->seq == seq; ++it)
     out.push_back(static_cast<int>(it - violations_.begin()));
   return out;

@@ -4,7 +4,7 @@
 // function / per thread call counts. No ImGui here: the CLI-style tools, the tests and the
 // benchmarks use it without a display (the tracy split: analysis in a library, UI on top).
 //
-// The states come from the contract checker's transition stream (replayer/analysis), the same
+// The states come from the contract checker's transition stream (check/), the same
 // stream the lifecycle analysis (`cltrace lifecycle`) is built from, so the inspector, `cltrace
 // lifecycle` and `cltrace check` agree on every state. One checker pass builds everything.
 //
@@ -15,7 +15,7 @@
 //   absl::StatusOr<TraceData> data = ReadTraceFile("t.cltrace", nullptr);
 //   absl::StatusOr<std::unique_ptr<TraceModel>> m = TraceModel::Build(*std::move(data), nullptr);
 //   int row = (*m)->FindRow("cl1");
-//   const Span* s = (*m)->SpanAt(row, 120);   // s->state == analysis::State::kValid
+//   const Span* s = (*m)->SpanAt(row, 120);   // s->state == check::State::kValid
 #ifndef CLTRACE_INSPECTOR_MODEL_H_
 #define CLTRACE_INSPECTOR_MODEL_H_
 
@@ -30,10 +30,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "check/checker.h"
+#include "check/states.h"
 #include "format/call_ids.h"
 #include "format/event.h"
-#include "replayer/analysis/checker.h"
-#include "replayer/analysis/states.h"
 
 namespace cltrace::inspector {
 
@@ -64,7 +64,7 @@ struct Span {
   uint64_t from = 0;  // entry seq of the call that caused the state
   uint64_t to = 0;    // seq the next state began (exclusive); always > from. Terminal states
                       // (Destroyed, CreateFailed) are one position wide: the handle's end.
-  analysis::State state = analysis::State::kNone;
+  check::State state = check::State::kNone;
   bool dc_table = false;  // the causing call went through a DC table
   format::CallId cause = format::CallId::kInvalid;
   uint32_t lifetime = 0;  // the checker's lifetime number (per role)
@@ -83,9 +83,9 @@ struct Row {
 
 // How often the trace took one transition (role, from, to, call, table).
 struct TransitionCount {
-  analysis::HandleRole role = analysis::HandleRole::kCommandList;
-  analysis::State from = analysis::State::kNone;
-  analysis::State to = analysis::State::kNone;
+  check::HandleRole role = check::HandleRole::kCommandList;
+  check::State from = check::State::kNone;
+  check::State to = check::State::kNone;
   format::CallId call = format::CallId::kInvalid;
   bool dc_table = false;
   uint64_t count = 0;
@@ -95,7 +95,7 @@ struct TransitionCount {
 };
 
 struct BuildOptions {
-  analysis::CheckOptions check;
+  check::CheckOptions check;
 };
 
 class TraceModel {
@@ -146,7 +146,7 @@ class TraceModel {
 
   // ---- Checker -----------------------------------------------------------------------------
   // Errors and warnings, by seq (errors first at equal seq).
-  const std::vector<analysis::Violation>& violations() const { return violations_; }
+  const std::vector<check::Violation>& violations() const { return violations_; }
   uint64_t error_count() const { return errors_; }
   uint64_t dropped_findings() const { return dropped_findings_; }
   // First finding with seq > `seq` (wrapping to the first), or -1 if there are none.
@@ -181,7 +181,7 @@ class TraceModel {
   std::vector<uint8_t> flags_;
   std::vector<uint64_t> call_counts_;
   std::vector<std::pair<uint32_t, uint64_t>> thread_counts_;
-  std::vector<analysis::Violation> violations_;
+  std::vector<check::Violation> violations_;
   uint64_t errors_ = 0;
   uint64_t dropped_findings_ = 0;
   std::vector<TransitionCount> transitions_;
@@ -191,8 +191,8 @@ class TraceModel {
 };
 
 // True for the states drawn as a one-position end marker.
-inline bool IsTerminal(analysis::State s) {
-  return s == analysis::State::kDestroyed || s == analysis::State::kCreateFailed;
+inline bool IsTerminal(check::State s) {
+  return s == check::State::kDestroyed || s == check::State::kCreateFailed;
 }
 
 absl::string_view RowKindName(RowKind k);

@@ -13,7 +13,7 @@
 namespace cltrace::inspector {
 namespace {
 
-using analysis::State;
+using check::State;
 using ::testing::ElementsAre;
 using testing::MakeSmallCommandListTrace;
 using testing::SyntheticOptions;
@@ -125,7 +125,7 @@ TEST(ModelTest, IllegalTransitionIsCountedFlaggedAndRedInTheDiagram) {
   auto m = Build(MakeSmallCommandListTrace({.calls = 600, .dcs = 2, .violation_cycle = 3}));
   bool found = false;
   for (const TransitionCount& t : m->transitions()) {
-    if (t.role == analysis::HandleRole::kCommandList && t.from == State::kRecycleDestroyed &&
+    if (t.role == check::HandleRole::kCommandList && t.from == State::kRecycleDestroyed &&
         t.to == State::kValid) {
       found = true;
       EXPECT_EQ(t.count, 1u);
@@ -247,7 +247,7 @@ TEST(ModelTest, ReleasedListExecutedShowsItsFindings) {
       LoadModel("corpus/check/released_list_executed.jsonl", {}, {});
   ASSERT_TRUE(m.ok()) << m.status();
   std::vector<std::string> rules;
-  for (const analysis::Violation& v : (*m)->violations()) rules.push_back(v.rule->id);
+  for (const check::Violation& v : (*m)->violations()) rules.push_back(v.rule->id);
   EXPECT_THAT(rules, ::testing::IsSupersetOf({"R40", "R45", "R44"}));
 }
 

@@ -20,7 +20,7 @@
 namespace cltrace::inspector {
 namespace {
 
-using analysis::State;
+using check::State;
 
 class PanelsTest : public ::testing::Test {
  protected:
@@ -165,7 +165,7 @@ TEST_F(PanelsTest, KeysWalkTransitionsOfTheSelectedHandle) {
 TEST_F(PanelsTest, KeyVJumpsToTheNextFindingAndItsHandle) {
   Load({.calls = 600, .dcs = 2, .violation_cycle = 3});
   Key(keys::kV);
-  const analysis::Violation& v = model().violations()[0];
+  const check::Violation& v = model().violations()[0];
   EXPECT_EQ(app_.view().selected_violation, 0);
   EXPECT_EQ(app_.view().cursor, v.seq);
   EXPECT_EQ(app_.view().selected_row, model().RowOfHandle(v.handle));

@@ -23,7 +23,7 @@
 namespace cltrace::inspector {
 namespace {
 
-using analysis::State;
+using check::State;
 
 struct Rgb {
   int r, g, b;

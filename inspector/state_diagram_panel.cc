@@ -12,7 +12,7 @@
 
 namespace cltrace::inspector {
 
-using analysis::State;
+using check::State;
 
 namespace {
 
@@ -57,7 +57,7 @@ std::string Abbreviate(const std::string& calls) {
 
 // What kNone means in each machine: U for handles, N for local handles.
 absl::string_view NoneName(const Machine& m) {
-  return m.role == analysis::HandleRole::kLocal ? "none" : "unallocated";
+  return m.role == check::HandleRole::kLocal ? "none" : "unallocated";
 }
 
 }  // namespace
@@ -98,7 +98,7 @@ void StateDiagramPanel::Draw(const char* title, const TraceModel& model, View& v
   if (have_selection) {
     ImGui::TextDisabled(" %s at seq %s: %s", model.rows()[row].label.c_str(),
                         absl::StrCat(view.cursor).c_str(),
-                        std::string(analysis::StateName(highlighted_)).c_str());
+                        std::string(check::StateName(highlighted_)).c_str());
   } else {
     ImGui::TextDisabled(" (select a handle to see its state)");
   }
@@ -166,7 +166,7 @@ void StateDiagramPanel::Draw(const char* title, const TraceModel& model, View& v
     draw->AddCircleFilled(c, radius_, fill, 24);
     const ImVec2 ts = ImGui::CalcTextSize(n.label);
     draw->AddText(ImVec2(c.x - ts.x * 0.5f, c.y - ts.y * 0.5f), IM_COL32(0, 0, 0, 255), n.label);
-    std::string name(n.state == State::kNone ? NoneName(m) : analysis::StateName(n.state));
+    std::string name(n.state == State::kNone ? NoneName(m) : check::StateName(n.state));
     const ImVec2 ns = ImGui::CalcTextSize(name.c_str());
     const float nx = std::clamp(c.x - ns.x * 0.5f, box0_.x + 2, box1_.x - ns.x - 2);
     draw->AddText(ImVec2(nx, c.y + radius_ + 1), IM_COL32(170, 170, 170, 255), name.c_str());
@@ -181,7 +181,7 @@ void StateDiagramPanel::Draw(const char* title, const TraceModel& model, View& v
   for (const MachineNode& n : m.nodes) {
     const ImVec2 c = NodeCenter(n.state);
     placed.emplace_back(ImVec2(c.x - radius_, c.y - radius_), ImVec2(c.x + radius_, c.y + radius_));
-    std::string name(n.state == State::kNone ? NoneName(m) : analysis::StateName(n.state));
+    std::string name(n.state == State::kNone ? NoneName(m) : check::StateName(n.state));
     const float w = ImGui::CalcTextSize(name.c_str()).x;
     const float nx = std::clamp(c.x - w * 0.5f, box0_.x + 2, box1_.x - w - 2);
     placed.emplace_back(ImVec2(nx, c.y + radius_), ImVec2(nx + w, c.y + radius_ + 14));
@@ -237,8 +237,8 @@ void StateDiagramPanel::Draw(const char* title, const TraceModel& model, View& v
   ImGui::Dummy(ImVec2(avail.x, box_h));
   if (hovered != nullptr) {
     ImGui::BeginTooltip();
-    ImGui::Text("%s -> %s", std::string(analysis::StateName(hovered->from)).c_str(),
-                std::string(analysis::StateName(hovered->to)).c_str());
+    ImGui::Text("%s -> %s", std::string(check::StateName(hovered->from)).c_str(),
+                std::string(check::StateName(hovered->to)).c_str());
     ImGui::TextUnformatted(hovered->label.c_str());
     ImGui::EndTooltip();
   }
@@ -260,8 +260,8 @@ void StateDiagramPanel::Draw(const char* title, const TraceModel& model, View& v
       ImGui::TableNextColumn();
       ImGui::TextColored(col, "%s", e.illegal ? "ILLEGAL" : e.id.c_str());
       ImGui::TableNextColumn();
-      ImGui::TextColored(col, "%s -> %s", std::string(analysis::StateName(e.from)).c_str(),
-                         std::string(analysis::StateName(e.to)).c_str());
+      ImGui::TextColored(col, "%s -> %s", std::string(check::StateName(e.from)).c_str(),
+                         std::string(check::StateName(e.to)).c_str());
       ImGui::TableNextColumn();
       ImGui::TextColored(col, "%llu", static_cast<unsigned long long>(e.count));
       ImGui::TableNextColumn();

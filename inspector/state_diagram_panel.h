@@ -25,8 +25,8 @@ class StateDiagramPanel {
   // Last frame: the kind shown, the highlighted state (kNone if none) and where each node of
   // the machine was drawn (screen coordinates, machine node order).
   RowKind kind() const { return kind_; }
-  analysis::State highlighted() const { return highlighted_; }
-  ImVec2 NodeCenter(analysis::State s) const;
+  check::State highlighted() const { return highlighted_; }
+  ImVec2 NodeCenter(check::State s) const;
   float node_radius() const { return radius_; }
   const Diagram& diagram() const { return diagram_; }
 
@@ -35,7 +35,7 @@ class StateDiagramPanel {
   RowKind kind_ = RowKind::kCommandList;
   bool built_ = false;
   Diagram diagram_;
-  analysis::State highlighted_ = analysis::State::kNone;
+  check::State highlighted_ = check::State::kNone;
   ImVec2 box0_, box1_;
   float radius_ = 16;
 };

@@ -10,8 +10,8 @@
 
 namespace cltrace::inspector {
 
-using analysis::HandleRole;
-using analysis::State;
+using check::HandleRole;
+using check::State;
 
 namespace {
 

@@ -15,14 +15,14 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "check/states.h"
 #include "format/call_ids.h"
 #include "inspector/model.h"
-#include "replayer/analysis/states.h"
 
 namespace cltrace::inspector {
 
 struct MachineNode {
-  analysis::State state;
+  check::State state;
   const char* label;  // short spec name: "V", "RD", "Rec"
   float x, y;         // layout in [0, 1] x [0, 1], left to right = a handle's life
 };
@@ -30,8 +30,8 @@ struct MachineNode {
 // One transition of the spec's tables (§3.1 T*, §3.2 D*, §3.3 L*).
 struct MachineEdge {
   const char* id;  // "T3"
-  analysis::State from;
-  analysis::State to;
+  check::State from;
+  check::State to;
   // The calls that take it (catalog names, DC-table calls included), empty = any call
   // (e.g. SetErrorCb of a failed create, or every DC::pfnCreate* of a local open).
   std::vector<const char*> calls;
@@ -39,7 +39,7 @@ struct MachineEdge {
 };
 
 struct Machine {
-  analysis::HandleRole role;
+  check::HandleRole role;
   const char* title;  // "Command list (§3.1)"
   std::vector<MachineNode> nodes;
   std::vector<MachineEdge> edges;
@@ -50,8 +50,8 @@ const Machine& MachineFor(RowKind kind);
 
 // An edge as the diagram shows it for one trace.
 struct DiagramEdge {
-  analysis::State from;
-  analysis::State to;
+  check::State from;
+  check::State to;
   std::string id;        // spec id ("T3"), empty for an edge the spec lacks
   std::string label;     // "T3 RecycleDestroyCommandList x812"
   std::string calls;     // "RecycleDestroyCommandList"; illegal edges: every call seen on it
@@ -73,7 +73,7 @@ struct Diagram {
 Diagram BuildDiagram(RowKind kind, const TraceModel& model);
 
 // True if the spec has a transition from `from` to `to` through `call` for `kind`.
-bool IsLegal(RowKind kind, analysis::State from, analysis::State to, format::CallId call);
+bool IsLegal(RowKind kind, check::State from, check::State to, format::CallId call);
 
 }  // namespace cltrace::inspector
 

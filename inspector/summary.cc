@@ -7,8 +7,8 @@
 
 namespace cltrace::inspector {
 
-using analysis::HandleRole;
-using analysis::State;
+using check::HandleRole;
+using check::State;
 
 Summary Summarize(const TraceModel& model, int samples) {
   Summary s;
@@ -28,8 +28,8 @@ Summary Summarize(const TraceModel& model, int samples) {
     if (t.to == State::kRecycleDestroyed) s.recycle_destroys += t.count;
     if (t.to == State::kDestroyed) s.destroys += t.count;
   }
-  for (const analysis::Violation& v : model.violations())
-    ++(v.severity == analysis::Severity::kError ? s.errors : s.warnings);
+  for (const check::Violation& v : model.violations())
+    ++(v.severity == check::Severity::kError ? s.errors : s.warnings);
 
   // Alive curves: a difference array over the sample points. A span [from, to) contains the
   // sample points k with from <= p_k < to, p_k = first + k * step.
@@ -58,8 +58,7 @@ Summary Summarize(const TraceModel& model, int samples) {
         break;
     }
     for (const Span& sp : row.spans) {
-      bool alive =
-          row.kind == RowKind::kLocal ? sp.state == State::kOpen : analysis::IsLive(sp.state);
+      bool alive = row.kind == RowKind::kLocal ? sp.state == State::kOpen : check::IsLive(sp.state);
       if (!alive) continue;
       ++(*diff)[index(sp.from)];
       --(*diff)[index(sp.to)];

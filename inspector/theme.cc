@@ -2,7 +2,7 @@
 
 namespace cltrace::inspector {
 
-using analysis::State;
+using check::State;
 
 ImU32 StateColor(State s) {
   switch (s) {

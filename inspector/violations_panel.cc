@@ -9,7 +9,7 @@ namespace cltrace::inspector {
 
 void JumpToViolation(const TraceModel& model, View& view, int index) {
   if (index < 0 || index >= static_cast<int>(model.violations().size())) return;
-  const analysis::Violation& v = model.violations()[index];
+  const check::Violation& v = model.violations()[index];
   view.selected_violation = index;
   int64_t ev = model.EventAt(v.seq);
   if (ev >= 0) {
@@ -25,7 +25,7 @@ void JumpToViolation(const TraceModel& model, View& view, int index) {
 }
 
 void ViolationsPanel::DrawContents(const TraceModel& model, View& view) {
-  const std::vector<analysis::Violation>& vs = model.violations();
+  const std::vector<check::Violation>& vs = model.violations();
   if (vs.empty()) {
     ImGui::TextColored(ImVec4(0.4f, 0.85f, 0.45f, 1),
                        "The checker found nothing: every handle followed its state machine.");
@@ -49,7 +49,7 @@ void ViolationsPanel::DrawContents(const TraceModel& model, View& view) {
   clipper.Begin(static_cast<int>(vs.size()));
   while (clipper.Step()) {
     for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
-      const analysis::Violation& v = vs[i];
+      const check::Violation& v = vs[i];
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       ImGui::PushID(i);
@@ -58,8 +58,8 @@ void ViolationsPanel::DrawContents(const TraceModel& model, View& view) {
                             ImGuiSelectableFlags_SpanAllColumns))
         JumpToViolation(model, view, i);
       ImGui::PopID();
-      const ImVec4 col = v.severity == analysis::Severity::kError ? ImVec4(1, 0.4f, 0.4f, 1)
-                                                                  : ImVec4(1, 0.8f, 0.35f, 1);
+      const ImVec4 col = v.severity == check::Severity::kError ? ImVec4(1, 0.4f, 0.4f, 1)
+                                                               : ImVec4(1, 0.8f, 0.35f, 1);
       ImGui::TableNextColumn();
       ImGui::TextColored(col, "%s", v.rule ? v.rule->id : "?");
       ImGui::TableNextColumn();

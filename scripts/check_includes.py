@@ -42,9 +42,7 @@ COMPONENT_PREFIXES = {
     "refdriver/": "refdriver",
     "recorder/": "recorder",
     "replayer/": "replayer",
-    # The contract checker: being moved from replayer/analysis/ to check/ (issue 13 §3).
-    "replayer/analysis/": "check",
-    "check/": "check",
+    "check/": "check",  # the contract checker (issue 13 §3)
     "inspector/": "inspector",
     "cli/": "cli",
     "corpus/": "corpus",
@@ -93,7 +91,7 @@ INTERNAL_OK_FROM = {"bench", "tests"}
 # it. Keep this list minimal.
 ALLOWED_EXCEPTIONS = {
     # §2 (state machines as tables in ddi/, drawn by the inspector) removes it.
-    ("inspector/theme.h", "replayer/analysis/states.h"):
+    ("inspector/theme.h", "check/states.h"):
         "issue 13 §2: the inspector UI colours the checker's state enum",
 }
 
@@ -199,7 +197,7 @@ def self_test():
         "umd/b.cc": '#include "wddm/a.h"\n#include "umd/b.h"\n',
         "umd/b_test.cc": '#include "tests/testing/golden.h"\n',
         "refdriver/c.cc": '#include "umd/b.h"\n',
-        "replayer/analysis/d.cc": '#include "format/event.h"\n',
+        "check/d.cc": '#include "format/event.h"\n',
         "inspector/app.cc": '#include "inspector/model.h"\n',
     }
     bad_tree = {

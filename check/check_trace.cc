@@ -1,0 +1,130 @@
+#include "check/check_trace.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "format/catalog.h"
+#include "format/trace_reader.h"
+
+namespace cltrace::check {
+namespace {
+
+absl::string_view CallName(format::CallId c) {
+  const format::CallInfo* ci = format::GetCall(c);
+  return ci ? absl::string_view(ci->name) : absl::string_view("?");
+}
+
+}  // namespace
+
+std::string FormatLast(const Violation& v) {
+  if (v.last.empty()) return "";
+  std::vector<std::string> parts;
+  for (const LastTransition& t : v.last) {
+    parts.push_back(t.call == format::CallId::kInvalid
+                        ? absl::StrCat(StateName(t.state), "@", t.seq, " (before the trace)")
+                        : absl::StrCat(StateName(t.state), "@", t.seq, " ", CallName(t.call)));
+  }
+  return absl::StrCat("[last: ", absl::StrJoin(parts, ", "), "]");
+}
+
+std::string FormatViolation(const Violation& v, const format::TokenTable& handles) {
+  absl::string_view handle = v.handle ? handles.Token(v.handle) : absl::string_view("-");
+  std::string line = absl::StrCat(
+      v.rule->id, " seq=", v.seq, " tid=", v.tid,
+      " fn=", v.call == format::CallId::kInvalid ? "-" : CallName(v.call), " handle=", handle, ": ",
+      v.severity == Severity::kWarning ? "warning: " : "", v.message);
+  std::string last = FormatLast(v);
+  if (!last.empty()) absl::StrAppend(&line, " ", last);
+  return line;
+}
+
+const RuleInfo& GapsRule() {
+  static const RuleInfo kGaps{"GAPS", "-", Enforcement::kInformative, false,
+                              "findings across positions missing from a recording are not judged"};
+  return kGaps;
+}
+
+void WithholdAcrossGaps(const format::PositionGaps& gaps, absl::Span<const format::Event> events,
+                        const absl::flat_hash_map<uint64_t, std::vector<uint64_t>>& creations,
+                        CheckResult* result) {
+  if (gaps.holes.empty()) return;
+  absl::flat_hash_map<uint64_t, bool> handles;  // handles of withheld findings
+  std::map<std::string, uint64_t> rules;        // withheld findings per rule
+  uint64_t withheld = 0;
+  auto crosses = [&](const Violation& v) {
+    uint64_t from = 0;  // position after which the handle's history is in the trace
+    if (v.handle != 0) {
+      auto it = creations.find(v.handle);
+      if (it != creations.end()) {
+        auto c = std::upper_bound(it->second.begin(), it->second.end(), v.seq);
+        if (c != it->second.begin()) from = *(c - 1);
+      }
+    }
+    uint64_t to = v.seq;  // through the end of the offending call (deadline rules)
+    auto e = std::lower_bound(events.begin(), events.end(), v.seq,
+                              [](const format::Event& x, uint64_t s) { return x.seq < s; });
+    if (e != events.end() && e->seq == v.seq) to = std::max(to, e->end);
+    return gaps.MissingBetween(from, to + 1);
+  };
+  auto filter = [&](std::vector<Violation>* list) {
+    std::vector<Violation> kept;
+    for (Violation& v : *list) {
+      if (!crosses(v)) {
+        kept.push_back(std::move(v));
+        continue;
+      }
+      ++withheld;
+      ++rules[v.rule->id];
+      if (v.handle != 0) handles[v.handle] = true;
+    }
+    *list = std::move(kept);
+  };
+  filter(&result->violations);
+  filter(&result->warnings);
+  std::vector<std::string> per_rule;
+  for (const auto& [rule, n] : rules) per_rule.push_back(absl::StrCat(rule, " x", n));
+  Violation note;
+  note.rule = &GapsRule();
+  note.severity = Severity::kWarning;
+  note.seq = gaps.first_missing;
+  note.message = absl::StrCat(
+      "not judged: the recording lost calls (", gaps.missing, " positions missing in ",
+      gaps.holes.size(), gaps.holes.size() == 1 ? " hole" : " holes", ", seq ",
+      gaps.holes.front().first, " .. ", gaps.holes.back().second,
+      "); findings about handles whose history crosses a hole are withheld: ", withheld,
+      withheld == 1 ? " finding" : " findings", " about ", handles.size(),
+      handles.size() == 1 ? " handle" : " handles",
+      per_rule.empty() ? std::string() : absl::StrCat(" (", absl::StrJoin(per_rule, ", "), ")"));
+  result->warnings.push_back(std::move(note));
+}
+
+// Entry positions of the calls that created each handle (transitions from kNone).
+class CreationIndex : public TransitionObserver {
+ public:
+  void OnTransition(const TransitionEvent& t) override {
+    if (t.from != State::kNone || t.call == format::CallId::kInvalid || t.handle == 0) return;
+    std::vector<uint64_t>& v = seqs_[t.handle];
+    if (v.empty() || v.back() < t.seq) v.push_back(t.seq);  // events come in seq order
+  }
+  const absl::flat_hash_map<uint64_t, std::vector<uint64_t>>& seqs() const { return seqs_; }
+
+ private:
+  absl::flat_hash_map<uint64_t, std::vector<uint64_t>> seqs_;
+};
+
+absl::StatusOr<CheckResult> CheckTrace(const CheckOptions& options,
+                                       absl::Span<const format::Event> events,
+                                       const format::TokenTable& handles) {
+  const bool gaps = options.gaps != nullptr && !options.gaps->holes.empty();
+  CreationIndex creations;
+  Checker checker(options);
+  if (gaps) checker.set_observer(&creations);
+  absl::StatusOr<CheckResult> result = checker.Run(events, handles);
+  if (result.ok() && gaps) WithholdAcrossGaps(*options.gaps, events, creations.seqs(), &*result);
+  return result;
+}
+
+}  // namespace cltrace::check

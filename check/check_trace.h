@@ -1,0 +1,60 @@
+// Checking a whole trace: the checker plus the rule for traces with gaps (docs/rules.md), and
+// the one-line text form of a finding. Loading a trace, printing a report, parsing arguments
+// and exit codes are the front end's job (cli/check_output.h for `cltrace check`); this file
+// never touches the file system or a stream.
+//
+// Text form of a finding (docs/rules.md "Output"):
+//   R40 seq=12 tid=1 fn=CommandListExecute handle=cl1: <message> [last: Valid@5 CreateCommandList,
+//   RecycleDestroyed@9 RecycleDestroyCommandList]
+// warnings (heuristic rules, "not addressed by the sources") carry "warning: " before the
+// message.
+//
+// Thread-safety: stateless functions.
+//
+// Example:
+//   absl::StatusOr<CheckResult> r = CheckTrace(options, trace.events, trace.handles);
+//   if (r.ok()) for (const Violation& v : r->violations) LOG(INFO) << FormatViolation(v, h);
+#ifndef CLTRACE_CHECK_CHECK_TRACE_H_
+#define CLTRACE_CHECK_CHECK_TRACE_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "check/checker.h"
+#include "format/event.h"
+
+namespace cltrace::check {
+
+// One finding as a text line (no trailing newline).
+std::string FormatViolation(const Violation& v, const format::TokenTable& handles);
+// The "[last: ...]" tail of a finding, or "" if the handle has no recorded transitions.
+std::string FormatLast(const Violation& v);
+
+// Runs the checker over a whole trace. Errors (unsorted events, unknown call ids) are
+// InvalidArgument. With options.gaps holding holes, findings about handles whose history
+// crosses one are withheld (WithholdAcrossGaps).
+absl::StatusOr<CheckResult> CheckTrace(const CheckOptions& options,
+                                       absl::Span<const format::Event> events,
+                                       const format::TokenTable& handles);
+
+// Traces with gaps (docs/rules.md): removes from `result` every finding (violation or
+// warning) about a handle whose history crosses a hole of `gaps` — a position missing
+// after the handle's latest creation seen in the trace at or before the finding (from
+// position 1 if the trace shows none, and for findings about no handle) and up to the end
+// of the offending call — and adds one warning of the pseudo-rule GAPS that says how many
+// findings about how many handles were not judged and where the holes are. No-op without
+// holes. `creations` maps a handle id to the entry positions of the calls that created it
+// (transitions from State::kNone), sorted.
+void WithholdAcrossGaps(const format::PositionGaps& gaps, absl::Span<const format::Event> events,
+                        const absl::flat_hash_map<uint64_t, std::vector<uint64_t>>& creations,
+                        CheckResult* result);
+
+// The pseudo-rule of that finding (not in Rules(); never a violation).
+const RuleInfo& GapsRule();
+
+}  // namespace cltrace::check
+
+#endif  // CLTRACE_CHECK_CHECK_TRACE_H_

@@ -1,0 +1,140 @@
+// The contract checker: judges a trace against the trace-checkable rules of ddi-spec §5
+// without any driver. One pass over the events in entry order runs the three handle state
+// machines of §3 (command lists, deferred contexts, context-local handles), the query and
+// map trackers of §3.4, thread-domain tracking from entry/exit positions (§0.2) and the
+// sequence rules of §4.
+//
+// Every rule is keyed by (table, function): the table a device call went through is given by
+// its hDevice — the hDrvDevice of CreateDevice is the immediate context, the hDrvContext of
+// CreateDeferredContext is that deferred context.
+//
+// Thread-safety: a Checker is single-threaded; separate Checkers are independent.
+//
+// Example:
+//   CheckOptions options;
+//   absl::StatusOr<CheckResult> r = Check(trace.events, trace.handles, options);
+//   if (r.ok()) for (const Violation& v : r->violations) ...  // check_trace.h formats one
+#ifndef CLTRACE_CHECK_CHECKER_H_
+#define CLTRACE_CHECK_CHECKER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "check/rules.h"
+#include "check/states.h"
+#include "format/event.h"
+
+namespace cltrace::format {
+struct PositionGaps;  // format/trace_reader.h
+}  // namespace cltrace::format
+
+namespace cltrace::check {
+
+// ddi-spec §3.3 open question: which handle DC::CommandListExecute receives.
+enum class NestedExecuteHandle : uint8_t {
+  kLocal,  // the DC-local CL handle (default; docs imply it)
+  kIc,     // the IC CL handle (what 11on12 assumes)
+};
+
+// Thresholds of the heuristic rules (project choices, ddi-spec §8.15). Violations of
+// heuristic rules are warnings.
+struct HeuristicThresholds {
+  // R71: warn when this many IC submits (pfnRenderCb inside IC calls) pass without any
+  // pfnPerformAmortizedProcessingCb on the IC core layer.
+  uint32_t amortized_max_submits_without = 8;
+  // R72: warn when a deferred context makes this many DC-table calls in one recording
+  // without calling pfnPerformAmortizedProcessingCb on its core layer.
+  uint32_t dc_amortized_max_calls = 100000;
+};
+
+struct CheckOptions {
+  RuleSet rules = AllTraceRules();
+  NestedExecuteHandle nested_execute_handle = NestedExecuteHandle::kLocal;
+  HeuristicThresholds heuristics;
+  // Stop collecting (but keep counting) after this many findings, to bound memory.
+  size_t max_findings = 100000;
+  // The trace's string table (annotations of a .cltrace), or nullptr. R5 is judged from the
+  // recorder's "table-rewrite (R5)" notes, which only binary traces carry.
+  const format::TokenTable* strings = nullptr;
+  // CheckTrace only: the positions missing from a recording (format::PositionGaps, FORMAT.md
+  // §5.5; not owned). Findings about a handle whose history crosses a hole are withheld and
+  // summed up in one GAPS warning (docs/rules.md, "Traces with gaps").
+  const format::PositionGaps* gaps = nullptr;
+};
+
+enum class Severity : uint8_t { kError, kWarning };
+
+// One state change as shown in a violation's "[last: ...]" tail.
+struct LastTransition {
+  State state;
+  uint64_t seq;
+  format::CallId call;
+};
+
+struct Violation {
+  const RuleInfo* rule;
+  Severity severity = Severity::kError;
+  uint64_t seq = 0;  // entry position of the offending call
+  uint32_t tid = 0;
+  format::CallId call = format::CallId::kInvalid;
+  bool dc_table = false;  // the offending call went through a DC table
+  uint64_t handle = 0;    // handle id of the handle the finding is about (0 = none)
+  std::string message;
+  // The handle's most recent transitions before the offending call, oldest first.
+  absl::InlinedVector<LastTransition, 3> last;
+};
+
+struct CheckResult {
+  uint64_t calls = 0;                 // events judged
+  std::vector<Violation> violations;  // severity kError, in seq order of detection
+  std::vector<Violation> warnings;    // severity kWarning
+  uint64_t dropped_findings = 0;      // over CheckOptions::max_findings
+};
+
+// Receives every handle state change (the lifecycle analysis builds on this).
+class TransitionObserver {
+ public:
+  virtual ~TransitionObserver() = default;
+  virtual void OnTransition(const TransitionEvent& t) = 0;
+  // Every device-layer call, with the table it went through (after its transitions).
+  virtual void OnDeviceCall(const format::Event& e, bool dc_table) {
+    (void)e;
+    (void)dc_table;
+  }
+};
+
+class Checker {
+ public:
+  explicit Checker(const CheckOptions& options);
+  ~Checker();
+  Checker(const Checker&) = delete;
+  Checker& operator=(const Checker&) = delete;
+
+  // Optional; must outlive Run. Not owned.
+  void set_observer(TransitionObserver* observer);
+
+  // Judges `events` (sorted by seq, as format::ReadAllSorted and ParseJsonl deliver them).
+  // InvalidArgument if the events are not sorted by seq or a seq repeats (the call index is
+  // in the message). Handle fields are ids of `handles`.
+  absl::StatusOr<CheckResult> Run(absl::Span<const format::Event> events,
+                                  const format::TokenTable& handles);
+
+  class Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Convenience: one Checker, one Run.
+absl::StatusOr<CheckResult> Check(absl::Span<const format::Event> events,
+                                  const format::TokenTable& handles,
+                                  const CheckOptions& options = {});
+
+}  // namespace cltrace::check
+
+#endif  // CLTRACE_CHECK_CHECKER_H_

@@ -1,0 +1,118 @@
+#include "check/lifecycle.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "format/catalog.h"
+
+namespace cltrace::check {
+namespace {
+
+absl::string_view CallName(format::CallId c) {
+  const format::CallInfo* ci = format::GetCall(c);
+  return ci ? absl::string_view(ci->name) : absl::string_view("?");
+}
+
+// Collects transitions into lifetimes keyed by (role, lifetime number).
+class Collector : public TransitionObserver {
+ public:
+  void OnTransition(const TransitionEvent& t) override {
+    uint64_t key = (static_cast<uint64_t>(t.role) << 32) | t.lifetime;
+    auto [it, inserted] = index_.try_emplace(key, lifetimes_.size());
+    if (inserted) {
+      lifetimes_.emplace_back();
+      Lifetime& l = lifetimes_.back();
+      l.role = t.role;
+      l.handle = t.handle;
+      l.lifetime = t.lifetime;
+      l.ic_handle = t.ic_handle;
+      l.recording = t.recording;
+    }
+    Lifetime& l = lifetimes_[it->second];
+    l.context = t.context;
+    if (!l.intervals.empty()) l.intervals.back().to_seq = t.seq;
+    Interval iv;
+    iv.state = t.to;
+    iv.from_seq = t.seq;
+    iv.cause = t.call;
+    iv.dc_table = t.dc_table;
+    iv.context = t.context;
+    l.intervals.push_back(iv);
+  }
+
+  std::vector<Lifetime> Take() { return std::move(lifetimes_); }
+
+ private:
+  absl::flat_hash_map<uint64_t, size_t> index_;
+  std::vector<Lifetime> lifetimes_;
+};
+
+}  // namespace
+
+const Interval* Lifetime::At(uint64_t seq) const {
+  for (const Interval& iv : intervals)
+    if (iv.from_seq <= seq && (iv.to_seq == 0 || seq < iv.to_seq)) return &iv;
+  return nullptr;
+}
+
+std::vector<const Lifetime*> Lifecycle::Of(uint64_t handle) const {
+  std::vector<const Lifetime*> out;
+  for (const Lifetime& l : lifetimes)
+    if (l.handle == handle) out.push_back(&l);
+  return out;
+}
+
+absl::StatusOr<Lifecycle> AnalyzeLifecycle(absl::Span<const format::Event> events,
+                                           const format::TokenTable& handles,
+                                           const CheckOptions& options) {
+  Collector collector;
+  Checker checker(options);
+  checker.set_observer(&collector);
+  absl::StatusOr<CheckResult> check = checker.Run(events, handles);
+  if (!check.ok()) return check.status();
+  Lifecycle lc;
+  lc.calls = check->calls;
+  lc.check = *std::move(check);
+  lc.lifetimes = collector.Take();
+  return lc;
+}
+
+std::string FormatLifetime(const Lifetime& l, const format::TokenTable& handles) {
+  auto tok = [&](uint64_t h) {
+    absl::string_view t = handles.Token(h);
+    return t.empty() ? std::string("?") : std::string(t);
+  };
+  std::string out = absl::StrCat(RoleName(l.role), " ", tok(l.handle), " #", l.lifetime);
+  switch (l.role) {
+    case HandleRole::kCommandList:
+      if (l.context) absl::StrAppend(&out, " (owner DC ", tok(l.context), ")");
+      break;
+    case HandleRole::kLocal:
+      absl::StrAppend(&out, " (for ", tok(l.ic_handle), " on DC ", tok(l.context), ", recording ",
+                      l.recording, ")");
+      break;
+    default:
+      break;
+  }
+  out += "\n";
+  for (const Interval& iv : l.intervals) {
+    std::string range = absl::StrCat("[", iv.from_seq, ", ",
+                                     iv.to_seq ? absl::StrCat(iv.to_seq) : std::string("end"), ")");
+    if (iv.cause == format::CallId::kInvalid) {
+      absl::StrAppend(
+          &out, absl::StrFormat("  %-16s %-20s (before the trace)", range, StateName(iv.state)));
+    } else {
+      absl::StrAppend(&out, absl::StrFormat("  %-16s %-20s by %s%s", range, StateName(iv.state),
+                                            iv.dc_table ? "DC::" : "", CallName(iv.cause)));
+    }
+    if (l.role == HandleRole::kCommandList && iv.context && iv.context != l.context)
+      absl::StrAppend(&out, " (owner DC ", tok(iv.context), ")");
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace cltrace::check

@@ -1,0 +1,74 @@
+// Lifecycle analysis: for every handle lifetime its state intervals (state, from-seq,
+// to-seq, the call that caused each transition, the owning deferred context), for every
+// deferred context likewise, and for every context-local handle its open/close interval in
+// the recording it belongs to. Built from the contract checker's transitions, so the
+// inspector, `cltrace lifecycle` and `cltrace check` agree on every state.
+//
+// Thread-safety: plain values; AnalyzeLifecycle is reentrant.
+//
+// Example:
+//   absl::StatusOr<Lifecycle> lc = AnalyzeLifecycle(events, handles);
+//   for (const Lifetime& l : lc->lifetimes) if (l.role == HandleRole::kCommandList) ...
+#ifndef CLTRACE_CHECK_LIFECYCLE_H_
+#define CLTRACE_CHECK_LIFECYCLE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "check/checker.h"
+#include "check/states.h"
+#include "format/event.h"
+
+namespace cltrace::check {
+
+// One state a lifetime was in: [from_seq, to_seq). to_seq == 0: still in it at trace end.
+struct Interval {
+  State state = State::kNone;
+  uint64_t from_seq = 0;
+  uint64_t to_seq = 0;
+  // The call that entered this state; kInvalid for a context already in it when a trace
+  // fragment began.
+  format::CallId cause = format::CallId::kInvalid;
+  bool dc_table = false;  // ... through a DC table
+  // Command lists: the DC that owned the list when it entered this state; locals: their DC.
+  uint64_t context = 0;
+};
+
+struct Lifetime {
+  HandleRole role = HandleRole::kObject;
+  uint64_t handle = 0;     // handle id
+  uint32_t lifetime = 0;   // unique per role (see TransitionEvent::lifetime)
+  uint64_t context = 0;    // command lists: owning DC (last one); locals: their DC
+  uint64_t ic_handle = 0;  // locals: the IC object / command list they stand for
+  uint32_t recording = 0;  // locals: recording of their DC they were opened in
+  std::vector<Interval> intervals;
+
+  uint64_t first_seq() const { return intervals.empty() ? 0 : intervals.front().from_seq; }
+  // The interval containing `seq`, or nullptr.
+  const Interval* At(uint64_t seq) const;
+};
+
+struct Lifecycle {
+  uint64_t calls = 0;
+  std::vector<Lifetime> lifetimes;  // by first transition
+  // The contract check ran alongside (same pass).
+  CheckResult check;
+
+  // Lifetimes of one handle id (every role), in order.
+  std::vector<const Lifetime*> Of(uint64_t handle) const;
+};
+
+absl::StatusOr<Lifecycle> AnalyzeLifecycle(absl::Span<const format::Event> events,
+                                           const format::TokenTable& handles,
+                                           const CheckOptions& options = {});
+
+// The timeline of one lifetime as text (what `cltrace lifecycle` prints).
+std::string FormatLifetime(const Lifetime& l, const format::TokenTable& handles);
+
+}  // namespace cltrace::check
+
+#endif  // CLTRACE_CHECK_LIFECYCLE_H_

@@ -1,0 +1,69 @@
+#include "check/stats.h"
+
+#include "check/testing/check_fixture.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace cltrace::check::testing {
+namespace {
+
+class StatsTest : public CheckTest {};
+
+TEST_F(StatsTest, RecycleHitRateAndListsPerFinish) {
+  Device();
+  Dc("dc1");
+  SmallList("dc1", "cl1");  // created
+  Execute("cl1");
+  RecycleDestroy("cl1");
+  Draw("dc1");
+  FinishRecycled("dc1", "cl1", {"cl1"});  // recycled, one drained
+  RecycleDc("dc1");
+  Execute("cl1");
+  Execute("cl1");
+  RecycleDestroy("cl1");
+  SmallList("dc1", "cl2");  // nothing drained, new handle
+  Draw("dc1");
+  t.On(2).Call("AbandonCommandList", {{"hDevice", "dc1"}});
+  RecycleDc("dc1");
+  absl::StatusOr<TraceStats> s = ComputeStats(t.events(), t.handles(), 4);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->creates, 2u);
+  EXPECT_EQ(s->recycle_creates, 1u);
+  EXPECT_DOUBLE_EQ(s->recycle_hit_rate(), 1.0 / 3.0);
+  EXPECT_EQ(s->finishes, 3u);
+  EXPECT_EQ(s->abandons, 1u);
+  EXPECT_EQ(s->recycled_per_finish.at(0), 2u);
+  EXPECT_EQ(s->recycled_per_finish.at(1), 1u);
+  EXPECT_EQ(s->ic_executes, 3u);
+  EXPECT_EQ(s->recycle_destroys, 2u);
+  ASSERT_EQ(s->alive.size(), 4u);
+  EXPECT_EQ(s->alive.back().deferred_contexts, 1u);
+  EXPECT_EQ(s->alive.back().command_lists, 2u);  // cl1 RecycleDestroyed, cl2 Valid
+  EXPECT_EQ(s->peak.command_lists, 2u);
+}
+
+TEST_F(StatsTest, CallbacksPerDdiByTable) {
+  Device();
+  Dc("dc1");
+  t.On(2).Begin("Draw", {{"hDevice", "dc1"}});
+  t.Call("PerformAmortizedProcessingCb", {{"hRuntimeDevice", "rtdc1"}});
+  t.End();
+  for (int i = 0; i < 2; ++i) {
+    t.On(1).Begin("Flush", {{"hDevice", "ic"}});
+    t.Call("RenderCb", {{"hDevice", "rtdev"}, {"hContext", "hctx"}});
+    t.End();
+  }
+  absl::StatusOr<TraceStats> s = ComputeStats(t.events(), t.handles());
+  ASSERT_TRUE(s.ok());
+  ASSERT_GE(s->callbacks.size(), 3u);
+  EXPECT_EQ(s->callbacks[0].ddi, "IC::Flush");
+  EXPECT_EQ(s->callbacks[0].callback, "RenderCb");
+  EXPECT_EQ(s->callbacks[0].count, 2u);
+  bool dc_seen = false;
+  for (const CallbackCount& c : s->callbacks)
+    dc_seen |= c.ddi == "DC::Draw" && c.callback == "PerformAmortizedProcessingCb";
+  EXPECT_TRUE(dc_seen);
+}
+
+}  // namespace
+}  // namespace cltrace::check::testing

@@ -1,0 +1,41 @@
+#include "cli/lifecycle_output.h"
+
+#include "absl/status/statusor.h"
+#include "check/lifecycle.h"
+#include "cli/verb.h"
+
+namespace cltrace::cli {
+
+ArgSpec LifecycleArgSpec(const char* usage) {
+  return ArgSpec("lifecycle", usage).Options({"--handle"}).Flags({"--salvage"}).Positional(1, 1);
+}
+
+int RunLifecycle(const LifecycleOptions& options, absl::Span<const format::Event> events,
+                 const format::TokenTable& handles, std::ostream& out, std::ostream& err) {
+  uint64_t want = 0;
+  if (!options.handle.empty()) {
+    int64_t id = handles.Find(options.handle);
+    if (id <= 0) {
+      err << "cltrace lifecycle: no handle \"" << options.handle << "\" in the trace\n";
+      return kExitBadInput;
+    }
+    want = static_cast<uint64_t>(id);
+  }
+  absl::StatusOr<check::Lifecycle> lc = check::AnalyzeLifecycle(events, handles, options.check);
+  if (!lc.ok()) {
+    err << "cltrace lifecycle: " << lc.status().message() << "\n";
+    return kExitBadInput;
+  }
+  size_t shown = 0;
+  for (const check::Lifetime& l : lc->lifetimes) {
+    if (want != 0 && l.handle != want && l.ic_handle != want) continue;
+    // Objects are many and uninteresting unless asked for.
+    if (want == 0 && l.role == check::HandleRole::kObject) continue;
+    out << check::FormatLifetime(l, handles);
+    ++shown;
+  }
+  out << "# " << shown << " lifetimes, " << lc->calls << " calls\n";
+  return kExitOk;
+}
+
+}  // namespace cltrace::cli

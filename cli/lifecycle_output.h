@@ -1,0 +1,40 @@
+// `cltrace lifecycle`'s front end: its options, the printed timelines and the exit code. The
+// analysis is check/lifecycle.h.
+//
+// Thread-safety: stateless functions.
+//
+// Example:
+//   LifecycleOptions options;
+//   options.handle = "cl1";
+//   int code = RunLifecycle(options, trace.events, trace.handles, out, err);
+#ifndef CLTRACE_CLI_LIFECYCLE_OUTPUT_H_
+#define CLTRACE_CLI_LIFECYCLE_OUTPUT_H_
+
+#include <ostream>
+#include <string>
+
+#include "absl/types/span.h"
+#include "check/checker.h"
+#include "cli/args.h"
+#include "format/event.h"
+
+namespace cltrace::cli {
+
+// `cltrace lifecycle FILE [--handle H]`.
+struct LifecycleOptions {
+  std::string handle;  // token; empty = every handle
+  check::CheckOptions check;
+};
+
+// The verb's arguments: FILE, --handle H, --salvage.
+ArgSpec LifecycleArgSpec(const char* usage);
+
+// Prints a readable timeline (check::FormatLifetime per lifetime). With a handle, only
+// lifetimes of that handle and the local handles standing for it. Exit codes: kExitOk,
+// kExitBadInput on bad input (or an unknown --handle).
+int RunLifecycle(const LifecycleOptions& options, absl::Span<const format::Event> events,
+                 const format::TokenTable& handles, std::ostream& out, std::ostream& err);
+
+}  // namespace cltrace::cli
+
+#endif  // CLTRACE_CLI_LIFECYCLE_OUTPUT_H_

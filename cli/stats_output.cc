@@ -1,0 +1,54 @@
+#include "cli/stats_output.h"
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
+#include "check/stats.h"
+#include "cli/verb.h"
+
+namespace cltrace::cli {
+
+int RunStats(absl::Span<const format::Event> events, const format::TokenTable& handles,
+             std::ostream& out, std::ostream& err) {
+  absl::StatusOr<check::TraceStats> s = check::ComputeStats(events, handles);
+  if (!s.ok()) {
+    err << "cltrace stats: " << s.status().message() << "\n";
+    return kExitBadInput;
+  }
+  out << "calls: " << s->calls << "\n";
+  out << absl::StrFormat(
+      "command lists: %d created, %d recycle-created (%d failed), recycle hit rate %.1f%%\n",
+      s->creates, s->recycle_creates, s->recycle_create_failures, 100.0 * s->recycle_hit_rate());
+  out << absl::StrFormat("  %d recycle-destroyed, %d destroyed, %d creates failed\n",
+                         s->recycle_destroys, s->destroys, s->create_failures);
+  out << absl::StrFormat("finishes: %d (%d failed), abandons: %d\n", s->finishes,
+                         s->failed_finishes, s->abandons);
+  out << absl::StrFormat("command lists recycled per Finish: mean %.2f;",
+                         s->recycled_per_finish_mean());
+  for (const auto& [k, v] : s->recycled_per_finish) out << " " << k << ":" << v;
+  out << "\n";
+  uint64_t made = s->creates + s->recycle_creates;
+  out << absl::StrFormat(
+      "executions: %d on the IC, %d nested; %.2f per command list made\n", s->ic_executes,
+      s->nested_executes,
+      made ? static_cast<double>(s->ic_executes + s->nested_executes) / static_cast<double>(made)
+           : 0.0);
+  out << "alive over time:\n";
+  out << absl::StrFormat("  %12s %13s %17s %8s %13s\n", "seq", "command lists", "deferred contexts",
+                         "objects", "local handles");
+  for (const check::AliveSample& a : s->alive) {
+    out << absl::StrFormat("  %12d %13d %17d %8d %13d\n", a.seq, a.command_lists,
+                           a.deferred_contexts, a.objects, a.locals);
+  }
+  out << absl::StrFormat(
+      "  peak: %d command lists (seq %d), %d deferred contexts, %d objects, "
+      "%d local handles\n",
+      s->peak.command_lists, s->peak.seq, s->peak.deferred_contexts, s->peak.objects,
+      s->peak.locals);
+  out << "callbacks per DDI:\n";
+  if (s->callbacks.empty()) out << "  (none)\n";
+  for (const check::CallbackCount& c : s->callbacks)
+    out << absl::StrFormat("  %-40s %-36s %d\n", c.ddi, c.callback, c.count);
+  return kExitOk;
+}
+
+}  // namespace cltrace::cli
