@@ -7,6 +7,7 @@
 #include "check/rules.h"
 #include "cli/verb.h"
 #include "format/catalog.h"
+#include "format/jsonl.h"
 
 namespace cltrace::cli {
 namespace {
@@ -87,36 +88,8 @@ absl::Status ApplyCheckOption(absl::string_view name, absl::string_view value,
   return absl::OkStatus();
 }
 
-std::string JsonString(absl::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          absl::StrAppend(&out, absl::StrFormat("\\u%04x", c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-  return out;
-}
+// One escaper for every JSON the tools write (format/jsonl.h: UTF-8 kept, the rest escaped).
+std::string JsonString(absl::string_view s) { return format::JsonQuote(s); }
 
 int RunCheck(const check::CheckOptions& options, bool json, absl::Span<const format::Event> events,
              const format::TokenTable& handles, std::ostream& out, std::ostream& err) {
