@@ -4,7 +4,7 @@
 #
 #   P/bin/                 cltrace, cltrace-workload, cltrace-inspector (when built)
 #   P/lib/                 libcltrace_shim.so, libcltrace_refdriver.so (`cltrace record` looks
-#                          for the shim in <bin>/../lib, the shim for the driver beside itself),
+#                          for the shim in <bin>/../lib and defaults to the driver beside it),
 #                          libcltrace_format.a, libcltrace_check.a
 #   P/include/cltrace/     format/*.h (with the generated ddi_abi.h, call_ids.h, call_traits.h,
 #                          call_codec_gen.h, trace.pb.h), check/*.h, cltrace_version.h; a
