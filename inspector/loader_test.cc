@@ -10,7 +10,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "format/chunk.h"
-#include "format/internal/trace_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "inspector/internal/synthetic_trace.h"
@@ -33,6 +32,22 @@ std::string ReadFile(const std::string& path) {
 void WriteFile(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << bytes;
+}
+
+// Offsets of the whole chunks of a .cltrace file, first to last.
+std::vector<uint64_t> ChunkOffsets(absl::string_view file) {
+  std::vector<uint64_t> out;
+  absl::StatusOr<format::ParsedFileHeader> h = format::ParseFileHeader(file);
+  if (!h.ok()) return out;
+  for (uint64_t off = h->size; off < file.size();) {
+    format::ChunkProbe probe;
+    absl::StatusOr<format::ChunkInfo> info =
+        format::ParseChunkHeader(file.substr(off), off, &probe);
+    if (!info.ok() || probe != format::ChunkProbe::kHeader) break;
+    out.push_back(off);
+    off += info->total_size();
+  }
+  return out;
 }
 
 class LoaderTest : public ::testing::Test {
@@ -112,7 +127,7 @@ TEST_F(LoaderTest, CorruptChunkLoadsWhenSalvagingAndFailsOtherwise) {
   ASSERT_TRUE(testing::WriteCltrace(trace_, small, /*chunk_bytes=*/1024).ok());
   std::string bytes = ReadFile(small);
   std::remove(small.c_str());
-  const std::vector<uint64_t> chunks = format::testing::ChunkOffsets(bytes);
+  const std::vector<uint64_t> chunks = ChunkOffsets(bytes);
   ASSERT_GT(chunks.size(), 2u);
   // A payload byte of a chunk in the middle: its CRC no longer matches.
   bytes[chunks[chunks.size() / 2] + format::kChunkHeaderSize + 5] ^= 0x5a;
