@@ -37,6 +37,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "format/catalog.h"
+#include "format/load_trace.h"
 #include "format/trace_reader.h"
 #include "format/trace_writer.h"
 #include "gmock/gmock.h"
