@@ -27,6 +27,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "format/load_trace.h"
 #include "format/trace_reader.h"
 #include "replayer/replay.h"
 

@@ -118,7 +118,7 @@ class Checker {
   // Optional; must outlive Run. Not owned.
   void set_observer(TransitionObserver* observer);
 
-  // Judges `events` (sorted by seq, as format::ReadAllSorted and ParseJsonl deliver them).
+  // Judges `events` (sorted by seq, as format::LoadTrace and ParseJsonl deliver them).
   // InvalidArgument if the events are not sorted by seq or a seq repeats (the call index is
   // in the message). Handle fields are ids of `handles`.
   absl::StatusOr<CheckResult> Run(absl::Span<const format::Event> events,

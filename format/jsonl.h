@@ -190,6 +190,8 @@ class JsonlReader {
   const TokenTable& strings() const { return decoder_.strings(); }
   const TokenTable& contents() const { return decoder_.contents(); }
   int64_t lines() const { return decoder_.lines(); }
+  // Bytes of the file read so far (for progress).
+  uint64_t position() const { return bytes_; }
 
  private:
   JsonlReader() = default;
@@ -197,6 +199,7 @@ class JsonlReader {
   JsonlDecoder decoder_;
   absl::Status status_;
   bool done_ = false;
+  uint64_t bytes_ = 0;
 };
 
 // The canonical JSONL line of one event (no trailing newline). Precondition:

@@ -389,6 +389,7 @@ bool JsonlReader::Next(Event* event) {
     if (done_ || !status_.ok()) return false;
     std::string line;
     if (std::getline(in_, line)) {
+      bytes_ += line.size() + (in_.eof() ? 0 : 1);
       status_ = decoder_.AddLine(line);
       if (!status_.ok()) decoder_.FinishBeforeError();
     } else {

@@ -40,6 +40,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "format/load_trace.h"
 #include "format/trace_reader.h"
 
 namespace cltrace::format {

@@ -14,6 +14,7 @@
 #include "format/catalog.h"
 #include "format/chunk.h"
 #include "format/internal/trace_test_util.h"
+#include "format/load_trace.h"
 #include "format/trace_reader.h"
 #include "format/trace_writer.h"
 #include "gtest/gtest.h"

@@ -116,6 +116,7 @@ class TraceReader::Impl {
   const TokenTable& strings() const { return strings_; }
   const TokenTable& contents() const { return contents_; }
   const Stats& stats() const { return stats_; }
+  uint64_t position() const { return pos_; }
   const proto::TraceIndex* index() const { return index_ ? &*index_ : nullptr; }
 
   bool Next(Event* e) {
@@ -579,6 +580,7 @@ const TokenTable& TraceReader::handles() const { return impl_->handles(); }
 const TokenTable& TraceReader::strings() const { return impl_->strings(); }
 const TokenTable& TraceReader::contents() const { return impl_->contents(); }
 const TraceReader::Stats& TraceReader::stats() const { return impl_->stats(); }
+uint64_t TraceReader::position() const { return impl_->position(); }
 const proto::TraceIndex* TraceReader::index() const { return impl_->index(); }
 absl::StatusOr<Event> TraceReader::FindBySeq(uint64_t seq) {
   absl::StatusOr<Event> event = impl_->FindBySeq(seq);
@@ -623,28 +625,6 @@ PositionGaps FindPositionGaps(absl::Span<const Event> events) {
 
 bool PositionsAreDense(const proto::TraceHeader& header) {
   return header.writer().name() == "cltrace-recorder";
-}
-
-absl::StatusOr<LoadedTrace> ReadAllSorted(const std::string& path, TraceReader::Options options) {
-  CLTRACE_ASSIGN_OR_RETURN(std::unique_ptr<TraceReader> r, TraceReader::Open(path, options));
-  LoadedTrace t;
-  t.header = r->header();
-  Event e;
-  while (r->Next(&e)) t.events.push_back(e);
-  if (!r->status().ok()) return r->status();
-  std::stable_sort(t.events.begin(), t.events.end(),
-                   [](const Event& a, const Event& b) { return a.seq < b.seq; });
-  t.handles = r->handles();
-  t.strings = r->strings();
-  t.contents = r->contents();
-  t.stats = r->stats();
-  t.torn_tail = r->torn_tail();
-  t.gaps = FindPositionGaps(t.events);
-  if (!PositionsAreDense(t.header)) {
-    t.gaps.missing = t.gaps.first_missing = 0;
-    t.gaps.holes.clear();
-  }
-  return t;
 }
 
 }  // namespace cltrace::format

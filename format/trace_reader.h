@@ -3,7 +3,7 @@
 // Thread-safety: one reader per thread.
 //
 // Events come in file order (for a multi-threaded recording that is not seq order; use
-// ReadAllSorted where call order matters). A torn tail (a partial chunk at the end of the
+// format/load_trace.h where call order matters). A torn tail (a partial chunk at the end of the
 // file) is end of file: Next returns false, status() is OK and torn_tail() says where the
 // tear starts. Corruption (bad CRC, bad zstd frame, impossible sizes, unknown chunk type)
 // makes Next return false with a DataLoss status naming the file offset; with
@@ -77,6 +77,8 @@ class TraceReader {
   const TokenTable& strings() const;
   const TokenTable& contents() const;
   const Stats& stats() const;
+  // Offset of the next chunk to load (how far reading got; for progress).
+  uint64_t position() const;
 
   // The trailer index, if the file has a valid one (read on Open, no full scan).
   const proto::TraceIndex* index() const;
@@ -119,29 +121,11 @@ PositionGaps FindPositionGaps(absl::Span<const Event> events);
 // imported traces may number calls sparsely (seqs 10, 20, 30), which loses nothing.
 bool PositionsAreDense(const proto::TraceHeader& header);
 
-// A whole trace in memory, events sorted by seq (entry order).
-struct LoadedTrace {
-  proto::TraceHeader header;
-  std::vector<Event> events;
-  TokenTable handles;
-  TokenTable strings;
-  TokenTable contents;
-  TraceReader::Stats stats;
-  int64_t torn_tail = -1;
-  // FindPositionGaps(events) when PositionsAreDense(header); otherwise only its duplicates.
-  PositionGaps gaps;
-};
-
 // FORMAT.md §9.1: a structure pointer recorded as NULL whose output members hold values was
 // present (recordings made before an output pointer's presence was captured at exit, e.g.
 // DXGKARG_CREATEDEVICE.pInfo). Sets such presence fields of `event` to 1; TraceReader applies
 // it to every event it returns, so checks, replays and exports all see the pointer.
 void InferOutputPointerPresence(Event* event);
-
-// Reads every readable event of a .cltrace file, sorted by seq. Fails on corruption unless
-// options.salvage; a torn tail is not an error.
-absl::StatusOr<LoadedTrace> ReadAllSorted(const std::string& path,
-                                          TraceReader::Options options = {});
 
 }  // namespace cltrace::format
 

@@ -23,15 +23,18 @@
 
 namespace cltrace::inspector {
 
-// Reads a whole trace, events sorted by seq. A file whose first non-blank byte is '{' is JSONL
-// (format/jsonl.h), anything else goes to the binary reader. Errors: NotFound (no such file),
-// InvalidArgument (not a trace, a bad JSONL line: "line N: ..."), DataLoss (a corrupt chunk,
-// with its offset) — damage anywhere fails the load: the inspector shows whole traces only.
-// A torn tail of a .cltrace is end of file (TraceData::torn_tail says where).
+// Reads a whole trace through format::LoadTrace (format/load_trace.h): .cltrace or JSONL told
+// apart by content, events sorted by seq, recorded content kept. Errors: NotFound (no such
+// file), InvalidArgument (not a trace, a bad JSONL line: "line N: ..."), DataLoss (a corrupt
+// chunk, with its offset) — damage anywhere fails the load: the inspector shows whole traces
+// only, unless `salvage`, which skips corrupt chunks of a .cltrace (TraceData::stats counts
+// them). A torn tail of a .cltrace is end of file (TraceData::torn_tail says where).
 // `progress` (may be empty) receives values in [0, 1].
-absl::StatusOr<TraceData> ReadTraceFile(const std::string& path, const ProgressFn& progress);
+absl::StatusOr<TraceData> ReadTraceFile(const std::string& path, const ProgressFn& progress,
+                                        bool salvage = false);
 
-// ReadTraceFile, then TraceModel::Build; progress 0-0.5 reading, 0.5-1 indexing.
+// ReadTraceFile (salvaging if options.salvage), then TraceModel::Build; progress 0-0.5 reading,
+// 0.5-1 indexing.
 absl::StatusOr<std::unique_ptr<TraceModel>> LoadModel(const std::string& path,
                                                       const BuildOptions& options,
                                                       const ProgressFn& progress);

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "format/chunk.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "inspector/internal/synthetic_trace.h"
@@ -31,6 +32,22 @@ std::string ReadFile(const std::string& path) {
 void WriteFile(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << bytes;
+}
+
+// Offsets of the whole chunks of a .cltrace file, first to last.
+std::vector<uint64_t> ChunkOffsets(absl::string_view file) {
+  std::vector<uint64_t> out;
+  absl::StatusOr<format::ParsedFileHeader> h = format::ParseFileHeader(file);
+  if (!h.ok()) return out;
+  for (uint64_t off = h->size; off < file.size();) {
+    format::ChunkProbe probe;
+    absl::StatusOr<format::ChunkInfo> info =
+        format::ParseChunkHeader(file.substr(off), off, &probe);
+    if (!info.ok() || probe != format::ChunkProbe::kHeader) break;
+    out.push_back(off);
+    off += info->total_size();
+  }
+  return out;
 }
 
 class LoaderTest : public ::testing::Test {
@@ -102,6 +119,46 @@ TEST_F(LoaderTest, CorruptChunkIsDataLossWithItsOffset) {
   EXPECT_EQ(m.status().code(), absl::StatusCode::kDataLoss) << m.status();
   EXPECT_THAT(m.status().message(), HasSubstr("offset"));
   EXPECT_THAT(m.status().message(), HasSubstr(bad));
+}
+
+// --salvage: the same damage is skipped (format::LoadOptions::salvage) and the rest shown.
+TEST_F(LoaderTest, CorruptChunkLoadsWhenSalvagingAndFailsOtherwise) {
+  const std::string small = TempPath("small_chunks.cltrace");
+  ASSERT_TRUE(testing::WriteCltrace(trace_, small, /*chunk_bytes=*/1024).ok());
+  std::string bytes = ReadFile(small);
+  std::remove(small.c_str());
+  const std::vector<uint64_t> chunks = ChunkOffsets(bytes);
+  ASSERT_GT(chunks.size(), 2u);
+  // A payload byte of a chunk in the middle: its CRC no longer matches.
+  bytes[chunks[chunks.size() / 2] + format::kChunkHeaderSize + 5] ^= 0x5a;
+  const std::string bad = TempPath("salvage.cltrace");
+  WriteFile(bad, bytes);
+  absl::StatusOr<TraceData> strict = ReadTraceFile(bad, {});
+  absl::StatusOr<TraceData> d = ReadTraceFile(bad, {}, /*salvage=*/true);
+  BuildOptions options;
+  options.salvage = true;
+  absl::StatusOr<std::unique_ptr<TraceModel>> m = LoadModel(bad, options, {});
+  std::remove(bad.c_str());
+  ASSERT_FALSE(strict.ok());
+  EXPECT_EQ(strict.status().code(), absl::StatusCode::kDataLoss) << strict.status();
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->stats.corrupt_chunks_skipped, 1u);
+  EXPECT_GT(d->events.size(), 0u);
+  EXPECT_LT(d->events.size(), trace_.events.size());
+  ASSERT_TRUE(m.ok()) << m.status();
+}
+
+// Recorded content (Event::content) reaches the inspector's data.
+TEST(LoaderContentTest, ContentIsKept) {
+  const std::string path = TempPath("content.jsonl");
+  WriteFile(path, R"({"seq":1,"tid":1,"fn":"ResourceUpdateSubresourceUP","args":{"hDevice":"d",)"
+                  R"("hDstResource":"r","pDstBox":null},"end":2,"content":"0a0b"})"
+                  "\n");
+  absl::StatusOr<TraceData> d = ReadTraceFile(path, {});
+  std::remove(path.c_str());
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->events.size(), 1u);
+  EXPECT_EQ(d->contents.Token(d->events[0].content), "\x0a\x0b");
 }
 
 TEST_F(LoaderTest, NotATraceIsInvalidArgument) {

@@ -1,6 +1,8 @@
 // cltrace-inspector FILE [--screenshot OUT.png [--size WxH]] [--select HANDLE] [--at SEQ]
-//                        [--view FROM:TO] [--tab findings|summary] [--hover X,Y]
+//                        [--view FROM:TO] [--tab findings|summary] [--hover X,Y] [--salvage]
 //
+// --salvage skips corrupt chunks of a .cltrace (as the cltrace verbs' --salvage does);
+// without it a damaged trace is not shown.
 // Without --screenshot: a GLFW window (1600x900) that loads FILE in the background.
 // With --screenshot: loads FILE, renders one frame offscreen (--hover puts the mouse there, for
 // pictures of tooltips) (EGL surfaceless Mesa; no display
@@ -33,7 +35,7 @@ namespace {
 constexpr char kUsage[] =
     "usage: cltrace-inspector FILE [--screenshot OUT.png] [--size WIDTHxHEIGHT]\n"
     "                         [--select HANDLE] [--at SEQ] [--view FROM:TO]\n"
-    "                         [--tab findings|summary] [--hover X,Y]\n"
+    "                         [--tab findings|summary] [--hover X,Y] [--salvage]\n"
     "       cltrace-inspector --help | --version\n";
 
 struct Options {
@@ -45,6 +47,7 @@ struct Options {
   std::optional<std::pair<double, double>> view;
   int tab = -1;
   std::optional<std::pair<float, float>> hover;  // headless mouse position (tooltips)
+  BuildOptions build;                            // --salvage
 };
 
 absl::StatusOr<Options> ParseArgs(int argc, char** argv) {
@@ -105,6 +108,8 @@ absl::StatusOr<Options> ParseArgs(int argc, char** argv) {
       if (p.size() != 2 || !absl::SimpleAtof(p[0], &x) || !absl::SimpleAtof(p[1], &y))
         return absl::InvalidArgumentError(absl::StrCat("--hover ", *v, ": expected X,Y in pixels"));
       o.hover = std::make_pair(x, y);
+    } else if (a == "--salvage") {
+      o.build.salvage = true;
     } else if (a == "--help" || a == "-h") {
       return absl::CancelledError("");
     } else if (a == "--version") {
@@ -137,7 +142,7 @@ absl::Status ApplyOptions(const Options& o, App& app) {
 }
 
 int Screenshot(const Options& o) {
-  absl::StatusOr<std::unique_ptr<TraceModel>> m = LoadModel(o.file, {}, {});
+  absl::StatusOr<std::unique_ptr<TraceModel>> m = LoadModel(o.file, o.build, {});
   if (!m.ok()) {
     std::cerr << "cltrace-inspector: " << m.status().message() << "\n";
     return 2;
@@ -190,7 +195,7 @@ int Interactive(const Options& o) {
   ImGui_ImplOpenGL3_Init("#version 130");
 
   App app;
-  app.StartLoading(o.file);
+  app.StartLoading(o.file, o.build);
   bool applied = false, reported = false;
   int exit_code = 0;
   while (!glfwWindowShouldClose(window)) {

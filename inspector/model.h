@@ -34,10 +34,12 @@
 #include "check/states.h"
 #include "format/call_ids.h"
 #include "format/event.h"
+#include "format/load_trace.h"
+#include "format/trace_reader.h"
 
 namespace cltrace::inspector {
 
-enum class TraceFileFormat : uint8_t { kCltrace, kJsonl };
+using TraceFileFormat = format::TraceFileFormat;
 
 // A whole trace as read from a file (see loader.h), events sorted by seq.
 struct TraceData {
@@ -47,7 +49,9 @@ struct TraceData {
   std::vector<format::Event> events;
   format::TokenTable handles;
   format::TokenTable strings;
-  int64_t torn_tail = -1;  // .cltrace: offset of a partial last chunk (read as end of file)
+  format::TokenTable contents;  // Event::content bytes (FORMAT.md §3.8)
+  int64_t torn_tail = -1;       // .cltrace: offset of a partial last chunk (read as end of file)
+  format::TraceReader::Stats stats;  // .cltrace: chunks read, corrupt chunks skipped (salvage)
 };
 
 // Receives build/load progress in [0, 1]. Called from the building thread.
@@ -96,6 +100,8 @@ struct TransitionCount {
 
 struct BuildOptions {
   check::CheckOptions check;
+  // LoadModel / Loader: skip corrupt chunks of a .cltrace (format::LoadOptions::salvage).
+  bool salvage = false;
 };
 
 class TraceModel {

@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "format/catalog.h"
+#include "format/load_trace.h"
 #include "format/trace_reader.h"
 #include "gtest/gtest.h"
 #include "recorder/internal/fake_driver.h"

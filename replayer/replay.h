@@ -205,7 +205,7 @@ struct ReplayResult {
   std::vector<std::string> driver_violations;
 };
 
-// Replays `events` (sorted by seq, as format::ReadAllSorted / ParseJsonl deliver them);
+// Replays `events` (sorted by seq, as format::LoadTrace / ParseJsonl deliver them);
 // `contents` is the trace's content table (TraceReader::contents(), JsonlTrace::contents). Bad
 // input is a result (Outcome::kBadInput), not an error; an error status means the replay could
 // not run at all (the driver cannot be loaded, an injection it cannot take).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "wddm/digest.h"
@@ -140,6 +141,21 @@ uint64_t ContentModel::CombinedDigest() const {
   // Sum of per-entry terms: independent of hash-map iteration order, so it can be kept up to
   // date change by change (SetDigest, Create, Destroy).
   return DigestCombine(sum_, entries_.size());
+}
+
+uint64_t ContentModel::SubsetDigest(absl::Span<const AllocationId> ids) const {
+  absl::InlinedVector<AllocationId, 8> unique(ids.begin(), ids.end());
+  std::sort(unique.begin(), unique.end());
+  unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+  uint64_t sum = 0;
+  uint64_t n = 0;
+  for (AllocationId id : unique) {
+    auto it = entries_.find(id);
+    if (it == entries_.end()) continue;
+    sum += EntryTerm(id, it->second.size, it->second.digest);
+    ++n;
+  }
+  return DigestCombine(sum, n);
 }
 
 }  // namespace cltrace::gpu

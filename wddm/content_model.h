@@ -61,9 +61,12 @@ class ContentModel {
   std::optional<uint64_t> Size(AllocationId id) const;
   size_t size() const { return entries_.size(); }
   // Order-independent summary of every allocation (id, size, digest): equal for equal models.
-  // O(1): the order-independent sum it is built on is kept up to date by every change, since
-  // the GPU takes it after every ring entry it executes (GpuEngine, per-fence digests).
+  // O(1): the order-independent sum it is built on is kept up to date by every change.
   uint64_t CombinedDigest() const;
+  // The same summary over the allocations `ids` only (duplicates and unknown ids ignored):
+  // what CombinedDigest would be for a model holding just those. The GPU takes it over the
+  // allocations a ring entry wrote (GpuEngine, per-fence digests).
+  uint64_t SubsetDigest(absl::Span<const AllocationId> ids) const;
 
  private:
   struct Entry {

@@ -113,8 +113,8 @@ class Dxgkrnl {
   // such DDI). For every fence it retires (DMA and paging buffers, after DxgkCbNotifyDpc, in
   // retirement order) the kernel calls
   //   pfnGpuFenceRetired(dxgkrnl_handle(), node, fence, digest, paging)
-  // where `digest` is the content model's CombinedDigest right after the GPU executed that
-  // ring entry (GpuEngine::TakeCompletionDigest), independent of when the DPC ran.
+  // where `digest` is what that ring entry wrote, right after the GPU executed it
+  // (GpuEngine::TakeCompletionDigest), independent of when the DPC ran and of other threads.
   // gpu_observer() is the model's own table, which does nothing: it is there to be wrapped
   // (gpu::KernelStack installs it, wrapped, with SetGpuObserver). nullptr: no calls (default).
   // The call is made under the model's lock, like the DxgkCb* callbacks: an observer must not

@@ -344,11 +344,11 @@ void Dxgkrnl::Impl::Retire() {
     while (!n.in_flight.empty() && n.in_flight.front().fence <= n.notified_completed) {
       InFlight f = std::move(n.in_flight.front());
       n.in_flight.pop_front();
-      // The content the GPU left when it finished the entry (taken at completion, so it does
-      // not depend on how late this DPC runs); the current content only if the engine has no
-      // record of it, which a fence the GPU completed always has.
+      // The content the entry's own work left (taken at completion, over what it wrote, so it
+      // depends neither on how late this DPC runs nor on other threads' calls); the digest of
+      // no allocation if the engine has no record of it, which a fence it completed always has.
       const uint64_t digest =
-          gpu.TakeCompletionDigest(node, f.fence).value_or(content.CombinedDigest());
+          gpu.TakeCompletionDigest(node, f.fence).value_or(content.SubsetDigest({}));
       if (observer != nullptr) {
         observer->pfnGpuFenceRetired(DXGKRNL_HADAPTER{this}, node, f.fence, digest,
                                      f.paging != nullptr ? 1 : 0);

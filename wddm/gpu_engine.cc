@@ -86,14 +86,16 @@ void GpuEngine::Kick(uint32_t node) {
     Entry done = nn.ring.front();
     nn.ring.pop_front();
     std::string fault = done.fetch_fault;
-    if (fault.empty()) Execute(node, done, &fault);
-    Complete(node, done, std::move(fault));
+    std::vector<AllocationId> written;
+    if (fault.empty()) Execute(node, done, &fault, &written);
+    Complete(node, done, std::move(fault), written);
     nn.running = false;
     Kick(node);
   });
 }
 
-void GpuEngine::Execute(uint32_t node, const Entry& e, std::string* fault) {
+void GpuEngine::Execute(uint32_t node, const Entry& e, std::string* fault,
+                        std::vector<AllocationId>* written) {
   ++stats_.entries;
   if (e.paging) ++stats_.paging_entries;
   size_t pos = 0;
@@ -156,6 +158,11 @@ void GpuEngine::Execute(uint32_t node, const Entry& e, std::string* fault) {
         // zero digest (wddm/README.md); transfers keep the per-allocation digest.
         break;
     }
+    // Every content-changing command writes its first reference (the destination).
+    const bool writes = c.op == Opcode::kClear || c.op == Opcode::kUpdate ||
+                        c.op == Opcode::kCopy || c.op == Opcode::kCopyRegion ||
+                        c.op == Opcode::kDraw || c.op == Opcode::kPresentBlt;
+    if (s.ok() && writes) written->push_back(ids[0]);
     if (!s.ok()) {
       *fault = absl::StrCat(OpcodeName(static_cast<uint8_t>(c.op)), " at DMA byte offset ", pos * 4,
                             ": ", s.message());
@@ -165,7 +172,8 @@ void GpuEngine::Execute(uint32_t node, const Entry& e, std::string* fault) {
   }
 }
 
-void GpuEngine::Complete(uint32_t node, const Entry& e, std::string fault) {
+void GpuEngine::Complete(uint32_t node, const Entry& e, std::string fault,
+                         absl::Span<const AllocationId> written) {
   Node& n = nodes_[node];
   if (!fault.empty()) {
     ++stats_.faults;
@@ -175,7 +183,10 @@ void GpuEngine::Complete(uint32_t node, const Entry& e, std::string fault) {
   }
   // The ring writes the fence even after a fault, so the scheduler can retire the entry.
   n.completed_fence = e.fence;
-  n.completion_digests.emplace_back(e.fence, content_->CombinedDigest());
+  // What this entry's own work left: the allocations it wrote, as they are now. Not the whole
+  // content model: allocations other threads created, destroyed or wrote meanwhile (whose
+  // place relative to this completion in virtual time a recording cannot pin down) stay out.
+  n.completion_digests.emplace_back(e.fence, content_->SubsetDigest(written));
   n.pending.dma_completed = true;
   n.pending.completed_fence = e.fence;
   Latch();

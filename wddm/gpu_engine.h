@@ -94,9 +94,13 @@ class GpuEngine {
   // Interrupt-status read with acknowledge: returns the latched causes and clears them.
   InterruptStatus ReadInterruptStatus();
 
-  // The content model's CombinedDigest taken the moment the engine completed the entry with
-  // `fence` on `node` (faulted or not), so whoever retires the fence later sees the content
-  // that entry left, however long the interrupt and the DPC took. Each completion is kept
+  // The content the entry with `fence` on `node` left (faulted or not): the content model's
+  // SubsetDigest over the allocations its commands wrote, taken the moment the engine
+  // completed it. A function of the entry's own work only: neither when the interrupt and the
+  // DPC ran, nor what other CPU threads created, destroyed or wrote around the completion
+  // shows in it (their order relative to a completion in virtual time depends on the kernel
+  // lock order of calls that leave no trace of it). An entry that wrote nothing (paging,
+  // markers only) gives the digest of no allocation. Each completion is kept
   // until taken (in completion order; older ones not taken are dropped): nullopt if the node
   // completed no such entry or it was taken already.
   std::optional<uint64_t> TakeCompletionDigest(uint32_t node, uint64_t fence);
@@ -126,9 +130,12 @@ class GpuEngine {
   };
 
   void Kick(uint32_t node);
-  // Executes `e` against the content model; on a fault sets `fault` and stops.
-  void Execute(uint32_t node, const Entry& e, std::string* fault);
-  void Complete(uint32_t node, const Entry& e, std::string fault);
+  // Executes `e` against the content model; on a fault sets `fault` and stops. Appends the
+  // allocation every executed content-changing command wrote to `written`.
+  void Execute(uint32_t node, const Entry& e, std::string* fault,
+               std::vector<AllocationId>* written);
+  void Complete(uint32_t node, const Entry& e, std::string fault,
+                absl::Span<const AllocationId> written);
   void Latch();
 
   Scheduler* scheduler_;

@@ -137,9 +137,10 @@ SyntheticTrace MakeSmallCommandListTrace(const SyntheticOptions& o) {
   return t;
 }
 
-absl::Status WriteCltrace(const SyntheticTrace& t, const std::string& path) {
+absl::Status WriteCltrace(const SyntheticTrace& t, const std::string& path, size_t chunk_bytes) {
   format::TraceWriter::Options options;
   options.background = false;
+  options.chunk_bytes = chunk_bytes;
   CLTRACE_ASSIGN_OR_RETURN(std::unique_ptr<format::TraceWriter> w,
                            format::TraceWriter::Open(path, options));
   // The writer hands out its own ids; map ours (same order of first use keeps them equal,

@@ -44,8 +44,10 @@ struct SyntheticTrace {
 
 SyntheticTrace MakeSmallCommandListTrace(const SyntheticOptions& options);
 
-// Writes `t` as a .cltrace file (TraceWriter defaults, synchronous).
-absl::Status WriteCltrace(const SyntheticTrace& t, const std::string& path);
+// Writes `t` as a .cltrace file (TraceWriter defaults but `chunk_bytes`, synchronous).
+// `chunk_bytes`: format::TraceWriter::Options::chunk_bytes (small values make many chunks).
+absl::Status WriteCltrace(const SyntheticTrace& t, const std::string& path,
+                          size_t chunk_bytes = size_t{1} << 20);
 
 }  // namespace cltrace::inspector::testing
 

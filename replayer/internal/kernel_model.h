@@ -11,17 +11,17 @@
 //
 // GPU content. GpuFenceRetired(hAdapter, NodeOrdinal, FenceId, ContentDigest, Paging) is the
 // model GPU's observation point (CLTRACE_GPU_OBSERVER, our own table, wddm/dxgkrnl.h): once per
-// retired fence, the content model's CombinedDigest as of the GPU's completion of that ring
-// entry. A recording made on the model holds one event per fence; the model's calls are
-// matched with them like the DxgkCb* callbacks (which fence on which node), and a different
-// digest is a divergence of its own at the recorded event: "GpuFenceRetired node N fence F:
-// GPU content digest 0x... recorded, actual kernel model: 0x... replayed". A recording with no
-// GpuFenceRetired event at all (made before the observer existed, e.g. the committed traces
-// of tests/replay/) says nothing about the content: the model's GpuFenceRetired calls are then
-// not compared, and the summary says "fence digests: not recorded". The digests follow the
-// bytes the driver hands the GPU, so they reproduce only if the replay gives the driver the
-// bytes the application wrote (Map/Unmap, UpdateSubresourceUP): zero bytes in, the recorded
-// digest of a workload that wrote anything else out is a divergence.
+// retired fence, the digest of what that ring entry wrote as of the GPU's completion of it
+// (wddm/README.md: a function of the entry's own work, not of other threads' calls). A recording
+// made on the model holds one event per fence; the model's calls are matched with them like the
+// DxgkCb* callbacks (which fence on which node), and a different digest is a divergence of its own
+// at the recorded event: "GpuFenceRetired node N fence F: GPU content digest 0x... recorded, actual
+// kernel model: 0x... replayed". A recording with no GpuFenceRetired event at all (made before the
+// observer existed, e.g. the committed traces of tests/replay/) says nothing about the content: the
+// model's GpuFenceRetired calls are then not compared, and the summary says "fence digests: not
+// recorded". The digests follow the bytes the driver hands the GPU, so they reproduce only if the
+// replay gives the driver the bytes the application wrote (Map/Unmap, UpdateSubresourceUP): zero
+// bytes in, the recorded digest of a workload that wrote anything else out is a divergence.
 //
 // What the recording shows at top level in the kernel layer (kernel threads running while no
 // UMD call was in flight: a WaitIdle of the workload, the kernel half of device creation and

@@ -30,6 +30,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "format/catalog.h"
+#include "format/load_trace.h"
 #include "format/trace_reader.h"
 #include "format/trace_writer.h"
 #include "gtest/gtest.h"
