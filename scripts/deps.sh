@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs the Debian packages cltrace needs (idempotent; silent when nothing is missing).
+# Installs the Debian packages cltrace needs (idempotent; silent when nothing is missing);
+# python3 runs the include-boundary check (scripts/check_includes.py, also a ctest test).
 # Usage: scripts/deps.sh [--fuzz|--format]
 #   --fuzz adds clang and its sanitizer runtimes; --format adds clang-format (the CI style check)
 set -euo pipefail
 
-pkgs=(g++ cmake ninja-build pkg-config git
+pkgs=(g++ cmake ninja-build pkg-config git python3
       libprotobuf-dev protobuf-compiler libzstd-dev libabsl-dev
       libgtest-dev libgmock-dev libbenchmark-dev
       libimgui-dev libstb-dev libegl-dev libgl-dev libegl-mesa0 libgl1-mesa-dri libglfw3-dev)
