@@ -250,7 +250,9 @@ void AnnotateEnd() {
 uint64_t CurrentTraceSeq() {
   internal::ThreadState* t = internal::t_state;  // no state: this thread never made a call
   if (t == nullptr) return 0;
-  return t->depth > 0 ? t->FrameAt(t->depth - 1)->seq : t->last_outer_seq;
+  // With no call open, frame 0 still holds the entry position of the thread's last outermost
+  // call (frames are reused, never cleared): nothing on the per-call path keeps it.
+  return t->FrameAt(t->depth > 0 ? t->depth - 1 : 0)->seq;
 }
 
 }  // namespace cltrace::recorder

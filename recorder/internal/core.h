@@ -89,7 +89,6 @@ struct ThreadState {
   // API annotation (CltraceAnnotateBegin/End); only the outermost API call is kept.
   const char* annotation = nullptr;
   int annotation_depth = 0;
-  uint64_t last_outer_seq = 0;  // entry position of the thread's last outermost call
   static constexpr size_t kInlineFrames = 8;
   Frame frames_[kInlineFrames];
   std::vector<std::unique_ptr<Frame>> deep_;
@@ -169,7 +168,6 @@ CLTRACE_HOT Frame* BeginCall(ThreadState* t, CallId id, char* note) {
   t->depth = d + 1;
   if (G().clock_timestamps) f->clock_ns = MonotonicNs();
   f->seq = NextPosition();
-  if (d == 0) t->last_outer_seq = f->seq;
   return f;
 }
 
