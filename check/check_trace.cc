@@ -4,6 +4,7 @@
 #include <map>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "format/catalog.h"
@@ -51,8 +52,8 @@ void WithholdAcrossGaps(const format::PositionGaps& gaps, absl::Span<const forma
                         const absl::flat_hash_map<uint64_t, std::vector<uint64_t>>& creations,
                         CheckResult* result) {
   if (gaps.holes.empty()) return;
-  absl::flat_hash_map<uint64_t, bool> handles;  // handles of withheld findings
-  std::map<std::string, uint64_t> rules;        // withheld findings per rule
+  absl::flat_hash_set<uint64_t> handles;  // handles of withheld findings
+  std::map<std::string, uint64_t> rules;  // withheld findings per rule
   uint64_t withheld = 0;
   auto crosses = [&](const Violation& v) {
     uint64_t from = 0;  // position after which the handle's history is in the trace
@@ -78,7 +79,7 @@ void WithholdAcrossGaps(const format::PositionGaps& gaps, absl::Span<const forma
       }
       ++withheld;
       ++rules[v.rule->id];
-      if (v.handle != 0) handles[v.handle] = true;
+      if (v.handle != 0) handles.insert(v.handle);
     }
     *list = std::move(kept);
   };
