@@ -34,7 +34,7 @@ std::string FormatLast(const Violation& v) {
 std::string FormatViolation(const Violation& v, const format::TokenTable& handles) {
   absl::string_view handle = v.handle ? handles.Token(v.handle) : absl::string_view("-");
   std::string line = absl::StrCat(
-      v.rule->id, " seq=", v.seq, " tid=", v.tid,
+      v.id(), " seq=", v.seq, " tid=", v.tid,
       " fn=", v.call == format::CallId::kInvalid ? "-" : CallName(v.call), " handle=", handle, ": ",
       v.severity == Severity::kWarning ? "warning: " : "", v.message);
   std::string last = FormatLast(v);
@@ -42,11 +42,7 @@ std::string FormatViolation(const Violation& v, const format::TokenTable& handle
   return line;
 }
 
-const RuleInfo& GapsRule() {
-  static const RuleInfo kGaps{"GAPS", "-", Enforcement::kInformative, false,
-                              "findings across positions missing from a recording are not judged"};
-  return kGaps;
-}
+const RuleInfo& GapsRule() { return rules::Info(Rule::kGaps); }
 
 void WithholdAcrossGaps(const format::PositionGaps& gaps, absl::Span<const format::Event> events,
                         const absl::flat_hash_map<uint64_t, std::vector<uint64_t>>& creations,
@@ -78,7 +74,7 @@ void WithholdAcrossGaps(const format::PositionGaps& gaps, absl::Span<const forma
         continue;
       }
       ++withheld;
-      ++rules[v.rule->id];
+      ++rules[v.id()];
       if (v.handle != 0) handles.insert(v.handle);
     }
     *list = std::move(kept);
@@ -88,7 +84,7 @@ void WithholdAcrossGaps(const format::PositionGaps& gaps, absl::Span<const forma
   std::vector<std::string> per_rule;
   for (const auto& [rule, n] : rules) per_rule.push_back(absl::StrCat(rule, " x", n));
   Violation note;
-  note.rule = &GapsRule();
+  note.rule = Rule::kGaps;
   note.severity = Severity::kWarning;
   note.seq = gaps.first_missing;
   note.message = absl::StrCat(

@@ -59,7 +59,7 @@ void Checker::Impl::OnEvent(const Event& e) {
     case Layer::kDxgi: {
       int32_t c = LookupCtx(Arg(e, m.hdevice));
       if (c >= 0 && !ctxs_[c].dc) {
-        EnterDomain(ctxs_[c].domain, e, 10, c);
+        EnterDomain(ctxs_[c].domain, e, Rule::kR10, c);
         NoteIcUses(e, m);
       }
       break;
@@ -100,7 +100,7 @@ void Checker::Impl::OnAnnotation(const Event& e) {
     if (!fixed && !fixed_a) continue;
     const CallMeta& m = table_[e.call];
     uint64_t h = m.layer == Layer::kDevice ? Arg(e, m.hdevice) : 0;
-    Flag(5, e, h,
+    Flag(Rule::kR5, e, h,
          absl::StrCat("the driver rewrote IC-table slot ", slot, " after CreateDevice (noted by ",
                       "the recorder at this call); ",
                       fixed_a ? "the Recycle* and CalcDeferredContextHandleSize slots (R5a)"
@@ -138,7 +138,7 @@ void Checker::Impl::OnAdapterCall(const Event& e, const CallMeta& m) {
           no_lists_[Arg(e, m.hdevice)] = e.seq;
         }
         if (lists && !(caps & k_.caps_freethreaded)) {
-          Flag(1, e, 0,
+          Flag(Rule::kR1, e, 0,
                absl::StrFormat("threading caps 0x%x report command lists without "
                                "D3D11DDICAPS_FREETHREADED",
                                caps));
@@ -173,10 +173,10 @@ void Checker::Impl::OnDcCall(const Event& e, const CallMeta& m, int32_t dc) {
     Flag(m.dc_table_rule, e, x.handle,
          absl::StrCat(CallName(e.call), " called through the table of ", CtxName(dc),
                       "; the runtime calls it only through the IC table"));
-    EnterDomain(x.domain, e, 10, dc);
+    EnterDomain(x.domain, e, Rule::kR10, dc);
     return;  // nothing else about such a call is meaningful
   }
-  EnterDomain(x.domain, e, 10, dc);
+  EnterDomain(x.domain, e, Rule::kR10, dc);
   if (x.state == State::kDestroyed && m.op == Op::kSetter && e.parent != 0 && x.last.n > 0) {
     // R49: the driver may refresh state inside the DC's own DestroyDevice (which ends the
     // DC's life on entry); the runtime's answers (nothing bound) are legal there.
@@ -190,7 +190,7 @@ void Checker::Impl::OnDcCall(const Event& e, const CallMeta& m, int32_t dc) {
       // D1e: destroy-tolerant; accepted, the handle stays dead.
       return;
     }
-    Flag(53, e, x.handle,
+    Flag(Rule::kR53, e, x.handle,
          absl::StrCat(CallName(e.call), " on ", CtxName(dc), ", which is ", StateName(x.state)),
          &x.last);
     return;
@@ -198,7 +198,7 @@ void Checker::Impl::OnDcCall(const Event& e, const CallMeta& m, int32_t dc) {
   // R72: long recordings pump amortized processing.
   if (++x.calls_since_amortized > options_.heuristics.dc_amortized_max_calls && !x.r72_warned) {
     x.r72_warned = true;
-    Warn(72, e, x.handle,
+    Warn(Rule::kR72, e, x.handle,
          absl::StrCat(CtxName(dc), " made ", x.calls_since_amortized - 1,
                       " DC calls without pfnPerformAmortizedProcessingCb (threshold ",
                       options_.heuristics.dc_amortized_max_calls, ")"));
@@ -214,7 +214,7 @@ void Checker::Impl::OnDcCall(const Event& e, const CallMeta& m, int32_t dc) {
         ClearBindings(x);
         x.closes_started = false;
       } else {
-        Flag(51, e, x.handle,
+        Flag(Rule::kR51, e, x.handle,
              absl::StrCat("AbandonCommandList on ", CtxName(dc), " in state ", StateName(x.state)),
              &x.last);
       }
@@ -249,14 +249,14 @@ void Checker::Impl::OnDcCall(const Event& e, const CallMeta& m, int32_t dc) {
             if (he >= 0 && elems[i * m.arrays[a].stride + he] != 0) all_null = false;
       }
       if (!all_null) {
-        Flag(53, e, x.handle,
+        Flag(Rule::kR53, e, x.handle,
              absl::StrCat(CallName(e.call), " binds objects on ", CtxName(dc), ", which is ",
                           StateName(x.state), " (only unbinds and closes are allowed)"),
              &x.last);
         return;
       }
       if (x.state == State::kAbandoned && x.closes_started) {
-        Flag(51, e, x.handle,
+        Flag(Rule::kR51, e, x.handle,
              absl::StrCat("unbind ", CallName(e.call), " on ", CtxName(dc),
                           " after local handles were closed (abandon order: Abandon, "
                           "unbinds, closes, recycle/destroy)"),
@@ -268,7 +268,7 @@ void Checker::Impl::OnDcCall(const Event& e, const CallMeta& m, int32_t dc) {
   }
   // Rendering, copies, queries, maps, nested execution.
   if (!recording) {
-    Flag(53, e, x.handle,
+    Flag(Rule::kR53, e, x.handle,
          absl::StrCat(CallName(e.call), " on ", CtxName(dc), ", which is ", StateName(x.state)),
          &x.last);
     return;
@@ -299,7 +299,7 @@ void Checker::Impl::OnDcCall(const Event& e, const CallMeta& m, int32_t dc) {
 void Checker::Impl::OnIcCall(const Event& e, const CallMeta& m, int32_t ic) {
   Ctx& x = ctxs_[ic];
   if (!m.in_ic_table && m.in_dc_table) {
-    int rule = m.op == Op::kRecycleCommandList ? 13 : 51;
+    Rule rule = m.op == Op::kRecycleCommandList ? Rule::kR13 : Rule::kR51;
     Flag(rule, e, x.handle,
          absl::StrCat(CallName(e.call),
                       " called through the IC table; it is a deferred-context function"));
@@ -312,12 +312,12 @@ void Checker::Impl::OnIcCall(const Event& e, const CallMeta& m, int32_t ic) {
     case Op::kCreateCommandList:
     case Op::kRecycleCreateCommandList: {
       int32_t d = LookupCtx(Arg(e, m.hdeferred));
-      if (d >= 0 && ctxs_[d].dc) EnterDomain(ctxs_[d].domain, e, 12, d);
+      if (d >= 0 && ctxs_[d].dc) EnterDomain(ctxs_[d].domain, e, Rule::kR12, d);
       break;
     }
     case Op::kRecycleCreateDeferredContext: {
       int32_t d = LookupCtx(Arg(e, m.hdrvcontext));
-      if (d >= 0 && ctxs_[d].dc) EnterDomain(ctxs_[d].domain, e, 12, d);
+      if (d >= 0 && ctxs_[d].dc) EnterDomain(ctxs_[d].domain, e, Rule::kR12, d);
       break;
     }
     case Op::kCreateObject:
@@ -330,11 +330,11 @@ void Checker::Impl::OnIcCall(const Event& e, const CallMeta& m, int32_t ic) {
         int32_t o = Slot(Arg(e, m.handle)).obj;
         primary = o >= 0 && objs_[o].primary && !objs_[o].shared;
       }
-      if (primary) EnterDomain(x.domain, e, 11, ic);
+      if (primary) EnterDomain(x.domain, e, Rule::kR11, ic);
       break;
     }
     default:
-      if (m.domain == Domain::kIC) EnterDomain(x.domain, e, 10, ic);
+      if (m.domain == Domain::kIC) EnterDomain(x.domain, e, Rule::kR10, ic);
       break;
   }
   if (x.state == State::kDestroyed && m.op != Op::kCreateDeferredContext) {
@@ -354,7 +354,7 @@ void Checker::Impl::OnIcCall(const Event& e, const CallMeta& m, int32_t ic) {
       if (d < 0) return;
       uint64_t size = static_cast<uint64_t>(e.ret);
       if (ctxs_[d].cl_size != 0 && size != ctxs_[d].cl_size) {
-        Flag(36, e, ctxs_[d].handle,
+        Flag(Rule::kR36, e, ctxs_[d].handle,
              absl::StrCat("CalcPrivateCommandListSize for ", CtxName(d), " returned ", size,
                           ", earlier ", ctxs_[d].cl_size,
                           " (recycled handles keep the first size)"));
@@ -387,7 +387,7 @@ void Checker::Impl::OnIcCall(const Event& e, const CallMeta& m, int32_t ic) {
         uint32_t n = 0;
         auto elems = ArrayElems(e, m, a, &n);
         if (out > in || n > in) {
-          Flag(32, e, x.handle,
+          Flag(Rule::kR32, e, x.handle,
                absl::StrCat("CheckDeferredContextHandleSizes wrote ", std::max<uint64_t>(out, n),
                             " entries into an array of ", in));
         }
@@ -396,7 +396,7 @@ void Checker::Impl::OnIcCall(const Event& e, const CallMeta& m, int32_t ic) {
         for (uint32_t i = 0; i < n && stride >= 2; ++i)
           sizes.emplace_back(elems[i * stride], elems[i * stride + 1]);
         if (x.sizes_known && x.removed && sizes != x.sizes) {
-          Flag(27, e, x.handle,
+          Flag(Rule::kR27, e, x.handle,
                "CheckDeferredContextHandleSizes answered differently after device removal");
         }
         if (!sizes.empty()) {
@@ -414,7 +414,7 @@ void Checker::Impl::OnIcCall(const Event& e, const CallMeta& m, int32_t ic) {
         for (const auto& [t, s] : x.sizes)
           if (t == type && s == size) listed = true;
         if (!listed) {
-          Flag(33, e, x.handle,
+          Flag(Rule::kR33, e, x.handle,
                absl::StrCat("CalcDeferredContextHandleSize(", HandleTypeName(type), ") returned ",
                             size, ", which CheckDeferredContextHandleSizes did not list"));
         }
@@ -423,7 +423,7 @@ void Checker::Impl::OnIcCall(const Event& e, const CallMeta& m, int32_t ic) {
       // A fragment (late attach) may begin between a creation and its size query: the first
       // call of a thread on a device created before the trace is not judged.
       if (e.parent == 0 && !consumed_calc_ && !(first_of_thread_ && !Complete(ic))) {
-        Flag(35, e, 0,
+        Flag(Rule::kR35, e, 0,
              absl::StrCat("CalcDeferredContextHandleSize(", HandleTypeName(type),
                           ") is not right after an IC creation on this thread"));
       }

@@ -28,6 +28,7 @@
 #include "check/rules.h"
 #include "check/states.h"
 #include "format/event.h"
+#include "rules/finding.h"
 
 namespace cltrace::format {
 struct PositionGaps;  // format/trace_reader.h
@@ -67,7 +68,7 @@ struct CheckOptions {
   const format::PositionGaps* gaps = nullptr;
 };
 
-enum class Severity : uint8_t { kError, kWarning };
+using rules::Severity;
 
 // One state change as shown in a violation's "[last: ...]" tail.
 struct LastTransition {
@@ -76,15 +77,13 @@ struct LastTransition {
   format::CallId call;
 };
 
-struct Violation {
-  const RuleInfo* rule;
-  Severity severity = Severity::kError;
-  uint64_t seq = 0;  // entry position of the offending call
+// A finding of the checker: the rules::Finding every producer reports (rule, severity, seq =
+// entry position of the offending call, handle = TokenTable id of the handle it is about or 0,
+// message) plus where in the trace it happened.
+struct Violation : rules::Finding {
   uint32_t tid = 0;
   format::CallId call = format::CallId::kInvalid;
   bool dc_table = false;  // the offending call went through a DC table
-  uint64_t handle = 0;    // handle id of the handle the finding is about (0 = none)
-  std::string message;
   // The handle's most recent transitions before the offending call, oldest first.
   absl::InlinedVector<LastTransition, 3> last;
 };

@@ -279,7 +279,7 @@ TEST(KernelNoDevice, R74_RenderBeforeCreateContext) {
   auto r = Check(t.events(), t.handles());
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->violations.size(), 1u);
-  EXPECT_STREQ(r->violations[0].rule->id, "R74");
+  EXPECT_STREQ(r->violations[0].id(), "R74");
 }
 
 TEST_F(KernelTest, R74_SubmissionIgnoresShrunkBuffer) {

@@ -32,7 +32,7 @@ TEST(CapsTest, R1_CommandListsWithoutFreeThreaded) {
   auto r = Check(t.events(), t.handles());
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->violations.size(), 1u);
-  EXPECT_STREQ(r->violations[0].rule->id, "R1");
+  EXPECT_STREQ(r->violations[0].id(), "R1");
 }
 
 TEST(CapsTest, R1_NearMiss_FreeThreadedWithOrWithoutCommandLists) {
@@ -222,7 +222,7 @@ class TableRewriteTest : public CheckTest {
     EXPECT_TRUE(r.ok()) << r.status();
     std::vector<std::string> ids;
     if (r.ok())
-      for (const Violation& v : r->violations) ids.push_back(v.rule->id);
+      for (const Violation& v : r->violations) ids.push_back(v.id());
     return ids;
   }
 };

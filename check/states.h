@@ -1,6 +1,6 @@
-// The handle states of ddi-spec §3 as the analysis library names them, and the transition
-// record the checker emits for every state change (the lifecycle analysis and the inspector
-// build their timelines from these).
+// The transition record the checker emits for every state change of a handle, in the states
+// of ddi-spec §3 (rules/state_machines.h holds the states and the machines' edges; the
+// lifecycle analysis and the inspector build their timelines from these records).
 //
 // Thread-safety: plain values.
 //
@@ -11,51 +11,17 @@
 
 #include <cstdint>
 
-#include "absl/strings/string_view.h"
 #include "format/call_ids.h"
+#include "rules/state_machines.h"
 
 namespace cltrace::check {
 
-// What kind of handle a lifetime belongs to.
-enum class HandleRole : uint8_t {
-  kImmediateContext,  // hDrvDevice of CreateDevice (the IC table's hDevice)
-  kDeferredContext,   // hDrvContext of CreateDeferredContext (§3.2)
-  kCommandList,       // IC command-list handle (§3.1)
-  kObject,            // IC handle of a resource, view, shader, state object, query...
-  kLocal,             // DC-local handle of an IC object or IC command list (§3.3)
-};
-
-enum class State : uint8_t {
-  kNone = 0,
-  // §3.1 command lists.
-  kValid,                // V
-  kRecycleDestroyed,     // RD
-  kRecycled,             // RC
-  kRecycleCreateFailed,  // T7e: RecycleCreateCommandList returned E_OUTOFMEMORY
-  // §3.2 deferred contexts.
-  kRecording,      // Rec
-  kFinishing,      // Fin (inside the RecycleCommandList loop)
-  kClosed,         // Clo (CL taken; local handles being closed)
-  kAbandoned,      // Abd
-  kFinishFailed,   // D5e: Create/RecycleCreateCommandList failed; abandon or close may follow
-  kRecycleFailed,  // D9e: RecycleCreateDeferredContext returned E_OUTOFMEMORY
-  // §3.3 local handles, IC objects and contexts.
-  kOpen,
-  kClosedLocal,
-  kAlive,
-  // Shared ends.
-  kCreateFailed,  // T1e / D1e: the create reported an error; the handle is dead
-  kDestroyed,     // X
-};
-
-absl::string_view StateName(State s);
-absl::string_view RoleName(HandleRole r);
-
-// True for states in which the handle still exists for the driver.
-inline bool IsLive(State s) {
-  return s != State::kNone && s != State::kDestroyed && s != State::kCreateFailed &&
-         s != State::kClosedLocal;
-}
+// The states, roles and machines are the table of rules/state_machines.h.
+using rules::HandleRole;
+using rules::IsLive;
+using rules::RoleName;
+using rules::State;
+using rules::StateName;
 
 // One state change of one handle lifetime.
 struct TransitionEvent {

@@ -31,7 +31,7 @@ void AppendJsonFinding(std::string* out, const check::Violation& v,
   std::string last = check::FormatLast(v);
   if (!last.empty()) absl::StrAppend(&message, " ", last);
   absl::StrAppend(
-      out, "{\"rule\": ", JsonString(v.rule->id), ", \"seq\": ", v.seq, ", \"tid\": ", v.tid,
+      out, "{\"rule\": ", JsonString(v.id()), ", \"seq\": ", v.seq, ", \"tid\": ", v.tid,
       ", \"fn\": ", v.call == format::CallId::kInvalid ? "null" : JsonString(CallName(v.call)),
       ", \"handle\": ", v.handle ? JsonString(handles.Token(v.handle)) : "null",
       ", \"message\": ", JsonString(message), "}");

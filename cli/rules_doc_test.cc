@@ -81,7 +81,7 @@ TEST(RulesDocTest, EveryExampleProducesItsFinding) {
     std::string report;
     for (const auto* list : {&r->violations, &r->warnings}) {
       for (const Violation& v : *list) {
-        got.insert(v.rule->id);
+        got.insert(v.id());
         absl::StrAppend(&report, FormatViolation(v, trace->handles), "\n");
       }
     }

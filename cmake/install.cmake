@@ -5,9 +5,10 @@
 #   P/bin/                 cltrace, cltrace-workload, cltrace-inspector (when built)
 #   P/lib/                 libcltrace_shim.so, libcltrace_refdriver.so (`cltrace record` looks
 #                          for the shim in <bin>/../lib and defaults to the driver beside it),
-#                          libcltrace_format.a, libcltrace_check.a
+#                          libcltrace_rules.a, libcltrace_format.a, libcltrace_check.a
 #   P/include/cltrace/     format/*.h (with the generated ddi_abi.h, call_ids.h, call_traits.h,
-#                          call_codec_gen.h, trace.pb.h), check/*.h, cltrace_version.h; a
+#                          call_codec_gen.h, trace.pb.h), check/*.h, rules/*.h (with
+#                          rule_list.inc, the registry they expand), cltrace_version.h; a
 #                          program keeps the tree's include style: #include "format/trace_reader.h"
 #   P/lib/cmake/cltrace/   cltraceConfig.cmake, cltraceConfigVersion.cmake, cltraceTargets.cmake
 #   P/lib/pkgconfig/       cltrace.pc
@@ -34,16 +35,19 @@ foreach(dso cltrace_shim cltrace_refdriver)
   endif()
 endforeach()
 
-# The libraries (static) and their exported targets cltrace::format, cltrace::check and the
-# header-only cltrace::ddi_abi that cltrace::format carries.
+# The libraries (static) and their exported targets cltrace::format, cltrace::check, the
+# header-only cltrace::ddi_abi that cltrace::format carries and cltrace::rules (the rule
+# registry and state-machine table) that cltrace::check's headers include.
 set_target_properties(cltrace_check PROPERTIES EXPORT_NAME check)
-install(TARGETS cltrace_ddi_abi cltrace_format cltrace_check EXPORT cltraceTargets
+set_target_properties(cltrace_rules PROPERTIES EXPORT_NAME rules)
+install(TARGETS cltrace_ddi_abi cltrace_rules cltrace_format cltrace_check EXPORT cltraceTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT cltraceTargets NAMESPACE cltrace:: DESTINATION ${CLTRACE_INSTALL_CMAKEDIR})
 
-# Public headers: every header of format/ and check/ but the *_internal.h ones (globbed so that
-# a new public header is installed without touching this file).
-foreach(component format check)
+# Public headers: every header of rules/, format/ and check/ but the *_internal.h ones (globbed
+# so that a new public header is installed without touching this file).
+install(FILES ${CMAKE_SOURCE_DIR}/rules/rule_list.inc DESTINATION ${CLTRACE_INSTALL_INCLUDEDIR}/rules)
+foreach(component rules format check)
   file(GLOB headers CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/${component}/*.h)
   list(FILTER headers EXCLUDE REGEX "_internal\\.h$")
   install(FILES ${headers} DESTINATION ${CLTRACE_INSTALL_INCLUDEDIR}/${component})

@@ -304,7 +304,7 @@ void CallDetailsPanel::Draw(const char* title, const TraceModel& model, View& vi
     ImGui::Separator();
     for (int vi : findings) {
       const check::Violation& v = model.violations()[vi];
-      ImGui::TextColored(ImVec4(1, 0.35f, 0.35f, 1), "%s %s:", v.rule ? v.rule->id : "?",
+      ImGui::TextColored(ImVec4(1, 0.35f, 0.35f, 1), "%s %s:", v.id(),
                          v.severity == check::Severity::kError ? "error" : "warning");
       ImGui::SameLine();
       ImGui::TextWrapped("%s", v.message.c_str());

@@ -269,8 +269,7 @@ void LifelinesPanel::Tooltip(const TraceModel& model, int r, const FoldedSpan& f
     for (int vi : model.ViolationsAt(first.from)) {
       const check::Violation& v = model.violations()[vi];
       if (v.handle != row.handle) continue;
-      ImGui::TextColored(ImVec4(1, 0.35f, 0.35f, 1), "%s: %s", v.rule ? v.rule->id : "?",
-                         v.message.c_str());
+      ImGui::TextColored(ImVec4(1, 0.35f, 0.35f, 1), "%s: %s", v.id(), v.message.c_str());
     }
   }
   ImGui::EndTooltip();

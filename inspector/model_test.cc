@@ -108,12 +108,12 @@ TEST(ModelTest, InjectedViolationsAreFoundInSeqOrder) {
   ASSERT_GE(m->error_count(), 2u);
   std::vector<int> at_execute = m->ViolationsAt(execute);
   ASSERT_FALSE(at_execute.empty());
-  EXPECT_STREQ(m->violations()[at_execute[0]].rule->id, "R40");
+  EXPECT_STREQ(m->violations()[at_execute[0]].id(), "R40");
   EXPECT_EQ(m->Token(m->violations()[at_execute[0]].handle), "cl0");
   std::vector<int> at_recreate = m->ViolationsAt(recreate);
   ASSERT_FALSE(at_recreate.empty());
   bool r45 = false;
-  for (int i : at_recreate) r45 = r45 || std::string(m->violations()[i].rule->id) == "R45";
+  for (int i : at_recreate) r45 = r45 || std::string(m->violations()[i].id()) == "R45";
   EXPECT_TRUE(r45);
   // Navigation: from the start the first finding is the execute; it wraps at the end.
   EXPECT_EQ(m->violations()[m->NextViolation(0)].seq, execute);
@@ -247,7 +247,7 @@ TEST(ModelTest, ReleasedListExecutedShowsItsFindings) {
       LoadModel("corpus/check/released_list_executed.jsonl", {}, {});
   ASSERT_TRUE(m.ok()) << m.status();
   std::vector<std::string> rules;
-  for (const check::Violation& v : (*m)->violations()) rules.push_back(v.rule->id);
+  for (const check::Violation& v : (*m)->violations()) rules.push_back(v.id());
   EXPECT_THAT(rules, ::testing::IsSupersetOf({"R40", "R45", "R44"}));
 }
 

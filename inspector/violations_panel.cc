@@ -61,7 +61,7 @@ void ViolationsPanel::DrawContents(const TraceModel& model, View& view) {
       const ImVec4 col = v.severity == check::Severity::kError ? ImVec4(1, 0.4f, 0.4f, 1)
                                                                : ImVec4(1, 0.8f, 0.35f, 1);
       ImGui::TableNextColumn();
-      ImGui::TextColored(col, "%s", v.rule ? v.rule->id : "?");
+      ImGui::TextColored(col, "%s", v.id());
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(model.Token(v.handle).c_str());
       ImGui::TableNextColumn();

@@ -33,6 +33,7 @@ DDI_HEADERS = {
 
 # Path prefix -> component; the longest matching prefix wins.
 COMPONENT_PREFIXES = {
+    "rules/": "rules",  # rule registry, Finding, §3 state-machine table (issue 13 §2)
     "ddi/": "ddi",
     "format/": "format",
     "wddm/": "wddm",
@@ -56,25 +57,26 @@ COMPONENT_PREFIXES = {
 INSPECTOR_UI = re.compile(
     r"^inspector/(app|theme|view|headless|main|\w+_panel|panels_test|screenshot_test)\.(h|cc)$")
 
-ABOVE_ALL = {"ddi", "format", "wddm", "dx6", "umd", "runtime", "refdriver", "recorder",
+ABOVE_ALL = {"rules", "ddi", "format", "wddm", "dx6", "umd", "runtime", "refdriver", "recorder",
              "replayer", "check", "inspector", "inspector_ui", "corpus", "testing"}
 
 # component -> components it may include (itself is always allowed).
 ALLOWED = {
-    "ddi": set(),
-    "format": {"ddi"},
-    "wddm": {"ddi"},
-    "dx6": {"ddi", "wddm"},
-    "umd": {"ddi", "wddm"},
-    "runtime": {"ddi", "wddm"},
-    "refdriver": {"ddi", "umd", "wddm"},
-    "recorder": {"ddi", "format"},
-    "check": {"ddi", "format"},
-    "replayer": {"ddi", "format", "check", "wddm"},
-    "inspector": {"ddi", "format", "check"},
-    "inspector_ui": {"ddi", "format", "inspector"},
-    "corpus": {"ddi", "format", "runtime", "wddm", "dx6"},
-    "testing": {"ddi", "format"},
+    "rules": set(),
+    "ddi": {"rules"},
+    "format": {"rules", "ddi"},
+    "wddm": {"rules", "ddi"},
+    "dx6": {"rules", "ddi", "wddm"},
+    "umd": {"rules", "ddi", "wddm"},
+    "runtime": {"rules", "ddi", "wddm"},
+    "refdriver": {"rules", "ddi", "umd", "wddm"},
+    "recorder": {"rules", "ddi", "format"},
+    "check": {"rules", "ddi", "format"},
+    "replayer": {"rules", "ddi", "format", "check", "wddm"},
+    "inspector": {"rules", "ddi", "format", "check"},
+    "inspector_ui": {"rules", "ddi", "format", "inspector"},
+    "corpus": {"rules", "ddi", "format", "runtime", "wddm", "dx6"},
+    "testing": {"rules", "ddi", "format"},
     "cli": ABOVE_ALL - {"testing"},
     "bench": ABOVE_ALL | {"cli"},
     "tests": ABOVE_ALL | {"cli", "bench"},
@@ -199,6 +201,8 @@ def self_test():
         "refdriver/c.cc": '#include "umd/b.h"\n',
         "check/d.cc": '#include "format/event.h"\n',
         "inspector/app.cc": '#include "inspector/model.h"\n',
+        "refdriver/e.cc": '#include "rules/finding.h"\n',
+        "wddm/f.h": '#include "rules/rules.h"\n',
     }
     bad_tree = {
         "runtime/x.cc": '// a comment\n#include "wddm/a.h"\n#include "refdriver/command_stream.h"\n',
@@ -206,6 +210,7 @@ def self_test():
         "umd/z.cc": '#include "tests/testing/golden.h"\n',
         "inspector/model.cc": '#include "inspector/theme.h"\n',
         "replayer/r.cc": '#include "runtime/internal/state.h"\n',
+        "rules/s.h": '#include "format/call_ids.h"\n',
     }
     failures = []
     if violations(make(ok_tree)):
@@ -213,7 +218,7 @@ def self_test():
     got = violations(make(bad_tree))
     want = ["runtime/x.cc:3: runtime -> refdriver", "wddm/y.h:1: wddm -> format",
             "umd/z.cc:1: umd -> testing", "inspector/model.cc:1: inspector -> inspector_ui",
-            "replayer/r.cc:1: replayer -> runtime/internal/"]
+            "replayer/r.cc:1: replayer -> runtime/internal/", "rules/s.h:1: rules -> ddi"]
     for w in want:
         if not any(g.startswith(w) for g in got):
             failures.append(f"missing violation {w!r} in {got}")

@@ -79,16 +79,16 @@ Op KernelCbOp(absl::string_view name) {
   return Op::kOtherCb;
 }
 
-uint8_t DcTableRule(absl::string_view name) {
-  if (name == "CalcDeferredContextHandleSize") return 34;
+Rule DcTableRule(absl::string_view name) {
+  if (name == "CalcDeferredContextHandleSize") return Rule::kR34;
   if (name == "QueryGetData" || name == "Flush" || name == "ResourceIsStagingBusy" ||
       name == "StagingResourceMap" || name == "StagingResourceUnmap" || name == "SetResourceMinLOD")
-    return 65;
+    return Rule::kR65;
   if (name == "CalcPrivateCommandListSize" || name == "RecycleCreateCommandList" ||
       name == "RecycleCreateDeferredContext")
-    return 12;
-  if (name == "RecycleDestroyCommandList") return 14;
-  return 4;
+    return Rule::kR12;
+  if (name == "RecycleDestroyCommandList") return Rule::kR14;
+  return Rule::kR4;
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/string_view.h"
+#include "check/rules.h"
 #include "format/call_ids.h"
 #include "format/catalog.h"
 #include "format/catalog_types.h"
@@ -104,7 +105,7 @@ struct CallMeta {
   bool work = false;
   // Rule number to report when called through a DC table although the catalog says the
   // runtime never does (R4 by default; R12, R13, R14, R34, R65 for the calls they name).
-  uint8_t dc_table_rule = 4;
+  Rule dc_table_rule = Rule::kR4;
   // D3D11DDI_HANDLETYPE of the object a Create/Open/Destroy handles (or a CL), -1 if none.
   int8_t object_type = -1;
   // Field indexes (kNoField when absent).

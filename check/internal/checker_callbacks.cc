@@ -27,16 +27,16 @@ void Checker::Impl::OnCoreLayerCallback(const Event& e, const CallMeta& m) {
       int32_t owner = rt ? Slot(rt).core : -1;
       int32_t pctx = -1;
       if (p == nullptr) {
-        Flag(19, e, rt, "pfnPerformAmortizedProcessingCb called outside any DDI call");
+        Flag(Rule::kR19, e, rt, "pfnPerformAmortizedProcessingCb called outside any DDI call");
       } else {
         const CallMeta& pm = table_[p->call];
         if (pm.layer == Layer::kDevice) pctx = LookupCtx(Arg(*p, pm.hdevice));
         if (p->tid != e.tid) {
-          Flag(19, e, rt,
+          Flag(Rule::kR19, e, rt,
                absl::StrCat("pfnPerformAmortizedProcessingCb on thread ", e.tid,
                             " inside a DDI running on thread ", p->tid));
         } else if (pctx >= 0 && owner >= 0 && owner != pctx) {
-          Flag(19, e, rt,
+          Flag(Rule::kR19, e, rt,
                absl::StrCat("pfnPerformAmortizedProcessingCb with the core layer of ",
                             CtxName(owner), " inside ", CallName(p->call), " through the table of ",
                             CtxName(pctx)));
@@ -47,7 +47,7 @@ void Checker::Impl::OnCoreLayerCallback(const Event& e, const CallMeta& m) {
       if (o.dc) {
         // DCs never submit: a second pump inside one DDI call is a double pump (CD10).
         if (p != nullptr && o.last_amortized_parent == p->seq) {
-          Warn(72, e, rt,
+          Warn(Rule::kR72, e, rt,
                absl::StrCat("second pfnPerformAmortizedProcessingCb inside ", CallName(p->call),
                             " (seq ", p->seq, ") on ", CtxName(owner), " (do not double-pump)"));
         }
@@ -57,7 +57,7 @@ void Checker::Impl::OnCoreLayerCallback(const Event& e, const CallMeta& m) {
       } else {
         if (!o.submit_since_amortized && p != nullptr && o.last_amortized_parent == p->seq) {
           Warn(
-              71, e, rt,
+              Rule::kR71, e, rt,
               absl::StrCat("second pfnPerformAmortizedProcessingCb inside ", CallName(p->call),
                            " (seq ", p->seq, ") without a submit in between (do not double-pump)"));
         }
@@ -72,12 +72,12 @@ void Checker::Impl::OnCoreLayerCallback(const Event& e, const CallMeta& m) {
       uint64_t rt = Arg(e, m.hruntime);
       int32_t owner = rt ? Slot(rt).core : -1;
       if (owner >= 0 && ctxs_[owner].dc) {
-        Flag(7, e, rt,
+        Flag(Rule::kR7, e, rt,
              absl::StrCat("pfnDisableDeferredStagingResourceDestruction through the callback "
                           "table of ",
                           CtxName(owner)));
       } else if (p == nullptr || table_[p->call].op != Op::kCreateDevice) {
-        Flag(7, e, rt,
+        Flag(Rule::kR7, e, rt,
              absl::StrCat("pfnDisableDeferredStagingResourceDestruction outside CreateDevice",
                           p ? absl::StrCat(" (inside ", CallName(p->call), ")") : ""));
       }
@@ -94,7 +94,7 @@ void Checker::Impl::OnSetErrorCb(const Event& e, const CallMeta& m) {
   const uint32_t code = static_cast<uint32_t>(hr);
   const uint64_t rt = Arg(e, m.hruntime);
   if (p == nullptr) {
-    Flag(28, e, rt, "pfnSetErrorCb called outside any DDI call");
+    Flag(Rule::kR28, e, rt, "pfnSetErrorCb called outside any DDI call");
     return;
   }
   const CallMeta& pm = table_[p->call];
@@ -113,7 +113,7 @@ void Checker::Impl::OnSetErrorCb(const Event& e, const CallMeta& m) {
     int32_t owner = Slot(rt).core;
     if ((owner >= 0 && owner != pctx) ||
         (owner < 0 && ctxs_[pctx].core_layer != 0 && ctxs_[pctx].core_layer != rt)) {
-      Flag(28, e, rt,
+      Flag(Rule::kR28, e, rt,
            absl::StrCat("error from ", fn, " reported to ",
                         owner >= 0 ? absl::StrCat("the core layer of ", CtxName(owner))
                                    : absl::StrCat("unknown core layer ", Token(rt)),
@@ -130,7 +130,7 @@ void Checker::Impl::OnSetErrorCb(const Event& e, const CallMeta& m) {
   const bool oom = code == k_.e_outofmemory;
   const bool removed = IsDeviceRemovedCode(code);
   if (code == k_.e_invalidarg) {
-    Flag(30, e, rt,
+    Flag(Rule::kR30, e, rt,
          absl::StrCat(what,
                       "; application errors are D3DDDIERR_APPLICATIONERROR "
                       "(E_INVALIDARG means a driver bug)"));
@@ -140,32 +140,36 @@ void Checker::Impl::OnSetErrorCb(const Event& e, const CallMeta& m) {
       case Op::kCalcPrivateCommandListSize:
       case Op::kCalcPrivateDeferredContextSize:
       case Op::kCalcHandleSize:
-        Flag(31, e, rt, absl::StrCat(what, "; size queries never call pfnSetErrorCb"));
+        Flag(Rule::kR31, e, rt, absl::StrCat(what, "; size queries never call pfnSetErrorCb"));
         break;
       case Op::kCreateCommandList:
         if (!pdc && !oom && !removed)
-          Flag(20, e, rt,
+          Flag(Rule::kR20, e, rt,
                absl::StrCat(what,
                             "; only E_OUTOFMEMORY and D3DDDIERR_DEVICEREMOVED are "
                             "legal (others are critical)"));
         break;
       case Op::kRecycleCreateCommandList:
         if (oom) {
-          Flag(22, e, rt, absl::StrCat(what, "; E_OUTOFMEMORY is reported by return value"));
+          Flag(Rule::kR22, e, rt,
+               absl::StrCat(what, "; E_OUTOFMEMORY is reported by return value"));
         } else {
-          Warn(22, e, rt, absl::StrCat(what, " via pfnSetErrorCb (not addressed by the sources)"));
+          Warn(Rule::kR22, e, rt,
+               absl::StrCat(what, " via pfnSetErrorCb (not addressed by the sources)"));
         }
         break;
       case Op::kRecycleCreateDeferredContext:
         if (oom) {
-          Flag(23, e, rt, absl::StrCat(what, "; E_OUTOFMEMORY is reported by return value"));
+          Flag(Rule::kR23, e, rt,
+               absl::StrCat(what, "; E_OUTOFMEMORY is reported by return value"));
         } else {
-          Warn(23, e, rt, absl::StrCat(what, " via pfnSetErrorCb (not addressed by the sources)"));
+          Warn(Rule::kR23, e, rt,
+               absl::StrCat(what, " via pfnSetErrorCb (not addressed by the sources)"));
         }
         break;
       case Op::kCommandListExecute:
         if (!oom && !removed)
-          Flag(24, e, rt,
+          Flag(Rule::kR24, e, rt,
                absl::StrCat(what,
                             "; only E_OUTOFMEMORY and D3DDDIERR_DEVICEREMOVED are "
                             "legal (others are critical)"));
@@ -178,26 +182,29 @@ void Checker::Impl::OnSetErrorCb(const Event& e, const CallMeta& m) {
       case Op::kQueryEnd:
       case Op::kRecycleCommandList:
         if (!removed && !(pdc && oom))
-          Flag(25, e, rt,
+          Flag(Rule::kR25, e, rt,
                absl::StrCat(what, pdc ? "; only DEVICEREMOVED or E_OUTOFMEMORY may be set"
                                       : "; only D3DDDIERR_DEVICEREMOVED may be set"));
         break;
       case Op::kDestroyObject:
         if (pm.object_type == 0 && !removed && !(pdc && oom))
-          Flag(25, e, rt,
+          Flag(Rule::kR25, e, rt,
                absl::StrCat(what, pdc ? "; only DEVICEREMOVED or E_OUTOFMEMORY may be set"
                                       : "; only D3DDDIERR_DEVICEREMOVED may be set"));
         break;
       case Op::kAbandonCommandList:
         if (oom || removed) {
-          Flag(26, e, rt, absl::StrCat(what, "; AbandonCommandList may only set critical errors"));
+          Flag(Rule::kR26, e, rt,
+               absl::StrCat(what, "; AbandonCommandList may only set critical errors"));
         } else {
-          Warn(26, e, rt, absl::StrCat(what, " (critical: the runtime treats it as fatal)"));
+          Warn(Rule::kR26, e, rt,
+               absl::StrCat(what, " (critical: the runtime treats it as fatal)"));
         }
         break;
       case Op::kCheckHandleSizes:
         if (removed)
-          Flag(27, e, rt, absl::StrCat(what, "; capability checks never report device removal"));
+          Flag(Rule::kR27, e, rt,
+               absl::StrCat(what, "; capability checks never report device removal"));
         break;
       default:
         break;
@@ -256,7 +263,7 @@ void Checker::Impl::EnterHContext(const Event& e, uint64_t hcontext) {
   DomainSlot& d = hcontext_domain_[hcontext];
   if (d.used && d.end > e.seq && !IsAncestor(e, d.seq)) {
     Flag(
-        15, e, hcontext,
+        Rule::kR15, e, hcontext,
         absl::StrCat(CallName(e.call), " on HCONTEXT ", Token(hcontext), " overlaps ",
                      CallName(d.call), " (seq ", d.seq, ", tid ", d.tid, ") on the same HCONTEXT"));
   }
@@ -295,14 +302,14 @@ void Checker::Impl::OnKernelCallback(const Event& e, const CallMeta& m) {
       uint64_t hc = Arg(e, m.hcontext);
       EnterHContext(e, hc);
       if (!context_created_) {
-        Flag(74, e, hc, "pfnRenderCb before any pfnCreateContextCb");
+        Flag(Rule::kR74, e, hc, "pfnRenderCb before any pfnCreateContextCb");
       } else if (auto it = buffers_.find(hc); it != buffers_.end()) {
         ContextBuffers& b = it->second;
         uint64_t used = Arg(e, field("CommandOffset")) + Arg(e, field("CommandLength"));
         uint64_t allocs = Arg(e, field("NumAllocations"));
         uint64_t patches = Arg(e, field("NumPatchLocations"));
         if (used > b.command || allocs > b.allocations || patches > b.patches) {
-          Flag(74, e, hc,
+          Flag(Rule::kR74, e, hc,
                absl::StrCat("submission (", used, " command bytes, ", allocs, " allocations, ",
                             patches, " patch locations) exceeds the current buffers (", b.command,
                             ", ", b.allocations, ", ", b.patches,
@@ -317,7 +324,7 @@ void Checker::Impl::OnKernelCallback(const Event& e, const CallMeta& m) {
             !(used > b.command || allocs > b.allocations || patches > b.patches)) {
           // The kernel read the command buffer it handed out last and refused what it found:
           // the driver wrote its commands elsewhere (a buffer it kept across pfnRenderCb).
-          Flag(74, e, hc,
+          Flag(Rule::kR74, e, hc,
                absl::StrCat("the kernel refused the submission of ", Arg(e, field("CommandLength")),
                             " command bytes with D3DDDIERR_INVALIDUSERBUFFER: they are not in the "
                             "command buffer the last pfnCreateContextCb/pfnRenderCb returned "
@@ -330,12 +337,12 @@ void Checker::Impl::OnKernelCallback(const Event& e, const CallMeta& m) {
         }
       }
       if (p == nullptr) {
-        Flag(16, e, hc, "pfnRenderCb called outside any DDI call");
+        Flag(Rule::kR16, e, hc, "pfnRenderCb called outside any DDI call");
         return;
       }
       if (pm->layer == Layer::kDevice && pctx >= 0 && ctxs_[pctx].dc) {
         current_dc_table_ = true;
-        Flag(16, e, hc,
+        Flag(Rule::kR16, e, hc,
              absl::StrCat("pfnRenderCb inside DC::", CallName(p->call), " on ", CtxName(pctx)));
         return;
       }
@@ -347,7 +354,7 @@ void Checker::Impl::OnKernelCallback(const Event& e, const CallMeta& m) {
         ic_domain = o >= 0 && objs_[o].primary && !objs_[o].shared;
       }
       if (!ic_domain) {
-        Flag(16, e, hc,
+        Flag(Rule::kR16, e, hc,
              absl::StrCat("pfnRenderCb inside ", CallName(p->call),
                           ", which is not an IC-domain DDI"));
         return;
@@ -357,7 +364,7 @@ void Checker::Impl::OnKernelCallback(const Event& e, const CallMeta& m) {
         ic.submitted_through = std::max(ic.submitted_through, p->seq);
         ic.submit_since_amortized = true;
         if (++ic.submits_since_amortized >= options_.heuristics.amortized_max_submits_without) {
-          Warn(71, e, ic.handle,
+          Warn(Rule::kR71, e, ic.handle,
                absl::StrCat(ic.submits_since_amortized,
                             " IC submits without pfnPerformAmortizedProcessingCb (threshold ",
                             options_.heuristics.amortized_max_submits_without, ")"));
@@ -370,7 +377,7 @@ void Checker::Impl::OnKernelCallback(const Event& e, const CallMeta& m) {
       uint64_t hc = Arg(e, m.hcontext);
       EnterHContext(e, hc);
       if (pm == nullptr || pm->op != Op::kDxgiPresent || p->tid != e.tid) {
-        Flag(17, e, hc,
+        Flag(Rule::kR17, e, hc,
              absl::StrCat("pfnPresentCb ",
                           p ? absl::StrCat("inside ", CallName(p->call))
                             : std::string("outside any DDI call"),
@@ -380,7 +387,7 @@ void Checker::Impl::OnKernelCallback(const Event& e, const CallMeta& m) {
     }
     case Op::kSetDisplayModeCb:
       if (pm == nullptr || pm->op != Op::kDxgiSetDisplayMode || p->tid != e.tid) {
-        Flag(17, e, 0,
+        Flag(Rule::kR17, e, 0,
              absl::StrCat("pfnSetDisplayModeCb ",
                           p ? absl::StrCat("inside ", CallName(p->call))
                             : std::string("outside any DDI call"),
@@ -403,7 +410,7 @@ void Checker::Impl::OnKernelCallback(const Event& e, const CallMeta& m) {
       if (obj < 0 && rt != 0) obj = Slot(rt).rtobj;
       bool shared = obj >= 0 && objs_[obj].shared;
       if (shared && !inside_create) {
-        Flag(18, e, objs_[obj].handle,
+        Flag(Rule::kR18, e, objs_[obj].handle,
              absl::StrCat("pfnAllocateCb for shared resource ", Token(objs_[obj].handle),
                           p ? absl::StrCat(" inside ", CallName(p->call))
                             : std::string(" outside any DDI call"),
@@ -441,7 +448,7 @@ void Checker::Impl::OnKernelCallback(const Event& e, const CallMeta& m) {
           const Object& o = objs_[al.obj];
           if (o.primary && !o.shared) continue;  // R69 governs non-shared primaries
           if (o.device >= 0 && o.last_ic_use > ctxs_[o.device].submitted_through) {
-            Flag(67, e, o.handle,
+            Flag(Rule::kR67, e, o.handle,
                  absl::StrCat("pfnDeallocateCb for ", Token(o.handle),
                               " before the pfnRenderCb that submits the IC work at seq ",
                               o.last_ic_use, " referencing it"));

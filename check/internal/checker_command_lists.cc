@@ -23,13 +23,13 @@ void Checker::Impl::IcCreateCommandList(const Event& e, const CallMeta& m, int32
     Ctx& dx = ctxs_[d];
     dc_ready = dx.state == State::kRecording || dx.state == State::kFinishing;
     if (!dc_ready) {
-      Flag(53, e, dx.handle,
+      Flag(Rule::kR53, e, dx.handle,
            absl::StrCat(fn, " for ", CtxName(d), ", which is ", StateName(dx.state),
                         " (a command list is made only from a recording DC)"),
            &dx.last);
     }
     if (dx.oom_pending) {
-      Flag(29, e, dx.handle,
+      Flag(Rule::kR29, e, dx.handle,
            absl::StrCat(CtxName(d), " reported E_OUTOFMEMORY at seq ", dx.oom_seq,
                         "; the runtime discards that recording and abandons instead of "
                         "calling ",
@@ -37,7 +37,7 @@ void Checker::Impl::IcCreateCommandList(const Event& e, const CallMeta& m, int32
     }
     for (int32_t q : dx.rec_queries) {
       if (objs_[q].BuildingOn(d)) {
-        Flag(52, e, objs_[q].handle,
+        Flag(Rule::kR52, e, objs_[q].handle,
              absl::StrCat("query ", Token(objs_[q].handle), " is still begun on ", CtxName(d),
                           " when ", fn, " is called (Finish ends open queries first)"));
       }
@@ -45,7 +45,7 @@ void Checker::Impl::IcCreateCommandList(const Event& e, const CallMeta& m, int32
     for (int32_t r : dx.rec_maps) {
       const auto& on = objs_[r].mapped_on;
       if (std::find(on.begin(), on.end(), d) != on.end()) {
-        Flag(52, e, objs_[r].handle,
+        Flag(Rule::kR52, e, objs_[r].handle,
              absl::StrCat("resource ", Token(objs_[r].handle), " is still mapped on ", CtxName(d),
                           " when ", fn, " is called (Finish unmaps dynamic resources first)"));
       }
@@ -76,14 +76,14 @@ void Checker::Impl::IcCreateCommandList(const Event& e, const CallMeta& m, int32
   } else {
     int32_t hr = static_cast<int32_t>(e.ret);
     if (hr != 0 && static_cast<uint32_t>(hr) != k_.e_outofmemory) {
-      Flag(22, e, h,
+      Flag(Rule::kR22, e, h,
            absl::StrCat("RecycleCreateCommandList returned ", format::HresultToString(hr),
                         "; only S_OK and E_OUTOFMEMORY are legal"));
     }
     ok = hr >= 0;
     if (ci < 0) {
       if (Complete(ic))
-        Flag(43, e, h,
+        Flag(Rule::kR43, e, h,
              "RecycleCreateCommandList on a handle that was never a command list (only a "
              "Recycled handle may be recycle-created)");
       ci = static_cast<int32_t>(cls_.size());
@@ -97,20 +97,20 @@ void Checker::Impl::IcCreateCommandList(const Event& e, const CallMeta& m, int32
         case State::kRecycled:
         case State::kRecycleCreateFailed:  // T7e "or RC": a retry is accepted
           if (d >= 0 && c.cache_dc >= 0 && c.cache_dc != d) {
-            Flag(43, e, h,
+            Flag(Rule::kR43, e, h,
                  absl::StrCat("command list sits in the cache of ", CtxName(c.cache_dc),
                               " but RecycleCreateCommandList names ", CtxName(d)),
                  &c.last);
           }
           break;
         case State::kRecycleDestroyed:
-          Flag(45, e, h,
+          Flag(Rule::kR45, e, h,
                "RecycleCreateCommandList on a RecycleDestroyed handle: it must pass through "
                "RecycleCommandList first (no RD->V shortcut)",
                &c.last);
           break;
         default:
-          Flag(43, e, h,
+          Flag(Rule::kR43, e, h,
                absl::StrCat("RecycleCreateCommandList on a command list in state ",
                             StateName(c.state),
                             "; only a Recycled handle may be "
@@ -157,7 +157,7 @@ void Checker::Impl::CheckExecuteTarget(const Event& e, const CommandList& c, int
                                        uint64_t h) {
   for (int32_t q : c.queries) {
     if (objs_[q].BuildingOn(target)) {
-      Flag(61, e, h,
+      Flag(Rule::kR61, e, h,
            absl::StrCat("the command list began or ended query ", Token(objs_[q].handle),
                         ", which is only begun on ", CtxName(target)),
            &c.last);
@@ -166,7 +166,7 @@ void Checker::Impl::CheckExecuteTarget(const Event& e, const CommandList& c, int
   for (int32_t r : c.maps) {
     const auto& on = objs_[r].mapped_on;
     if (std::find(on.begin(), on.end(), target) != on.end()) {
-      Flag(62, e, h,
+      Flag(Rule::kR62, e, h,
            absl::StrCat("the command list mapped dynamic resource ", Token(objs_[r].handle),
                         ", which is mapped on ", CtxName(target)),
            &c.last);
@@ -178,17 +178,18 @@ void Checker::Impl::IcCommandListExecute(const Event& e, const CallMeta& m, int3
   uint64_t h = Arg(e, m.handle);
   int32_t ci = h ? Slot(h).cl : -1;
   if (ci < 0) {
-    if (Complete(ic)) Flag(40, e, h, "CommandListExecute on a handle that is not a command list");
+    if (Complete(ic))
+      Flag(Rule::kR40, e, h, "CommandListExecute on a handle that is not a command list");
   } else {
     CommandList& c = cls_[ci];
     if (c.state == State::kValid) {
       CheckExecuteTarget(e, c, ic, h);
       for (int32_t r : c.maps) objs_[r].last_ic_use = e.seq;
     } else if (c.state == State::kCreateFailed) {
-      Flag(21, e, h, "CommandListExecute on a command list whose CreateCommandList failed",
+      Flag(Rule::kR21, e, h, "CommandListExecute on a command list whose CreateCommandList failed",
            &c.last);
     } else {
-      Flag(40, e, h,
+      Flag(Rule::kR40, e, h,
            absl::StrCat("CommandListExecute on a command list in state ", StateName(c.state),
                         " (only Valid handles may be executed)"),
            &c.last);
@@ -202,17 +203,17 @@ void Checker::Impl::IcRecycleDestroy(const Event& e, const CallMeta& m, int32_t 
   int32_t ci = h ? Slot(h).cl : -1;
   if (ci < 0) {
     if (Complete(ic))
-      Flag(41, e, h, "RecycleDestroyCommandList on a handle that was never a command list");
+      Flag(Rule::kR41, e, h, "RecycleDestroyCommandList on a handle that was never a command list");
     return;
   }
   CommandList& c = cls_[ci];
   if (c.state == State::kCreateFailed) {
-    Flag(21, e, h, "RecycleDestroyCommandList on a command list whose CreateCommandList failed",
-         &c.last);
+    Flag(Rule::kR21, e, h,
+         "RecycleDestroyCommandList on a command list whose CreateCommandList failed", &c.last);
     return;
   }
   if (c.state != State::kValid) {
-    Flag(41, e, h,
+    Flag(Rule::kR41, e, h,
          absl::StrCat("RecycleDestroyCommandList on a command list in state ", StateName(c.state),
                       " (only from Valid)"),
          &c.last);
@@ -221,7 +222,7 @@ void Checker::Impl::IcRecycleDestroy(const Event& e, const CallMeta& m, int32_t 
   if (c.owner >= 0) {
     const Ctx& owner = ctxs_[c.owner];
     if (owner.state == State::kDestroyed || owner.state == State::kCreateFailed) {
-      Flag(41, e, h,
+      Flag(Rule::kR41, e, h,
            absl::StrCat("the owning ", CtxName(c.owner),
                         " is destroyed; the runtime must call DestroyCommandList"),
            &c.last);
@@ -235,7 +236,7 @@ void Checker::Impl::IcDestroyCommandList(const Event& e, const CallMeta& m, int3
   int32_t ci = h ? Slot(h).cl : -1;
   if (ci < 0) {
     if (Complete(ic))
-      Flag(44, e, h, "DestroyCommandList on a handle that was never a command list");
+      Flag(Rule::kR44, e, h, "DestroyCommandList on a handle that was never a command list");
     return;
   }
   CommandList& c = cls_[ci];
@@ -245,7 +246,7 @@ void Checker::Impl::IcDestroyCommandList(const Event& e, const CallMeta& m, int3
     case State::kRecycled:
     case State::kRecycleCreateFailed:  // T7e: destroy-tolerant
       if (c.open_locals > 0) {
-        Flag(54, e, h,
+        Flag(Rule::kR54, e, h,
              absl::StrCat("IC command list destroyed while ", c.open_locals,
                           " DC-local handle(s) of it are open"),
              &c.last);
@@ -253,11 +254,11 @@ void Checker::Impl::IcDestroyCommandList(const Event& e, const CallMeta& m, int3
       ClTo(ci, State::kDestroyed, e);
       return;
     case State::kCreateFailed:
-      Flag(21, e, h, "DestroyCommandList on a command list whose CreateCommandList failed",
+      Flag(Rule::kR21, e, h, "DestroyCommandList on a command list whose CreateCommandList failed",
            &c.last);
       return;
     default:
-      Flag(44, e, h,
+      Flag(Rule::kR44, e, h,
            absl::StrCat("DestroyCommandList on a command list in state ", StateName(c.state)),
            &c.last);
       return;
@@ -274,14 +275,14 @@ void Checker::Impl::DcRecycleCommandList(const Event& e, const CallMeta& m, int3
       break;
     case State::kClosed:
     case State::kFinishFailed:
-      Flag(46, e, x.handle,
+      Flag(Rule::kR46, e, x.handle,
            absl::StrCat("RecycleCommandList on ", CtxName(dc),
                         " after its command list was made: the recycle loop comes first in "
                         "FinishCommandList"),
            &x.last);
       break;
     default:
-      Flag(53, e, x.handle,
+      Flag(Rule::kR53, e, x.handle,
            absl::StrCat("RecycleCommandList on ", CtxName(dc), ", which is ", StateName(x.state)),
            &x.last);
       break;
@@ -291,21 +292,21 @@ void Checker::Impl::DcRecycleCommandList(const Event& e, const CallMeta& m, int3
   if (ci < 0) {
     int32_t l = h ? Slot(h).local : -1;
     if (l < 0 && !Complete(dc)) return;  // a list made before the trace began
-    Flag(13, e, h,
+    Flag(Rule::kR13, e, h,
          absl::StrCat("RecycleCommandList takes an IC command-list handle; ", Token(h), " is ",
                       l >= 0 ? "a DC-local handle" : "not a command list"));
     return;
   }
   CommandList& c = cls_[ci];
   if (c.state != State::kRecycleDestroyed) {
-    Flag(42, e, h,
+    Flag(Rule::kR42, e, h,
          absl::StrCat("RecycleCommandList on a command list in state ", StateName(c.state),
                       " (only RecycleDestroyed handles are recycled)"),
          &c.last);
     return;
   }
   if (c.owner >= 0 && c.owner != dc) {
-    Flag(42, e, h,
+    Flag(Rule::kR42, e, h,
          absl::StrCat("command list recorded on ", CtxName(c.owner), " recycled through ",
                       CtxName(dc)),
          &c.last);
@@ -320,14 +321,14 @@ void Checker::Impl::DcCommandListExecute(const Event& e, const CallMeta& m, int3
   if (options_.nested_execute_handle == NestedExecuteHandle::kIc) {
     ci = h ? Slot(h).cl : -1;
     if (ci < 0) {
-      Flag(59, e, h,
+      Flag(Rule::kR59, e, h,
            "nested CommandListExecute (nested_execute_handle=ic) on a handle that "
            "is not an IC command list");
     }
   } else {
     int32_t l = h ? Slot(h).local : -1;
     if (l < 0 || locals_[l].dc != dc || !locals_[l].is_cl || locals_[l].state != State::kOpen) {
-      Flag(59, e, h,
+      Flag(Rule::kR59, e, h,
            absl::StrCat("nested CommandListExecute needs a DC-local command-list handle open "
                         "on ",
                         CtxName(dc), " (nested_execute_handle=local)"),
@@ -339,7 +340,7 @@ void Checker::Impl::DcCommandListExecute(const Event& e, const CallMeta& m, int3
   if (ci >= 0) {
     const CommandList& c = cls_[ci];
     if (c.state != State::kValid) {
-      Flag(59, e, h,
+      Flag(Rule::kR59, e, h,
            absl::StrCat("nested CommandListExecute of IC command list ", Token(c.handle),
                         " in state ", StateName(c.state)),
            &c.last);

@@ -50,7 +50,7 @@ void Checker::Impl::CheckClosedBeforeRecycle(const Event& e, int32_t dc, bool de
   bool judged = !(destroy && (x.state == State::kRecording || x.state == State::kFinishing));
   if (judged && example >= 0) {
     const Local& l = locals_[example];
-    int rule = x.state == State::kAbandoned ? 51 : 58;
+    Rule rule = x.state == State::kAbandoned ? Rule::kR51 : Rule::kR58;
     Flag(rule, e, x.handle,
          absl::StrCat(n, " DC-local handle(s) still open on ", CtxName(dc), " at ",
                       CallName(e.call), " (e.g. ", Token(l.handle), " opened at seq ", l.open_seq,
@@ -71,7 +71,7 @@ void Checker::Impl::IcRecycleCreateDeferredContext(const Event& e, const CallMet
   Ctx& x = ctxs_[d];
   int32_t hr = static_cast<int32_t>(e.ret);
   if (hr != 0 && static_cast<uint32_t>(hr) != k_.e_outofmemory) {
-    Flag(23, e, x.handle,
+    Flag(Rule::kR23, e, x.handle,
          absl::StrCat("RecycleCreateDeferredContext returned ", format::HresultToString(hr),
                       "; only S_OK and E_OUTOFMEMORY are legal"));
   }
@@ -83,13 +83,13 @@ void Checker::Impl::IcRecycleCreateDeferredContext(const Event& e, const CallMet
       break;
     case State::kDestroyed:
     case State::kCreateFailed:
-      Flag(48, e, x.handle,
+      Flag(Rule::kR48, e, x.handle,
            absl::StrCat("RecycleCreateDeferredContext on ", CtxName(d), ", which is ",
                         StateName(x.state)),
            &x.last);
       return;
     default:
-      Flag(48, e, x.handle,
+      Flag(Rule::kR48, e, x.handle,
            absl::StrCat("RecycleCreateDeferredContext on ", CtxName(d), " in state ",
                         StateName(x.state),
                         "; only after AbandonCommandList, CreateCommandList or "
@@ -110,7 +110,7 @@ void Checker::Impl::IcRecycleCreateDeferredContext(const Event& e, const CallMet
 void Checker::Impl::DcDestroy(const Event& e, int32_t dc) {
   Ctx& x = ctxs_[dc];
   if (x.state == State::kRecording && x.has_work) {
-    Flag(48, e, x.handle,
+    Flag(Rule::kR48, e, x.handle,
          absl::StrCat("DestroyDevice on ", CtxName(dc),
                       " that holds unfinished recorded work; the runtime abandons first "
                       "(AbandonCommandList, unbinds, closes)"),
@@ -166,12 +166,12 @@ void Checker::Impl::IcDestroyObject(const Event& e, const CallMeta& m) {
   Object& ob = objs_[o];
   if (ob.state != State::kAlive) return;
   if (ob.open_locals > 0) {
-    Flag(54, e, h,
+    Flag(Rule::kR54, e, h,
          absl::StrCat("IC handle destroyed while ", ob.open_locals,
                       " DC-local handle(s) of it are open (the IC handle is destroyed last)"));
   }
   if (ob.bind_count > 0) {
-    Flag(73, e, h,
+    Flag(Rule::kR73, e, h,
          absl::StrCat("object destroyed while still bound (", ob.bind_count,
                       " binding(s)); the runtime destroys only unbound objects"));
   }
@@ -200,7 +200,7 @@ void Checker::Impl::DcOpen(const Event& e, const CallMeta& m, int32_t dc) {
   Ctx& x = ctxs_[dc];
   absl::string_view fn = CallName(e.call);
   if (x.state != State::kRecording && x.state != State::kFinishing) {
-    Flag(53, e, x.handle,
+    Flag(Rule::kR53, e, x.handle,
          absl::StrCat("local open ", fn, " on ", CtxName(dc), ", which is ", StateName(x.state)),
          &x.last);
   }
@@ -212,7 +212,7 @@ void Checker::Impl::DcOpen(const Event& e, const CallMeta& m, int32_t dc) {
   if (target < 0 || (!is_cl && objs_[target].type != m.object_type)) {
     if (target < 0 && !Complete(dc)) return;  // the IC object predates the trace
     Flag(
-        56, e, h,
+        Rule::kR56, e, h,
         absl::StrCat("local open ", fn, ": the HRT slot (", rt ? Token(rt) : "NULL",
                      ") does not carry the IC driver handle of a ", HandleTypeName(m.object_type)));
     return;
@@ -220,13 +220,13 @@ void Checker::Impl::DcOpen(const Event& e, const CallMeta& m, int32_t dc) {
   if (is_cl) {
     const CommandList& c = cls_[target];
     if (c.state == State::kDestroyed || c.state == State::kCreateFailed) {
-      Flag(54, e, h,
+      Flag(Rule::kR54, e, h,
            absl::StrCat("local open of IC command list ", Token(rt), ", which is ",
                         StateName(c.state)),
            &c.last);
     }
   } else if (objs_[target].state != State::kAlive) {
-    Flag(54, e, h,
+    Flag(Rule::kR54, e, h,
          absl::StrCat(
              "local open of IC object ", Token(rt), ", which is ", StateName(objs_[target].state),
              objs_[target].destroy_seq ? absl::StrCat(" since seq ", objs_[target].destroy_seq)
@@ -238,19 +238,19 @@ void Checker::Impl::DcOpen(const Event& e, const CallMeta& m, int32_t dc) {
   const uint64_t present = m.present != kNoField ? Arg(e, m.present) : 0;
   if (!dependent) {
     if (present != 0) {
-      Flag(56, e, h,
+      Flag(Rule::kR56, e, h,
            absl::StrCat("local open ", fn,
                         " of a dependency-free object passes an argument structure; it "
                         "must be NULL"));
     }
   } else if (present == 0 || m.dependency == kNoField) {
-    Flag(56, e, h,
+    Flag(Rule::kR56, e, h,
          absl::StrCat("local open ", fn, " of a dependent object without its dependency handle"));
   } else {
     auto fields = format::Fields(*format::GetCall(e.call));
     for (int16_t f = m.args_first; f < m.args_end; ++f) {
       if (f == m.dependency || Arg(e, f) == 0) continue;
-      Flag(56, e, h,
+      Flag(Rule::kR56, e, h,
            absl::StrCat("local open ", fn, ": member ", fields[f].name,
                         " is non-zero; only the dependency handle is set"));
       break;
@@ -258,15 +258,15 @@ void Checker::Impl::DcOpen(const Event& e, const CallMeta& m, int32_t dc) {
     uint64_t dep = Arg(e, m.dependency);
     int32_t dl = dep ? Slot(dep).local : -1;
     if (dep == 0) {
-      Flag(56, e, h, absl::StrCat("local open ", fn, ": the dependency handle is NULL"));
+      Flag(Rule::kR56, e, h, absl::StrCat("local open ", fn, ": the dependency handle is NULL"));
     } else if (dl < 0 || locals_[dl].dc != dc || locals_[dl].state != State::kOpen ||
                locals_[dl].is_cl) {
-      Flag(55, e, h,
+      Flag(Rule::kR55, e, h,
            absl::StrCat("local open ", fn, ": dependency ", Token(dep),
                         " is not a local handle open on ", CtxName(dc),
                         " (open the resource before its views)"));
     } else if (locals_[dl].target != objs_[target].dependency) {
-      Flag(55, e, h,
+      Flag(Rule::kR55, e, h,
            absl::StrCat("local open ", fn, ": dependency ", Token(dep),
                         " is the local handle of another resource"));
     } else {
@@ -278,7 +278,7 @@ void Checker::Impl::DcOpen(const Event& e, const CallMeta& m, int32_t dc) {
   auto [it, inserted] = open_local_.try_emplace(key, -1);
   if (!inserted && it->second >= 0) {
     const Local& prev = locals_[it->second];
-    Flag(58, e, h,
+    Flag(Rule::kR58, e, h,
          absl::StrCat(Token(rt), " is already open on ", CtxName(dc), " as ", Token(prev.handle),
                       " (seq ", prev.open_seq,
                       "); a local handle is opened at most once per recording"),
@@ -332,21 +332,21 @@ void Checker::Impl::DcClose(const Event& e, const CallMeta& m, int32_t dc) {
   int32_t l = Slot(h).local;
   if (l < 0 && !Complete(dc)) return;  // opened before the trace began
   if (l < 0 || locals_[l].dc != dc) {
-    Flag(57, e, h,
+    Flag(Rule::kR57, e, h,
          absl::StrCat("local close ", CallName(e.call), " of ", Token(h),
                       ", which is not a local handle of ", CtxName(dc)));
     return;
   }
   Local& loc = locals_[l];
   if (loc.state != State::kOpen) {
-    Flag(58, e, h,
+    Flag(Rule::kR58, e, h,
          absl::StrCat("local handle ", Token(h), " closed twice (closed at seq ", loc.close_seq,
                       ")"),
          &loc.last);
     return;
   }
   if (loc.open_dependents > 0) {
-    Flag(55, e, h,
+    Flag(Rule::kR55, e, h,
          absl::StrCat("local resource closed while ", loc.open_dependents,
                       " local view(s) of it are open (views are closed first)"),
          &loc.last);
@@ -364,14 +364,14 @@ int32_t Checker::Impl::ResolveLocal(const Event& e, int32_t dc, uint64_t h, bool
     if (loc.dc == dc && loc.state == State::kOpen && loc.is_cl == want_cl) return loc.target;
     if (loc.dc == dc && loc.state != State::kOpen &&
         (s.obj < 0 || objs_[s.obj].create_seq < loc.close_seq)) {
-      Flag(58, e, h,
+      Flag(Rule::kR58, e, h,
            absl::StrCat(Token(h), " was closed at seq ", loc.close_seq, "; recording ",
                         ctxs_[dc].recording, " of ", CtxName(dc), " must re-open it on first use"),
            &loc.last);
       return -1;
     }
     if (loc.dc != dc && loc.state == State::kOpen) {
-      Flag(57, e, h,
+      Flag(Rule::kR57, e, h,
            absl::StrCat(Token(h), " is a local handle of ", CtxName(loc.dc), ", not of ",
                         CtxName(dc)),
            &loc.last);
@@ -379,11 +379,11 @@ int32_t Checker::Impl::ResolveLocal(const Event& e, int32_t dc, uint64_t h, bool
     }
   }
   if (s.obj >= 0 || s.cl >= 0) {
-    Flag(57, e, h,
+    Flag(Rule::kR57, e, h,
          absl::StrCat(Token(h), " is an IC handle; ", CtxName(dc),
                       " takes only its own local handles"));
   } else if (Complete(dc)) {
-    Flag(57, e, h, absl::StrCat(Token(h), " is not a local handle open on ", CtxName(dc)));
+    Flag(Rule::kR57, e, h, absl::StrCat(Token(h), " is not a local handle open on ", CtxName(dc)));
   }
   return -1;
 }
@@ -457,7 +457,7 @@ void Checker::Impl::QueryBeginEnd(const Event& e, int32_t c, int32_t q, bool beg
     }
   } else if (on != nullptr) {
     if (x.dc && on->recording != x.recording) {
-      Flag(63, e, o.handle,
+      Flag(Rule::kR63, e, o.handle,
            absl::StrCat("query ", Token(o.handle), " begun in recording ", on->recording, " of ",
                         CtxName(c), " and ended in recording ", x.recording,
                         " (begin/end pairs never span a command-list boundary)"));
@@ -465,7 +465,7 @@ void Checker::Impl::QueryBeginEnd(const Event& e, int32_t c, int32_t q, bool beg
     o.StopBuilding(c);
   } else if (!o.building.empty()) {
     const int32_t other = o.building.front().ctx;
-    Flag(63, e, o.handle,
+    Flag(Rule::kR63, e, o.handle,
          absl::StrCat("query ", Token(o.handle), " ended on ", CtxName(c),
                       ", where it is not begun, while it is begun on ", CtxName(other),
                       " (begin/end pairs never span contexts)"));
@@ -487,17 +487,17 @@ void Checker::Impl::MapUnmap(const Event& e, const CallMeta& m, int32_t c, int32
     uint64_t how = Arg(e, m.ddimap);
     bool first = std::find(x.rec_maps.begin(), x.rec_maps.end(), r) == x.rec_maps.end();
     if (o.type == 0 && !o.dynamic) {
-      Flag(64, e, o.handle,
+      Flag(Rule::kR64, e, o.handle,
            absl::StrCat("map of non-dynamic resource ", Token(o.handle), " on ", CtxName(c)));
     } else if (m.ddimap != kNoField && how != k_.map_discard && how != k_.map_nooverwrite) {
       const format::EnumInfo* maps = format::FindEnum("D3D10_DDI_MAP");
       auto how_name = maps ? format::NameOfValue(*maps, how) : std::nullopt;
-      Flag(64, e, o.handle,
+      Flag(Rule::kR64, e, o.handle,
            absl::StrCat("map of ", Token(o.handle), " on ", CtxName(c), " with ",
                         how_name ? *how_name : absl::StrCat("DDIMap=", how),
                         " (only WRITE_DISCARD and WRITE_NO_OVERWRITE)"));
     } else if (first && m.ddimap != kNoField && how != k_.map_discard) {
-      Flag(64, e, o.handle,
+      Flag(Rule::kR64, e, o.handle,
            absl::StrCat("first map of ", Token(o.handle), " in recording ", x.recording, " of ",
                         CtxName(c), " is not a discard"));
     }

@@ -34,7 +34,7 @@ void Checker::Impl::OnKmdCall(const Event& e, const CallMeta& m) {
         uint64_t prev = elems[(i - 1) * m.arrays[a].stride + split];
         uint64_t cur = elems[i * m.arrays[a].stride + split];
         if (cur < prev) {
-          Flag(78, e, 0,
+          Flag(Rule::kR78, e, 0,
                absl::StrCat(array, "[", i, "].SplitOffset = ", cur, " after ", prev,
                             " (split offsets never decrease)"));
           return;
@@ -88,13 +88,13 @@ void Checker::Impl::OnKmdCall(const Event& e, const CallMeta& m) {
       auto it = patched_.find(key);
       if (it == patched_.end()) {
         if (!paging) {
-          Flag(76, e, hcontext,
+          Flag(Rule::kR76, e, hcontext,
                absl::StrCat("DMA buffer at 0x", absl::Hex(std::get<0>(key)), " [", std::get<1>(key),
                             ", ", std::get<2>(key), ") submitted without DxgkDdiPatch"));
         }
       } else {
         if (it->second != fence) {
-          Flag(75, e, hcontext,
+          Flag(Rule::kR75, e, hcontext,
                absl::StrCat("SubmitCommand fence id ", fence, " differs from the fence id ",
                             it->second, " DxgkDdiPatch got for the same DMA buffer"));
         }
@@ -105,7 +105,7 @@ void Checker::Impl::OnKmdCall(const Event& e, const CallMeta& m) {
       auto [last, inserted] = engine_fence_.try_emplace(engine, fence);
       if (!inserted) {
         if (fence <= last->second) {
-          Flag(75, e, hcontext,
+          Flag(Rule::kR75, e, hcontext,
                absl::StrCat("fence id ", fence, " not above the previous fence id ", last->second,
                             " on node ", engine >> 32, " engine ", engine & 0xffffffff));
         }
@@ -140,7 +140,7 @@ void Checker::Impl::OnKmdCall(const Event& e, const CallMeta& m) {
         return;
       }
       if (isr == nullptr) {
-        Flag(77, e, 0, "DxgkCbNotifyInterrupt outside DxgkDdiInterruptRoutine");
+        Flag(Rule::kR77, e, 0, "DxgkCbNotifyInterrupt outside DxgkDdiInterruptRoutine");
         return;
       }
       const format::EnumInfo* types = format::FindEnum("DXGK_INTERRUPT_TYPE");
@@ -148,7 +148,7 @@ void Checker::Impl::OnKmdCall(const Event& e, const CallMeta& m) {
       auto name = types ? format::NameOfValue(*types, type) : std::nullopt;
       bool crtc = name && absl::StrContains(*name, "CRTC");
       if (!crtc && isr->crtc_seen) {
-        Flag(77, e, 0,
+        Flag(Rule::kR77, e, 0,
              absl::StrCat("DMA-type notification ", name ? *name : absl::StrCat(type),
                           " after a CRTC-type one in the same interrupt (DMA first)"));
       }
@@ -201,11 +201,12 @@ void Checker::Impl::OnDx6Call(const Event& e, const CallMeta& m) {
     sf.caps2 = Arg(e, field("dwCaps2"));
     sf.video = (Arg(e, field("dwCapsOut")) & kVideo) != 0;
     if (sf.video && !(sf.caps2 & (kVb | kCb))) {
-      Flag(79, e, h,
+      Flag(Rule::kR79, e, h,
            "implicit vertex buffer placed in video memory (it is read/write system "
            "memory)");
     } else if (sf.video && (sf.caps2 & kVb) && !(sf.caps & kWriteOnly)) {
-      Flag(79, e, h, "explicit vertex buffer placed in video memory without DDSCAPS_WRITEONLY");
+      Flag(Rule::kR79, e, h,
+           "explicit vertex buffer placed in video memory without DDSCAPS_WRITEONLY");
     }
     int32_t id = static_cast<int32_t>(surfaces_.size());
     surfaces_.push_back(sf);
@@ -231,7 +232,7 @@ void Checker::Impl::OnDx6Call(const Event& e, const CallMeta& m) {
     uint64_t swap = flag_value("D3DHALDP2_FLAGS", b.swap_flag, 0);
     uint64_t vid = flag_value("D3DHALDP2_FLAGS", b.vidmem_flag, 0);
     if (!(in & swap)) {
-      Flag(79, e, after,
+      Flag(Rule::kR79, e, after,
            absl::StrCat("D3dDrawPrimitives2 swapped ", b.in, " without ", b.swap_flag));
       continue;
     }
@@ -239,7 +240,7 @@ void Checker::Impl::OnDx6Call(const Event& e, const CallMeta& m) {
     if (sid < 0) continue;
     bool video = surfaces_[sid].video;
     if (video != ((out & vid) != 0)) {
-      Flag(79, e, after,
+      Flag(Rule::kR79, e, after,
            absl::StrCat("swapped-in ", b.in, " is in ", video ? "video" : "system", " memory but ",
                         b.vidmem_flag, video ? " is not set" : " is set"));
     }
@@ -253,7 +254,7 @@ void Checker::Impl::OnDx6Call(const Event& e, const CallMeta& m) {
     uint64_t last = first + Arg(e, field("dwCommandLength"));
     uint64_t at = Arg(e, field("dwErrorOffset"));
     if (at < first || at >= last) {
-      Flag(80, e, Arg(e, field("lpDDCommands")),
+      Flag(Rule::kR80, e, Arg(e, field("lpDDCommands")),
            absl::StrCat("D3dDrawPrimitives2 failed with dwErrorOffset ", at,
                         " outside the command range [", first, ", ", last, ")"));
     }
@@ -275,7 +276,7 @@ void Checker::Impl::ResolveDeadlines(uint64_t now) {
       case Deadline::kFlushDeallocates:
         for (int32_t o : d.objs) {
           if (Deallocated(objs_[o], d.at)) continue;
-          FlagAt(68, d.seq, d.tid, d.call, false, objs_[o].handle,
+          FlagAt(Rule::kR68, d.seq, d.tid, d.call, false, objs_[o].handle,
                  absl::StrCat("Flush returned without pfnDeallocateCb for shared resource ",
                               Token(objs_[o].handle), " destroyed at seq ", objs_[o].destroy_seq));
         }
@@ -283,7 +284,7 @@ void Checker::Impl::ResolveDeadlines(uint64_t now) {
       case Deadline::kFlushDrainsIdle:
         for (int32_t o : d.objs) {
           if (Deallocated(objs_[o], d.at)) continue;
-          FlagAt(68, d.seq, d.tid, d.call, false, objs_[o].handle,
+          FlagAt(Rule::kR68, d.seq, d.tid, d.call, false, objs_[o].handle,
                  absl::StrCat("Flush returned without pfnDeallocateCb for resource ",
                               Token(objs_[o].handle), " destroyed at seq ", objs_[o].destroy_seq,
                               ", although the GPU had retired fence ", d.fence,
@@ -295,7 +296,7 @@ void Checker::Impl::ResolveDeadlines(uint64_t now) {
         const Object& o = objs_[d.index];
         for (int32_t a : o.allocs) {
           if (allocs_[a].dealloc_seq > d.seq && allocs_[a].dealloc_seq < d.at) continue;
-          FlagAt(69, d.seq, d.tid, d.call, false, o.handle,
+          FlagAt(Rule::kR69, d.seq, d.tid, d.call, false, o.handle,
                  absl::StrCat("non-shared primary ", Token(o.handle),
                               " not deallocated inside its DestroyResource"));
           break;
@@ -310,7 +311,7 @@ void Checker::Impl::ResolveDeadlines(uint64_t now) {
           if (left++ == 0) example = o.handle;
         }
         if (left > 0) {
-          FlagAt(70, d.seq, d.tid, d.call, false, ctxs_[d.index].handle,
+          FlagAt(Rule::kR70, d.seq, d.tid, d.call, false, ctxs_[d.index].handle,
                  absl::StrCat("IC DestroyDevice returned with ", left,
                               " destroyed resource(s) not deallocated (e.g. ", Token(example),
                               "); the deferred-destruction queue must be empty"));
@@ -320,7 +321,7 @@ void Checker::Impl::ResolveDeadlines(uint64_t now) {
       case Deadline::kIsr: {
         const Isr& isr = isrs_[d.index];
         if (isr.notified && !isr.dpc_after_notify) {
-          FlagAt(77, d.seq, d.tid, d.call, false, 0,
+          FlagAt(Rule::kR77, d.seq, d.tid, d.call, false, 0,
                  "DxgkDdiInterruptRoutine notified an interrupt but returned without "
                  "DxgkCbQueueDpc after it");
         }

@@ -58,7 +58,7 @@ struct DomainSlot {
   uint64_t end = 0;
   uint32_t tid = 0;
   CallId call = CallId::kInvalid;
-  uint8_t rule = 10;  // 10, 11 (non-shared primary) or 12 (IC-table call of a DC's Finish)
+  Rule rule = Rule::kR10;  // R10, R11 (non-shared primary) or R12 (IC-table call of a DC's Finish)
   bool used = false;
 };
 
@@ -273,16 +273,7 @@ class Checker::Impl {
 
  public:
   explicit Impl(const CheckOptions& options)
-      : options_(options), table_(CallTable::Get()), k_(table_.constants()) {
-    for (const RuleInfo& r : Rules()) {
-      absl::string_view id = r.id;
-      int n = 0;
-      for (size_t i = 1; i < id.size() && id[i] >= '0' && id[i] <= '9'; ++i)
-        n = n * 10 + (id[i] - '0');
-      if (id.size() > 1 && id.back() >= 'a') continue;  // R5a, R66a: not reported by number
-      if (n > 0 && n < static_cast<int>(sizeof(rule_) / sizeof(rule_[0]))) rule_[n] = &r;
-    }
-  }
+      : options_(options), table_(CallTable::Get()), k_(table_.constants()) {}
 
   void set_observer(TransitionObserver* o) { observer_ = o; }
 
@@ -291,14 +282,14 @@ class Checker::Impl {
 
  private:
   // ---- Infrastructure -----------------------------------------------------------------
-  bool On(int rule) const { return rule_[rule] && options_.rules.test(RuleIndex(*rule_[rule])); }
+  bool On(Rule rule) const { return options_.rules.test(RuleIndex(rule)); }
 
-  void Flag(int rule, const Event& e, uint64_t handle, std::string message,
+  void Flag(Rule rule, const Event& e, uint64_t handle, std::string message,
             const Ring* last = nullptr, Severity severity = Severity::kError) {
     FlagAt(rule, e.seq, e.tid, e.call, current_dc_table_, handle, std::move(message), last,
            severity);
   }
-  void FlagAt(int rule, uint64_t seq, uint32_t tid, CallId call, bool dc_table, uint64_t handle,
+  void FlagAt(Rule rule, uint64_t seq, uint32_t tid, CallId call, bool dc_table, uint64_t handle,
               std::string message, const Ring* last = nullptr,
               Severity severity = Severity::kError) {
     if (!On(rule)) return;
@@ -308,7 +299,7 @@ class Checker::Impl {
       return;
     }
     Violation v;
-    v.rule = rule_[rule];
+    v.rule = rule;
     v.severity = severity;
     v.seq = seq;
     v.tid = tid;
@@ -320,7 +311,7 @@ class Checker::Impl {
       for (int i = 0; i < last->n; ++i) v.last.push_back(last->t[i]);
     (severity == Severity::kError ? r.violations : r.warnings).push_back(std::move(v));
   }
-  void Warn(int rule, const Event& e, uint64_t handle, std::string message,
+  void Warn(Rule rule, const Event& e, uint64_t handle, std::string message,
             const Ring* last = nullptr) {
     Flag(rule, e, handle, std::move(message), last, Severity::kWarning);
   }
@@ -533,14 +524,14 @@ class Checker::Impl {
   }
 
   // ---- Domains (R10, R11, R12) ----------------------------------------------------------
-  void EnterDomain(DomainSlot& d, const Event& e, uint8_t rule, int32_t ctx) {
+  void EnterDomain(DomainSlot& d, const Event& e, Rule rule, int32_t ctx) {
     if (d.used && d.end > e.seq && !IsAncestor(e, d.seq)) {
-      uint8_t r = std::max(rule, d.rule);
+      Rule r = std::max(rule, d.rule);
       Flag(r, e, ctxs_[ctx].handle,
-           absl::StrCat(r == 12 ? "IC-table call of a Finish on " : "", CtxName(ctx),
-                        r == 12 ? "" : " domain", ": overlaps ", CallName(d.call), " (seq ", d.seq,
-                        ", tid ", d.tid, ") still in flight",
-                        r == 11 ? " (non-shared primaries are IC-domain)" : ""));
+           absl::StrCat(r == Rule::kR12 ? "IC-table call of a Finish on " : "", CtxName(ctx),
+                        r == Rule::kR12 ? "" : " domain", ": overlaps ", CallName(d.call), " (seq ",
+                        d.seq, ", tid ", d.tid, ") still in flight",
+                        r == Rule::kR11 ? " (non-shared primaries are IC-domain)" : ""));
     }
     uint64_t end = EndOf(e);
     if (!d.used || end > d.end) {
@@ -565,13 +556,13 @@ class Checker::Impl {
     if (pc.recycle) {
       if (is_calc && type == k_.ht_commandlist) {
         const CommandList& c = cls_[pc.cl];
-        Flag(35, e, pc.handle,
+        Flag(Rule::kR35, e, pc.handle,
              absl::StrCat("CalcDeferredContextHandleSize(D3D11DDI_HT_COMMANDLIST) after "
                           "RecycleCreateCommandList (seq ",
                           pc.create_seq, "): the local handle size is not re-queried"),
              &c.last);
         if (c.local_size != 0 && static_cast<uint64_t>(e.ret) != c.local_size) {
-          Flag(37, e, pc.handle,
+          Flag(Rule::kR37, e, pc.handle,
                absl::StrCat("DC-local command-list handle size changed from ", c.local_size, " to ",
                             e.ret, " across a recycle"),
                &c.last);
@@ -583,7 +574,7 @@ class Checker::Impl {
     if (is_calc && static_cast<int64_t>(type) == pc.type) {
       if (int32_t ic = LookupCtx(Arg(e, m.hdevice));
           ic >= 0 && !ctxs_[ic].dc && ctxs_[ic].no_lists_caps_seq != 0 && !ctxs_[ic].dc_support) {
-        Flag(35, e, pc.handle,
+        Flag(Rule::kR35, e, pc.handle,
              absl::StrCat("CalcDeferredContextHandleSize(", HandleTypeName(pc.type), ") after ",
                           CallName(pc.create_call), " (seq ", pc.create_seq,
                           ") on a device whose threading caps (GetCaps seq ",
@@ -594,7 +585,7 @@ class Checker::Impl {
       if (pc.cl >= 0) {
         CommandList& c = cls_[pc.cl];
         if (c.local_size != 0 && static_cast<uint64_t>(e.ret) != c.local_size) {
-          Flag(37, e, pc.handle,
+          Flag(Rule::kR37, e, pc.handle,
                absl::StrCat("DC-local command-list handle size changed from ", c.local_size, " to ",
                             e.ret),
                &c.last);
@@ -604,7 +595,7 @@ class Checker::Impl {
       return true;
     }
     if (!pc.expected) return false;
-    Flag(35, e, pc.handle,
+    Flag(Rule::kR35, e, pc.handle,
          absl::StrCat("the call after ", CallName(pc.create_call), " (seq ", pc.create_seq,
                       ") on this thread is not CalcDeferredContextHandleSize(",
                       HandleTypeName(pc.type), ")"));
@@ -711,7 +702,6 @@ class Checker::Impl {
   const CheckOptions options_;
   const CallTable& table_;
   const internal::Constants& k_;
-  const RuleInfo* rule_[81] = {};
   TransitionObserver* observer_ = nullptr;
 
   absl::Span<const Event> events_;

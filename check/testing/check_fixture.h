@@ -37,7 +37,7 @@ class CheckTest : public ::testing::Test {
   std::vector<std::string> Errors() {
     std::vector<std::string> ids;
     last_ = Run();
-    for (const Violation& v : last_.violations) ids.push_back(v.rule->id);
+    for (const Violation& v : last_.violations) ids.push_back(v.id());
     // CLTRACE_SHOW_FINDINGS=1 prints every run's report (handy when writing a new test).
     if (std::getenv("CLTRACE_SHOW_FINDINGS") != nullptr) std::cerr << Report();
     return ids;
@@ -45,7 +45,7 @@ class CheckTest : public ::testing::Test {
   std::vector<std::string> Warnings() {
     std::vector<std::string> ids;
     last_ = Run();
-    for (const Violation& v : last_.warnings) ids.push_back(v.rule->id);
+    for (const Violation& v : last_.warnings) ids.push_back(v.id());
     return ids;
   }
   // The report of the last Errors()/Warnings() run, for failure messages.
