@@ -134,8 +134,9 @@ TEST(ModelTest, IllegalTransitionIsCountedFlaggedAndRedInTheDiagram) {
     }
   }
   EXPECT_TRUE(found);
-  EXPECT_FALSE(IsLegal(RowKind::kCommandList, State::kRecycleDestroyed, State::kValid,
-                       format::CallId::kRecycleCreateCommandList));
+  EXPECT_EQ(rules::FindEdge(rules::Machine::kCommandList, State::kRecycleDestroyed, State::kValid,
+                            "RecycleCreateCommandList"),
+            nullptr);
   Diagram d = BuildDiagram(RowKind::kCommandList, *m);
   int illegal = 0;
   for (const DiagramEdge& e : d.edges) {
@@ -147,6 +148,34 @@ TEST(ModelTest, IllegalTransitionIsCountedFlaggedAndRedInTheDiagram) {
     EXPECT_THAT(e.label, ::testing::HasSubstr("RecycleCreateCommandList"));
   }
   EXPECT_EQ(illegal, 1);
+}
+
+TEST(ModelTest, DiagramLaysOutEveryStateOfTheTableAndNamesEachEdgesRule) {
+  auto m = Build(MakeSmallCommandListTrace({.calls = 200, .dcs = 1}));
+  for (RowKind kind : {RowKind::kCommandList, RowKind::kDeferredContext, RowKind::kLocal}) {
+    Diagram d = BuildDiagram(kind, *m);
+    ASSERT_EQ(d.machine, &rules::MachineOf(MachineOfKind(kind)));
+    for (State s : d.machine->states)
+      EXPECT_TRUE(NodeLayout(d.machine->machine, s).has_value())
+          << d.machine->title << ": " << check::StateName(s);
+    size_t table_edges = 0;
+    for (const DiagramEdge& e : d.edges) {
+      if (e.illegal) continue;
+      ++table_edges;
+      const rules::Edge* spec = rules::FindEdge(d.machine->machine, e.from, e.to, "");
+      if (spec == nullptr) continue;  // an edge taken by named calls only
+      EXPECT_EQ(e.rule, spec->rule) << e.id;
+    }
+    EXPECT_EQ(table_edges, d.machine->edges.size()) << d.machine->title;
+  }
+  Diagram cl = BuildDiagram(RowKind::kCommandList, *m);
+  int t3 = 0;
+  for (const DiagramEdge& e : cl.edges) {
+    if (e.id != "T3") continue;
+    ++t3;
+    EXPECT_EQ(e.rule, rules::Rule::kR41);
+  }
+  EXPECT_EQ(t3, 1);
 }
 
 TEST(ModelTest, DiagramCountsMatchTheCalls) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,21 +56,23 @@ std::string Abbreviate(const std::string& calls) {
   return s;
 }
 
-// What kNone means in each machine: U for handles, N for local handles.
-absl::string_view NoneName(const Machine& m) {
-  return m.role == check::HandleRole::kLocal ? "none" : "unallocated";
+// The name under a node: kNone is "unallocated" (U) or "none" (N) depending on the machine.
+std::string NodeName(const rules::MachineTable& m, State s) {
+  return std::string(s == State::kNone ? absl::string_view(m.none_name) : check::StateName(s));
+}
+
+std::string StateNames(const DiagramEdge& e) {
+  return absl::StrCat(check::StateName(e.from), " -> ", check::StateName(e.to));
 }
 
 }  // namespace
 
 ImVec2 StateDiagramPanel::NodeCenter(State s) const {
   if (diagram_.machine == nullptr) return ImVec2(0, 0);
-  for (const MachineNode& n : diagram_.machine->nodes) {
-    if (n.state != s) continue;
-    return ImVec2(box0_.x + radius_ + n.x * (box1_.x - box0_.x - 2 * radius_),
-                  box0_.y + radius_ + 14 + n.y * (box1_.y - box0_.y - 2 * radius_ - 28));
-  }
-  return ImVec2(-1, -1);
+  const std::optional<NodePosition> n = NodeLayout(diagram_.machine->machine, s);
+  if (!n.has_value()) return ImVec2(-1, -1);
+  return ImVec2(box0_.x + radius_ + n->x * (box1_.x - box0_.x - 2 * radius_),
+                box0_.y + radius_ + 14 + n->y * (box1_.y - box0_.y - 2 * radius_ - 28));
 }
 
 void StateDiagramPanel::Draw(const char* title, const TraceModel& model, View& view) {
@@ -79,21 +82,17 @@ void StateDiagramPanel::Draw(const char* title, const TraceModel& model, View& v
     ImGui::End();
     return;
   }
-  RowKind kind = RowKind::kCommandList;
   const int row = view.selected_row;
-  if (row >= 0 && row < static_cast<int>(model.rows().size())) kind = model.rows()[row].kind;
+  const bool have_selection = row >= 0 && row < static_cast<int>(model.rows().size());
+  const RowKind kind = have_selection ? model.rows()[row].kind : RowKind::kCommandList;
   if (!built_ || model_ != &model || kind != kind_) {
     diagram_ = BuildDiagram(kind, model);
     model_ = &model;
     kind_ = kind;
     built_ = true;
   }
-  const Machine& m = *diagram_.machine;
-  highlighted_ = row >= 0 && row < static_cast<int>(model.rows().size())
-                     ? StateAt(model, row, view.cursor)
-                     : State::kNone;
-  const bool have_selection = row >= 0 && row < static_cast<int>(model.rows().size());
-  ImGui::TextUnformatted(m.title);
+  highlighted_ = have_selection ? StateAt(model, row, view.cursor) : State::kNone;
+  ImGui::TextUnformatted(diagram_.machine->title);
   ImGui::SameLine();
   if (have_selection) {
     ImGui::TextDisabled(" %s at seq %s: %s", model.rows()[row].label.c_str(),
@@ -110,18 +109,24 @@ void StateDiagramPanel::Draw(const char* title, const TraceModel& model, View& v
   radius_ = std::clamp(box_h * 0.075f, 11.0f, 18.0f);
   ImDrawList* draw = ImGui::GetWindowDrawList();
   draw->AddRectFilled(box0_, box1_, IM_COL32(20, 20, 26, 255));
-  const ImVec2 mouse = ImGui::GetIO().MousePos;
-  const DiagramEdge* hovered = nullptr;
-
   // Edges first, labels last (over edges and nodes, on a dark plate so crossings stay
-  // readable). A label sits on the outer side of its edge's bend, anchored away from it.
-  struct Label {
-    ImVec2 at;      // anchor point next to the curve
-    ImVec2 normal;  // the side of the curve the text goes to
-    std::string line1, line2;
-    ImU32 color;
-    const DiagramEdge* edge;
-  };
+  // readable).
+  std::vector<Label> labels = DrawEdges(draw);
+  DrawNodes(draw, have_selection);
+  const DiagramEdge* hovered = PlaceLabels(draw, labels);
+  ImGui::Dummy(ImVec2(avail.x, box_h));
+  if (hovered != nullptr) {
+    ImGui::BeginTooltip();
+    ImGui::TextUnformatted(StateNames(*hovered).c_str());
+    ImGui::TextUnformatted(hovered->label.c_str());
+    ImGui::EndTooltip();
+  }
+  DrawEdgeTable();
+  ImGui::End();
+}
+
+std::vector<StateDiagramPanel::Label> StateDiagramPanel::DrawEdges(ImDrawList* draw) const {
+  // A label sits on the outer side of its edge's bend, anchored away from it.
   std::vector<Label> labels;
   for (const DiagramEdge& e : diagram_.edges) {
     const ImVec2 a = NodeCenter(e.from), b = NodeCenter(e.to);
@@ -158,71 +163,82 @@ void StateDiagramPanel::Draw(const char* title, const TraceModel& model, View& v
     }
     labels.push_back(std::move(l));
   }
-  for (const MachineNode& n : m.nodes) {
-    const ImVec2 c = NodeCenter(n.state);
-    const ImU32 fill = n.state == State::kNone ? IM_COL32(70, 70, 80, 255) : StateColor(n.state);
-    if (n.state == highlighted_ && have_selection)
+  return labels;
+}
+
+void StateDiagramPanel::DrawNodes(ImDrawList* draw, bool have_selection) const {
+  const rules::MachineTable& m = *diagram_.machine;
+  for (State s : m.states) {
+    const ImVec2 c = NodeCenter(s);
+    const ImU32 fill = s == State::kNone ? IM_COL32(70, 70, 80, 255) : StateColor(s);
+    if (s == highlighted_ && have_selection)
       draw->AddCircle(c, radius_ + 5, kColorCursor, 24, 3.0f);
     draw->AddCircleFilled(c, radius_, fill, 24);
-    const ImVec2 ts = ImGui::CalcTextSize(n.label);
-    draw->AddText(ImVec2(c.x - ts.x * 0.5f, c.y - ts.y * 0.5f), IM_COL32(0, 0, 0, 255), n.label);
-    std::string name(n.state == State::kNone ? NoneName(m) : check::StateName(n.state));
+    const std::string label(rules::Abbreviation(m, s));
+    const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
+    draw->AddText(ImVec2(c.x - ts.x * 0.5f, c.y - ts.y * 0.5f), IM_COL32(0, 0, 0, 255),
+                  label.c_str());
+    const std::string name = NodeName(m, s);
     const ImVec2 ns = ImGui::CalcTextSize(name.c_str());
     const float nx = std::clamp(c.x - ns.x * 0.5f, box0_.x + 2, box1_.x - ns.x - 2);
     draw->AddText(ImVec2(nx, c.y + radius_ + 1), IM_COL32(170, 170, 170, 255), name.c_str());
   }
+}
+
+bool StateDiagramPanel::FindLabelSpot(const Label& l, ImVec2 size, const Boxes& placed,
+                                      ImVec2* p) const {
+  float best_overlap = 1e30f;
+  // Tries the outer side of the bend, then alternately further out and on the inner side
+  // (a label on the inner side hangs the other way).
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    const ImVec2 dir = attempt % 2 == 0 ? l.normal : Mul(l.normal, -1);
+    const float offset = attempt == 1 ? 22.0f : 7.0f * static_cast<float>((attempt + 1) / 2);
+    ImVec2 q = attempt == 0 ? l.at : Add(l.at, Mul(dir, offset));
+    q.x -= dir.x < -0.35f ? size.x : dir.x > 0.35f ? 0 : 0.5f * size.x;
+    q.y -= dir.y < -0.35f ? size.y : dir.y > 0.35f ? 0 : 0.5f * size.y;
+    q.x = std::clamp(q.x, box0_.x + 1, box1_.x - size.x - 1);
+    q.y = std::clamp(q.y, box0_.y + 1, box1_.y - size.y - 1);
+    float overlap = 0;
+    for (const auto& [a, b] : placed) {
+      const float w = std::min(q.x + size.x + 2, b.x) - std::max(q.x - 2, a.x);
+      const float h = std::min(q.y + size.y, b.y) - std::max(q.y, a.y);
+      if (w > 0 && h > 0) overlap += w * h;
+    }
+    if (overlap < best_overlap) {
+      best_overlap = overlap;
+      *p = q;  // a taken edge's label goes where it covers the least
+    }
+    if (overlap == 0) return true;
+  }
+  return false;
+}
+
+const DiagramEdge* StateDiagramPanel::PlaceLabels(ImDrawList* draw,
+                                                  std::vector<Label>& labels) const {
   // Taken edges are placed first; a label that would cover one already placed moves away
   // from its edge along the edge's normal until it is clear (or gives up after a few steps).
-  std::stable_sort(labels.begin(), labels.end(), [](const Label& x, const Label& y) {
-    return (x.edge->count > 0 || x.edge->illegal) > (y.edge->count > 0 || y.edge->illegal);
-  });
+  auto taken = [](const Label& l) { return l.edge->count > 0 || l.edge->illegal; };
+  std::stable_sort(labels.begin(), labels.end(),
+                   [&](const Label& x, const Label& y) { return taken(x) > taken(y); });
   // Nodes and their names are obstacles too.
-  std::vector<std::pair<ImVec2, ImVec2>> placed;
-  for (const MachineNode& n : m.nodes) {
-    const ImVec2 c = NodeCenter(n.state);
+  Boxes placed;
+  for (State s : diagram_.machine->states) {
+    const ImVec2 c = NodeCenter(s);
     placed.emplace_back(ImVec2(c.x - radius_, c.y - radius_), ImVec2(c.x + radius_, c.y + radius_));
-    std::string name(n.state == State::kNone ? NoneName(m) : check::StateName(n.state));
-    const float w = ImGui::CalcTextSize(name.c_str()).x;
+    const float w = ImGui::CalcTextSize(NodeName(*diagram_.machine, s).c_str()).x;
     const float nx = std::clamp(c.x - w * 0.5f, box0_.x + 2, box1_.x - w - 2);
     placed.emplace_back(ImVec2(nx, c.y + radius_), ImVec2(nx + w, c.y + radius_ + 14));
   }
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  const DiagramEdge* hovered = nullptr;
   for (const Label& l : labels) {
-    const bool taken = l.edge->count > 0 || l.edge->illegal;
     const ImVec2 s1 = ImGui::CalcTextSize(l.line1.c_str());
     const ImVec2 s2 = l.line2.empty() ? ImVec2(0, 0) : ImGui::CalcTextSize(l.line2.c_str());
     const ImVec2 size(std::max(s1.x, s2.x), s1.y + s2.y);
-    ImVec2 p, q, best_p, best_q;
-    float best_overlap = 1e30f;
-    bool clear = false;
-    // Tries the outer side of the bend, then alternately further out and on the inner side
-    // (a label on the inner side hangs the other way).
-    for (int attempt = 0; attempt < 16 && !clear; ++attempt) {
-      const ImVec2 dir = attempt % 2 == 0 ? l.normal : Mul(l.normal, -1);
-      const float offset = attempt == 1 ? 22.0f : 7.0f * static_cast<float>((attempt + 1) / 2);
-      const ImVec2 anchor = attempt == 0 ? l.at : Add(l.at, Mul(dir, offset));
-      p = anchor;
-      p.x -= dir.x < -0.35f ? size.x : dir.x > 0.35f ? 0 : 0.5f * size.x;
-      p.y -= dir.y < -0.35f ? size.y : dir.y > 0.35f ? 0 : 0.5f * size.y;
-      p.x = std::clamp(p.x, box0_.x + 1, box1_.x - size.x - 1);
-      p.y = std::clamp(p.y, box0_.y + 1, box1_.y - size.y - 1);
-      q = ImVec2(p.x + size.x, p.y + size.y);
-      float overlap = 0;
-      for (const auto& [a, b] : placed) {
-        const float w = std::min(q.x + 2, b.x) - std::max(p.x - 2, a.x);
-        const float h = std::min(q.y, b.y) - std::max(p.y, a.y);
-        if (w > 0 && h > 0) overlap += w * h;
-      }
-      clear = overlap == 0;
-      if (overlap < best_overlap) {
-        best_overlap = overlap;
-        best_p = p;
-        best_q = q;
-      }
-    }
-    p = best_p;  // a taken edge's label goes where it covers the least
-    q = best_q;
+    ImVec2 p;
     // An edge the trace never took keeps its line; its name is in the table below.
-    if (!clear && !taken) continue;
+    if (!FindLabelSpot(l, size, placed, &p) && !taken(l)) continue;
+    const ImVec2 q(p.x + size.x, p.y + size.y);
     placed.emplace_back(p, q);
     draw->AddRectFilled(ImVec2(p.x - 2, p.y), ImVec2(q.x + 2, q.y), IM_COL32(20, 20, 26, 200));
     draw->AddText(ImVec2(p.x + 0.5f * (size.x - s1.x), p.y), l.color, l.line1.c_str());
@@ -234,45 +250,41 @@ void StateDiagramPanel::Draw(const char* title, const TraceModel& model, View& v
         mouse.y < q.y)
       hovered = l.edge;
   }
-  ImGui::Dummy(ImVec2(avail.x, box_h));
-  if (hovered != nullptr) {
-    ImGui::BeginTooltip();
-    ImGui::Text("%s -> %s", std::string(check::StateName(hovered->from)).c_str(),
-                std::string(check::StateName(hovered->to)).c_str());
-    ImGui::TextUnformatted(hovered->label.c_str());
-    ImGui::EndTooltip();
-  }
+  return hovered;
+}
 
-  if (ImGui::BeginTable("edges", 4,
-                        ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg |
-                            ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit)) {
-    ImGui::TableSetupScrollFreeze(0, 1);
-    ImGui::TableSetupColumn("spec");
-    ImGui::TableSetupColumn("from -> to");
-    ImGui::TableSetupColumn("times");
-    ImGui::TableSetupColumn("call", ImGuiTableColumnFlags_WidthStretch);
-    ImGui::TableHeadersRow();
-    for (const DiagramEdge& e : diagram_.edges) {
-      ImGui::TableNextRow();
-      const ImVec4 col = e.illegal ? ImVec4(1, 0.35f, 0.35f, 1)
-                         : e.count ? ImVec4(0.9f, 0.9f, 0.9f, 1)
-                                   : ImVec4(0.5f, 0.5f, 0.55f, 1);
-      ImGui::TableNextColumn();
-      ImGui::TextColored(col, "%s", e.illegal ? "ILLEGAL" : e.id.c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextColored(col, "%s -> %s", std::string(check::StateName(e.from)).c_str(),
-                         std::string(check::StateName(e.to)).c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextColored(col, "%llu", static_cast<unsigned long long>(e.count));
-      ImGui::TableNextColumn();
-      ImGui::TextColored(col, "%s%s", e.calls.c_str(),
-                         e.illegal || e.label.find("(checker error)") == std::string::npos
-                             ? ""
-                             : " (checker error)");
-    }
-    ImGui::EndTable();
+void StateDiagramPanel::DrawEdgeTable() const {
+  if (!ImGui::BeginTable("edges", 5,
+                         ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg |
+                             ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit))
+    return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  ImGui::TableSetupColumn("spec");
+  ImGui::TableSetupColumn("from -> to");
+  ImGui::TableSetupColumn("times");
+  ImGui::TableSetupColumn("rule");
+  ImGui::TableSetupColumn("call", ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableHeadersRow();
+  for (const DiagramEdge& e : diagram_.edges) {
+    ImGui::TableNextRow();
+    const ImVec4 col = e.illegal ? ImVec4(1, 0.35f, 0.35f, 1)
+                       : e.count ? ImVec4(0.9f, 0.9f, 0.9f, 1)
+                                 : ImVec4(0.5f, 0.5f, 0.55f, 1);
+    ImGui::TableNextColumn();
+    ImGui::TextColored(col, "%s", e.illegal ? "ILLEGAL" : e.id.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextColored(col, "%s", StateNames(e).c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextColored(col, "%llu", static_cast<unsigned long long>(e.count));
+    ImGui::TableNextColumn();
+    ImGui::TextColored(col, "%s", e.illegal ? "" : rules::RuleId(e.rule));
+    ImGui::TableNextColumn();
+    ImGui::TextColored(col, "%s%s", e.calls.c_str(),
+                       e.illegal || e.label.find("(checker error)") == std::string::npos
+                           ? ""
+                           : " (checker error)");
   }
-  ImGui::End();
+  ImGui::EndTable();
 }
 
 }  // namespace cltrace::inspector

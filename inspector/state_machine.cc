@@ -15,184 +15,39 @@ using check::State;
 
 namespace {
 
+struct Placed {
+  State state;
+  NodePosition at;
+};
+
 // §3.1. Left to right: unallocated, valid, the recycle loop (RD above, RC below), destroyed.
-const Machine& CommandListMachine() {
-  static const Machine* m = new Machine{
-      HandleRole::kCommandList,
-      "Command list (spec 3.1)",
-      {
-          {State::kNone, "U", 0.02f, 0.45f},
-          {State::kValid, "V", 0.30f, 0.45f},
-          {State::kRecycleDestroyed, "RD", 0.66f, 0.04f},
-          {State::kRecycled, "RC", 0.66f, 0.88f},
-          {State::kRecycleCreateFailed, "RC!", 0.98f, 0.88f},
-          {State::kDestroyed, "X", 0.98f, 0.45f},
-          {State::kCreateFailed, "X'", 0.02f, 0.95f},
-      },
-      {
-          {"T1", State::kNone, State::kValid, {"CreateCommandList"}, "CreateCommandList"},
-          {"T1e", State::kValid, State::kCreateFailed, {}, "SetErrorCb"},
-          {"T2", State::kValid, State::kValid, {"CommandListExecute"}, "CommandListExecute"},
-          {"T3",
-           State::kValid,
-           State::kRecycleDestroyed,
-           {"RecycleDestroyCommandList"},
-           "RecycleDestroyCommandList"},
-          {"T4", State::kValid, State::kDestroyed, {"DestroyCommandList"}, "DestroyCommandList"},
-          {"T5",
-           State::kRecycleDestroyed,
-           State::kRecycled,
-           {"RecycleCommandList"},
-           "RecycleCommandList"},
-          {"T6",
-           State::kRecycleDestroyed,
-           State::kDestroyed,
-           {"DestroyCommandList"},
-           "DestroyCommandList"},
-          {"T7",
-           State::kRecycled,
-           State::kValid,
-           {"RecycleCreateCommandList"},
-           "RecycleCreateCommandList"},
-          {"T7e",
-           State::kRecycled,
-           State::kRecycleCreateFailed,
-           {"RecycleCreateCommandList"},
-           "RecycleCreateCommandList E_OUTOFMEMORY"},
-          {"T7e",
-           State::kRecycleCreateFailed,
-           State::kValid,
-           {"RecycleCreateCommandList"},
-           "RecycleCreateCommandList (retry)"},
-          {"T7e",
-           State::kRecycleCreateFailed,
-           State::kDestroyed,
-           {"DestroyCommandList"},
-           "DestroyCommandList"},
-          {"T8", State::kRecycled, State::kDestroyed, {"DestroyCommandList"}, "DestroyCommandList"},
-      }};
-  return *m;
-}
-
+constexpr Placed kCommandListLayout[] = {
+    {State::kNone, {0.02f, 0.45f}},
+    {State::kValid, {0.30f, 0.45f}},
+    {State::kRecycleDestroyed, {0.66f, 0.04f}},
+    {State::kRecycled, {0.66f, 0.88f}},
+    {State::kRecycleCreateFailed, {0.98f, 0.88f}},
+    {State::kDestroyed, {0.98f, 0.45f}},
+    {State::kCreateFailed, {0.02f, 0.95f}},
+};
 // §3.2. The recording loop Rec -> (Fin) -> Clo/Abd -> Rec across the middle.
-const Machine& DeferredContextMachine() {
-  static const Machine* m = new Machine{
-      HandleRole::kDeferredContext,
-      "Deferred context (spec 3.2)",
-      {
-          {State::kNone, "U", 0.02f, 0.45f},
-          {State::kRecording, "Rec", 0.25f, 0.45f},
-          {State::kFinishing, "Fin", 0.47f, 0.04f},
-          {State::kFinishFailed, "Fin!", 0.82f, 0.04f},
-          {State::kClosed, "Clo", 0.70f, 0.45f},
-          {State::kAbandoned, "Abd", 0.47f, 0.92f},
-          {State::kRecycleFailed, "Rec!", 0.98f, 0.92f},
-          {State::kDestroyed, "X", 0.98f, 0.45f},
-          {State::kCreateFailed, "X'", 0.02f, 0.92f},
-      },
-      {
-          {"D1",
-           State::kNone,
-           State::kRecording,
-           {"CreateDeferredContext"},
-           "CreateDeferredContext"},
-          {"D1e", State::kRecording, State::kCreateFailed, {}, "SetErrorCb"},
-          {"D2", State::kRecording, State::kRecording, {}, "DC-table DDIs"},
-          {"D4",
-           State::kRecording,
-           State::kFinishing,
-           {"RecycleCommandList"},
-           "RecycleCommandList"},
-          {"D5",
-           State::kRecording,
-           State::kClosed,
-           {"CreateCommandList", "RecycleCreateCommandList"},
-           "(Recycle)CreateCommandList"},
-          {"D5",
-           State::kFinishing,
-           State::kClosed,
-           {"CreateCommandList", "RecycleCreateCommandList"},
-           "(Recycle)CreateCommandList"},
-          {"D5e",
-           State::kRecording,
-           State::kFinishFailed,
-           {"RecycleCreateCommandList"},
-           "RecycleCreateCommandList E_OUTOFMEMORY"},
-          {"D5e",
-           State::kFinishing,
-           State::kFinishFailed,
-           {"RecycleCreateCommandList"},
-           "RecycleCreateCommandList E_OUTOFMEMORY"},
-          {"D5e", State::kClosed, State::kFinishFailed, {}, "SetErrorCb"},
-          {"D5e",
-           State::kFinishFailed,
-           State::kAbandoned,
-           {"AbandonCommandList"},
-           "AbandonCommandList"},
-          {"D5e",
-           State::kFinishFailed,
-           State::kRecording,
-           {"RecycleCreateDeferredContext"},
-           "RecycleCreateDeferredContext"},
-          {"D5e", State::kFinishFailed, State::kDestroyed, {"DestroyDevice"}, "DestroyDevice"},
-          {"D7",
-           State::kRecording,
-           State::kAbandoned,
-           {"AbandonCommandList"},
-           "AbandonCommandList"},
-          {"D9",
-           State::kClosed,
-           State::kRecording,
-           {"RecycleCreateDeferredContext"},
-           "RecycleCreateDeferredContext"},
-          {"D9",
-           State::kAbandoned,
-           State::kRecording,
-           {"RecycleCreateDeferredContext"},
-           "RecycleCreateDeferredContext"},
-          {"D9e",
-           State::kClosed,
-           State::kRecycleFailed,
-           {"RecycleCreateDeferredContext"},
-           "RecycleCreateDeferredContext E_OUTOFMEMORY"},
-          {"D9e",
-           State::kAbandoned,
-           State::kRecycleFailed,
-           {"RecycleCreateDeferredContext"},
-           "RecycleCreateDeferredContext E_OUTOFMEMORY"},
-          {"D9e", State::kRecycleFailed, State::kDestroyed, {"DestroyDevice"}, "DestroyDevice"},
-          {"D10", State::kClosed, State::kDestroyed, {"DestroyDevice"}, "DestroyDevice"},
-          {"D10", State::kAbandoned, State::kDestroyed, {"DestroyDevice"}, "DestroyDevice"},
-          {"D11", State::kRecording, State::kDestroyed, {"DestroyDevice"}, "DestroyDevice"},
-      }};
-  return *m;
-}
+constexpr Placed kDeferredContextLayout[] = {
+    {State::kNone, {0.02f, 0.45f}},          {State::kRecording, {0.25f, 0.45f}},
+    {State::kFinishing, {0.47f, 0.04f}},     {State::kFinishFailed, {0.82f, 0.04f}},
+    {State::kClosed, {0.70f, 0.45f}},        {State::kAbandoned, {0.47f, 0.92f}},
+    {State::kRecycleFailed, {0.98f, 0.92f}}, {State::kDestroyed, {0.98f, 0.45f}},
+    {State::kCreateFailed, {0.02f, 0.92f}},
+};
+// §3.3.
+constexpr Placed kLocalLayout[] = {
+    {State::kNone, {0.08f, 0.45f}},
+    {State::kOpen, {0.50f, 0.45f}},
+    {State::kClosedLocal, {0.92f, 0.45f}},
+};
 
-// §3.3. The checker starts a new lifetime at every open, so L4 (C -> O) shows as N -> O.
-const Machine& LocalMachine() {
-  static const Machine* m =
-      new Machine{HandleRole::kLocal,
-                  "Context-local handle (spec 3.3)",
-                  {
-                      {State::kNone, "N", 0.08f, 0.45f},
-                      {State::kOpen, "O", 0.50f, 0.45f},
-                      {State::kClosedLocal, "C", 0.92f, 0.45f},
-                  },
-                  {
-                      {"L1", State::kNone, State::kOpen, {}, "DC::pfnCreate* (open)"},
-                      {"L4", State::kClosedLocal, State::kOpen, {}, "DC::pfnCreate* (reopen)"},
-                      {"L3", State::kOpen, State::kClosedLocal, {}, "DC::pfnDestroy* (close)"},
-                  }};
-  return *m;
-}
-
-bool EdgeTakes(const MachineEdge& e, format::CallId call) {
-  if (e.calls.empty()) return true;
+bool EdgeTakes(const rules::Edge& e, format::CallId call) {
   const format::CallInfo* ci = format::GetCall(call);
-  if (ci == nullptr) return false;
-  for (const char* c : e.calls)
-    if (absl::string_view(c) == ci->name) return true;
-  return false;
+  return rules::EdgeTakes(e, ci ? absl::string_view(ci->name) : absl::string_view());
 }
 
 std::string CallName(format::CallId call, bool dc_table) {
@@ -202,28 +57,31 @@ std::string CallName(format::CallId call, bool dc_table) {
 
 }  // namespace
 
-const Machine& MachineFor(RowKind kind) {
+rules::Machine MachineOfKind(RowKind kind) {
   switch (kind) {
     case RowKind::kCommandList:
-      return CommandListMachine();
+      return rules::Machine::kCommandList;
     case RowKind::kDeferredContext:
-      return DeferredContextMachine();
+      return rules::Machine::kDeferredContext;
     case RowKind::kLocal:
-      return LocalMachine();
+      return rules::Machine::kLocal;
   }
-  return CommandListMachine();
+  return rules::Machine::kCommandList;
 }
 
-bool IsLegal(RowKind kind, State from, State to, format::CallId call) {
-  for (const MachineEdge& e : MachineFor(kind).edges)
-    if (e.from == from && e.to == to && EdgeTakes(e, call)) return true;
-  return false;
+std::optional<NodePosition> NodeLayout(rules::Machine machine, State state) {
+  absl::Span<const Placed> layout = kCommandListLayout;
+  if (machine == rules::Machine::kDeferredContext) layout = kDeferredContextLayout;
+  if (machine == rules::Machine::kLocal) layout = kLocalLayout;
+  for (const Placed& p : layout)
+    if (p.state == state) return p.at;
+  return std::nullopt;
 }
 
 Diagram BuildDiagram(RowKind kind, const TraceModel& model) {
   Diagram d;
-  d.machine = &MachineFor(kind);
-  const Machine& m = *d.machine;
+  d.machine = &rules::MachineOf(MachineOfKind(kind));
+  const rules::MachineTable& m = *d.machine;
   // One diagram edge per spec (from, to) pair: T7e appears once per pair even though the
   // table lists it in one row.
   std::vector<uint64_t> counts(m.edges.size(), 0);
@@ -237,7 +95,7 @@ Diagram BuildDiagram(RowKind kind, const TraceModel& model) {
     if (t.role != m.role) continue;
     bool matched = false;
     for (size_t i = 0; i < m.edges.size(); ++i) {
-      const MachineEdge& e = m.edges[i];
+      const rules::Edge& e = m.edges[i];
       if (e.from == t.from && e.to == t.to && EdgeTakes(e, t.call)) {
         counts[i] += t.count;
         flagged[i] = flagged[i] || t.flagged;
@@ -252,7 +110,7 @@ Diagram BuildDiagram(RowKind kind, const TraceModel& model) {
     if (std::find(x.calls.begin(), x.calls.end(), name) == x.calls.end()) x.calls.push_back(name);
   }
   for (size_t i = 0; i < m.edges.size(); ++i) {
-    const MachineEdge& e = m.edges[i];
+    const rules::Edge& e = m.edges[i];
     if (e.from == e.to) {
       // Self loops are not state changes; count the calls instead.
       if (kind == RowKind::kCommandList) counts[i] = model.ic_executes() + model.nested_executes();
@@ -262,6 +120,7 @@ Diagram BuildDiagram(RowKind kind, const TraceModel& model) {
     de.from = e.from;
     de.to = e.to;
     de.id = e.id;
+    de.rule = e.rule;
     de.count = counts[i];
     de.calls = e.label;
     de.label = absl::StrCat(e.id, " ", e.label, counts[i] ? absl::StrCat(" x", counts[i]) : "");

@@ -2,7 +2,7 @@
 
 namespace cltrace::inspector {
 
-using check::State;
+using rules::State;
 
 ImU32 StateColor(State s) {
   switch (s) {
@@ -42,43 +42,7 @@ ImU32 StateColor(State s) {
   return IM_COL32(60, 60, 60, 255);
 }
 
-const char* StateLegend(State s) {
-  switch (s) {
-    case State::kValid:
-      return "Valid (V)";
-    case State::kRecycleDestroyed:
-      return "RecycleDestroyed (RD)";
-    case State::kRecycled:
-      return "Recycled (RC)";
-    case State::kRecycleCreateFailed:
-      return "RecycleCreate failed";
-    case State::kRecording:
-      return "Recording";
-    case State::kFinishing:
-      return "Finishing";
-    case State::kClosed:
-      return "Closed";
-    case State::kAbandoned:
-      return "Abandoned";
-    case State::kFinishFailed:
-      return "Finish failed";
-    case State::kRecycleFailed:
-      return "Recycle failed";
-    case State::kOpen:
-      return "Local open";
-    case State::kClosedLocal:
-      return "Local closed";
-    case State::kAlive:
-      return "Alive";
-    case State::kCreateFailed:
-      return "Create failed";
-    case State::kDestroyed:
-      return "Destroyed";
-    case State::kNone:
-      return "None";
-  }
-  return "?";
-}
+const char* StateLegend(State s) { return rules::InfoOf(s).legend; }
 
 absl::Span<const State> LegendStates() {
   static constexpr State kStates[] = {

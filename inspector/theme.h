@@ -4,25 +4,25 @@
 // Thread-safety: constant tables; ApplyStyle touches the current ImGui context.
 //
 // Example:
-//   draw->AddRectFilled(a, b, StateColor(check::State::kValid));
+//   draw->AddRectFilled(a, b, StateColor(rules::State::kValid));
 #ifndef CLTRACE_INSPECTOR_THEME_H_
 #define CLTRACE_INSPECTOR_THEME_H_
 
 #include <cstdint>
 
 #include "absl/types/span.h"
-#include "check/states.h"
 #include "imgui.h"
+#include "rules/state_machines.h"
 
 namespace cltrace::inspector {
 
 // Packed RGBA (ImGui's IM_COL32 layout) of a state's fill.
-ImU32 StateColor(check::State s);
-// Short legend text ("Valid (V)").
-const char* StateLegend(check::State s);
+ImU32 StateColor(rules::State s);
+// Short legend text ("Valid (V)"), from the state table of rules/state_machines.h.
+const char* StateLegend(rules::State s);
 
 // The states in legend order.
-absl::Span<const check::State> LegendStates();
+absl::Span<const rules::State> LegendStates();
 
 inline constexpr ImU32 kColorFolded = IM_COL32(255, 255, 255, 150);  // folded-block marks
 inline constexpr ImU32 kColorCursor = IM_COL32(255, 230, 60, 255);
