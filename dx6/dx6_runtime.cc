@@ -42,8 +42,9 @@ Dx6Runtime::~Dx6Runtime() {
   if (!shut_down_) (void)Shutdown();
 }
 
-void Dx6Runtime::Violation(int rule, std::string message) {
-  if (violations_ != nullptr) violations_->Report(gpu::Violation{rule, std::move(message), 0});
+void Dx6Runtime::Violation(rules::Rule rule, std::string message) {
+  if (violations_ != nullptr)
+    violations_->Report(gpu::Violation{.rule = rule, .message = std::move(message)});
 }
 
 bool Dx6Runtime::InVideo(const void* p) const {
@@ -78,10 +79,11 @@ absl::StatusOr<DD_HSURFACE> Dx6Runtime::CreateBuffer(uint32_t caps, uint32_t cap
   const bool video = (c.dwCaps & DDSCAPS_VIDEOMEMORY) != 0 || InVideo(c.fpVidMem);
   const bool implicit_vb = (caps2 & (DDSCAPS2_VERTEXBUFFER | DDSCAPS2_COMMANDBUFFER)) == 0;
   if (video && implicit_vb) {
-    Violation(79, "CreateD3DBuffer placed the implicit vertex buffer (read/write) in video memory");
+    Violation(rules::Rule::kR79,
+              "CreateD3DBuffer placed the implicit vertex buffer (read/write) in video memory");
   }
   if (video && (caps2 & DDSCAPS2_VERTEXBUFFER) && (caps & DDSCAPS_WRITEONLY) == 0) {
-    Violation(79,
+    Violation(rules::Rule::kR79,
               "CreateD3DBuffer placed an explicit vertex buffer without DDSCAPS_WRITEONLY in "
               "video memory");
   }
@@ -274,7 +276,7 @@ absl::Status Dx6Runtime::Submit(DD_HSURFACE vertex_handle, const void* user_vert
   if (failed) ++stats_.failed_dp2;
   if (ref.ok && failed) {
     Violation(
-        80,
+        rules::Rule::kR80,
         absl::StrFormat(
             "D3dDrawPrimitives2 failed (ddrval 0x%08x, dwErrorOffset %u) although all %u commands "
             "in dwCommandLength %u are valid%s",
@@ -282,10 +284,11 @@ absl::Status Dx6Runtime::Submit(DD_HSURFACE vertex_handle, const void* user_vert
             d.dwErrorOffset >= batch_.size() ? ": the driver read past dwCommandLength" : ""));
   } else if (!ref.ok && !failed) {
     Violation(
-        80, absl::StrFormat("D3dDrawPrimitives2 succeeded on an invalid command at offset %u (%s)",
-                            ref.error_offset, ref.error));
+        rules::Rule::kR80,
+        absl::StrFormat("D3dDrawPrimitives2 succeeded on an invalid command at offset %u (%s)",
+                        ref.error_offset, ref.error));
   } else if (!ref.ok && failed && d.dwErrorOffset != ref.error_offset) {
-    Violation(80,
+    Violation(rules::Rule::kR80,
               absl::StrFormat("D3dDrawPrimitives2 dwErrorOffset %u; the first unhandled command "
                               "is at %u (%s)",
                               d.dwErrorOffset, ref.error_offset, ref.error));
@@ -298,15 +301,16 @@ absl::Status Dx6Runtime::Submit(DD_HSURFACE vertex_handle, const void* user_vert
     const bool video = InVideo(cur->data);
     if (video) ++*vid_count;
     if (video != ((d.dwFlags & flag) != 0)) {
-      Violation(79, absl::StrFormat(
-                        "D3dDrawPrimitives2 handed back a %s in %s memory with %s %s", what,
-                        video ? "video" : "system",
-                        flag == D3DHALDP2_VIDMEMCOMMANDBUF ? "VIDMEMCOMMANDBUF" : "VIDMEMVERTEXBUF",
-                        (d.dwFlags & flag) ? "set" : "clear"));
+      Violation(rules::Rule::kR79,
+                absl::StrFormat(
+                    "D3dDrawPrimitives2 handed back a %s in %s memory with %s %s", what,
+                    video ? "video" : "system",
+                    flag == D3DHALDP2_VIDMEMCOMMANDBUF ? "VIDMEMCOMMANDBUF" : "VIDMEMVERTEXBUF",
+                    (d.dwFlags & flag) ? "set" : "clear"));
     }
     if (video && implicit) {
       Violation(
-          79,
+          rules::Rule::kR79,
           "D3dDrawPrimitives2 swapped the implicit (read/write) vertex buffer into video memory");
     }
     return absl::OkStatus();

@@ -106,7 +106,7 @@ class Dx6Runtime {
   // One D3dDrawPrimitives2 call over `cmd_` [0, used) with the given vertex source.
   absl::Status Submit(DD_HSURFACE vertex_handle, const void* user_vertices, uint32_t vertex_count,
                       bool swap_vertices, uint32_t req_cmd, uint32_t req_vtx);
-  void Violation(int rule, std::string message);
+  void Violation(rules::Rule rule, std::string message);
 
   const DD_D3DBUFCALLBACKS* buffers_;
   const D3DHAL_CALLBACKS3* hal_;

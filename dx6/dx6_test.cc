@@ -139,15 +139,15 @@ TEST(Dx6Test, ExplicitVbWithoutWriteOnlyStaysInSystemMemory) {
 TEST(Dx6Test, PlantedR79IsDetected) {
   Dx6Fixture f(PlantedBug::kR79ImplicitVbInVidmem);
   RunFrames(f, 2);
-  ASSERT_TRUE(f.sink.Has(79));
-  for (const auto& v : f.sink.violations()) EXPECT_EQ(v.rule, 79) << v.message;
+  ASSERT_TRUE(f.sink.Has(rules::Rule::kR79));
+  for (const auto& v : f.sink.violations()) EXPECT_EQ(v.rule, rules::Rule::kR79) << v.message;
 }
 
 TEST(Dx6Test, PlantedR80IsDetected) {
   Dx6Fixture f(PlantedBug::kR80BadErrorOffset);
   RunFrames(f, 1);
-  ASSERT_TRUE(f.sink.Has(80));
-  for (const auto& v : f.sink.violations()) EXPECT_EQ(v.rule, 80) << v.message;
+  ASSERT_TRUE(f.sink.Has(rules::Rule::kR80));
+  for (const auto& v : f.sink.violations()) EXPECT_EQ(v.rule, rules::Rule::kR80) << v.message;
   EXPECT_NE(f.sink.violations()[0].message.find("past dwCommandLength"), std::string::npos);
 }
 

@@ -34,7 +34,7 @@ Adapter* AdapterOf(D3D10DDI_HADAPTER h, const char* fn) {
   Adapters& a = LiveAdapters();
   std::lock_guard<std::mutex> lock(a.mu);
   if (!a.live.contains(h.pDrvPrivate)) {
-    Report("R39", h.pDrvPrivate,
+    Report(rules::Rule::kR39, h.pDrvPrivate,
            absl::StrCat(fn,
                         ": hAdapter is not an open adapter of this driver (closed or never "
                         "opened)"));
@@ -83,7 +83,7 @@ HRESULT APIENTRY CreateDevice(D3D10DDI_HADAPTER hAdapter, D3D10DDIARG_CREATEDEVI
     return static_cast<HRESULT>(E_INVALIDARG);
   }
   if (const char* kind = ObjectKind(args->hDrvDevice.pDrvPrivate)) {
-    Report("R57", args->hDrvDevice.pDrvPrivate,
+    Report(rules::Rule::kR57, args->hDrvDevice.pDrvPrivate,
            absl::StrCat("CreateDevice into the memory of ", kind));
     return static_cast<HRESULT>(E_INVALIDARG);
   }
@@ -117,7 +117,7 @@ HRESULT APIENTRY CloseAdapter(D3D10DDI_HADAPTER hAdapter) {
   {
     std::lock_guard<std::mutex> lock(a.mu);
     if (a.live.erase(hAdapter.pDrvPrivate) == 0) {
-      Report("R39", hAdapter.pDrvPrivate,
+      Report(rules::Rule::kR39, hAdapter.pDrvPrivate,
              "CloseAdapter: hAdapter is not an open adapter of this driver (closed twice?)");
       return static_cast<HRESULT>(E_INVALIDARG);
     }
@@ -143,7 +143,7 @@ void APIENTRY DestroyDevice(D3D10DDI_HDEVICE hDevice) {
   // The runtime destroys every child before the device (ddi-spec §4.9); a deferred context
   // left alive would later reach this device's freed memory, so it dies with the device.
   if (size_t left = RetireDeferredContextsOf(dev); left > 0) {
-    Report("R48", dev,
+    Report(rules::Rule::kR48, dev,
            absl::StrCat("IC DestroyDevice with ", left,
                         " deferred context(s) not destroyed (children go first, §4.9)"));
   }

@@ -16,29 +16,29 @@ namespace {
 DeferredContext* BeginCreate(Device* dev, const D3D11DDIARG_CREATECOMMANDLIST* args) {
   (void)dev;
   if (args == nullptr) {
-    Report("R53", nullptr, "pCreateCommandList is NULL on the IC table");
+    Report(rules::Rule::kR53, nullptr, "pCreateCommandList is NULL on the IC table");
     return nullptr;
   }
   const void* h = args->hDeferredContext.pDrvPrivate;
   DcEntry entry;
   if (!LookupDc(h, &entry) || entry.state == DcState::kDestroyed) {
-    Report("R53", h, "hDeferredContext is not a live deferred context");
+    Report(rules::Rule::kR53, h, "hDeferredContext is not a live deferred context");
     return nullptr;
   }
   if (entry.state != DcState::kRecording && entry.state != DcState::kFinishing) {
-    Report("R53", h,
+    Report(rules::Rule::kR53, h,
            absl::StrCat("command list created from a deferred context in state ",
-                        DcStateName(entry.state), " (expected Recording/Finishing)"));
+                        rules::StateName(entry.state), " (expected Recording/Finishing)"));
     return nullptr;
   }
   DeferredContext* dc = static_cast<DeferredContext*>(const_cast<void*>(h));
   if (!dc->building_queries.empty()) {
-    Report("R52", h,
+    Report(rules::Rule::kR52, h,
            absl::StrCat(dc->building_queries.size(),
                         " query(ies) begun but not ended before the command list was created"));
   }
   if (!dc->mapped_resources.empty()) {
-    Report("R52", h,
+    Report(rules::Rule::kR52, h,
            absl::StrCat(dc->mapped_resources.size(),
                         " dynamic resource(s) still mapped when the command list was created"));
   }
@@ -120,7 +120,7 @@ ClEntry* FindCl(Device* dev, const void* h) {
 bool ReportedWrongKind(const void* h, const char* fn) {
   const char* kind = ObjectKind(h);
   if (kind == nullptr || *static_cast<const uint32_t*>(h) == kCommandListMagic) return false;
-  Report("R57", h,
+  Report(rules::Rule::kR57, h,
          absl::StrCat(fn, " given ", kind, " where an IC command-list handle is expected"));
   return true;
 }
@@ -156,13 +156,14 @@ void APIENTRY CreateCommandList(D3D10DDI_HDEVICE hDevice, const D3D11DDIARG_CREA
   if (!HandleMemoryPresent(h, "CreateCommandList", "hCommandList")) return;
   if (ObjectKind(h) != nullptr) {
     // Creating would overwrite a live driver object.
-    Report("R57", h, absl::StrCat("CreateCommandList into the memory of ", ObjectKind(h)));
+    Report(rules::Rule::kR57, h,
+           absl::StrCat("CreateCommandList into the memory of ", ObjectKind(h)));
     return;
   }
   DeferredContext* dc = BeginCreate(dev, args);
   if (dc == nullptr) {
     std::lock_guard<std::mutex> lock(dev->cls_mu);
-    dev->cls[h] = ClEntry{ClState::kFailed, nullptr, false};
+    dev->cls[h] = ClEntry{ClState::kCreateFailed, nullptr, false};
     SetErrorIc(dev, static_cast<HRESULT>(E_OUTOFMEMORY));
     return;
   }
@@ -174,7 +175,7 @@ void APIENTRY CreateCommandList(D3D10DDI_HDEVICE hDevice, const D3D11DDIARG_CREA
     // Any reported error means the handle was never created (T1e): nothing to clean up.
     {
       std::lock_guard<std::mutex> lock(dev->cls_mu);
-      dev->cls[h] = ClEntry{ClState::kFailed, dc, false};
+      dev->cls[h] = ClEntry{ClState::kCreateFailed, dc, false};
     }
     if (fail) SetErrorIc(dev, static_cast<HRESULT>(E_OUTOFMEMORY));
     FailCreate(dc);
@@ -216,21 +217,22 @@ HRESULT APIENTRY RecycleCreateCommandList(D3D10DDI_HDEVICE hDevice,
       return static_cast<HRESULT>(E_OUTOFMEMORY);
     }
     if (e == nullptr) {
-      Report("R43", h, "RecycleCreateCommandList on a handle that was never a command list");
+      Report(rules::Rule::kR43, h,
+             "RecycleCreateCommandList on a handle that was never a command list");
     } else if (e->state == ClState::kRecycleDestroyed) {
-      Report("R45", h,
+      Report(rules::Rule::kR45, h,
              "RecycleCreateCommandList on a RecycleDestroyed handle that did not go through "
              "RecycleCommandList (RD->V shortcut)");
       object_alive = true;
     } else if (e->state != ClState::kRecycled) {
-      Report("R43", h,
-             absl::StrCat("RecycleCreateCommandList on a handle in state ", ClStateName(e->state),
-                          " (expected Recycled)"));
+      Report(rules::Rule::kR43, h,
+             absl::StrCat("RecycleCreateCommandList on a handle in state ",
+                          rules::StateName(e->state), " (expected Recycled)"));
       object_alive = e->state == ClState::kValid;
     } else {
       object_alive = true;
       if (e->owner_dc != dc) {
-        Report("R43", h,
+        Report(rules::Rule::kR43, h,
                absl::StrCat("handle sits in the cache of deferred context ",
                             HandleText(e->owner_dc), ", not of hDeferredContext"));
       }
@@ -244,7 +246,7 @@ HRESULT APIENTRY RecycleCreateCommandList(D3D10DDI_HDEVICE hDevice,
     cl->~CommandList();
     {
       std::lock_guard<std::mutex> lock(dev->cls_mu);
-      dev->cls[h] = ClEntry{ClState::kFailed, dc, true};
+      dev->cls[h] = ClEntry{ClState::kRecycleCreateFailed, dc, true};
     }
     if (dev->config.Has(Bug::kR22)) {
       // Planted bug R22: out-of-memory through pfnSetErrorCb instead of the return value only.
@@ -277,15 +279,16 @@ void APIENTRY RecycleDestroyCommandList(D3D10DDI_HDEVICE hDevice,
     ClEntry* e = FindCl(dev, h);
     if (e == nullptr && ReportedWrongKind(h, "RecycleDestroyCommandList")) return;
     if (e == nullptr || e->state != ClState::kValid) {
-      Report(
-          "R41", h,
-          absl::StrCat("RecycleDestroyCommandList on a handle in state ",
-                       e == nullptr ? "Unallocated" : ClStateName(e->state), " (expected Valid)"));
+      Report(rules::Rule::kR41, h,
+             absl::StrCat("RecycleDestroyCommandList on a handle in state ",
+                          e == nullptr ? "Unallocated" : rules::StateName(e->state),
+                          " (expected Valid)"));
       return;
     }
     DcEntry owner;
     if (!LookupDc(e->owner_dc, &owner) || owner.state == DcState::kDestroyed) {
-      Report("R41", h, "RecycleDestroyCommandList after the owning deferred context was destroyed");
+      Report(rules::Rule::kR41, h,
+             "RecycleDestroyCommandList after the owning deferred context was destroyed");
     }
     e->state = ClState::kRecycleDestroyed;
   }
@@ -313,18 +316,20 @@ void APIENTRY DestroyCommandList(D3D10DDI_HDEVICE hDevice, D3D11DDI_HCOMMANDLIST
     ClEntry* e = FindCl(dev, h);
     if (e == nullptr && ReportedWrongKind(h, "DestroyCommandList")) return;
     if (e == nullptr) {
-      Report("R44", h, "DestroyCommandList on a handle that was never a command list");
+      Report(rules::Rule::kR44, h, "DestroyCommandList on a handle that was never a command list");
       return;
     }
     switch (e->state) {
       case ClState::kDestroyed:
-        Report("R44", h, "DestroyCommandList twice on one handle");
+        Report(rules::Rule::kR44, h, "DestroyCommandList twice on one handle");
         return;
-      case ClState::kFailed:
+      case ClState::kCreateFailed:
+      case ClState::kRecycleCreateFailed:
         if (e->destroy_tolerant) {
           e->state = ClState::kDestroyed;  // T7e: tolerated no-op
         } else {
-          Report("R21", h, "DestroyCommandList on a handle whose CreateCommandList failed");
+          Report(rules::Rule::kR21, h,
+                 "DestroyCommandList on a handle whose CreateCommandList failed");
         }
         return;
       default:
@@ -356,24 +361,24 @@ void APIENTRY CommandListExecute(D3D10DDI_HDEVICE hDevice, D3D11DDI_HCOMMANDLIST
     ClEntry* e = FindCl(dev, h);
     if (e == nullptr && ReportedWrongKind(h, "CommandListExecute")) return;
     if (e == nullptr || e->state != ClState::kValid) {
-      Report(
-          "R40", h,
-          absl::StrCat("CommandListExecute on a handle in state ",
-                       e == nullptr ? "Unallocated" : ClStateName(e->state), " (expected Valid)"));
+      Report(rules::Rule::kR40, h,
+             absl::StrCat("CommandListExecute on a handle in state ",
+                          e == nullptr ? "Unallocated" : rules::StateName(e->state),
+                          " (expected Valid)"));
       return;
     }
   }
   auto* cl = static_cast<CommandList*>(h);
   for (IcObject* q : cl->content.queries) {
     if (q->ic_query_state == 1) {
-      Report("R61", h,
+      Report(rules::Rule::kR61, h,
              absl::StrCat("command list manipulates query #", q->id,
                           " which is begun but not ended on the immediate context"));
     }
   }
   for (IcObject* r : cl->content.mapped) {
     if (r->ic_mapped) {
-      Report("R62", h,
+      Report(rules::Rule::kR62, h,
              absl::StrCat("command list mapped dynamic resource #", r->id,
                           " which is currently mapped on the immediate context"));
     }
@@ -391,17 +396,17 @@ void APIENTRY CommandListExecute(D3D10DDI_HDEVICE hDevice, D3D11DDI_HCOMMANDLIST
 
 void APIENTRY RecycleCommandList(D3D10DDI_HDEVICE hDevice, D3D11DDI_HCOMMANDLIST hCommandList) {
   CallScope scope("RecycleCommandList");
-  DcCallScope call(hDevice, "R42");
+  DcCallScope call(hDevice, rules::Rule::kR42);
   if (!call.ok()) return;
   DeferredContext* dc = call.dc();
   if (call.state() == DcState::kClosed) {
-    Report("R46", hDevice.pDrvPrivate,
+    Report(rules::Rule::kR46, hDevice.pDrvPrivate,
            "RecycleCommandList after Create/RecycleCreateCommandList in the same "
            "FinishCommandList");
   } else if (call.state() != DcState::kRecording && call.state() != DcState::kFinishing) {
-    Report("R42", hDevice.pDrvPrivate,
+    Report(rules::Rule::kR42, hDevice.pDrvPrivate,
            absl::StrCat("RecycleCommandList on a deferred context in state ",
-                        DcStateName(call.state())));
+                        rules::StateName(call.state())));
   } else {
     UpdateDc(dc, [](DcEntry& e) { e.state = DcState::kFinishing; });
   }
@@ -417,14 +422,14 @@ void APIENTRY RecycleCommandList(D3D10DDI_HDEVICE hDevice, D3D11DDI_HCOMMANDLIST
   std::lock_guard<std::mutex> lock(dev->cls_mu);
   ClEntry* e = FindCl(dev, h);
   if (e == nullptr || e->state != ClState::kRecycleDestroyed) {
-    Report("R42", h,
+    Report(rules::Rule::kR42, h,
            absl::StrCat("RecycleCommandList on a handle in state ",
-                        e == nullptr ? "Unallocated" : ClStateName(e->state),
+                        e == nullptr ? "Unallocated" : rules::StateName(e->state),
                         " (expected RecycleDestroyed)"));
     return;
   }
   if (e->owner_dc != dc) {
-    Report("R42", h,
+    Report(rules::Rule::kR42, h,
            "RecycleCommandList through the table of a deferred context that does not "
            "own the command list");
   }
@@ -439,23 +444,24 @@ void APIENTRY DcCreateCommandList(D3D10DDI_HDEVICE hDevice,
                                   D3D11DDI_HCOMMANDLIST hCommandList,
                                   D3D11DDI_HRTCOMMANDLIST hRTCommandList) {
   CallScope scope("CreateCommandList");
-  DcCallScope call(hDevice, "R53");
+  DcCallScope call(hDevice, rules::Rule::kR53);
   if (!call.ok()) return;
   DeferredContext* dc = call.dc();
   if (call.state() != DcState::kRecording) {
-    Report("R53", dc,
+    Report(rules::Rule::kR53, dc,
            absl::StrCat("context-local command-list open on a deferred context in state ",
-                        DcStateName(call.state())));
+                        rules::StateName(call.state())));
   }
   if (args != nullptr) {
-    Report("R56", hCommandList.pDrvPrivate,
+    Report(rules::Rule::kR56, hCommandList.pDrvPrivate,
            "context-local command-list open must pass pCreateCommandList = NULL");
   }
   void* local = hCommandList.pDrvPrivate;
   if (!HandleMemoryPresent(local, "CreateCommandList", "the context-local handle")) return;
   if (const char* kind = ObjectKind(local);
       kind != nullptr && *static_cast<const uint32_t*>(local) != kLocalObjectMagic) {
-    Report("R57", local, absl::StrCat("context-local command-list open into the memory of ", kind));
+    Report(rules::Rule::kR57, local,
+           absl::StrCat("context-local command-list open into the memory of ", kind));
     return;
   }
   void* ic = hRTCommandList.handle;
@@ -464,9 +470,9 @@ void APIENTRY DcCreateCommandList(D3D10DDI_HDEVICE hDevice,
     std::lock_guard<std::mutex> lock(dev->cls_mu);
     ClEntry* e = FindCl(dev, ic);
     if (e == nullptr || e->state != ClState::kValid) {
-      Report("R59", ic,
+      Report(rules::Rule::kR59, ic,
              absl::StrCat("context-local open of a command list whose IC handle is in state ",
-                          e == nullptr ? "Unallocated" : ClStateName(e->state)));
+                          e == nullptr ? "Unallocated" : rules::StateName(e->state)));
     }
   }
   LocalOpen(dc, D3D11DDI_HT_COMMANDLIST, hCommandList.pDrvPrivate, ic, nullptr);
@@ -474,21 +480,21 @@ void APIENTRY DcCreateCommandList(D3D10DDI_HDEVICE hDevice,
 
 void APIENTRY DcDestroyCommandList(D3D10DDI_HDEVICE hDevice, D3D11DDI_HCOMMANDLIST hCommandList) {
   CallScope scope("DestroyCommandList");
-  DcCallScope call(hDevice, "R53");
+  DcCallScope call(hDevice, rules::Rule::kR53);
   if (!call.ok()) return;
   LocalClose(call.dc(), D3D11DDI_HT_COMMANDLIST, hCommandList.pDrvPrivate);
 }
 
 void APIENTRY DcCommandListExecute(D3D10DDI_HDEVICE hDevice, D3D11DDI_HCOMMANDLIST hCommandList) {
   CallScope scope("CommandListExecute");
-  DcCallScope call(hDevice, "R53");
+  DcCallScope call(hDevice, rules::Rule::kR53);
   if (!call.ok()) return;
   DeferredContext* dc = call.dc();
   Device* dev = dc->device;
   if (call.state() != DcState::kRecording) {
-    Report("R53", dc,
+    Report(rules::Rule::kR53, dc,
            absl::StrCat("nested CommandListExecute on a deferred context in state ",
-                        DcStateName(call.state())));
+                        rules::StateName(call.state())));
     return;
   }
   void* h = hCommandList.pDrvPrivate;
@@ -497,7 +503,7 @@ void APIENTRY DcCommandListExecute(D3D10DDI_HDEVICE hDevice, D3D11DDI_HCOMMANDLI
   if (local != dc->locals.end() && local->second.type == D3D11DDI_HT_COMMANDLIST) {
     ic = local->second.ic;
     if (dev->config.nested_execute_ic) {
-      Report("R57", h,
+      Report(rules::Rule::kR57, h,
              "nested CommandListExecute got a context-local handle but the driver is "
              "configured for nested_execute_handle=ic");
     }
@@ -506,23 +512,24 @@ void APIENTRY DcCommandListExecute(D3D10DDI_HDEVICE hDevice, D3D11DDI_HCOMMANDLI
     if (FindCl(dev, h) != nullptr) {
       ic = h;
       if (!dev->config.nested_execute_ic) {
-        Report("R57", h,
+        Report(rules::Rule::kR57, h,
                "nested CommandListExecute got an IC command-list handle "
                "(nested_execute_handle=local expects the context-local handle)");
       }
     }
   }
   if (ic == nullptr) {
-    Report("R59", h, "nested CommandListExecute with a handle that is not open on this context");
+    Report(rules::Rule::kR59, h,
+           "nested CommandListExecute with a handle that is not open on this context");
     return;
   }
   {
     std::lock_guard<std::mutex> lock(dev->cls_mu);
     ClEntry* e = FindCl(dev, ic);
     if (e == nullptr || e->state != ClState::kValid) {
-      Report("R59", ic,
+      Report(rules::Rule::kR59, ic,
              absl::StrCat("nested CommandListExecute of a command list in state ",
-                          e == nullptr ? "Unallocated" : ClStateName(e->state)));
+                          e == nullptr ? "Unallocated" : rules::StateName(e->state)));
       return;
     }
   }

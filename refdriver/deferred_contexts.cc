@@ -79,7 +79,7 @@ void APIENTRY CreateDeferredContext(D3D10DDI_HDEVICE hDevice,
   }
   void* h = args->hDrvContext.pDrvPrivate;
   if (const char* kind = ObjectKind(h)) {
-    Report("R57", h, absl::StrCat("CreateDeferredContext into the memory of ", kind));
+    Report(rules::Rule::kR57, h, absl::StrCat("CreateDeferredContext into the memory of ", kind));
     return;
   }
   auto* dc = new (h) DeferredContext();
@@ -108,7 +108,7 @@ HRESULT APIENTRY RecycleCreateDeferredContext(D3D10DDI_HDEVICE hDevice,
   void* h = args->hDrvContext.pDrvPrivate;
   DcEntry entry;
   if (!LookupDc(h, &entry) || entry.state == DcState::kDestroyed) {
-    Report("R48", h,
+    Report(rules::Rule::kR48, h,
            "RecycleCreateDeferredContext on a handle that is not a live deferred context");
     return static_cast<HRESULT>(E_OUTOFMEMORY);
   }
@@ -116,12 +116,12 @@ HRESULT APIENTRY RecycleCreateDeferredContext(D3D10DDI_HDEVICE hDevice,
   bool closed_after_failure = entry.state == DcState::kFinishing && entry.create_failed;
   if (entry.state != DcState::kClosed && entry.state != DcState::kAbandoned &&
       !closed_after_failure) {
-    Report("R48", h,
-           absl::StrCat("RecycleCreateDeferredContext in state ", DcStateName(entry.state),
+    Report(rules::Rule::kR48, h,
+           absl::StrCat("RecycleCreateDeferredContext in state ", rules::StateName(entry.state),
                         " (only after AbandonCommandList or Create/RecycleCreateCommandList)"));
   }
   if (!dc->locals.empty()) {
-    Report("R48", h,
+    Report(rules::Rule::kR48, h,
            absl::StrCat("RecycleCreateDeferredContext with ", dc->locals.size(),
                         " context-local handle(s) still open (closing incomplete)"));
   }
@@ -148,13 +148,13 @@ HRESULT APIENTRY RecycleCreateDeferredContext(D3D10DDI_HDEVICE hDevice,
 
 void APIENTRY AbandonCommandList(D3D10DDI_HDEVICE hDevice) {
   CallScope scope("AbandonCommandList");
-  DcCallScope call(hDevice, "R51");
+  DcCallScope call(hDevice, rules::Rule::kR51);
   if (!call.ok()) return;
   DeferredContext* dc = call.dc();
   if (call.state() == DcState::kClosed || call.state() == DcState::kAbandoned) {
-    Report("R51", dc,
+    Report(rules::Rule::kR51, dc,
            absl::StrCat("AbandonCommandList on a deferred context in state ",
-                        DcStateName(call.state())));
+                        rules::StateName(call.state())));
   }
   // The driver may leave the bindings as they are; the runtime unbinds them next (§4.7).
   dc->rec.Clear();
@@ -169,21 +169,21 @@ void APIENTRY DcDestroyDevice(D3D10DDI_HDEVICE hDevice) {
   DcEntry entry;
   void* h = hDevice.pDrvPrivate;
   if (!LookupDc(h, &entry) || entry.state == DcState::kDestroyed) {
-    Report("R48", h, "DestroyDevice on a deferred-context handle that is not live");
+    Report(rules::Rule::kR48, h, "DestroyDevice on a deferred-context handle that is not live");
     return;
   }
   auto* dc = static_cast<DeferredContext*>(h);
   if (!dc->locals.empty()) {
-    Report("R48", h,
+    Report(rules::Rule::kR48, h,
            absl::StrCat("DestroyDevice with ", dc->locals.size(),
                         " context-local handle(s) still open"));
   }
   if (entry.state == DcState::kFinishing && !entry.create_failed) {
-    Report("R48", h, "DestroyDevice in the middle of FinishCommandList");
+    Report(rules::Rule::kR48, h, "DestroyDevice in the middle of FinishCommandList");
   }
   if (!dc->building_queries.empty() || !dc->rec.stream.empty()) {
     if (entry.state == DcState::kRecording) {
-      Report("R48", h,
+      Report(rules::Rule::kR48, h,
              "DestroyDevice on a deferred context with unfinished commands that was "
              "not abandoned first");
     }

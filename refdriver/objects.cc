@@ -30,13 +30,13 @@ bool Blank(const void* p, size_t size) {
 // the object's deferred destruction.
 void DestroyIcObject(Device* dev, void* handle, uint32_t type, const char* fn, const char* what) {
   if (handle == nullptr) {
-    Report("R39", nullptr, absl::StrCat(fn, " with a NULL handle"));
+    Report(rules::Rule::kR39, nullptr, absl::StrCat(fn, " with a NULL handle"));
     return;
   }
   IcObject* o = IcArg(handle, type, fn);
   if (o == nullptr) return;
   if (o->local_open.load() > 0) {
-    Report("R54", handle,
+    Report(rules::Rule::kR54, handle,
            absl::StrCat(what, " #", o->id, " destroyed while ", o->local_open.load(),
                         " context-local handle(s) of it are still open"));
   }
@@ -79,38 +79,39 @@ void DestroyIcObject(Device* dev, void* handle, uint32_t type, const char* fn, c
 void OpenOnDc(D3D10DDI_HDEVICE hDevice, uint32_t type, const char* fn, bool args_blank,
               void* dependency_local, void* local, void* ic) {
   CallScope scope(fn);
-  DcCallScope call(hDevice, "R53");
+  DcCallScope call(hDevice, rules::Rule::kR53);
   if (!call.ok()) return;
   DeferredContext* dc = call.dc();
   if (!HandleMemoryPresent(local, fn, "the context-local handle")) return;
   if (const char* kind = ObjectKind(local);
       kind != nullptr && *static_cast<const uint32_t*>(local) != kLocalObjectMagic) {
     // Opening would overwrite a live driver object with a LocalObject.
-    Report("R57", local, absl::StrCat(fn, ": context-local open into the memory of ", kind));
+    Report(rules::Rule::kR57, local,
+           absl::StrCat(fn, ": context-local open into the memory of ", kind));
     return;
   }
   if (!args_blank) {
-    Report("R56", local,
+    Report(rules::Rule::kR56, local,
            "context-local open must pass NULL arguments (views: only the dependency handle)");
   }
   if (ic == nullptr) {
-    Report("R56", local, "context-local open without the IC handle in the HRT slot");
+    Report(rules::Rule::kR56, local, "context-local open without the IC handle in the HRT slot");
     return;
   }
   if (IcArg(ic, type, absl::StrCat(fn, " (HRT slot of a context-local open)").c_str()) == nullptr) {
     return;
   }
   if (call.state() != DcState::kRecording) {
-    Report("R53", local,
+    Report(rules::Rule::kR53, local,
            absl::StrCat("context-local open on a deferred context in state ",
-                        DcStateName(call.state())));
+                        rules::StateName(call.state())));
   }
   LocalOpen(dc, type, local, ic, dependency_local);
 }
 
 void CloseOnDc(D3D10DDI_HDEVICE hDevice, uint32_t type, const char* fn, void* local) {
   CallScope scope(fn);
-  DcCallScope call(hDevice, "R53");
+  DcCallScope call(hDevice, rules::Rule::kR53);
   if (!call.ok()) return;
   LocalClose(call.dc(), type, local);
 }
@@ -121,11 +122,11 @@ void CloseOnDc(D3D10DDI_HDEVICE hDevice, uint32_t type, const char* fn, void* lo
 
 bool LocalOpen(DeferredContext* dc, uint32_t type, void* local, void* ic, void* dependency_local) {
   if (dc->locals.contains(local)) {
-    Report("R58", local, "context-local handle memory opened twice without a close");
+    Report(rules::Rule::kR58, local, "context-local handle memory opened twice without a close");
     return false;
   }
   if (auto it = dc->ic_to_local.find(ic); it != dc->ic_to_local.end()) {
-    Report("R58", local,
+    Report(rules::Rule::kR58, local,
            absl::StrCat("second context-local open of the same object in one recording (already "
                         "open as ",
                         HandleText(it->second), ")"));
@@ -138,10 +139,11 @@ bool LocalOpen(DeferredContext* dc, uint32_t type, void* local, void* ic, void* 
     if (o->dependency != nullptr) {
       auto dep = dependency_local == nullptr ? dc->locals.end() : dc->locals.find(dependency_local);
       if (dep == dc->locals.end()) {
-        Report("R55", local,
+        Report(rules::Rule::kR55, local,
                "view opened before (or without) the context-local handle of its resource");
       } else if (dep->second.ic != o->dependency) {
-        Report("R55", local, "view opened with the local handle of a different resource");
+        Report(rules::Rule::kR55, local,
+               "view opened with the local handle of a different resource");
       } else {
         ++dep->second.open_dependents;
         entry.dependency_local = dependency_local;
@@ -161,15 +163,15 @@ bool LocalOpen(DeferredContext* dc, uint32_t type, void* local, void* ic, void* 
 bool LocalClose(DeferredContext* dc, uint32_t type, void* local) {
   auto it = dc->locals.find(local);
   if (it == dc->locals.end()) {
-    Report("R57", local, "close of a handle that is not open on this deferred context");
+    Report(rules::Rule::kR57, local, "close of a handle that is not open on this deferred context");
     return false;
   }
   if (it->second.type != type) {
-    Report("R57", local,
+    Report(rules::Rule::kR57, local,
            absl::StrCat("closed as handle type ", type, " but opened as ", it->second.type));
   }
   if (it->second.open_dependents > 0) {
-    Report("R55", local,
+    Report(rules::Rule::kR55, local,
            absl::StrCat("resource closed while ", it->second.open_dependents,
                         " local view(s) of it are still open"));
   }
@@ -193,18 +195,18 @@ void* LocalToIc(DeferredContext* dc, void* local, uint32_t type, const char* wha
   if (local == nullptr) return nullptr;
   auto it = dc->locals.find(local);
   if (it == dc->locals.end()) {
-    Report("R57", local,
+    Report(rules::Rule::kR57, local,
            absl::StrCat(what,
                         ": handle is not open on this deferred context (an IC handle, a "
                         "closed handle, or another context's handle)"));
     return nullptr;
   }
   if (it->second.type != type) {
-    Report("R57", local,
+    Report(rules::Rule::kR57, local,
            absl::StrCat(what, ": handle of type ", it->second.type, ", expected ", type));
   }
   if (it->second.type != D3D11DDI_HT_COMMANDLIST && AsIc(it->second.ic)->magic != kIcObjectMagic) {
-    Report("R54", local,
+    Report(rules::Rule::kR54, local,
            absl::StrCat(what,
                         ": the IC object of this context-local handle was destroyed while "
                         "the handle is open"));
@@ -366,7 +368,7 @@ SIZE_T APIENTRY CalcPrivateTessellationShaderSize(D3D10DDI_HDEVICE hDevice, cons
     if (!ArgPresent(a, #Name, "the view description")) return;                       \
     o->dependency = IcArg(a->hDrvResource.pDrvPrivate, D3D10DDI_HT_RESOURCE, #Name); \
     if (o->dependency == nullptr && a->hDrvResource.pDrvPrivate == nullptr) {        \
-      Report("R39", h.pDrvPrivate, #Name ": hDrvResource is NULL");                  \
+      Report(rules::Rule::kR39, h.pDrvPrivate, #Name ": hDrvResource is NULL");      \
     }                                                                                \
   }
 

@@ -48,7 +48,7 @@ class PipeCall {
   // unbinds.
   PipeCall(D3D10DDI_HDEVICE h, const char* fn, bool binding, bool all_null) : scope_(fn) {
     if constexpr (kDc) {
-      dc_call_.emplace(h, "R53");
+      dc_call_.emplace(h, rules::Rule::kR53);
       if (!dc_call_->ok()) return;
       dc_ = dc_call_->dc();
       dev_ = dc_->device;
@@ -135,7 +135,7 @@ class PipeCall {
     if (binding && InRefreshOf(dc_)) return true;  // the runtime answering a refresh
     if (binding && all_null && s == DcState::kAbandoned) {
       if (dc_->closing_started) {
-        Report("R51", dc_,
+        Report(rules::Rule::kR51, dc_,
                absl::StrCat(fn,
                             ": unbind after the local-handle closes of the "
                             "abandon sequence"));
@@ -143,13 +143,14 @@ class PipeCall {
       return true;
     }
     if (binding && all_null && s == DcState::kClosed) {
-      Report("R50", dc_,
+      Report(rules::Rule::kR50, dc_,
              absl::StrCat(fn,
                           ": unbind in the FinishCommandList closing path "
                           "(closes must not be preceded by unbinds)"));
       return true;
     }
-    Report("R53", dc_, absl::StrCat(fn, " on a deferred context in state ", DcStateName(s)));
+    Report(rules::Rule::kR53, dc_,
+           absl::StrCat(fn, " on a deferred context in state ", rules::StateName(s)));
     return false;
   }
 
@@ -655,7 +656,7 @@ void DynamicMap(D3D10DDI_HDEVICE h, const char* fn, D3D10DDI_HRESOURCE r, D3D10_
   if constexpr (kDc) {
     DeferredContext* dc = c.dc();
     if (type != D3D10_DDI_MAP_WRITE_DISCARD && !dc->mapped_this_recording.contains(o)) {
-      Report("R64", r.pDrvPrivate,
+      Report(rules::Rule::kR64, r.pDrvPrivate,
              absl::StrCat(fn, ": first map of resource #", o->id,
                           " in this recording is not a discard"));
     }

@@ -14,7 +14,7 @@ namespace {
 struct Probe {
   const void* ctx;
   bool expect_bound;
-  const char* rule;
+  rules::Rule rule;
   const char* phase;
 };
 thread_local Probe* t_probe = nullptr;
@@ -47,7 +47,7 @@ void NoteRefreshAnswer(const void* ctx, bool matches_current, bool all_null) {
 }
 
 void ProbeDcRefresh(DeferredContext* dc, bool expect_bound, const char* phase) {
-  Probe p{dc, expect_bound, "R49", phase};
+  Probe p{dc, expect_bound, rules::Rule::kR49, phase};
   ProbeScope scope(&p);
   const D3D11DDI_CORELAYER_DEVICECALLBACKS* cb = dc->callbacks;
   // Planted bug R6: this one pointer was copied at CreateDeferredContext.
@@ -61,7 +61,7 @@ void ProbeDcRefresh(DeferredContext* dc, bool expect_bound, const char* phase) {
 void ProbeIcRefresh(Device* dev, const char* phase) {
   // The expectation is the driver's own state; with planted bug R60 that state is stale, so the
   // comparison would blame the runtime for the driver's bug: refresh without checking then.
-  Probe p{dev->config.Has(Bug::kR60) ? nullptr : dev, true, "R60", phase};
+  Probe p{dev->config.Has(Bug::kR60) ? nullptr : dev, true, rules::Rule::kR60, phase};
   ProbeScope scope(&p, dev);
   const D3D11DDI_CORELAYER_DEVICECALLBACKS* cb = dev->callbacks;
   cb->pfnStateOmRenderTargetsCb(dev->rt_core_layer);

@@ -448,13 +448,13 @@ HRESULT DeviceContext::Map(Resource* r, uint32_t sub, D3D10_DDI_MAP map_type, ui
     // Application rules for deferred maps (R64), reported and refused.
     if (!dynamic || (!discard && map_type != D3D10_DDI_MAP_WRITE_NOOVERWRITE)) {
       internal::Report(
-          dev, "R64", "Map",
+          dev, rules::Rule::kR64, "Map",
           absl::StrCat("application: ", c->name, " maps ", r->debug_name(), " with map type ",
                        map_type, " (deferred contexts: dynamic + WRITE_DISCARD/NO_OVERWRITE)"));
       return static_cast<HRESULT>(E_INVALIDARG);
     }
     if (!discard && !c->mapped_this_recording.contains(r)) {
-      internal::Report(dev, "R64", "Map",
+      internal::Report(dev, rules::Rule::kR64, "Map",
                        absl::StrCat("application: first map of ", r->debug_name(), " on ", c->name,
                                     " in this recording is not WRITE_DISCARD"));
       return static_cast<HRESULT>(E_INVALIDARG);
@@ -527,7 +527,7 @@ void DeviceContext::Unmap(Resource* r, uint32_t sub) {
   if (Dropped(c)) return;
   auto it = c->mapped.find(r);
   if (it == c->mapped.end()) {
-    internal::Report(c->dev, "R64", "Unmap",
+    internal::Report(c->dev, rules::Rule::kR64, "Unmap",
                      absl::StrCat("application: ", r->debug_name(), " is not mapped on ", c->name));
     return;
   }
@@ -567,7 +567,7 @@ HRESULT DeviceContext::GetData(Query* q, void* data, uint32_t size, uint32_t fla
   ContextState* c = state_.get();
   ContextCall call(c, "GetData");
   if (c->deferred) {
-    internal::Report(c->dev, "R65", "GetData",
+    internal::Report(c->dev, rules::Rule::kR65, "GetData",
                      absl::StrCat("application: GetData on deferred context ", c->name));
     return static_cast<HRESULT>(E_INVALIDARG);
   }
@@ -593,7 +593,8 @@ void DeviceContext::Flush() {
   ContextCall call(c, "Flush");
   internal::DeviceState* dev = c->dev;
   if (c->deferred) {
-    internal::Report(dev, "R65", "Flush", absl::StrCat("application: Flush on ", c->name));
+    internal::Report(dev, rules::Rule::kR65, "Flush",
+                     absl::StrCat("application: Flush on ", c->name));
     return;
   }
   uint64_t epoch = dev->flushes.fetch_add(1) + 1;
@@ -605,7 +606,7 @@ void DeviceContext::Flush() {
     std::lock_guard<std::mutex> lock(dev->alloc_mu);
     for (const auto& [alloc, info] : dev->allocations) {
       if (info.destroyed && !info.deallocated && info.destroyed_at_flush < epoch) {
-        internal::ReportOnce(dev, absl::StrCat("R68-", alloc), "R68", "Flush",
+        internal::ReportOnce(dev, absl::StrCat("R68-", alloc), rules::Rule::kR68, "Flush",
                              absl::StrCat("allocation ", alloc, " of ", info.owner,
                                           " destroyed before this Flush is still allocated "
                                           "after it (deferred-destruction queue not processed)"));

@@ -108,7 +108,7 @@ void DrainRecycleList(ContextState* c) {
 }
 
 void FreeClHandle(DeviceState* dev, ClHandle* h, const char* what) {
-  internal::FreeHandle(dev, h->memory, h->size, "R39",
+  internal::FreeHandle(dev, h->memory, h->size, rules::Rule::kR39,
                        absl::StrCat(dev->sink.names.Get(h->memory), " ", what));
   delete h;
 }
@@ -131,7 +131,7 @@ HRESULT CreateOrRecycle(ContextState* c, CommandList* cl, ClHandle** out) {
     } else {
       if (static_cast<uint32_t>(hr) != E_OUTOFMEMORY) {
         internal::Report(
-            dev, "R22", "RecycleCreateCommandList",
+            dev, rules::Rule::kR22, "RecycleCreateCommandList",
             absl::StrCat("returned ", internal::HresultName(hr), " (only S_OK or E_OUTOFMEMORY)"));
       }
       // T7e [INF]: the handle is dead; a destroy follows only if configured.
@@ -146,7 +146,7 @@ HRESULT CreateOrRecycle(ContextState* c, CommandList* cl, ClHandle** out) {
       c->first_cl_size = size;
     } else if (size != c->first_cl_size) {
       internal::ReportOnce(
-          dev, absl::StrCat("R36-", c->name), "R36", "CalcPrivateCommandListSize",
+          dev, absl::StrCat("R36-", c->name), rules::Rule::kR36, "CalcPrivateCommandListSize",
           absl::StrCat("returned ", size, " for ", c->name, " after ", c->first_cl_size,
                        " (recycled handles keep the first size)"));
     }
@@ -175,7 +175,7 @@ HRESULT CreateOrRecycle(ContextState* c, CommandList* cl, ClHandle** out) {
           listed = true;
       }
       if (!listed) {
-        internal::ReportOnce(dev, "R33-11", "R33", "CalcDeferredContextHandleSize",
+        internal::ReportOnce(dev, "R33-11", rules::Rule::kR33, "CalcDeferredContextHandleSize",
                              absl::StrCat("size ", local,
                                           " for D3D11DDI_HT_COMMANDLIST is not in "
                                           "the CheckDeferredContextHandleSizes list"));
@@ -203,7 +203,7 @@ void RecycleDc(ContextState* c) {
   if (hr != S_OK) {
     if (static_cast<uint32_t>(hr) != E_OUTOFMEMORY) {
       internal::Report(
-          dev, "R23", "RecycleCreateDeferredContext",
+          dev, rules::Rule::kR23, "RecycleCreateDeferredContext",
           absl::StrCat("returned ", internal::HresultName(hr), " (only S_OK or E_OUTOFMEMORY)"));
     }
     // D9e [INF]: the deferred context cannot record any more; its command lists are now
@@ -288,7 +288,8 @@ HRESULT Device::CreateDeferredContext(uint32_t flags, DeviceContext** out) {
     void* v;
     std::memcpy(&v, reinterpret_cast<const char*>(&c->dc_funcs) + s.offset, sizeof(v));
     if (v == nullptr) {
-      internal::ReportOnce(dev, absl::StrCat("R3-", s.name), "R3", "CreateDeferredContext",
+      internal::ReportOnce(dev, absl::StrCat("R3-", s.name), rules::Rule::kR3,
+                           "CreateDeferredContext",
                            absl::StrCat("DC table slot ", s.name, " is NULL"));
     }
   }
@@ -389,7 +390,8 @@ HRESULT DeviceContext::FinishCommandList(BOOL restore, CommandList** out) {
   DeviceState* dev = c->dev;
   *out = nullptr;
   if (!c->deferred) {
-    internal::Report(dev, "R65", "FinishCommandList", "application: FinishCommandList on the IC");
+    internal::Report(dev, rules::Rule::kR65, "FinishCommandList",
+                     "application: FinishCommandList on the IC");
     return static_cast<HRESULT>(E_INVALIDARG);
   }
   if (c->lost) return static_cast<HRESULT>(E_OUTOFMEMORY);
@@ -416,7 +418,7 @@ void DeviceContext::ExecuteCommandList(CommandList* cl, BOOL restore) {
   if (dev->options.misuse != Misuse::kR61) {
     for (Query* q : r->queries) {
       if (c->building.contains(q)) {
-        internal::Report(dev, "R61", "ExecuteCommandList",
+        internal::Report(dev, rules::Rule::kR61, "ExecuteCommandList",
                          absl::StrCat("application: ", r->name, " manipulates ", q->debug_name(),
                                       " which is begun on ", c->name, "; not executed"));
         reject = true;
@@ -426,7 +428,7 @@ void DeviceContext::ExecuteCommandList(CommandList* cl, BOOL restore) {
   }
   for (Resource* res : r->mapped) {
     if (c->mapped.contains(res)) {
-      internal::Report(dev, "R62", "ExecuteCommandList",
+      internal::Report(dev, rules::Rule::kR62, "ExecuteCommandList",
                        absl::StrCat("application: ", r->name, " maps ", res->debug_name(),
                                     " which is mapped on ", c->name, "; not executed"));
       reject = true;
@@ -485,7 +487,7 @@ void DeviceContext::FinalRelease() {
       c->handle_destroyed = true;
     }
     if (!o.destroy_cached_lists_before_dc) DestroyCachedLists(c);
-    internal::FreeHandle(dev, c->dc_memory.release(), c->dc_size, "R39",
+    internal::FreeHandle(dev, c->dc_memory.release(), c->dc_size, rules::Rule::kR39,
                          absl::StrCat(c->name, " after DestroyDevice"));
     c->bindings.Reset();
     for (CommandList* nested : c->rec->nested) nested->InternalRelease();

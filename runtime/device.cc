@@ -26,8 +26,7 @@ class KernelViolationSink : public gpu::ViolationSink {
  public:
   explicit KernelViolationSink(DeviceState* dev) : dev_(dev) {}
   void Report(const gpu::Violation& v) override {
-    internal::Report(dev_, absl::StrCat("R", v.rule), "kernel",
-                     absl::StrCat(v.message, " (t=", v.time, "ns)"));
+    internal::Report(dev_, v.rule, "kernel", absl::StrCat(v.message, " (t=", v.time, "ns)"));
   }
 
  private:
@@ -133,7 +132,8 @@ size_t QueryLocalSize(DeviceState* dev, D3D11DDI_HANDLETYPE type, void* ic) {
     if (hs.HandleType == type && hs.DriverPrivateSize == size) listed = true;
   }
   if (!listed) {
-    internal::ReportOnce(dev, absl::StrCat("R33-", type), "R33", "CalcDeferredContextHandleSize",
+    internal::ReportOnce(dev, absl::StrCat("R33-", type), rules::Rule::kR33,
+                         "CalcDeferredContextHandleSize",
                          absl::StrCat("size ", size, " for handle type ", type,
                                       " is not in the CheckDeferredContextHandleSizes list"));
   }
@@ -152,7 +152,7 @@ void CheckFixedSlots(DeviceState* dev, const char* when) {
     for (const FixedSlot& f : kFixedSlots) {
       if (f.offset == offset) name = f.name;
     }
-    Report(dev, "R5", when,
+    Report(dev, rules::Rule::kR5, when,
            absl::StrCat("the driver changed IC-table slot ", name, " after CreateDevice"));
     value = now;  // report each change once
   }
@@ -177,7 +177,7 @@ void TearDown(DeviceState* dev, Device* device) {
       if (++live == 1) example = absl::StrCat(alloc, " of ", info.owner);
     }
     if (live > 0) {
-      Report(dev, "R70", "DestroyDevice",
+      Report(dev, rules::Rule::kR70, "DestroyDevice",
              absl::StrCat(live,
                           " allocation(s) still allocated after DestroyDevice returned "
                           "(deferred destruction unfinished), e.g. ",
@@ -284,7 +284,7 @@ HRESULT Device::Init(const RuntimeOptions& options) {
   s->caps = caps.Caps;
   if ((s->caps & (D3D11DDICAPS_COMMANDLISTS_BUILD_2 | D3D11DDICAPS_COMMANDLISTS)) != 0 &&
       (s->caps & D3D11DDICAPS_FREETHREADED) == 0) {
-    internal::Report(s, "R1", "GetCaps", "command lists reported without FREETHREADED");
+    internal::Report(s, rules::Rule::kR1, "GetCaps", "command lists reported without FREETHREADED");
   }
 
   // Device creation (§4.1.2-3).
@@ -321,7 +321,7 @@ HRESULT Device::Init(const RuntimeOptions& options) {
     for (const FixedSlot& f : kRequiredIcSlots) {
       if (SlotValue(&s->ic_funcs, f.offset) == nullptr) {
         internal::Report(
-            s, "R2", "CreateDevice",
+            s, rules::Rule::kR2, "CreateDevice",
             absl::StrCat("IC table slot ", f.name, " is NULL with COMMANDLISTS_BUILD_2"));
       }
     }
@@ -342,7 +342,7 @@ HRESULT Device::Init(const RuntimeOptions& options) {
     CLTRACE_IC_FT_DDI(s, CheckDeferredContextHandleSizes, &filled, sizes.data());
     if (filled > count || sizes[count].HandleType != sentinel.HandleType ||
         sizes[count].DriverPrivateSize != sentinel.DriverPrivateSize) {
-      internal::Report(s, "R32", "CheckDeferredContextHandleSizes",
+      internal::Report(s, rules::Rule::kR32, "CheckDeferredContextHandleSizes",
                        absl::StrCat("second pass wrote beyond the ", count,
                                     " entries announced by the first pass"));
     }

@@ -39,7 +39,7 @@ void DestroyIcObject(DeviceState* dev, DeviceChild* o) {
           info.destroyed = true;
           info.destroyed_at_flush = dev->flushes.load();
           if (primary && !info.deallocated) {
-            internal::Report(dev, "R69", "DestroyResource",
+            internal::Report(dev, rules::Rule::kR69, "DestroyResource",
                              absl::StrCat("primary ", o->debug_name(), " allocation ", alloc,
                                           " not deallocated inside DestroyResource"));
           }
@@ -116,7 +116,7 @@ void DeviceChild::FinalRelease() {
   internal::ApiScope api(dev, "Release", name_);
   if (ic_handle_ != nullptr) {
     DestroyIcObject(dev, this);
-    internal::FreeHandle(dev, ic_handle_, ic_size_, "R39",
+    internal::FreeHandle(dev, ic_handle_, ic_size_, rules::Rule::kR39,
                          absl::StrCat(name_, " after its IC destroy"));
     ic_handle_ = nullptr;
     if (dev->sink.observer != nullptr) dev->sink.names.Erase(this);
@@ -172,7 +172,7 @@ void CommandList::FinalRelease() {
     if (o.misuse == Misuse::kR44 && !dev->misuse_done.exchange(true)) {
       CLTRACE_IC_FT_DDI(dev, DestroyCommandList, hcl);  // misuse R44: destroyed twice
     }
-    internal::FreeHandle(dev, h->memory, h->size, "R39",
+    internal::FreeHandle(dev, h->memory, h->size, rules::Rule::kR39,
                          absl::StrCat(rec->name, " after DestroyCommandList"));
     delete h;
   }

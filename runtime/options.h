@@ -8,8 +8,10 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
+#include "rules/rules.h"
 #include "wddm/kernel_stack.h"
 
 namespace cltrace::runtime {
@@ -36,6 +38,8 @@ enum class Misuse : uint8_t {
 
 absl::string_view MisuseRule(Misuse m);
 bool MisuseFromRule(absl::string_view rule, Misuse* m);
+// The rules of every misuse mode, in rule order.
+std::vector<rules::Rule> MisuseRules();
 
 struct RuntimeOptions {
   // Driver library to dlopen. Empty: $CLTRACE_DRIVER, else the reference driver

@@ -30,7 +30,7 @@ struct Frame {
   }
   std::string Violations() const {
     std::string s;
-    for (const auto& v : sink.violations()) absl::StrAppend(&s, "R", v.rule, " ", v.message, "\n");
+    for (const auto& v : sink.violations()) absl::StrAppend(&s, v.id(), " ", v.message, "\n");
     return s;
   }
   CollectingViolationSink sink;
@@ -196,17 +196,19 @@ std::vector<Violation> RunWithBug(PlantedBug bug) {
   return sink.violations();
 }
 
-class PlantedBugTest : public ::testing::TestWithParam<int> {};
+class PlantedBugTest : public ::testing::TestWithParam<rules::Rule> {};
 
 TEST_P(PlantedBugTest, DetectedWithItsRuleOnly) {
-  const int rule = GetParam();
+  const rules::Rule rule = GetParam();
   std::vector<Violation> v = RunWithBug(PlantedBugFromRule(rule));
-  ASSERT_FALSE(v.empty()) << "R" << rule << " not detected";
+  ASSERT_FALSE(v.empty()) << rules::RuleId(rule) << " not detected";
   for (const Violation& x : v) EXPECT_EQ(x.rule, rule) << x.message;
 }
 
-INSTANTIATE_TEST_SUITE_P(KernelRules, PlantedBugTest, ::testing::Values(74, 75, 76, 77, 78),
-                         [](const auto& info) { return absl::StrCat("R", info.param); });
+INSTANTIATE_TEST_SUITE_P(KernelRules, PlantedBugTest,
+                         ::testing::Values(rules::Rule::kR74, rules::Rule::kR75, rules::Rule::kR76,
+                                           rules::Rule::kR77, rules::Rule::kR78),
+                         [](const auto& info) { return std::string(rules::RuleId(info.param)); });
 
 TEST(PlantedBugSideEffectsTest, CleanRunHasNoViolations) {
   EXPECT_TRUE(RunWithBug(PlantedBug::kNone).empty());
@@ -231,7 +233,7 @@ TEST(KernelFlowTest, RenderCbOnUnknownContextIsR74) {
   r.hContext.value = 42;
   EXPECT_EQ(static_cast<uint32_t>(f.stack.device_callbacks()->pfnRenderCb(f.dev, &r)),
             E_INVALIDARG);
-  ASSERT_TRUE(f.sink.Has(74));
+  ASSERT_TRUE(f.sink.Has(rules::Rule::kR74));
 }
 
 TEST(KernelFlowTest, RenderCbBeyondHandedOutSizesIsR74) {
@@ -243,7 +245,7 @@ TEST(KernelFlowTest, RenderCbBeyondHandedOutSizesIsR74) {
   r.CommandLength = cc.CommandBufferSize + 4;
   EXPECT_EQ(static_cast<uint32_t>(f.stack.device_callbacks()->pfnRenderCb(f.dev, &r)),
             D3DDDIERR_INVALIDUSERBUFFER);
-  ASSERT_TRUE(f.sink.Has(74));
+  ASSERT_TRUE(f.sink.Has(rules::Rule::kR74));
   // The kernel still handed out fresh buffers: the UMD must continue in them.
   EXPECT_NE(r.pNewCommandBuffer, nullptr);
   EXPECT_EQ(r.NewCommandBufferSize, cc.CommandBufferSize);

@@ -242,9 +242,10 @@ HRESULT Dxgkrnl::Impl::Render(KDevice* d, D3DDDICB_RENDER* p) {
   KContext* c = Ctx(d, p->hContext);
   if (c == nullptr) {
     Violation(
-        74, absl::StrFormat(
-                "pfnRenderCb on context %u that pfnCreateContextCb did not create for this device",
-                p->hContext.value));
+        rules::Rule::kR74,
+        absl::StrFormat(
+            "pfnRenderCb on context %u that pfnCreateContextCb did not create for this device",
+            p->hContext.value));
     return Hr(E_INVALIDARG);
   }
   const auto& cmd = c->cmd[c->current];
@@ -255,7 +256,7 @@ HRESULT Dxgkrnl::Impl::Render(KDevice* d, D3DDDICB_RENDER* p) {
   if (static_cast<uint64_t>(p->CommandOffset) + p->CommandLength > cmd_bytes ||
       p->NumAllocations > alist.size() || p->NumPatchLocations > plist.size()) {
     Violation(
-        74,
+        rules::Rule::kR74,
         absl::StrFormat(
             "pfnRenderCb on context %u: CommandOffset %u + CommandLength %u / NumAllocations %u "
             "/ "
@@ -269,7 +270,7 @@ HRESULT Dxgkrnl::Impl::Render(KDevice* d, D3DDDICB_RENDER* p) {
     const size_t first = p->CommandOffset / 4;
     if (cmd[first] == kPoisonWord) {
       Violation(
-          74,
+          rules::Rule::kR74,
           absl::StrFormat(
               "pfnRenderCb on context %u: the %u command bytes at offset %u were not written in "
               "the command buffer the last pfnCreateContextCb/pfnRenderCb returned",

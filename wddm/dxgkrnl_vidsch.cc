@@ -46,11 +46,12 @@ void Dxgkrnl::Impl::QueuePacket(std::unique_ptr<Packet> pk) {
   pk->splittable = true;
   for (uint32_t i = 1; i < pk->num_patches; ++i) {
     if (pk->dma->patches[i].SplitOffset < pk->dma->patches[i - 1].SplitOffset) {
-      Violation(78, absl::StrFormat("%s output patch list of context %u: entry %u SplitOffset %u "
-                                    "< entry %u SplitOffset %u",
-                                    pk->present ? "DxgkDdiPresent" : "DxgkDdiRender", pk->ctx->id,
-                                    i, pk->dma->patches[i].SplitOffset, i - 1,
-                                    pk->dma->patches[i - 1].SplitOffset));
+      Violation(rules::Rule::kR78,
+                absl::StrFormat("%s output patch list of context %u: entry %u SplitOffset %u "
+                                "< entry %u SplitOffset %u",
+                                pk->present ? "DxgkDdiPresent" : "DxgkDdiRender", pk->ctx->id, i,
+                                pk->dma->patches[i].SplitOffset, i - 1,
+                                pk->dma->patches[i - 1].SplitOffset));
       pk->splittable = false;
       break;
     }
@@ -383,7 +384,7 @@ void Dxgkrnl::Impl::OnInterruptAsserted() {
     BOOL claimed = kmd->DxgkDdiInterruptRoutine(kmd_adapter, 0);
     isr.active = false;
     if (claimed && isr.dma_notified && !isr.dpc_after_dma && !isr.reported) {
-      Violation(77,
+      Violation(rules::Rule::kR77,
                 "DxgkDdiInterruptRoutine reported DMA completion but returned without "
                 "DxgkCbQueueDpc after DxgkCbNotifyInterrupt");
     }
@@ -392,26 +393,28 @@ void Dxgkrnl::Impl::OnInterruptAsserted() {
 
 void Dxgkrnl::Impl::NotifyInterrupt(const DXGKARGCB_NOTIFY_INTERRUPT_DATA* d) {
   if (!isr.active) {
-    Violation(77, absl::StrFormat("DxgkCbNotifyInterrupt (type %u) outside DxgkDdiInterruptRoutine",
-                                  d->InterruptType));
+    Violation(rules::Rule::kR77,
+              absl::StrFormat("DxgkCbNotifyInterrupt (type %u) outside DxgkDdiInterruptRoutine",
+                              d->InterruptType));
   }
   switch (d->InterruptType) {
     case DXGK_INTERRUPT_DMA_COMPLETED:
     case DXGK_INTERRUPT_DMA_FAULTED:
     case DXGK_INTERRUPT_DMA_PREEMPTED: {
       if (isr.crtc_seen) {
-        Violation(77,
+        Violation(rules::Rule::kR77,
                   "DxgkCbNotifyInterrupt: DMA-type notification after a CRTC-type one in "
                   "the same interrupt");
       }
       if (isr.dpc_queued && !isr.reported) {
-        Violation(77, "DxgkCbQueueDpc before DxgkCbNotifyInterrupt(DMA) in the same interrupt");
+        Violation(rules::Rule::kR77,
+                  "DxgkCbQueueDpc before DxgkCbNotifyInterrupt(DMA) in the same interrupt");
         isr.reported = true;
       }
       isr.dma_notified = true;
       if (d->NodeOrdinal >= nodes.size()) {
-        Violation(77, absl::StrFormat("DxgkCbNotifyInterrupt for node %u of %u", d->NodeOrdinal,
-                                      nodes.size()));
+        Violation(rules::Rule::kR77, absl::StrFormat("DxgkCbNotifyInterrupt for node %u of %u",
+                                                     d->NodeOrdinal, nodes.size()));
         break;
       }
       Node& n = nodes[d->NodeOrdinal];
@@ -423,11 +426,12 @@ void Dxgkrnl::Impl::NotifyInterrupt(const DXGKARGCB_NOTIFY_INTERRUPT_DATA* d) {
       }
       if (d->InterruptType == DXGK_INTERRUPT_DMA_COMPLETED) {
         if (d->SubmissionFenceId < n.notified_completed || d->SubmissionFenceId > n.fence) {
-          Violation(77, absl::StrFormat("DxgkCbNotifyInterrupt(DMA_COMPLETED) node %u fence %u: "
-                                        "last completed %u, last "
-                                        "submitted %u",
-                                        d->NodeOrdinal, d->SubmissionFenceId, n.notified_completed,
-                                        n.fence));
+          Violation(
+              rules::Rule::kR77,
+              absl::StrFormat("DxgkCbNotifyInterrupt(DMA_COMPLETED) node %u fence %u: "
+                              "last completed %u, last "
+                              "submitted %u",
+                              d->NodeOrdinal, d->SubmissionFenceId, n.notified_completed, n.fence));
         }
         n.notified_completed = std::max(n.notified_completed, d->SubmissionFenceId);
       }
@@ -444,7 +448,7 @@ void Dxgkrnl::Impl::NotifyInterrupt(const DXGKARGCB_NOTIFY_INTERRUPT_DATA* d) {
 
 BOOL Dxgkrnl::Impl::QueueDpc() {
   if (!isr.active) {
-    Violation(77, "DxgkCbQueueDpc outside DxgkDdiInterruptRoutine");
+    Violation(rules::Rule::kR77, "DxgkCbQueueDpc outside DxgkDdiInterruptRoutine");
   } else {
     isr.dpc_queued = true;
     if (isr.dma_notified) isr.dpc_after_dma = true;
@@ -460,7 +464,7 @@ BOOL Dxgkrnl::Impl::QueueDpc() {
     kmd->DxgkDdiDpcRoutine(kmd_adapter);
     dpc_active = false;
     if (!dpc_notified) {
-      Violation(77, "DxgkDdiDpcRoutine returned without DxgkCbNotifyDpc");
+      Violation(rules::Rule::kR77, "DxgkDdiDpcRoutine returned without DxgkCbNotifyDpc");
       Retire();  // keep the model going
     }
   });
@@ -468,7 +472,7 @@ BOOL Dxgkrnl::Impl::QueueDpc() {
 }
 
 void Dxgkrnl::Impl::NotifyDpc() {
-  if (!dpc_active) Violation(77, "DxgkCbNotifyDpc outside DxgkDdiDpcRoutine");
+  if (!dpc_active) Violation(rules::Rule::kR77, "DxgkCbNotifyDpc outside DxgkDdiDpcRoutine");
   dpc_notified = true;
   Retire();
 }

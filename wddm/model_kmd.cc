@@ -317,7 +317,7 @@ struct KmdEntryPoints {
     uint32_t& last = kmd->last_submitted_fence_[node];
     if (p->SubmissionFenceId <= last) {
       kmd->Violation(
-          75,
+          rules::Rule::kR75,
           absl::StrFormat(
               "DxgkDdiSubmitCommand on node %u: SubmissionFenceId %u does not increase (last %u)",
               node, p->SubmissionFenceId, last));
@@ -327,17 +327,18 @@ struct KmdEntryPoints {
     auto it = kmd->patched_.find(key);
     if (!paging) {
       if (it == kmd->patched_.end()) {
-        kmd->Violation(
-            76, absl::StrFormat("DxgkDdiSubmitCommand of DMA buffer 0x%x+%u (fence %u) that "
-                                "DxgkDdiPatch never patched",
-                                p->DmaBufferPhysicalAddress, p->DmaBufferSubmissionStartOffset,
-                                p->SubmissionFenceId));
+        kmd->Violation(rules::Rule::kR76,
+                       absl::StrFormat("DxgkDdiSubmitCommand of DMA buffer 0x%x+%u (fence %u) that "
+                                       "DxgkDdiPatch never patched",
+                                       p->DmaBufferPhysicalAddress,
+                                       p->DmaBufferSubmissionStartOffset, p->SubmissionFenceId));
       } else if (it->second != p->SubmissionFenceId) {
         kmd->Violation(
-            75, absl::StrFormat("DMA buffer 0x%x+%u: DxgkDdiPatch got SubmissionFenceId %u, "
-                                "DxgkDdiSubmitCommand %u",
-                                p->DmaBufferPhysicalAddress, p->DmaBufferSubmissionStartOffset,
-                                it->second, p->SubmissionFenceId));
+            rules::Rule::kR75,
+            absl::StrFormat("DMA buffer 0x%x+%u: DxgkDdiPatch got SubmissionFenceId %u, "
+                            "DxgkDdiSubmitCommand %u",
+                            p->DmaBufferPhysicalAddress, p->DmaBufferSubmissionStartOffset,
+                            it->second, p->SubmissionFenceId));
       }
     }
     if (it != kmd->patched_.end()) kmd->patched_.erase(it);
@@ -432,8 +433,9 @@ void ModelKmd::Start(const DXGKRNL_INTERFACE* dxgkrnl, DXGKRNL_HADAPTER handle) 
   dxgkrnl_handle_ = handle;
 }
 
-void ModelKmd::Violation(int rule, std::string message) {
-  if (violations_ != nullptr) violations_->Report(gpu::Violation{rule, std::move(message), 0});
+void ModelKmd::Violation(rules::Rule rule, std::string message) {
+  if (violations_ != nullptr)
+    violations_->Report(gpu::Violation{.rule = rule, .message = std::move(message)});
 }
 
 }  // namespace cltrace::gpu

@@ -78,7 +78,7 @@ class ModelKmd {
 
  private:
   friend struct KmdEntryPoints;
-  void Violation(int rule, std::string message);
+  void Violation(rules::Rule rule, std::string message);
 
   GpuEngine* hw_;
   ModelKmdOptions options_;

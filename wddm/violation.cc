@@ -1,47 +1,28 @@
 #include "wddm/violation.h"
 
 namespace cltrace::gpu {
+namespace {
 
-PlantedBug PlantedBugFromRule(int rule) {
-  switch (rule) {
-    case 74:
-      return PlantedBug::kR74StaleCommandBuffer;
-    case 75:
-      return PlantedBug::kR75FenceMismatch;
-    case 76:
-      return PlantedBug::kR76SubmitUnpatched;
-    case 77:
-      return PlantedBug::kR77DpcBeforeNotify;
-    case 78:
-      return PlantedBug::kR78SplitOffsetOrder;
-    case 79:
-      return PlantedBug::kR79ImplicitVbInVidmem;
-    case 80:
-      return PlantedBug::kR80BadErrorOffset;
-  }
+using rules::Rule;
+
+constexpr PlantedBugInfo kPlantedBugs[] = {
+    {PlantedBug::kR74StaleCommandBuffer, Rule::kR74, PlantedBugLayer::kUmd},
+    {PlantedBug::kR75FenceMismatch, Rule::kR75, PlantedBugLayer::kKernel},
+    {PlantedBug::kR76SubmitUnpatched, Rule::kR76, PlantedBugLayer::kKernel},
+    {PlantedBug::kR77DpcBeforeNotify, Rule::kR77, PlantedBugLayer::kKernel},
+    {PlantedBug::kR78SplitOffsetOrder, Rule::kR78, PlantedBugLayer::kKernel},
+    {PlantedBug::kR79ImplicitVbInVidmem, Rule::kR79, PlantedBugLayer::kDx6},
+    {PlantedBug::kR80BadErrorOffset, Rule::kR80, PlantedBugLayer::kDx6},
+};
+
+}  // namespace
+
+absl::Span<const PlantedBugInfo> PlantedBugs() { return kPlantedBugs; }
+
+PlantedBug PlantedBugFromRule(Rule rule) {
+  for (const PlantedBugInfo& b : kPlantedBugs)
+    if (b.rule == rule) return b.bug;
   return PlantedBug::kNone;
-}
-
-int RuleOf(PlantedBug bug) {
-  switch (bug) {
-    case PlantedBug::kNone:
-      return 0;
-    case PlantedBug::kR74StaleCommandBuffer:
-      return 74;
-    case PlantedBug::kR75FenceMismatch:
-      return 75;
-    case PlantedBug::kR76SubmitUnpatched:
-      return 76;
-    case PlantedBug::kR77DpcBeforeNotify:
-      return 77;
-    case PlantedBug::kR78SplitOffsetOrder:
-      return 78;
-    case PlantedBug::kR79ImplicitVbInVidmem:
-      return 79;
-    case PlantedBug::kR80BadErrorOffset:
-      return 80;
-  }
-  return 0;
 }
 
 }  // namespace cltrace::gpu

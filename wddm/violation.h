@@ -10,7 +10,7 @@
 //   CollectingViolationSink sink;
 //   Dxgkrnl kernel(options, &sink);
 //   ...
-//   EXPECT_TRUE(sink.Has(75));
+//   EXPECT_TRUE(sink.Has(rules::Rule::kR75));
 #ifndef CLTRACE_WDDM_VIOLATION_H_
 #define CLTRACE_WDDM_VIOLATION_H_
 
@@ -18,13 +18,15 @@
 #include <string>
 #include <vector>
 
+#include "absl/types/span.h"
+#include "rules/finding.h"
+#include "rules/rules.h"
+
 namespace cltrace::gpu {
 
-struct Violation {
-  int rule = 0;         // 74 for R74, ...
-  std::string message;  // what happened, with the offending values
-  uint64_t time = 0;    // virtual time (ns) at which it was detected
-};
+// The one finding type of every producer: rule, message (what happened, with the offending
+// values) and time (the virtual time, ns, at which it was detected).
+using Violation = rules::Finding;
 
 class ViolationSink {
  public:
@@ -43,7 +45,7 @@ class CollectingViolationSink : public ViolationSink {
     std::lock_guard<std::mutex> lock(mu_);
     return violations_;
   }
-  bool Has(int rule) const {
+  bool Has(rules::Rule rule) const {
     std::lock_guard<std::mutex> lock(mu_);
     for (const Violation& v : violations_) {
       if (v.rule == rule) return true;
@@ -75,9 +77,22 @@ enum class PlantedBug {
   kR80BadErrorOffset,      // DX6 driver: parses past dwCommandLength / wrong dwErrorOffset
 };
 
-// "R74" -> kR74StaleCommandBuffer ...; kNone for anything else.
-PlantedBug PlantedBugFromRule(int rule);
-int RuleOf(PlantedBug bug);
+// Who a planted bug makes misbehave.
+enum class PlantedBugLayer : uint8_t {
+  kUmd,     // the reference driver's gpu::UmdContext (turned on by the driver's bug=R74)
+  kKernel,  // Dxgkrnl or the model KMD (RuntimeOptions::kernel.bug)
+  kDx6,     // the DX6 driver (ScenarioOptions::dx6_bug)
+};
+struct PlantedBugInfo {
+  PlantedBug bug;
+  rules::Rule rule;  // the rule it breaks
+  PlantedBugLayer layer;
+};
+// Every planted bug (kNone excluded), in rule order.
+absl::Span<const PlantedBugInfo> PlantedBugs();
+
+// Rule::kR74 -> kR74StaleCommandBuffer ...; kNone for a rule without a planted bug.
+PlantedBug PlantedBugFromRule(rules::Rule rule);
 
 }  // namespace cltrace::gpu
 

@@ -3,46 +3,65 @@
 #include <cstdlib>
 
 #include "absl/algorithm/container.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "rules/planted_bugs.h"
+#include "rules/rules.h"
 #include "wddm/violation.h"
 
 namespace cltrace::workloads {
 
+namespace {
+
+// The ids of the modes of one layer, in rules::PlantedBugModes() order.
+std::vector<std::string>* RulesOf(rules::BugLayer layer) {
+  auto* out = new std::vector<std::string>;
+  for (const rules::PlantedBugMode& m : rules::PlantedBugModes())
+    if (m.layer == layer) out->push_back(rules::RuleId(m.rule));
+  return out;
+}
+
+const char* KindOf(rules::BugLayer layer) {
+  switch (layer) {
+    case rules::BugLayer::kDriver:
+      return "driver bug";
+    case rules::BugLayer::kKernel:
+      return "kernel bug";
+    case rules::BugLayer::kDx6Driver:
+      return "DX6 driver bug";
+    case rules::BugLayer::kMisuse:
+      return "misuse";
+  }
+  return "?";
+}
+
+}  // namespace
+
 const std::vector<std::string>& DriverBugRules() {
-  static const std::vector<std::string>* rules =
-      new std::vector<std::string>{"R5",  "R6",  "R16", "R22", "R33", "R36", "R39", "R50",
-                                   "R60", "R67", "R68", "R70", "R71", "R72", "R74"};
+  static const std::vector<std::string>* rules = RulesOf(rules::BugLayer::kDriver);
   return *rules;
 }
 
 const std::vector<std::string>& RuntimeMisuseRules() {
-  static const std::vector<std::string>* rules =
-      new std::vector<std::string>{"R40", "R41", "R44", "R45", "R46", "R52", "R61"};
+  static const std::vector<std::string>* rules = RulesOf(rules::BugLayer::kMisuse);
   return *rules;
 }
 
 const std::vector<BugModeInfo>& BugModes() {
   static const std::vector<BugModeInfo>* modes = [] {
-    // The rule lists are never destroyed, so their strings outlive every BugModeInfo.
     auto* m = new std::vector<BugModeInfo>;
-    for (const std::string& rule : DriverBugRules()) {
+    for (const rules::PlantedBugMode& mode : rules::PlantedBugModes()) {
+      const rules::Rule r = mode.rule;
+      std::vector<const char*> scenarios = {"smallcl", "scene"};
       // R60 and R72 need draws and deferred-context recordings larger than one copy; R74 is
-      // the GPU model's UMD side, which `present` drives most.
-      std::vector<const char*> scenarios = {"smallcl", "scene"};
-      if (rule == "R60" || rule == "R72") scenarios = {"scene"};
-      if (rule == "R74") scenarios = {"present", "smallcl"};
-      m->push_back({rule.c_str(), "driver bug", scenarios});
-    }
-    for (const char* rule : {"R75", "R76", "R77", "R78"}) {
-      m->push_back({rule, "kernel bug", {"present"}});
-    }
-    for (const char* rule : {"R79", "R80"}) m->push_back({rule, "DX6 driver bug", {"dp2"}});
-    for (const std::string& rule : RuntimeMisuseRules()) {
-      // R52 and R61 need queries the `scene` workload makes.
-      std::vector<const char*> scenarios = {"smallcl", "scene"};
-      if (rule == "R52" || rule == "R61") scenarios = {"scene"};
-      m->push_back({rule.c_str(), "misuse", scenarios});
+      // the GPU model's UMD side, which `present` drives most; R52 and R61 need the queries
+      // the `scene` workload makes.
+      if (r == rules::Rule::kR60 || r == rules::Rule::kR72 || r == rules::Rule::kR52 ||
+          r == rules::Rule::kR61)
+        scenarios = {"scene"};
+      if (r == rules::Rule::kR74) scenarios = {"present", "smallcl"};
+      if (mode.layer == rules::BugLayer::kKernel) scenarios = {"present"};
+      if (mode.layer == rules::BugLayer::kDx6Driver) scenarios = {"dp2"};
+      m->push_back({rules::RuleId(r), KindOf(mode.layer), scenarios});
     }
     return m;
   }();
@@ -52,12 +71,15 @@ const std::vector<BugModeInfo>& BugModes() {
 std::string DriverConfigFor(absl::string_view rule) {
   std::string config = absl::StrCat("bug=", rule);
   // R22 is about how an out-of-memory is reported: it needs one to happen.
-  if (rule == "R22") absl::StrAppend(&config, ";oom:RecycleCreateCommandList=2");
+  if (rules::FindRule(rule) == &rules::Info(rules::Rule::kR22))
+    absl::StrAppend(&config, ";oom:RecycleCreateCommandList=2");
   return config;
 }
 
 absl::Status ApplyBugMode(absl::string_view rule, runtime::RuntimeOptions* runtime,
                           ScenarioOptions* scenario) {
+  // Driver bugs first, through the list of their ids (the golden corpus' recordings follow the
+  // heap layout of this process, which this list is part of).
   if (absl::c_linear_search(DriverBugRules(), rule)) {
     std::string config = DriverConfigFor(rule);
     if (const char* existing = std::getenv("CLTRACE_REFDRIVER_CONFIG");
@@ -67,24 +89,25 @@ absl::Status ApplyBugMode(absl::string_view rule, runtime::RuntimeOptions* runti
     setenv("CLTRACE_REFDRIVER_CONFIG", config.c_str(), 1);
     return absl::OkStatus();
   }
-  // The kernel/KMD (R75-R78) and DX6 driver (R79/R80) bugs of the GPU model.
-  int number = 0;
-  if (rule.size() > 1 && rule[0] == 'R' && absl::SimpleAtoi(rule.substr(1), &number)) {
-    gpu::PlantedBug bug = gpu::PlantedBugFromRule(number);
-    if (number >= 75 && number <= 78 && bug != gpu::PlantedBug::kNone) {
-      runtime->kernel.bug = bug;
-      return absl::OkStatus();
+  const rules::RuleInfo* info = rules::FindRule(rule);
+  for (const rules::PlantedBugMode& mode : rules::PlantedBugModes()) {
+    if (info == nullptr || mode.rule != info->rule) continue;
+    runtime::Misuse misuse;
+    switch (mode.layer) {
+      case rules::BugLayer::kDriver:
+        break;  // above
+      case rules::BugLayer::kKernel:
+        runtime->kernel.bug = gpu::PlantedBugFromRule(mode.rule);
+        return absl::OkStatus();
+      case rules::BugLayer::kDx6Driver:
+        scenario->dx6_bug = gpu::PlantedBugFromRule(mode.rule);
+        return absl::OkStatus();
+      case rules::BugLayer::kMisuse:
+        if (!runtime::MisuseFromRule(rule, &misuse)) break;
+        runtime->misuse = misuse;
+        scenario->misuse = misuse;
+        return absl::OkStatus();
     }
-    if (number >= 79 && number <= 80 && bug != gpu::PlantedBug::kNone) {
-      scenario->dx6_bug = bug;
-      return absl::OkStatus();
-    }
-  }
-  runtime::Misuse misuse;
-  if (runtime::MisuseFromRule(rule, &misuse)) {
-    runtime->misuse = misuse;
-    scenario->misuse = misuse;
-    return absl::OkStatus();
   }
   return absl::InvalidArgumentError(
       absl::StrCat("no planted-bug or misuse mode for rule '", rule, "'"));

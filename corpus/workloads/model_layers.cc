@@ -54,7 +54,7 @@ static_assert(sizeof(D3DHAL_CALLBACKS3) == sizeof(void*), "a D3DHAL_CALLBACKS3 e
 
 void ModelViolationSink::Report(const gpu::Violation& v) {
   std::lock_guard<std::mutex> lock(Mu());
-  Lines().push_back(absl::StrCat("R", v.rule, " fn=", layer_, " ", v.message));
+  Lines().push_back(absl::StrCat(v.id(), " fn=", layer_, " ", v.message));
 }
 
 std::vector<std::string> ModelViolations() {

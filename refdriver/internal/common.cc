@@ -28,40 +28,6 @@ DcShard& ShardOf(const void* h) {
 
 uintptr_t ThreadTag() { return reinterpret_cast<uintptr_t>(&t_tag); }
 
-const char* ClStateName(ClState s) {
-  switch (s) {
-    case ClState::kValid:
-      return "Valid";
-    case ClState::kRecycleDestroyed:
-      return "RecycleDestroyed";
-    case ClState::kRecycled:
-      return "Recycled";
-    case ClState::kDestroyed:
-      return "Destroyed";
-    case ClState::kFailed:
-      return "Failed";
-  }
-  return "?";
-}
-
-const char* DcStateName(DcState s) {
-  switch (s) {
-    case DcState::kRecording:
-      return "Recording";
-    case DcState::kFinishing:
-      return "Finishing";
-    case DcState::kClosed:
-      return "Closed";
-    case DcState::kAbandoned:
-      return "Abandoned";
-    case DcState::kDestroyed:
-      return "Destroyed";
-    case DcState::kFailed:
-      return "Failed";
-  }
-  return "?";
-}
-
 bool LookupDc(const void* handle, DcEntry* out) {
   DcShard& s = ShardOf(handle);
   std::shared_lock<std::shared_mutex> lock(s.mu);
@@ -129,7 +95,7 @@ bool InjectFault(Device* dev, FaultSite site) {
 IcDomainScope::IcDomainScope(Device* dev) : dev_(dev), entered_(dev->ic_domain.Enter()) {
   CountCall(dev);
   if (!entered_) {
-    Report("R10", dev, "two immediate-context DDIs in flight at once");
+    Report(rules::Rule::kR10, dev, "two immediate-context DDIs in flight at once");
   }
 }
 
@@ -137,7 +103,7 @@ IcDomainScope::~IcDomainScope() {
   if (entered_) dev_->ic_domain.Leave();
 }
 
-DcCallScope::DcCallScope(D3D10DDI_HDEVICE h, const char* rule_if_dead) {
+DcCallScope::DcCallScope(D3D10DDI_HDEVICE h, rules::Rule rule_if_dead) {
   if (!LookupDc(h.pDrvPrivate, &entry_)) {
     Report(rule_if_dead, h.pDrvPrivate, "not a deferred-context handle of this driver");
     return;
@@ -150,7 +116,7 @@ DcCallScope::DcCallScope(D3D10DDI_HDEVICE h, const char* rule_if_dead) {
   CountCall(entry_.device);
   entered_ = dc_->domain.Enter();
   if (!entered_) {
-    Report("R10", h.pDrvPrivate, "two DDIs on one deferred context in flight at once");
+    Report(rules::Rule::kR10, h.pDrvPrivate, "two DDIs on one deferred context in flight at once");
   }
 }
 
@@ -184,16 +150,17 @@ const char* ObjectKind(const void* p) {
 
 Device* IcDevice(const void* h) {
   if (h == nullptr) {
-    Report("R39", nullptr, "hDevice is NULL");
+    Report(rules::Rule::kR39, nullptr, "hDevice is NULL");
     return nullptr;
   }
   const char* kind = ObjectKind(h);
   if (kind == nullptr) {
-    Report("R39", h, "hDevice is not a live device of this driver (destroyed or never created)");
+    Report(rules::Rule::kR39, h,
+           "hDevice is not a live device of this driver (destroyed or never created)");
     return nullptr;
   }
   if (*static_cast<const uint32_t*>(h) != kDeviceMagic) {
-    Report("R57", h,
+    Report(rules::Rule::kR57, h,
            absl::StrCat("hDevice of an IC-table call is ", kind,
                         ", not the device (deferred contexts use their own table)"));
     return nullptr;
@@ -205,21 +172,22 @@ IcObject* IcArg(void* h, uint32_t type, const char* what) {
   if (h == nullptr) return nullptr;
   const char* kind = ObjectKind(h);
   if (kind == nullptr) {
-    Report("R39", h,
+    Report(rules::Rule::kR39, h,
            absl::StrCat(what,
                         ": handle is not a live object of this driver (destroyed or never "
                         "created)"));
     return nullptr;
   }
   if (*static_cast<const uint32_t*>(h) != kIcObjectMagic) {
-    Report("R57", h,
+    Report(rules::Rule::kR57, h,
            absl::StrCat(what, ": IC-table call given ", kind,
                         " where an IC object handle is expected"));
     return nullptr;
   }
   IcObject* o = AsIc(h);
   if (o->type != type) {
-    Report("R57", h, absl::StrCat(what, ": IC handle of type ", o->type, ", expected ", type));
+    Report(rules::Rule::kR57, h,
+           absl::StrCat(what, ": IC handle of type ", o->type, ", expected ", type));
     return nullptr;
   }
   return o;
@@ -228,14 +196,14 @@ IcObject* IcArg(void* h, uint32_t type, const char* what) {
 bool ArgPresent(const void* p, const char* fn, const char* what) {
   if (p != nullptr) return true;
   Report(
-      "R56", nullptr,
+      rules::Rule::kR56, nullptr,
       absl::StrCat(fn, ": ", what, " is NULL (only context-local opens may pass NULL arguments)"));
   return false;
 }
 
 bool HandleMemoryPresent(const void* p, const char* fn, const char* what) {
   if (p != nullptr) return true;
-  Report("R39", nullptr, absl::StrCat(fn, ": ", what, " (the handle memory) is NULL"));
+  Report(rules::Rule::kR39, nullptr, absl::StrCat(fn, ": ", what, " (the handle memory) is NULL"));
   return false;
 }
 
@@ -243,7 +211,7 @@ bool CreatableAt(const void* p, const char* fn, const char* what) {
   if (!HandleMemoryPresent(p, fn, what)) return false;
   const char* kind = ObjectKind(p);
   if (kind == nullptr) return true;
-  Report("R57", p, absl::StrCat(fn, " into the memory of ", kind, " (", what, ")"));
+  Report(rules::Rule::kR57, p, absl::StrCat(fn, " into the memory of ", kind, " (", what, ")"));
   return false;
 }
 

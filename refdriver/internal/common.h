@@ -53,7 +53,7 @@ class IcDomainScope {
 // handle memory). `state` is the registry state at entry.
 class DcCallScope {
  public:
-  DcCallScope(D3D10DDI_HDEVICE h, const char* rule_if_dead);
+  DcCallScope(D3D10DDI_HDEVICE h, rules::Rule rule_if_dead);
   ~DcCallScope();
   bool ok() const { return dc_ != nullptr; }
   DeferredContext* dc() const { return dc_; }

@@ -16,17 +16,6 @@
 namespace cltrace::refdriver {
 namespace {
 
-struct BugName {
-  Bug bug;
-  const char* rule;
-};
-constexpr BugName kBugNames[] = {
-    {Bug::kR5, "R5"},   {Bug::kR6, "R6"},   {Bug::kR16, "R16"}, {Bug::kR22, "R22"},
-    {Bug::kR33, "R33"}, {Bug::kR36, "R36"}, {Bug::kR39, "R39"}, {Bug::kR50, "R50"},
-    {Bug::kR60, "R60"}, {Bug::kR67, "R67"}, {Bug::kR68, "R68"}, {Bug::kR70, "R70"},
-    {Bug::kR71, "R71"}, {Bug::kR72, "R72"}, {Bug::kR74, "R74"},
-};
-
 constexpr const char* kFaultSiteNames[] = {"RecycleCreateCommandList",
                                            "RecycleCreateDeferredContext", "CreateCommandList"};
 
@@ -48,27 +37,20 @@ absl::Status ParseNumbers(absl::string_view item, absl::string_view list,
 
 }  // namespace
 
-absl::string_view BugRule(Bug bug) {
-  for (const BugName& b : kBugNames) {
-    if (b.bug == bug) return b.rule;
-  }
-  return "R?";
-}
+absl::string_view BugRule(Bug bug) { return rules::RuleId(bug); }
 
 bool BugFromRule(absl::string_view rule, Bug* bug) {
-  for (const BugName& b : kBugNames) {
-    if (rule == b.rule) {
-      *bug = b.bug;
-      return true;
-    }
-  }
-  return false;
+  const rules::RuleInfo* info = rules::FindRule(rule);
+  if (info == nullptr || !rules::HasPlantedBug(info->rule, rules::BugLayer::kDriver)) return false;
+  *bug = info->rule;
+  return true;
 }
 
 const std::vector<Bug>& AllBugs() {
   static const std::vector<Bug>* all = [] {
     auto* v = new std::vector<Bug>();
-    for (const BugName& b : kBugNames) v->push_back(b.bug);
+    for (const rules::PlantedBugMode& m : rules::PlantedBugModes())
+      if (m.layer == rules::BugLayer::kDriver) v->push_back(m.rule);
     return v;
   }();
   return *all;

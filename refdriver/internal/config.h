@@ -14,29 +14,32 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "rules/planted_bugs.h"
+#include "rules/rules.h"
 
 namespace cltrace::refdriver {
 
-// Planted-bug modes; each breaks exactly one rule of ddi-spec §5 (refdriver/README.md).
-enum class Bug : uint8_t {
-  kR5,   // rewrites IC-table pfnCreateResource after CreateDevice (at the first Flush)
-  kR6,   // caches pfnPerformAmortizedProcessingCb instead of calling through the table
-  kR16,  // calls pfnRenderCb from inside a deferred-context DDI
-  kR22,  // reports RecycleCreateCommandList's E_OUTOFMEMORY through pfnSetErrorCb
-  kR33,  // CalcDeferredContextHandleSize(RESOURCE) returns a size not in the list
-  kR36,  // CalcPrivateCommandListSize grows with the deferred context's history
-  kR39,  // writes into a command-list handle's memory after DestroyCommandList
-  kR50,  // writes into a closed context-local handle at RecycleCreateDeferredContext
-  kR60,  // does not clear the executing context's state in CommandListExecute
-  kR67,  // DestroyResource calls pfnDeallocateCb before the referencing work is submitted
-  kR68,  // Flush does not process the deferred-destruction queue
-  kR70,  // DestroyDevice returns with deferred destructions still queued
-  kR71,  // never calls pfnPerformAmortizedProcessingCb
-  kR72,  // calls pfnPerformAmortizedProcessingCb twice per submit (IC) / chunk (DC)
-  kR74,  // keeps writing into the previous command buffer after pfnRenderCb (gpu::UmdContext)
-};
+// Planted-bug modes; each breaks exactly one rule of ddi-spec §5 (refdriver/README.md). A bug
+// mode is its rule: the modes are the rules::PlantedBugModes() of layer kDriver.
+//   R5   rewrites IC-table pfnCreateResource after CreateDevice (at the first Flush)
+//   R6   caches pfnPerformAmortizedProcessingCb instead of calling through the table
+//   R16  calls pfnRenderCb from inside a deferred-context DDI
+//   R22  reports RecycleCreateCommandList's E_OUTOFMEMORY through pfnSetErrorCb
+//   R33  CalcDeferredContextHandleSize(RESOURCE) returns a size not in the list
+//   R36  CalcPrivateCommandListSize grows with the deferred context's history
+//   R39  writes into a command-list handle's memory after DestroyCommandList
+//   R50  writes into a closed context-local handle at RecycleCreateDeferredContext
+//   R60  does not clear the executing context's state in CommandListExecute
+//   R67  DestroyResource calls pfnDeallocateCb before the referencing work is submitted
+//   R68  Flush does not process the deferred-destruction queue
+//   R70  DestroyDevice returns with deferred destructions still queued
+//   R71  never calls pfnPerformAmortizedProcessingCb
+//   R72  calls pfnPerformAmortizedProcessingCb twice per submit (IC) / chunk (DC)
+//   R74  keeps writing into the previous command buffer after pfnRenderCb (gpu::UmdContext)
+using Bug = rules::Rule;
 
-// The rule name ("R22") of a bug mode, and the reverse lookup.
+// The rule name ("R22") of a bug mode, and the reverse lookup (false for a rule without a
+// driver bug mode).
 absl::string_view BugRule(Bug bug);
 bool BugFromRule(absl::string_view rule, Bug* bug);
 // Every bug mode, in rule order.

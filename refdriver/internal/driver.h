@@ -31,6 +31,7 @@
 #include "refdriver/internal/domain.h"
 #include "refdriver/internal/pipeline_state.h"
 #include "refdriver/internal/report.h"
+#include "rules/state_machines.h"
 #include "umd/command_recording.h"
 #include "umd/umd_context.h"
 
@@ -154,8 +155,9 @@ struct CommandList {
   Recording content;
 };
 
-enum class ClState : uint8_t { kValid, kRecycleDestroyed, kRecycled, kDestroyed, kFailed };
-const char* ClStateName(ClState s);
+// A command list's state (§3.1) in the table of rules/state_machines.h: kValid,
+// kRecycleDestroyed, kRecycled, kDestroyed, kCreateFailed (T1e) or kRecycleCreateFailed (T7e).
+using ClState = rules::State;
 
 struct ClEntry {
   ClState state = ClState::kValid;
@@ -163,8 +165,9 @@ struct ClEntry {
   bool destroy_tolerant = false;  // failed RecycleCreate: a later Destroy is a no-op (T7e)
 };
 
-enum class DcState : uint8_t { kRecording, kFinishing, kClosed, kAbandoned, kDestroyed, kFailed };
-const char* DcStateName(DcState s);
+// A deferred context's state (§3.2) in the same table: kRecording, kFinishing, kClosed,
+// kAbandoned or kDestroyed.
+using DcState = rules::State;
 
 struct DcEntry {
   Device* device = nullptr;

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "refdriver/refdriver.h"
+#include "rules/rules.h"
 
 namespace cltrace::refdriver {
 namespace {
@@ -61,9 +62,11 @@ CallScope::~CallScope() {
 
 const char* CurrentFn() { return t_fn; }
 
-void Report(absl::string_view rule, const void* handle, absl::string_view message) {
+// Built exactly as when rules were strings: a recording's handle values follow the process's
+// heap reuse, so an extra allocation per report would change the golden corpus' bytes.
+void Report(rules::Rule rule, const void* handle, absl::string_view message) {
   std::string line =
-      absl::StrCat(rule, " seq=", ReportSeq(), " fn=", t_fn,
+      absl::StrCat(rules::RuleId(rule), " seq=", ReportSeq(), " fn=", t_fn,
                    " handle=", handle == nullptr ? std::string("-") : absl::StrFormat("%p", handle),
                    " ", message, "\n");
   Sink& sink = GetSink();

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "rules/rules.h"
 
 namespace cltrace::refdriver {
 
@@ -36,8 +37,8 @@ class CallScope {
 };
 const char* CurrentFn();
 
-// Records one violation of `rule` ("R40") about `handle` (may be nullptr).
-void Report(absl::string_view rule, const void* handle, absl::string_view message);
+// Records one violation of `rule` about `handle` (may be nullptr).
+void Report(rules::Rule rule, const void* handle, absl::string_view message);
 
 // Redirects a copy of every later line to `path` (append); empty path stops the copy.
 void SetViolationFile(const std::string& path);

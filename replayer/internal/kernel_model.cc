@@ -692,7 +692,7 @@ KernelSummary ModelKernel::summary() {
 std::vector<std::string> ModelKernel::Violations() const {
   std::vector<std::string> out;
   for (const gpu::Violation& v : sink_.violations()) {
-    out.push_back(absl::StrCat("kernel model: R", v.rule, ": ", v.message));
+    out.push_back(absl::StrCat("kernel model: ", v.id(), ": ", v.message));
   }
   return out;
 }

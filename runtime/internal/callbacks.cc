@@ -35,7 +35,7 @@ class CallbackEntry {
                absl::StrCat("cb ", name, "(", FormatArgs(dev_->sink.names, args...), ")"));
     }
     if (layer_->generation.load(std::memory_order_relaxed) != generation) {
-      Report(dev_, "R6", name,
+      Report(dev_, rules::Rule::kR6, name,
              absl::StrCat("driver called a stale pfn", name, " of ", layer_->name,
                           " (the runtime replaced the table's pointers; the driver cached one)"));
     }
@@ -62,14 +62,15 @@ void CheckError(CallbackEntry& e, HRESULT hr) {
   Frame* f = CurrentDdiFrame();
   std::string code = HresultName(hr);
   if (f == nullptr) {
-    Report(dev, "R28", "SetErrorCb", absl::StrCat(code, " reported outside any DDI call"));
+    Report(dev, rules::Rule::kR28, "SetErrorCb",
+           absl::StrCat(code, " reported outside any DDI call"));
     return;
   }
   const char* fn = f->name;
   // R28: errors go to the core layer of the table the call came through.
   ContextState* expected = f->table == Table::kDc ? f->ctx : dev->ic;
   if (expected != nullptr && expected != ctx) {
-    Report(dev, "R28", fn,
+    Report(dev, rules::Rule::kR28, fn,
            absl::StrCat(code, " reported to ", ctx->layer.name, " from a ",
                         f->table == Table::kDc ? "DC-table" : "IC-table", " call (expected ",
                         expected->layer.name, ")"));
@@ -79,31 +80,38 @@ void CheckError(CallbackEntry& e, HRESULT hr) {
   bool oom = u == E_OUTOFMEMORY;
   bool removed = u == D3DDDIERR_DEVICEREMOVED;
   if (u == E_INVALIDARG) {
-    Report(dev, "R30", fn,
+    Report(dev, rules::Rule::kR30, fn,
            "E_INVALIDARG reported (application errors use D3DDDIERR_APPLICATIONERROR)");
   }
   if (IsCalc(fn)) {
-    Report(dev, "R31", fn,
+    Report(dev, rules::Rule::kR31, fn,
            absl::StrCat("pfnSetErrorCb(", code, ") from a CalcPrivate/size function"));
   } else if (Is(fn, "CheckDeferredContextHandleSizes")) {
-    Report(dev, "R27", fn, absl::StrCat("pfnSetErrorCb(", code, ") from a capability check"));
+    Report(dev, rules::Rule::kR27, fn,
+           absl::StrCat("pfnSetErrorCb(", code, ") from a capability check"));
   } else if (Is(fn, "CreateCommandList") && !dc) {
-    if (!oom && !removed) Report(dev, "R20", fn, absl::StrCat(code, " is not a legal code"));
+    if (!oom && !removed)
+      Report(dev, rules::Rule::kR20, fn, absl::StrCat(code, " is not a legal code"));
   } else if (Is(fn, "RecycleCreateCommandList")) {
     if (oom)
-      Report(dev, "R22", fn, "E_OUTOFMEMORY through pfnSetErrorCb (must be the return value)");
+      Report(dev, rules::Rule::kR22, fn,
+             "E_OUTOFMEMORY through pfnSetErrorCb (must be the return value)");
   } else if (Is(fn, "RecycleCreateDeferredContext")) {
     if (oom)
-      Report(dev, "R23", fn, "E_OUTOFMEMORY through pfnSetErrorCb (must be the return value)");
+      Report(dev, rules::Rule::kR23, fn,
+             "E_OUTOFMEMORY through pfnSetErrorCb (must be the return value)");
   } else if (Is(fn, "CommandListExecute")) {
-    if (!oom && !removed) Report(dev, "R24", fn, absl::StrCat(code, " is a critical error here"));
+    if (!oom && !removed)
+      Report(dev, rules::Rule::kR24, fn, absl::StrCat(code, " is a critical error here"));
   } else if (Is(fn, "AbandonCommandList")) {
-    Report(dev, "R26", fn, absl::StrCat(code, ": AbandonCommandList may only fail critically"));
+    Report(dev, rules::Rule::kR26, fn,
+           absl::StrCat(code, ": AbandonCommandList may only fail critically"));
   } else if (Is(fn, "DestroyCommandList") || Is(fn, "RecycleDestroyCommandList") ||
              Is(fn, "DestroyDevice") || Is(fn, "Flush") || Is(fn, "QueryBegin") ||
              Is(fn, "QueryEnd") || Is(fn, "DestroyResource") || Is(fn, "RecycleCommandList")) {
     if (!removed && !(dc && oom)) {
-      Report(dev, "R25", fn, absl::StrCat(code, ": only D3DDDIERR_DEVICEREMOVED is allowed"));
+      Report(dev, rules::Rule::kR25, fn,
+             absl::StrCat(code, ": only D3DDDIERR_DEVICEREMOVED is allowed"));
     }
   }
   if (removed) dev->removed.store(true);
@@ -128,13 +136,13 @@ struct Thunks {
     Frame* f = CurrentDdiFrame();
     bool dc = ctx->deferred;
     if (f == nullptr || (dc && f->ctx != ctx) || (!dc && f->table == Table::kDc)) {
-      Report(dev, "R19", "PerformAmortizedProcessingCb",
+      Report(dev, rules::Rule::kR19, "PerformAmortizedProcessingCb",
              absl::StrCat("pumped ", ctx->layer.name, " from ",
                           f == nullptr ? "outside any DDI call"
                                        : absl::StrCat("inside ", f->name, " of another context")));
     }
     if (f != nullptr && ++f->amortized_calls > 1) {
-      Report(dev, dc ? "R72" : "R71", "PerformAmortizedProcessingCb",
+      Report(dev, dc ? rules::Rule::kR72 : rules::Rule::kR71, "PerformAmortizedProcessingCb",
              absl::StrCat("pumped ", ctx->layer.name, " twice within one ", f->name,
                           " (at most once per submit)"));
     }
@@ -145,7 +153,7 @@ struct Thunks {
     CallbackEntry e(G, h, "DisableDeferredStagingResourceDestruction", h);
     Frame* f = CurrentDdiFrame();
     if (e.ctx()->deferred || f == nullptr || !Is(f->name, "CreateDevice")) {
-      Report(e.dev(), "R7", "DisableDeferredStagingResourceDestruction",
+      Report(e.dev(), rules::Rule::kR7, "DisableDeferredStagingResourceDestruction",
              "called outside the immediate context's CreateDevice");
     }
   }

@@ -47,18 +47,20 @@ static uint64_t ReportSeq(DeviceState* dev) {
   return dev->sink.calls->load(std::memory_order_relaxed);
 }
 
-void Report(DeviceState* dev, absl::string_view rule, absl::string_view fn,
-            absl::string_view message) {
+// The lines are built exactly as they were when rules were strings: a recording's handle
+// values follow the process's heap reuse, so an extra allocation per report would change the
+// golden corpus' bytes.
+void Report(DeviceState* dev, rules::Rule rule, absl::string_view fn, absl::string_view message) {
   uint64_t seq = ReportSeq(dev);
   dev->violations.Add(rule, seq, fn, message);
-  AddProcessViolation(absl::StrCat(rule, " seq=", seq, " fn=", fn, " ", message));
+  AddProcessViolation(absl::StrCat(rules::RuleId(rule), " seq=", seq, " fn=", fn, " ", message));
 }
 
-void ReportOnce(DeviceState* dev, absl::string_view key, absl::string_view rule,
-                absl::string_view fn, absl::string_view message) {
+void ReportOnce(DeviceState* dev, absl::string_view key, rules::Rule rule, absl::string_view fn,
+                absl::string_view message) {
   uint64_t seq = ReportSeq(dev);
   if (dev->violations.AddOnce(key, rule, seq, fn, message)) {
-    AddProcessViolation(absl::StrCat(rule, " seq=", seq, " fn=", fn, " ", message));
+    AddProcessViolation(absl::StrCat(rules::RuleId(rule), " seq=", seq, " fn=", fn, " ", message));
   }
 }
 
@@ -70,7 +72,7 @@ std::string NewName(DeviceState* dev, absl::string_view prefix) {
 
 void* AllocHandle(size_t size) { return new uint8_t[size == 0 ? 1 : size](); }
 
-void FreeHandle(DeviceState* dev, void* memory, size_t size, const char* rule, std::string what) {
+void FreeHandle(DeviceState* dev, void* memory, size_t size, rules::Rule rule, std::string what) {
   if (memory == nullptr) return;
   if (dev->sink.observer != nullptr) dev->sink.names.Erase(memory);
   if (!dev->options.poison_freed_handles || size == 0) {
@@ -110,7 +112,7 @@ void Quarantine::Add(DeviceState* dev, Entry entry) {
 }
 
 void Quarantine::Check(DeviceState* dev, bool evict_all) {
-  std::vector<std::pair<const char*, std::string>> findings;
+  std::vector<std::pair<rules::Rule, std::string>> findings;
   uint64_t now = dev->flushes.load(std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -157,7 +159,7 @@ ApiScope::~ApiScope() {
 
 ContextCall::ContextCall(ContextState* ctx, const char* api) : api_(ctx->dev, api, ctx), ctx_(ctx) {
   if (!ctx->domain.Enter()) {
-    Report(ctx->dev, "R10", api,
+    Report(ctx->dev, rules::Rule::kR10, api,
            absl::StrCat("application called ", api, " on ", ctx->name,
                         " while another thread was inside that context (calls serialized)"));
   }

@@ -18,10 +18,9 @@ std::atomic<uint64_t>& ProcessCalls();
 void AddProcessViolation(const std::string& line);
 
 // Records a violation the runtime detected (driver-side rule or application misuse).
-void Report(DeviceState* dev, absl::string_view rule, absl::string_view fn,
-            absl::string_view message);
-void ReportOnce(DeviceState* dev, absl::string_view key, absl::string_view rule,
-                absl::string_view fn, absl::string_view message);
+void Report(DeviceState* dev, rules::Rule rule, absl::string_view fn, absl::string_view message);
+void ReportOnce(DeviceState* dev, absl::string_view key, rules::Rule rule, absl::string_view fn,
+                absl::string_view message);
 
 // Stable transcript names: "<prefix><n>" with a per-device counter per prefix.
 std::string NewName(DeviceState* dev, absl::string_view prefix);
@@ -31,7 +30,7 @@ void* AllocHandle(size_t size);
 // Frees handle memory after the driver let go of it; with poison_freed_handles it is poisoned
 // and quarantined to catch later writes (`rule`: R39 for destroyed handles, R50 for closed
 // context-local handles).
-void FreeHandle(DeviceState* dev, void* memory, size_t size, const char* rule, std::string what);
+void FreeHandle(DeviceState* dev, void* memory, size_t size, rules::Rule rule, std::string what);
 
 // The application API call in progress on this thread: transcript line and annotation. Only
 // the outermost API call of a thread is annotated.

@@ -128,7 +128,8 @@ std::string HresultName(HRESULT hr) {
 void ReportNullSlot(DeviceState* dev, ContextState* ctx, Table table, const char* name) {
   bool dc = table == Table::kDc;
   ReportOnce(
-      dev, absl::StrCat("null-", dc ? "dc-" : "ic-", name), dc ? "R3" : "R2", name,
+      dev, absl::StrCat("null-", dc ? "dc-" : "ic-", name),
+      dc ? rules::Rule::kR3 : rules::Rule::kR2, name,
       absl::StrCat(dc ? absl::StrCat(ctx != nullptr ? ctx->name : "DC", " table") : "IC table",
                    " slot pfn", name, " is NULL but the runtime needs it"));
 }

@@ -58,7 +58,8 @@ class HcontextUse {
  public:
   HcontextUse(DeviceState* dev, const char* fn) : dev_(dev) {
     if (dev->hcontext_busy.fetch_add(1) != 0) {
-      Report(dev, "R15", fn, "two HCONTEXT callbacks for one context in flight at once");
+      Report(dev, rules::Rule::kR15, fn,
+             "two HCONTEXT callbacks for one context in flight at once");
     }
   }
   ~HcontextUse() { dev_->hcontext_busy.fetch_sub(1); }
@@ -135,13 +136,13 @@ HRESULT APIENTRY RenderCb(D3DRTDEVICEHANDLE h, D3DDDICB_RENDER* a) {
   KernelEntry e(h, "RenderCb", a);
   DeviceState* dev = e.dev();
   if (!dev->context_created) {
-    Report(dev, "R74", "RenderCb", "pfnRenderCb before pfnCreateContextCb");
+    Report(dev, rules::Rule::kR74, "RenderCb", "pfnRenderCb before pfnCreateContextCb");
     return static_cast<HRESULT>(E_INVALIDARG);
   }
   if (!InsideIcDomain()) {
     // Refused without touching the context's buffers: they belong to the IC domain, which
     // may be running on another thread right now.
-    Report(dev, "R16", "RenderCb",
+    Report(dev, rules::Rule::kR16, "RenderCb",
            absl::StrCat("pfnRenderCb from inside ", InnermostName(),
                         ", not an immediate-context DDI (refused)"));
     return static_cast<HRESULT>(E_INVALIDARG);
@@ -157,7 +158,7 @@ HRESULT APIENTRY RenderCb(D3DRTDEVICEHANDLE h, D3DDDICB_RENDER* a) {
         uint32_t handle = b->allocations[i].hAllocation.value;
         auto it = dev->allocations.find(handle);
         if (it != dev->allocations.end() && it->second.deallocated) {
-          Report(dev, "R67", "RenderCb",
+          Report(dev, rules::Rule::kR67, "RenderCb",
                  absl::StrCat("submitted commands reference allocation ", handle, " of ",
                               it->second.owner, " which was already deallocated"));
         }
@@ -171,7 +172,7 @@ HRESULT APIENTRY RenderCb(D3DRTDEVICEHANDLE h, D3DDDICB_RENDER* a) {
   if (++dev->submits_since_amortized > dev->options.amortized_starvation_submits &&
       !dev->r71_reported) {
     dev->r71_reported = true;
-    Report(dev, "R71", "RenderCb",
+    Report(dev, rules::Rule::kR71, "RenderCb",
            absl::StrCat(dev->submits_since_amortized - 1,
                         " submits without pfnPerformAmortizedProcessingCb"));
   }
@@ -188,7 +189,7 @@ HRESULT APIENTRY PresentCb(D3DRTDEVICEHANDLE h, const D3DDDICB_PRESENT* a) {
   HcontextUse use(dev, "PresentCb");
   Frame* f = CurrentDdiFrame();
   if (f == nullptr || f->table != Table::kDxgi) {
-    Report(dev, "R17", "PresentCb",
+    Report(dev, rules::Rule::kR17, "PresentCb",
            absl::StrCat("pfnPresentCb from inside ", InnermostName(), ", not PresentDXGI"));
   }
   return dev->kcb->pfnPresentCb(dev->kdev, a);
@@ -207,7 +208,7 @@ HRESULT APIENTRY UnlockCb(D3DRTDEVICEHANDLE h, const D3DDDICB_UNLOCK* a) {
 HRESULT APIENTRY SetDisplayModeCb(D3DRTDEVICEHANDLE h, D3DDDICB_SETDISPLAYMODE* a) {
   KernelEntry e(h, "SetDisplayModeCb", a);
   // The DXGI table in scope has no SetDisplayModeDXGI, so no call can be legal (R17).
-  Report(e.dev(), "R17", "SetDisplayModeCb",
+  Report(e.dev(), rules::Rule::kR17, "SetDisplayModeCb",
          absl::StrCat("pfnSetDisplayModeCb from inside ", InnermostName()));
   return e.dev()->kcb->pfnSetDisplayModeCb(e.dev()->kdev, a);
 }
@@ -252,7 +253,7 @@ HRESULT APIENTRY SignalSynchronizationObjectCb(D3DRTDEVICEHANDLE h,
 // One draw the driver's probe decoded against the runtime's expectation (R47/R60).
 void CheckDraw(DeviceState* dev, const uint64_t* used) {
   if (dev->expected_draws.empty()) {
-    ReportOnce(dev, "draw-extra", "R60", "RenderCb",
+    ReportOnce(dev, "draw-extra", rules::Rule::kR60, "RenderCb",
                "the driver submitted more draws than the application made");
     return;
   }
@@ -260,9 +261,9 @@ void CheckDraw(DeviceState* dev, const uint64_t* used) {
   dev->expected_draws.pop_front();
   for (uint32_t slot = 0; slot < gpu::kDrawSlotCount; ++slot) {
     if (used[slot] == want.state[slot]) continue;
-    const char* rule = want.since == 1 ? "R60" : "R47";
+    const rules::Rule rule = want.since == 1 ? rules::Rule::kR60 : rules::Rule::kR47;
     ReportOnce(
-        dev, absl::StrCat("draw-", rule, "-", slot), rule, "RenderCb",
+        dev, absl::StrCat("draw-", rules::RuleId(rule), "-", slot), rule, "RenderCb",
         absl::StrCat("a draw used ", dev->sink.names.Get(reinterpret_cast<void*>(used[slot])),
                      " in slot ", gpu::DrawSlotName(slot), " but the runtime bound ",
                      dev->sink.names.Get(reinterpret_cast<void*>(want.state[slot])),
@@ -324,7 +325,7 @@ void CheckSubmittedCommands(DeviceState* dev, const uint8_t* data, uint32_t size
     if (dev->draw_probe(c.payload.data(), c.payload.size(), &OnProbedDraw, dev) ==
         gpu::kPrivateDrawsMalformed) {
       ReportOnce(
-          dev, "stream-corrupt", "R74", "RenderCb",
+          dev, "stream-corrupt", rules::Rule::kR74, "RenderCb",
           absl::StrCat("malformed driver-private records in a private command at word ", pos));
       return;
     }

@@ -198,14 +198,14 @@ void CloseAllLocals(ContextState* c, std::vector<DeviceChild*>* keep,
     if (it->object != nullptr) {
       LocalHandle lh = c->locals[it->object];
       CloseLocal(c, it->object, lh.memory);
-      FreeHandle(dev, lh.memory, lh.size, "R50",
+      FreeHandle(dev, lh.memory, lh.size, rules::Rule::kR50,
                  absl::StrCat("context-local handle ", it->object->debug_name(), "@", c->name,
                               " (closed)"));
     } else {
       LocalHandle lh = c->local_lists[it->list];
       CLTRACE_CTX_DDI(c, DestroyCommandList, D3D11DDI_HCOMMANDLIST{lh.memory});
       FreeHandle(
-          dev, lh.memory, lh.size, "R50",
+          dev, lh.memory, lh.size, rules::Rule::kR50,
           absl::StrCat("context-local handle ", it->list->debug_name(), "@", c->name, " (closed)"));
     }
   }

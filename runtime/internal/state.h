@@ -182,7 +182,7 @@ class Quarantine {
     std::unique_ptr<uint8_t[]> memory;
     size_t size = 0;
     std::string what;  // "command list CL3 after DestroyCommandList"
-    const char* rule = "R39";
+    rules::Rule rule = rules::Rule::kR39;
     uint64_t epoch = 0;  // Flush count when it was freed
   };
   void Add(DeviceState* dev, Entry entry);

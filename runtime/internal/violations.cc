@@ -4,14 +4,14 @@
 
 namespace cltrace::runtime::internal {
 
-void ViolationLog::Add(absl::string_view rule, uint64_t seq, absl::string_view fn,
+void ViolationLog::Add(rules::Rule rule, uint64_t seq, absl::string_view fn,
                        absl::string_view message) {
-  std::string line = absl::StrCat(rule, " seq=", seq, " fn=", fn, " ", message);
+  std::string line = absl::StrCat(rules::RuleId(rule), " seq=", seq, " fn=", fn, " ", message);
   std::lock_guard<std::mutex> lock(mu_);
   lines_.push_back(std::move(line));
 }
 
-bool ViolationLog::AddOnce(absl::string_view key, absl::string_view rule, uint64_t seq,
+bool ViolationLog::AddOnce(absl::string_view key, rules::Rule rule, uint64_t seq,
                            absl::string_view fn, absl::string_view message) {
   {
     std::lock_guard<std::mutex> lock(mu_);

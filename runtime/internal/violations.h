@@ -14,14 +14,15 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/string_view.h"
+#include "rules/rules.h"
 
 namespace cltrace::runtime::internal {
 
 class ViolationLog {
  public:
-  void Add(absl::string_view rule, uint64_t seq, absl::string_view fn, absl::string_view message);
+  void Add(rules::Rule rule, uint64_t seq, absl::string_view fn, absl::string_view message);
   // Like Add, but only the first time `key` is seen (repeating heuristics); true if added.
-  bool AddOnce(absl::string_view key, absl::string_view rule, uint64_t seq, absl::string_view fn,
+  bool AddOnce(absl::string_view key, rules::Rule rule, uint64_t seq, absl::string_view fn,
                absl::string_view message);
   std::vector<std::string> Lines() const;
 

@@ -13,7 +13,10 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "rules/planted_bugs.h"
+#include "runtime/options.h"
 #include "tests/runtime/test_util.h"
+#include "wddm/violation.h"
 
 namespace cltrace::testing {
 namespace {
@@ -174,6 +177,36 @@ TEST(WorkloadCliTest, CallsCountTheKernelAndDx6Layers) {
 }
 
 TEST(WorkloadCliTest, UnknownScenarioIsAUsageError) { EXPECT_EQ(Workload("nosuch").exit_code, 2); }
+
+// The planted-bug table of rules/ is the one list of modes: the GPU model's planted bugs and
+// the runtime model's misuse modes are exactly its kernel/DX6 and misuse rows.
+TEST(PlantedBugTableTest, GpuAndRuntimeModesAreTheTablesRows) {
+  std::vector<rules::Rule> gpu_rows, misuse_rows;
+  for (const rules::PlantedBugMode& m : rules::PlantedBugModes()) {
+    if (m.layer == rules::BugLayer::kMisuse) misuse_rows.push_back(m.rule);
+    if (m.layer == rules::BugLayer::kKernel || m.layer == rules::BugLayer::kDx6Driver)
+      gpu_rows.push_back(m.rule);
+  }
+  std::vector<rules::Rule> gpu_bugs;
+  for (const gpu::PlantedBugInfo& b : gpu::PlantedBugs()) {
+    if (b.layer == gpu::PlantedBugLayer::kUmd) {  // planted through the reference driver
+      EXPECT_TRUE(rules::HasPlantedBug(b.rule, rules::BugLayer::kDriver)) << rules::RuleId(b.rule);
+      continue;
+    }
+    gpu_bugs.push_back(b.rule);
+    EXPECT_TRUE(rules::HasPlantedBug(b.rule, b.layer == gpu::PlantedBugLayer::kKernel
+                                                 ? rules::BugLayer::kKernel
+                                                 : rules::BugLayer::kDx6Driver))
+        << rules::RuleId(b.rule);
+  }
+  EXPECT_EQ(gpu_bugs, gpu_rows);
+  EXPECT_EQ(runtime::MisuseRules(), misuse_rows);
+  for (rules::Rule r : misuse_rows) {
+    runtime::Misuse m;
+    EXPECT_TRUE(runtime::MisuseFromRule(rules::RuleId(r), &m)) << rules::RuleId(r);
+    EXPECT_EQ(runtime::MisuseRule(m), rules::RuleId(r));
+  }
+}
 
 TEST(WorkloadCliTest, UnknownBugRuleIsAUsageError) {
   EXPECT_EQ(Workload("smallcl --bug R99").exit_code, 2);

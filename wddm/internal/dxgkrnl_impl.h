@@ -136,8 +136,10 @@ struct Dxgkrnl::Impl {
   }
 
   // ---- helpers ----------------------------------------------------------------------------
-  void Violation(int rule, std::string message) {
-    if (violations) violations->Report(gpu::Violation{rule, std::move(message), sched.now()});
+  void Violation(rules::Rule rule, std::string message) {
+    if (violations)
+      violations->Report(
+          gpu::Violation{.rule = rule, .time = sched.now(), .message = std::move(message)});
   }
   // Charges one kernel-thunk call of CPU time, running (at their due times) the events that
   // fall into it.
