@@ -278,7 +278,9 @@ void APIENTRY RecycleDestroyCommandList(D3D10DDI_HDEVICE hDevice,
     std::lock_guard<std::mutex> lock(dev->cls_mu);
     ClEntry* e = FindCl(dev, h);
     if (e == nullptr && ReportedWrongKind(h, "RecycleDestroyCommandList")) return;
-    if (e == nullptr || e->state != ClState::kValid) {
+    // T3 of the §3.1 table (guarded by R41).
+    if (e == nullptr ||
+        !IsClEdge(e->state, ClState::kRecycleDestroyed, "RecycleDestroyCommandList")) {
       Report(rules::Rule::kR41, h,
              absl::StrCat("RecycleDestroyCommandList on a handle in state ",
                           e == nullptr ? "Unallocated" : rules::StateName(e->state),
@@ -421,7 +423,8 @@ void APIENTRY RecycleCommandList(D3D10DDI_HDEVICE hDevice, D3D11DDI_HCOMMANDLIST
   }
   std::lock_guard<std::mutex> lock(dev->cls_mu);
   ClEntry* e = FindCl(dev, h);
-  if (e == nullptr || e->state != ClState::kRecycleDestroyed) {
+  // T5 of the §3.1 table (guarded by R42).
+  if (e == nullptr || !IsClEdge(e->state, ClState::kRecycled, "RecycleCommandList")) {
     Report(rules::Rule::kR42, h,
            absl::StrCat("RecycleCommandList on a handle in state ",
                         e == nullptr ? "Unallocated" : rules::StateName(e->state),

@@ -158,6 +158,10 @@ struct CommandList {
 // A command list's state (§3.1) in the table of rules/state_machines.h: kValid,
 // kRecycleDestroyed, kRecycled, kDestroyed, kCreateFailed (T1e) or kRecycleCreateFailed (T7e).
 using ClState = rules::State;
+// True if `call` takes a command list from `from` to `to` in the §3.1 table.
+inline bool IsClEdge(ClState from, ClState to, const char* call) {
+  return rules::FindEdge(rules::Machine::kCommandList, from, to, call) != nullptr;
+}
 
 struct ClEntry {
   ClState state = ClState::kValid;
