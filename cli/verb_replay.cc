@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "cli/args.h"
+#include "cli/dx6_model_driver.h"
 #include "cli/trace_input.h"
 #include "cli/verb.h"
 #include "replayer/replay.h"
@@ -32,7 +33,10 @@ constexpr char kUsage[] =
     "made and in what order, and every kernel call are compared. When the trace carries the\n"
     "bytes the application handed the driver (content: UpdateSubresourceUP sources, mapped\n"
     "subresources at Unmap), the driver gets them again (a mapping re-pitched to the replay\n"
-    "driver's pitches); without content it reads zeros.\n"
+    "driver's pitches); without content it reads zeros. DX6-layer calls (CanCreateD3DBuffer\n"
+    "... D3dDrawPrimitives2) go to the DX6 model driver, with the recorded command and vertex\n"
+    "bytes written into its buffers; a bug=R79 / bug=R80 item of CLTRACE_REFDRIVER_CONFIG\n"
+    "plants that DX6 driver bug.\n"
     "\n"
     "  --driver LIB          the driver (exports OpenAdapter10_2); default $CLTRACE_DRIVER, else\n"
     "                        the reference driver next to this tool (../lib)\n"
@@ -114,6 +118,7 @@ int RunReplayVerb(const std::vector<std::string>& args, std::ostream& out, std::
   ParsedArgs parsed;
   if (std::optional<int> done = ParseVerbArgs(rest, spec, &parsed, out, err)) return *done;
   replay::ReplayOptions options;
+  options.dx6_driver = Dx6ModelDriverFactory();
   options.keep_going = parsed.Flag("--keep-going");
   options.digest = parsed.Flag("--digest");
   if (std::optional<std::string> t = parsed.Option("--threads")) {

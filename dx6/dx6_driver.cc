@@ -320,6 +320,12 @@ uint64_t Dx6Driver::ContextDigest(D3DHAL_HCONTEXT context) const {
   return it == contexts_.end() ? 0 : it->second->digest;
 }
 
+absl::Span<uint8_t> Dx6Driver::BufferMemory(DD_HSURFACE h) {
+  auto it = by_handle_.find(h.handle);
+  if (it == by_handle_.end()) return {};
+  return absl::MakeSpan(Dx6EntryPoints::Data(this, it->second), it->second->size);
+}
+
 size_t Dx6Driver::live_buffers() const { return by_handle_.size(); }
 size_t Dx6Driver::video_bytes_in_use() const { return video_in_use_; }
 

@@ -39,6 +39,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "format/ddi_abi.h"
 #include "wddm/violation.h"
 
@@ -81,6 +82,9 @@ class Dx6Driver {
   uint64_t ContextDigest(D3DHAL_HCONTEXT context) const;
   // Buffers the driver currently holds (all sets, all members) and video bytes in use: both 0
   // after a correct teardown.
+  // The memory of the buffer `h` names (any member of a set) as it is now, empty if the driver
+  // holds no such buffer: where a replay writes what the recorded runtime wrote into it.
+  absl::Span<uint8_t> BufferMemory(DD_HSURFACE h);
   size_t live_buffers() const;
   size_t video_bytes_in_use() const;
   const Stats& stats() const { return stats_; }

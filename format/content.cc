@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "format/catalog.h"
+#include "format/ddi_abi.h"
 
 namespace cltrace::format {
 namespace {
@@ -22,6 +23,7 @@ std::vector<ContentRole> BuildRoles() {
     if (t == "PFND3D10DDI_RESOURCEUPDATESUBRESOURCEUP") roles[i] = ContentRole::kUploadSource;
     if (t == "PFND3D10DDI_RESOURCEMAP") roles[i] = ContentRole::kMap;
     if (t == "PFND3D10DDI_RESOURCEUNMAP") roles[i] = ContentRole::kUnmap;
+    if (t == "LPD3DHAL_DRAWPRIMITIVES2CB") roles[i] = ContentRole::kDrawPrimitives2;
   }
   return roles;
 }
@@ -48,6 +50,22 @@ absl::StatusOr<uint32_t> MipOf(const ResourceShape& s, uint32_t subresource) {
 }
 
 }  // namespace
+
+uint32_t Dp2VertexStride(uint32_t vertex_type, uint32_t vertex_size) {
+  if (vertex_size != 0) return vertex_size;
+  uint32_t s = 0;
+  if (vertex_type & D3DFVF_XYZ) s += 12;
+  if (vertex_type & D3DFVF_XYZRHW) s += 16;
+  if (vertex_type & D3DFVF_NORMAL) s += 12;
+  if (vertex_type & D3DFVF_DIFFUSE) s += 4;
+  if (vertex_type & D3DFVF_SPECULAR) s += 4;
+  if (vertex_type & D3DFVF_TEX1) s += 8;
+  return s;
+}
+
+uint64_t Dp2VertexBytes(uint32_t vertex_type, uint32_t vertex_size, uint32_t vertex_length) {
+  return uint64_t{Dp2VertexStride(vertex_type, vertex_size)} * vertex_length;
+}
 
 ContentRole ContentRoleOf(CallId call) {
   static const std::vector<ContentRole>* roles = new std::vector<ContentRole>(BuildRoles());

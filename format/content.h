@@ -10,7 +10,14 @@
 //                                            is and its pitches (nothing captured here);
 //   PFND3D10DDI_RESOURCEUNMAP                kUnmap: the whole mapped subresource, as the
 //                                            application left it, laid out by the Map's
-//                                            pitches (not captured for a D3D10_DDI_MAP_READ).
+//                                            pitches (not captured for a D3D10_DDI_MAP_READ);
+//   LPD3DHAL_DRAWPRIMITIVES2CB               kDrawPrimitives2 (DX6): the DP2 command bytes
+//                                            [dwCommandOffset, + dwCommandLength) of
+//                                            lpDDCommands, then the Dp2VertexBytes() bytes of
+//                                            the vertex source (lpVertices with
+//                                            USERMEMVERTICES, else lpDDVertex at
+//                                            dwVertexOffset), as the runtime left them at the
+//                                            call (ddi-spec §7 step 2).
 //
 // Geometry follows D3D11's rules for a subresource: index = mip + slice × MipLevels; a mip's
 // size is max(1, size >> mip); rows and columns count blocks (4 × 4 texels for BC formats,
@@ -34,12 +41,19 @@
 
 namespace cltrace::format {
 
-enum class ContentRole : uint8_t { kNone, kUploadSource, kMap, kUnmap };
+enum class ContentRole : uint8_t { kNone, kUploadSource, kMap, kUnmap, kDrawPrimitives2 };
 ContentRole ContentRoleOf(CallId call);
 
 // Most bytes one call's content may hold. A recorder captures nothing above it (and says so);
 // well below what one trace chunk may hold (FORMAT.md §3.8).
 inline constexpr uint64_t kMaxContentBytes = uint64_t{64} << 20;
+
+// DX6 D3dDrawPrimitives2: bytes per vertex (dwVertexSize, or the size dwVertexType's FVF flags
+// give when it is 0) and the vertex bytes of the call's content (dwVertexLength vertices; 0
+// without a vertex source). The content of a DP2 call is its dwCommandLength command bytes
+// followed by these.
+uint32_t Dp2VertexStride(uint32_t vertex_type, uint32_t vertex_size);
+uint64_t Dp2VertexBytes(uint32_t vertex_type, uint32_t vertex_size, uint32_t vertex_length);
 
 // A resource as D3D11DDIARG_CREATERESOURCE describes it.
 struct ResourceShape {

@@ -23,6 +23,8 @@ struct ContentState {
   absl::flat_hash_map<const void*, format::ResourceShape> shapes;
   // (device or deferred context, resource, subresource) -> the driver's mapping.
   absl::flat_hash_map<std::tuple<const void*, const void*, UINT>, Mapping> maps;
+  // DX6 surface (DD_HSURFACE value) -> where the runtime writes its bytes.
+  absl::flat_hash_map<const void*, const void*> d3d_buffers;
   ContentStats stats;
 };
 
@@ -137,6 +139,60 @@ std::string* ContentOfUpload(const void* resource, UINT subresource, const D3D10
       s, "UpdateSubresourceUP",
       format::UploadLayout(shape->second, subresource, b ? &*b : nullptr, row_pitch, depth_pitch),
       sys_mem);
+}
+
+void ContentOnD3DBuffer(const void* surface, const void* data) {
+  if (surface == nullptr) return;
+  ContentState& s = S();
+  std::lock_guard<std::mutex> l(s.mu);
+  if (data == nullptr) {
+    s.d3d_buffers.erase(surface);
+  } else {
+    s.d3d_buffers[surface] = data;
+  }
+}
+
+void ContentOnDestroyD3DBuffer(const void* surface) { ContentOnD3DBuffer(surface, nullptr); }
+
+std::string* ContentOfDrawPrimitives2(const D3DHAL_DRAWPRIMITIVES2DATA* d) {
+  if (d == nullptr || !Recording()) return nullptr;
+  ContentState& s = S();
+  std::lock_guard<std::mutex> l(s.mu);
+  const uint64_t commands = d->dwCommandLength;
+  const bool user = (d->dwFlags & D3DHALDP2_USERMEMVERTICES) != 0;
+  const void* vertex_source = user ? d->lpVertices : nullptr;
+  if (!user && d->lpDDVertex.handle != nullptr) {
+    auto it = s.d3d_buffers.find(d->lpDDVertex.handle);
+    if (it != s.d3d_buffers.end()) {
+      vertex_source = static_cast<const char*>(it->second) + d->dwVertexOffset;
+    }
+  }
+  const uint64_t vertices =
+      !user && d->lpDDVertex.handle == nullptr
+          ? 0
+          : format::Dp2VertexBytes(d->dwVertexType, d->dwVertexSize, d->dwVertexLength);
+  const void* command_source = nullptr;
+  if (auto it = s.d3d_buffers.find(d->lpDDCommands.handle); it != s.d3d_buffers.end()) {
+    command_source = static_cast<const char*>(it->second) + d->dwCommandOffset;
+  }
+  if ((commands != 0 && command_source == nullptr) || (vertices != 0 && vertex_source == nullptr)) {
+    SkipLocked(s,
+               "D3dDrawPrimitives2: a buffer it names was never locked or created while "
+               "recording");
+    return nullptr;
+  }
+  if (commands + vertices == 0) return nullptr;
+  if (commands + vertices > format::kMaxContentBytes) {
+    SkipLocked(s, absl::StrFormat("D3dDrawPrimitives2: %d bytes, more than the %d captured per "
+                                  "call",
+                                  commands + vertices, format::kMaxContentBytes));
+    return nullptr;
+  }
+  ++s.stats.captured;
+  s.stats.bytes += commands + vertices;
+  auto* out = new std::string(static_cast<const char*>(command_source), commands);
+  out->append(static_cast<const char*>(vertex_source), vertices);
+  return out;
 }
 
 ContentStats GetContentStats() {

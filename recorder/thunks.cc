@@ -51,6 +51,8 @@ std::string* ContentBefore(P... p) {
   } else if constexpr (kRole == format::ContentRole::kUnmap) {
     const auto a = std::make_tuple(p...);
     return ContentAtUnmap(std::get<0>(a).pDrvPrivate, std::get<1>(a).pDrvPrivate, std::get<2>(a));
+  } else if constexpr (kRole == format::ContentRole::kDrawPrimitives2) {
+    return ContentOfDrawPrimitives2(p...);
   } else {
     return nullptr;
   }
@@ -67,6 +69,19 @@ void ContentAfter(P... p) {
     ContentOnCreateResource(std::get<2>(a).pDrvPrivate, std::get<1>(a), std::get<3>(a).handle);
   } else if constexpr (kId == CallId::kDestroyResource) {
     ContentOnDestroyResource(std::get<1>(std::make_tuple(p...)).pDrvPrivate);
+  } else if constexpr (kId == CallId::kCreateD3DBuffer) {
+    const DD_CREATESURFACEDATA* c = std::get<0>(std::make_tuple(p...));
+    if (c != nullptr) {
+      ContentOnD3DBuffer(c->lpDDSurface.handle, c->ddRVal < 0 ? nullptr : c->fpVidMem);
+    }
+  } else if constexpr (kId == CallId::kLockD3DBuffer) {
+    const DD_LOCKDATA* k = std::get<0>(std::make_tuple(p...));
+    if (k != nullptr) {
+      ContentOnD3DBuffer(k->lpDDSurface.handle, k->ddRVal < 0 ? nullptr : k->lpSurfData);
+    }
+  } else if constexpr (kId == CallId::kDestroyD3DBuffer) {
+    const DD_DESTROYSURFACEDATA* k = std::get<0>(std::make_tuple(p...));
+    if (k != nullptr) ContentOnDestroyD3DBuffer(k->lpDDSurface.handle);
   }
 }
 
@@ -77,7 +92,8 @@ template <CallId kId, typename R, typename Callee, typename After, typename... P
 R RecordCallThen(char* note, Callee&& callee, After&& after, P... p) {
   using T = CallTraits<kId>;
   constexpr bool kCapturesContent = ThunkContentRole(kId) == format::ContentRole::kUploadSource ||
-                                    ThunkContentRole(kId) == format::ContentRole::kUnmap;
+                                    ThunkContentRole(kId) == format::ContentRole::kUnmap ||
+                                    ThunkContentRole(kId) == format::ContentRole::kDrawPrimitives2;
   if (!Recording()) {
     std::free(note);
     delete ContentBefore<kId>(p...);  // forgets an unmapped mapping; captures nothing

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "format/catalog.h"
 #include "format/jsonl.h"
+#include "format/load_trace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "replayer/internal/plan.h"
@@ -40,15 +41,17 @@ Result Replay(const std::string& jsonl) {
   ReplayOptions options;
   options.driver_path = CLTRACE_REFDRIVER_LIB;
   options.threads = ThreadMode::kSingle;
-  absl::StatusOr<ReplayResult> r =
-      cltrace::replay::Replay(options, trace->events, trace->handles, trace->strings);
+  absl::StatusOr<ReplayResult> r = cltrace::replay::Replay(options, trace->events, trace->handles,
+                                                           trace->strings, trace->contents);
   EXPECT_TRUE(r.ok()) << r.status();
   if (!r.ok()) return out;
   out.result = *r;
   out.report = FormatReport(*r, trace->events, trace->handles, trace->strings, options);
   EXPECT_EQ(r->outcome, Outcome::kBadInput) << out.report;
   std::ostringstream o, e;
-  EXPECT_EQ(RunReplay(options, trace->events, trace->handles, trace->strings, o, e), kExitBadInput);
+  EXPECT_EQ(
+      RunReplay(options, trace->events, trace->handles, trace->strings, trace->contents, o, e),
+      kExitBadInput);
   return out;
 }
 
@@ -158,12 +161,112 @@ TEST(HostileTraceTest, CallbackNestedInACallback) {
   EXPECT_THAT(r.result.bad_message, HasSubstr("made inside callback seq 70"));
 }
 
-TEST(HostileTraceTest, Dx6CallsCannotBeReplayed) {
+// DX6 (replayer/internal/dx6_replay.h): the DX6 runtime creates its command buffer and locks
+// it; every hostile DX6 trace below starts with that.
+constexpr char kDx6Buffer[] =
+    R"({"seq":100,"tid":1,"fn":"CreateD3DBuffer","args":{"pCreateSurface":true,"lpDDSurface":"cmd","dwCaps":"DDSCAPS_EXECUTEBUFFER","dwCapsOut":"DDSCAPS_SYSTEMMEMORY|DDSCAPS_EXECUTEBUFFER","dwCaps2":"DDSCAPS2_COMMANDBUFFER","dwLinearSize":4096,"fpVidMem":"0x9000"},"ret":"DDHAL_DRIVER_HANDLED"}
+{"seq":110,"tid":1,"fn":"LockD3DBuffer","args":{"pLockData":true,"lpDDSurface":"cmd","dwFlags":"DDLOCK_WAIT","lpSurfData":"0x9000"},"ret":"DDHAL_DRIVER_HANDLED"}
+)";
+
+TEST(HostileTraceTest, Dx6CallOnASurfaceNoCallCreated) {
   Result r = Replay(absl::StrCat(
-      kBringUp,
-      R"({"seq":60,"tid":1,"fn":"D3dDrawPrimitives2","args":{"dwhContext":"ctx","lpDDCommands":"cmds"}})"));
-  EXPECT_EQ(r.result.bad_seq, 60u);
-  EXPECT_THAT(r.result.bad_message, HasSubstr("DX6-layer call"));
+      kDx6Buffer,
+      R"({"seq":120,"tid":1,"fn":"LockD3DBuffer","args":{"pLockData":true,"lpDDSurface":"ghost","dwFlags":"DDLOCK_WAIT","lpSurfData":"0x9000"},"ret":"DDHAL_DRIVER_HANDLED"})"));
+  EXPECT_EQ(r.report,
+            "replay: bad input at seq 120 (fn LockD3DBuffer, tid 1): surface ghost (lpDDSurface) "
+            "is used before a CreateD3DBuffer created it or a D3dDrawPrimitives2 handed it back\n");
+}
+
+TEST(HostileTraceTest, Dx6SurfaceUsedAfterItsDestroy) {
+  Result r = Replay(absl::StrCat(
+      kDx6Buffer,
+      R"({"seq":120,"tid":1,"fn":"DestroyD3DBuffer","args":{"pDestroySurface":true,"lpDDSurface":"cmd"},"ret":"DDHAL_DRIVER_HANDLED"}
+{"seq":130,"tid":1,"fn":"D3dDrawPrimitives2","args":{"pdp":true,"dwhContext":"0x1","dwFlags":"D3DHALDP2_SWAPCOMMANDBUFFER","lpDDCommands":"cmd","lpDDCommandsOut":"cmd"},"ret":"DDHAL_DRIVER_HANDLED"})"));
+  EXPECT_EQ(r.result.bad_seq, 130u);
+  EXPECT_THAT(r.result.bad_message,
+              HasSubstr("surface cmd (lpDDCommands) is used after seq 120 destroyed it"));
+}
+
+TEST(HostileTraceTest, Dx6CallsNestedInD3D11CallsOrTheOtherWayRound) {
+  // The D3D11 and DX6 layers replay into different drivers; a trace that nests one in the
+  // other was not made by any runtime.
+  Result inside_d3d11 = Replay(absl::StrCat(
+      kBringUp, R"({"seq":60,"tid":1,"fn":"Flush","args":{"hDevice":"ic"},"ret":1,"end":90}
+{"seq":70,"tid":1,"fn":"CanCreateD3DBuffer","args":{"pCanCreateSurface":true,"dwCaps":"DDSCAPS_EXECUTEBUFFER","dwLinearSize":64},"ret":"DDHAL_DRIVER_HANDLED","parent":60})"));
+  EXPECT_EQ(inside_d3d11.result.bad_seq, 70u);
+  EXPECT_THAT(inside_d3d11.result.bad_message,
+              HasSubstr("CanCreateD3DBuffer made inside seq 60 (Flush); DX6-layer calls are "
+                        "top-level runtime calls"));
+
+  Result inside_dx6 = Replay(absl::StrCat(
+      kBringUp, kDx6Buffer,
+      R"({"seq":120,"tid":1,"fn":"UnlockD3DBuffer","args":{"pUnlockData":true,"lpDDSurface":"cmd"},"ret":"DDHAL_DRIVER_HANDLED","end":140}
+{"seq":130,"tid":1,"fn":"SetErrorCb","args":{"hRuntimeDevice":"rtcore.ic","hResult":"E_FAIL"},"parent":120})"));
+  EXPECT_EQ(inside_dx6.result.bad_seq, 130u);
+  EXPECT_THAT(inside_dx6.result.bad_message,
+              HasSubstr("SetErrorCb made inside seq 120 (UnlockD3DBuffer)"));
+}
+
+TEST(HostileTraceTest, Dx6CallWithoutItsArgumentStructure) {
+  Result r = Replay(absl::StrCat(
+      kDx6Buffer,
+      R"({"seq":120,"tid":1,"fn":"D3dDrawPrimitives2","args":{"pdp":null},"ret":"DDHAL_DRIVER_HANDLED"})"));
+  EXPECT_EQ(r.result.bad_seq, 120u);
+  EXPECT_THAT(r.result.bad_message, HasSubstr("without its argument structure (pdp is NULL)"));
+}
+
+TEST(HostileTraceTest, Dx6ContentOfTheWrongSizeOrOnACallThatTakesNone) {
+  // 8 command bytes recorded for a 12-byte dwCommandLength.
+  Result wrong_size = Replay(absl::StrCat(
+      kDx6Buffer,
+      R"({"seq":120,"tid":1,"fn":"D3dDrawPrimitives2","args":{"pdp":true,"dwhContext":"0x1","dwFlags":"D3DHALDP2_SWAPCOMMANDBUFFER","lpDDCommands":"cmd","lpDDCommandsOut":"cmd","dwCommandLength":12},"ret":"DDHAL_DRIVER_HANDLED","content":"0800010007000000"})"));
+  EXPECT_EQ(wrong_size.result.bad_seq, 120u);
+  EXPECT_THAT(wrong_size.result.bad_message,
+              HasSubstr("its content has 8 bytes, but dwCommandLength 12 and 0 vertex bytes"));
+
+  Result on_lock = Replay(absl::StrCat(
+      kDx6Buffer,
+      R"({"seq":120,"tid":1,"fn":"UnlockD3DBuffer","args":{"pUnlockData":true,"lpDDSurface":"cmd"},"ret":"DDHAL_DRIVER_HANDLED","content":"00"})"));
+  EXPECT_EQ(on_lock.result.bad_seq, 120u);
+  EXPECT_THAT(on_lock.result.bad_message, HasSubstr("UnlockD3DBuffer carries content"));
+}
+
+TEST(HostileTraceTest, OverlappingDx6Calls) {
+  Result r = Replay(absl::StrCat(
+      kDx6Buffer,
+      R"({"seq":120,"tid":1,"fn":"UnlockD3DBuffer","args":{"pUnlockData":true,"lpDDSurface":"cmd"},"ret":"DDHAL_DRIVER_HANDLED","end":140}
+{"seq":130,"tid":2,"fn":"LockD3DBuffer","args":{"pLockData":true,"lpDDSurface":"cmd","dwFlags":"DDLOCK_WAIT","lpSurfData":"0x9000"},"ret":"DDHAL_DRIVER_HANDLED","end":135})"));
+  EXPECT_EQ(r.result.bad_seq, 130u);
+  EXPECT_THAT(r.result.bad_message, HasSubstr("starts before DX6-layer call seq 120 returned"));
+}
+
+TEST(HostileTraceTest, TruncatedOrForeignDx6EventsOfACorpusTrace) {
+  // The binary dp2 trace through the same plan: a DX6 event whose fields were cut short, and
+  // one naming a handle id the trace never defined.
+  absl::StatusOr<format::LoadedTrace> trace =
+      format::LoadTrace(CLTRACE_SOURCE_DIR "/corpus/traces/dp2.cltrace");
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  size_t dp2 = 0;
+  while (dp2 < trace->events.size() &&
+         trace->events[dp2].call != format::CallId::kD3dDrawPrimitives2) {
+    ++dp2;
+  }
+  ASSERT_LT(dp2, trace->events.size());
+  internal::BadInput bad;
+  std::vector<format::Event> events = trace->events;
+  events[dp2].args.resize(5);
+  internal::Plan plan;
+  EXPECT_FALSE(internal::BuildPlan(events, trace->handles, trace->contents, 0, &plan, &bad));
+  EXPECT_EQ(bad.seq, events[dp2].seq);
+  EXPECT_EQ(bad.call, format::CallId::kD3dDrawPrimitives2);
+
+  events = trace->events;
+  events[dp2].args[format::FieldIndex(*format::GetCall(events[dp2].call), "lpDDCommands")] =
+      trace->handles.size() + 5;
+  internal::Plan plan2;
+  EXPECT_FALSE(internal::BuildPlan(events, trace->handles, trace->contents, 0, &plan2, &bad));
+  EXPECT_EQ(bad.seq, events[dp2].seq);
+  EXPECT_THAT(bad.message, HasSubstr("is not defined by the trace"));
 }
 
 TEST(HostileTraceTest, EventsWithForeignHandleIdsOrBadOrder) {

@@ -1,6 +1,7 @@
 #include "replayer/replay.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -18,6 +19,7 @@
 #include "format/jsonl.h"
 #include "replayer/internal/call_meta.h"
 #include "replayer/internal/driver.h"
+#include "replayer/internal/dx6_replay.h"
 #include "replayer/internal/kernel_model.h"
 #include "replayer/internal/plan.h"
 #include "replayer/internal/session.h"
@@ -198,6 +200,14 @@ absl::StatusOr<ReplayResult> Replay(const ReplayOptions& options, absl::Span<con
       internal::Driver::Load(options.driver_path);
   if (!driver.ok()) return driver.status();
   internal::Driver& d = **driver;
+  // The DX6 driver's planted bugs ride in the reference driver's configuration; the D3D11
+  // driver gets the rest.
+  std::string d3d11_config;
+  bool dx6_items = false;
+  const char* env_config = std::getenv("CLTRACE_REFDRIVER_CONFIG");
+  const gpu::PlantedBug dx6_bug = internal::Dx6BugFromConfig(
+      env_config == nullptr ? "" : env_config, &d3d11_config, &dx6_items);
+  const std::string* base_config = dx6_items ? &d3d11_config : nullptr;
   if (!options.injections.empty()) {
     if (!d.configurable()) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -205,7 +215,11 @@ absl::StatusOr<ReplayResult> Replay(const ReplayOptions& options, absl::Span<con
           "(CltraceRefDriverConfigure); ",
           d.path(), " does not export it, and the replayer never fakes a driver's answer"));
     }
-    if (absl::Status s = d.Configure(InjectionItems(options.injections)); !s.ok()) return s;
+    if (absl::Status s = d.Configure(InjectionItems(options.injections), base_config); !s.ok()) {
+      return s;
+    }
+  } else if (dx6_items && d.configurable()) {
+    if (absl::Status s = d.Configure("", base_config); !s.ok()) return s;
   } else {
     d.ResetConfiguration();
   }
@@ -274,6 +288,7 @@ absl::StatusOr<ReplayResult> Replay(const ReplayOptions& options, absl::Span<con
     }
   }
   d.ResetConfiguration();
+  if (absl::Status s = internal::ReplayDx6(plan, options, dx6_bug, &result); !s.ok()) return s;
   return result;
 }
 
@@ -337,14 +352,23 @@ std::string FormatReport(const ReplayResult& r, absl::Span<const Event> events,
       }
     }
   }
+  if (r.dx6_calls != 0) {
+    absl::StrAppendFormat(&out, "dx6: %d calls replayed into the DX6 model driver\n", r.dx6_calls);
+  }
   const ContentSummary& c = r.content;
-  if (c.uploads != 0 || c.unmaps != 0 || !c.notes.empty()) {
+  if (c.dx6_draws != 0) {
+    absl::StrAppendFormat(&out,
+                          "content: %d DrawPrimitives2 command streams (with their vertices) "
+                          "handed to the DX6 driver (%d bytes)\n",
+                          c.dx6_draws, c.dx6_bytes);
+  }
+  if (c.uploads != 0 || c.unmaps != 0 || (!c.notes.empty() && r.dx6_calls == 0)) {
     absl::StrAppendFormat(&out,
                           "content: %d UpdateSubresourceUP sources and %d mapped subresources "
                           "handed to the driver (%d bytes)\n",
                           c.uploads, c.unmaps, c.bytes);
-    for (const std::string& note : c.notes) absl::StrAppend(&out, "content: ", note, "\n");
   }
+  for (const std::string& note : c.notes) absl::StrAppend(&out, "content: ", note, "\n");
   for (const std::string& line : r.driver_violations) {
     absl::StrAppend(&out, "driver: ", line, "\n");
   }

@@ -74,6 +74,18 @@
 // did (the return value, the SetErrorCb, the callbacks that follow). The replayer never fakes a
 // driver's answer, so a driver without that interface cannot take injections (bad input).
 //
+// DX6 (replayer/internal/dx6_replay.h). The DX6-layer calls of a trace (CanCreateD3DBuffer ...
+// D3dDrawPrimitives2: the DX6 runtime into its driver, ddi-spec §7) are replayed into the DX6
+// driver ReplayOptions::dx6_driver makes (`cltrace replay`: the model driver of dx6/,
+// gpu::Dx6Driver) in seq order on the calling thread, in both thread
+// modes, with the recorded command and vertex bytes written into its buffers, and compared like
+// the D3D11 calls; the D3D11 calls of the same trace go to `driver_path` as usual. The DX6
+// driver's planted bugs come from the same configuration as the reference driver's:
+// "bug=R79" / "bug=R80" items of $CLTRACE_REFDRIVER_CONFIG go to the DX6 driver (and are taken
+// out of what the D3D11 driver is given). A DX6 call nested in another call (or with calls in
+// it), overlapping DX6 calls, surfaces no call created, a NULL argument structure, or content of
+// the wrong size are bad input.
+//
 // Hostile input: every event is validated before the driver is loaded (format::ValidateArgs,
 // call nesting, sizes beyond the limits of replayer/internal/plan.h, handle ids the trace does
 // not define); handles used before any call created them are caught before the call is made.
@@ -94,6 +106,8 @@
 #define CLTRACE_REPLAYER_REPLAY_H_
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -102,7 +116,9 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "format/call_ids.h"
+#include "format/ddi_abi.h"
 #include "format/event.h"
+#include "wddm/violation.h"
 
 namespace cltrace::replay {
 
@@ -126,8 +142,30 @@ struct Injection {
 // Parses "oom:RecycleCreateCommandList:3" or "removed:N". InvalidArgument otherwise.
 absl::StatusOr<Injection> ParseInjection(absl::string_view spec);
 
+// The DX6 driver a trace's DX6-layer calls replay into (replayer/internal/dx6_replay.h): its
+// two tables and what a DX6 runtime learns outside them (D3dContextCreate, which the catalog
+// lacks; where a buffer's memory is, which a runtime holds from its Lock). The
+// replayer calls it from one thread. `cltrace replay` gives the DX6 model driver of dx6/
+// (cli/dx6_model_driver.h).
+class Dx6Driver {
+ public:
+  virtual ~Dx6Driver() = default;
+  virtual const DD_D3DBUFCALLBACKS* buffer_callbacks() = 0;
+  virtual const D3DHAL_CALLBACKS3* hal_callbacks3() = 0;
+  virtual D3DHAL_HCONTEXT CreateContext() = 0;
+  // The memory of the buffer `surface` names as it is now (empty if the driver holds none):
+  // where the replay writes what the recorded runtime wrote into the memory its
+  // CreateD3DBuffer / LockD3DBuffer gave. Never a recorded or stale address.
+  virtual absl::Span<uint8_t> BufferMemory(DD_HSURFACE surface) = 0;
+};
+// Makes the DX6 driver of one replay with `bug` planted (from a bug=R79 / bug=R80 item of
+// $CLTRACE_REFDRIVER_CONFIG; kNone otherwise).
+using Dx6DriverFactory = std::function<std::unique_ptr<Dx6Driver>(gpu::PlantedBug bug)>;
+
 struct ReplayOptions {
   std::string driver_path;  // a library exporting OpenAdapter10_2 (required)
+  // The DX6 driver (required for a trace with DX6-layer calls, else unused).
+  Dx6DriverFactory dx6_driver;
   ThreadMode threads = ThreadMode::kRecorded;
   KernelMode kernel = KernelMode::kRecorded;
   uint64_t until_seq = 0;  // replay top-level calls with seq <= until_seq only (0: all)
@@ -181,6 +219,10 @@ struct ContentSummary {
   uint64_t uploads = 0;  // UpdateSubresourceUP-family calls given the recorded source bytes
   uint64_t unmaps = 0;   // Unmaps before which the recorded bytes were written into the mapping
   uint64_t bytes = 0;    // bytes handed over (payload: rows × row bytes for mappings)
+  // DX6: D3dDrawPrimitives2 calls whose command (and vertex) bytes were written into the
+  // replay's buffers, and how many bytes that was (replayer/internal/dx6_replay.h).
+  uint64_t dx6_draws = 0;
+  uint64_t dx6_bytes = 0;
   // Where less than the recorded bytes reached the driver, by recorded seq: "seq S: why".
   std::vector<std::string> notes;
 };
@@ -199,6 +241,8 @@ struct ReplayResult {
   uint64_t never_returned_seq = 0;
   KernelSummary kernel;
   ContentSummary content;
+  // DX6-layer calls replayed into the DX6 model driver (included in `calls`).
+  uint64_t dx6_calls = 0;
   // Lines the driver's violation channel (CltraceRefDriverViolations) reported during the
   // replay, with driver handle addresses replaced by recorded handle tokens and the driver's
   // own call numbers ("seq=N") left out; sorted.

@@ -6,7 +6,11 @@
 //                                       pitches (not for D3D10_DDI_MAP_READ);
 //   the Unmap family (before the call)  copy the mapped subresource as the application left
 //                                       it, laid out by the Map's pitches;
-//   UpdateSubresourceUP (before)        copy the source region at pSysMemUP.
+//   UpdateSubresourceUP (before)        copy the source region at pSysMemUP;
+//   DX6 CreateD3DBuffer / LockD3DBuffer remember where each D3D buffer's memory is (fpVidMem,
+//     (after)                           lpSurfData); DestroyD3DBuffer forgets it;
+//   D3dDrawPrimitives2 (before)         copy the dwCommandLength command bytes and the
+//                                       vertices the call names (format/content.h).
 // Only these calls pay for it; the per-call path of every other DDI is unchanged. The copy is
 // handed to the call's ring record (kFlagHasContent) and interned by the background thread
 // (TraceWriter::InternContent, which stores equal bytes once).
@@ -52,6 +56,8 @@ constexpr format::ContentRole ThunkContentRole(format::CallId id) {
     case CallId::kDynamicConstantBufferUnmap:
     case CallId::kDynamicResourceUnmap:
       return format::ContentRole::kUnmap;
+    case CallId::kD3dDrawPrimitives2:
+      return format::ContentRole::kDrawPrimitives2;
     default:
       return format::ContentRole::kNone;
   }
@@ -69,6 +75,12 @@ void ContentOnMap(const void* device, const void* resource, UINT subresource, D3
 std::string* ContentAtUnmap(const void* device, const void* resource, UINT subresource);
 std::string* ContentOfUpload(const void* resource, UINT subresource, const D3D10_DDI_BOX* box,
                              const void* sys_mem, UINT row_pitch, UINT depth_pitch);
+
+// DX6: where the runtime writes a D3D buffer (the latest CreateD3DBuffer fpVidMem or
+// LockD3DBuffer lpSurfData of the surface; a failed call forgets it), and the DP2 content.
+void ContentOnD3DBuffer(const void* surface, const void* data);
+void ContentOnDestroyD3DBuffer(const void* surface);
+std::string* ContentOfDrawPrimitives2(const D3DHAL_DRAWPRIMITIVES2DATA* data);
 
 struct ContentStats {
   uint64_t captured = 0;   // calls whose content was captured

@@ -45,7 +45,7 @@ Role RoleOf(Layer layer) {
     case Layer::kApi:
       return Role::kIgnore;
     case Layer::kDx6:
-      return Role::kUnsupported;
+      return Role::kDx6;
   }
   return Role::kInvalid;
 }

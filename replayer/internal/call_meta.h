@@ -22,12 +22,13 @@ namespace cltrace::replay::internal {
 
 // Who makes a call.
 enum class Role : uint8_t {
-  kInvalid,      // not a catalog call
-  kIssue,        // the runtime calls the driver (adapter, device, DXGI layers): re-issued
-  kCallback,     // the driver calls the runtime (core-layer and kernel-thunk callbacks): observed
-  kIgnore,       // kernel-mode layers (KMD, Dxgkrnl) and API annotations: the replayer's own
-                 // kernel stands in for them, so they are neither issued nor compared
-  kUnsupported,  // DX6 layer: no D3D11 driver entry point to replay it into
+  kInvalid,   // not a catalog call
+  kIssue,     // the runtime calls the driver (adapter, device, DXGI layers): re-issued
+  kCallback,  // the driver calls the runtime (core-layer and kernel-thunk callbacks): observed
+  kIgnore,    // kernel-mode layers (KMD, Dxgkrnl) and API annotations: the replayer's own
+              // kernel stands in for them, so they are neither issued nor compared
+  kDx6,       // the DX6 runtime calls the DX6 driver (DX6 layer): re-issued into the DX6
+              // model driver by the DX6 replay (replayer/internal/dx6_replay.h)
 };
 
 // How a handle value is produced on replay.

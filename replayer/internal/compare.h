@@ -27,6 +27,34 @@ inline std::string RetText(format::CallId call, int64_t ret) {
   return format::RetToText(e);
 }
 
+// A non-handle field value as a report shows it (HRESULT and enum names, signed integers,
+// floats, array lengths).
+inline std::string OutputValueText(const format::FieldInfo& f, uint64_t v) {
+  switch (f.kind) {
+    case format::FieldKind::kHresult:
+      return format::HresultToString(static_cast<int32_t>(v));
+    case format::FieldKind::kEnum:
+    case format::FieldKind::kFlags: {
+      absl::Span<const format::EnumInfo> enums = format::Enums();
+      if (f.type_index < enums.size()) {
+        if (auto name = format::NameOfValue(enums[f.type_index], v)) return *name;
+      }
+      return absl::StrCat(v);
+    }
+    case format::FieldKind::kI32:
+    case format::FieldKind::kI64:
+      return absl::StrCat(static_cast<int64_t>(v));
+    case format::FieldKind::kF32:
+      return format::FloatToJson(static_cast<uint32_t>(v));
+    case format::FieldKind::kArray:
+      return v == 0 ? "NULL" : absl::StrCat(v - 1, " elements");
+    case format::FieldKind::kPresent:
+      return v == 0 ? "NULL" : "present";
+    default:
+      return absl::StrCat(v);
+  }
+}
+
 struct FieldDiff {
   std::string name;
   const format::FieldInfo* field = nullptr;

@@ -44,6 +44,8 @@ std::string ContentChecker::Check(const Event& e, const CallMeta& m, Role role, 
             "%s carries content (id %d), but a Map's bytes belong to its Unmap (what the "
             "application wrote is only known when it unmaps, FORMAT.md §3.8)",
             m.info->name, id);
+      case ContentRole::kDrawPrimitives2:
+        return "";  // the DX6 replay checks it (CheckDx6Event)
       case ContentRole::kUploadSource:
       case ContentRole::kUnmap:
         break;

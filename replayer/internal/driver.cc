@@ -33,13 +33,17 @@ absl::StatusOr<std::unique_ptr<Driver>> Driver::Load(const std::string& path) {
   return d;
 }
 
-absl::Status Driver::Configure(const std::string& items) {
+absl::Status Driver::Configure(const std::string& items, const std::string* base) {
   if (configure_ == nullptr) {
     return absl::FailedPreconditionError(
         absl::StrCat("driver ", path_, " has no configuration interface"));
   }
   std::string config;
-  if (const char* env = std::getenv("CLTRACE_REFDRIVER_CONFIG"); env != nullptr) config = env;
+  if (base != nullptr) {
+    config = *base;
+  } else if (const char* env = std::getenv("CLTRACE_REFDRIVER_CONFIG"); env != nullptr) {
+    config = env;
+  }
   if (!items.empty()) {
     if (!config.empty()) config += ";";
     config += items;

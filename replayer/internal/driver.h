@@ -32,8 +32,9 @@ class Driver {
   bool configurable() const { return configure_ != nullptr; }
 
   // Sets the configuration for the following OpenAdapter10_2 calls: $CLTRACE_REFDRIVER_CONFIG
-  // followed by `items` (';'-separated). InvalidArgument if the driver rejects it.
-  absl::Status Configure(const std::string& items);
+  // (or `*base` when given) followed by `items` (';'-separated). InvalidArgument if the driver
+  // rejects it.
+  absl::Status Configure(const std::string& items, const std::string* base = nullptr);
   // Back to the environment's configuration.
   void ResetConfiguration();
 

@@ -8,6 +8,7 @@
 #include "format/call_codec.h"
 #include "format/catalog.h"
 #include "format/jsonl.h"
+#include "replayer/internal/dx6_replay.h"
 
 namespace cltrace::replay::internal {
 namespace {
@@ -295,12 +296,6 @@ bool BuildPlan(absl::Span<const Event> events, const format::TokenTable& handles
     if (m.role == Role::kInvalid) {
       return Fail(bad, e, absl::StrFormat("unknown call id %d", static_cast<int>(e.call)));
     }
-    if (m.role == Role::kUnsupported) {
-      return Fail(bad, e,
-                  absl::StrFormat("%s is a DX6-layer call; it has no D3D11 driver entry point "
-                                  "to replay it into",
-                                  m.info->name));
-    }
     if (absl::Status s = format::ValidateArgs(e.call, e.args); !s.ok()) {
       return Fail(bad, e, std::string(s.message()));
     }
@@ -356,6 +351,16 @@ bool BuildPlan(absl::Span<const Event> events, const format::TokenTable& handles
       }
       const Role parent_role = plan->role[p];
       const format::Layer parent_layer = CallMetaFor(pe.call).layer;
+      if (role == Role::kDx6 || parent_role == Role::kDx6) {
+        // The DX6 runtime calls its driver from the top level, and the DX6 driver calls
+        // nothing back: a DX6-layer call nested in anything (or anything in it) mixes the
+        // D3D11 and DX6 layers in a way no runtime does.
+        return Fail(bad, e,
+                    absl::StrFormat("%s made inside seq %d (%s); DX6-layer calls are top-level "
+                                    "runtime calls and make no callbacks, so the D3D11 and DX6 "
+                                    "layers never nest",
+                                    m.info->name, pe.seq, format::GetCall(pe.call)->name));
+      }
       if (parent_role == Role::kIgnore || role == Role::kIgnore) {
         role = Role::kIgnore;
       } else if (parent_role == Role::kIssue && role == Role::kIssue) {
@@ -383,7 +388,13 @@ bool BuildPlan(absl::Span<const Event> events, const format::TokenTable& handles
                   absl::StrFormat("%s returns nothing, but the trace gives it ret %d", m.info->name,
                                   e.ret));
     }
-    if (role != Role::kIgnore && !CheckSizes(e, m, bad)) return false;
+    if (role == Role::kDx6) {
+      if (std::string problem = CheckDx6Event(e, contents); !problem.empty()) {
+        return Fail(bad, e, std::move(problem));
+      }
+    } else if (role != Role::kIgnore && !CheckSizes(e, m, bad)) {
+      return false;
+    }
     {
       UnmapContent unmap;
       bool has_unmap = false;
@@ -401,6 +412,12 @@ bool BuildPlan(absl::Span<const Event> events, const format::TokenTable& handles
         }
       } else if (role == Role::kCallback) {
         plan->async_callbacks.push_back(static_cast<uint32_t>(i));
+      } else if (role == Role::kDx6) {
+        if (e.end == 0) {
+          plan->never_returned_seq = e.seq;
+        } else {
+          plan->dx6.push_back(static_cast<uint32_t>(i));
+        }
       }
     }
   }
@@ -421,8 +438,8 @@ bool BuildPlan(absl::Span<const Event> events, const format::TokenTable& handles
       }
     }
   }
-  plan->covered += plan->async_callbacks.size();
-  return SimulateHandles(*plan, covered, bad);
+  plan->covered += plan->async_callbacks.size() + plan->dx6.size();
+  return SimulateHandles(*plan, covered, bad) && SimulateDx6Handles(*plan, bad);
 }
 
 }  // namespace cltrace::replay::internal

@@ -54,6 +54,10 @@ struct Plan {
   // Top-level calls the runtime made (issued by the replayer), in seq order, up to --until and
   // before the first call that never returned.
   std::vector<uint32_t> top;
+  // DX6-layer calls (Role::kDx6: the DX6 runtime into the DX6 driver), all top-level, in seq
+  // order, up to --until and before the first call that never returned; replayed by
+  // replayer/internal/dx6_replay.h into the DX6 model driver.
+  std::vector<uint32_t> dx6;
   // Top-level callbacks: made by a driver thread outside any DDI call.
   std::vector<uint32_t> async_callbacks;
   // Recorded calls and callbacks the replay covers (the N of "identical (N calls)").

@@ -61,34 +61,10 @@ void Session::CompareOutputs(ThreadState* t, const Event& e, const format::ArgVe
   std::optional<FieldDiff> d = FirstDifference(ci, e.args, actual, FieldDir::kOut, same_handle);
   if (!d.has_value()) return;
   auto value = [&](uint64_t v) -> std::string {
-    const FieldInfo& f = *d->field;
-    switch (f.kind) {
-      case FieldKind::kHandle:
-        return v == 0            ? "NULL"
-               : v < slot_count_ ? std::string(plan_.handles->Token(v))
-                                 : "a handle the recording does not know";
-      case FieldKind::kHresult:
-        return format::HresultToString(static_cast<int32_t>(v));
-      case FieldKind::kEnum:
-      case FieldKind::kFlags: {
-        absl::Span<const format::EnumInfo> enums = format::Enums();
-        if (f.type_index < enums.size()) {
-          if (auto name = format::NameOfValue(enums[f.type_index], v)) return *name;
-        }
-        return absl::StrCat(v);
-      }
-      case FieldKind::kI32:
-      case FieldKind::kI64:
-        return absl::StrCat(static_cast<int64_t>(v));
-      case FieldKind::kF32:
-        return format::FloatToJson(static_cast<uint32_t>(v));
-      case FieldKind::kArray:
-        return v == 0 ? "NULL" : absl::StrCat(v - 1, " elements");
-      case FieldKind::kPresent:
-        return v == 0 ? "NULL" : "present";
-      default:
-        return absl::StrCat(v);
-    }
+    if (d->field->kind != FieldKind::kHandle) return OutputValueText(*d->field, v);
+    return v == 0            ? "NULL"
+           : v < slot_count_ ? std::string(plan_.handles->Token(v))
+                             : "a handle the recording does not know";
   };
   Diverge(e, absl::StrCat(expected_prefix, d->name, "=", value(d->expected)),
           absl::StrCat(actual_prefix, d->name, "=", value(d->actual)));
