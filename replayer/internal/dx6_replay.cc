@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -20,6 +19,7 @@
 #include "format/ddi_abi.h"
 #include "replayer/internal/call_meta.h"
 #include "replayer/internal/compare.h"
+#include "rules/planted_bugs.h"
 
 namespace cltrace::replay::internal {
 namespace {
@@ -522,9 +522,9 @@ gpu::PlantedBug Dx6BugFromConfig(absl::string_view config, std::string* rest, bo
     std::vector<std::string> rules;
     for (absl::string_view r : absl::StrSplit(value, ',', absl::SkipWhitespace())) {
       r = absl::StripAsciiWhitespace(r);
-      int number = 0;
-      if ((r == "R79" || r == "R80") && absl::SimpleAtoi(r.substr(1), &number)) {
-        bug = gpu::PlantedBugFromRule(number);
+      const rules::RuleInfo* info = rules::FindRule(r);
+      if (info != nullptr && rules::HasPlantedBug(info->rule, rules::BugLayer::kDx6Driver)) {
+        bug = gpu::PlantedBugFromRule(info->rule);
         *dx6_items = true;
       } else {
         rules.emplace_back(r);
