@@ -1,0 +1,152 @@
+// ContextTracker: the contexts of a trace -- immediate contexts (devices) and the deferred-
+// context state machine of ddi-spec §3.2 -- and the thread domains they enter (§0.2, R10-R12).
+// It consumes adapter calls (CreateDevice, threading GetCaps), the deferred-context calls
+// (Create/RecycleCreate/Destroy/Abandon, CalcPrivateCommandListSize), the gate every DC-table
+// call passes (R53, R72, R51) and amortized-processing callbacks (R19, R71, R72). It reports
+// R1, R10-R12, R19, R36, R48, R51, R53, R71, R72. Peers look contexts up by handle
+// (Lookup, DcOf), read their records (at) and move them (To).
+//
+// Thread-safety: none (one per Checker, which is single-threaded).
+//
+// Example:
+//   int32_t c = t.contexts.ContextOf(e, m);  // the table e went through
+//   if (t.contexts.at(c).dc && t.contexts.DcGate(e, m, c)) { ... }
+#ifndef CLTRACE_CHECK_INTERNAL_CONTEXT_TRACKER_H_
+#define CLTRACE_CHECK_INTERNAL_CONTEXT_TRACKER_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+#include "check/internal/tracker.h"
+
+namespace cltrace::check::internal {
+
+// The call of one thread domain (§0.2) that returns last among those entered so far.
+struct DomainSlot {
+  uint64_t seq = 0;
+  uint64_t end = 0;
+  uint32_t tid = 0;
+  CallId call = CallId::kInvalid;
+  uint8_t rule = 10;  // 10, 11 (non-shared primary) or 12 (IC-table call of a DC's Finish)
+  bool used = false;
+};
+
+// Bound objects of one context, by binding group and slot (R73).
+struct Bindings {
+  absl::flat_hash_map<uint32_t, absl::InlinedVector<int32_t, 4>> slots;
+  uint32_t bound = 0;  // non-empty slots
+};
+
+struct Ctx {
+  bool dc = false;
+  bool implicit = false;  // first seen as an hDevice, never created in the trace
+  State state = State::kNone;
+  uint64_t handle = 0;
+  uint64_t core_layer = 0;
+  int32_t device = -1;  // DC: its immediate context
+  uint32_t recording = 0;
+  Ring last;
+  DomainSlot domain;
+  Bindings bind;
+  // Deferred context.
+  bool has_work = false;
+  bool oom_pending = false;
+  bool closes_started = false;
+  uint64_t oom_seq = 0;
+  uint32_t open_locals = 0;
+  uint32_t calls_since_amortized = 0;
+  bool r72_warned = false;
+  uint64_t cl_size = 0;
+  std::vector<int32_t> rec_queries;
+  std::vector<int32_t> rec_maps;
+  // Immediate context.
+  bool dc_support = false;
+  // R35: seq of the GetCaps(D3D11DDICAPS_THREADING) of its adapter that reported no command
+  // lists (0: none seen) -- the only evidence that the runtime must not query local sizes.
+  uint64_t no_lists_caps_seq = 0;
+  bool sizes_known = false;
+  bool removed = false;
+  std::vector<std::pair<uint64_t, uint64_t>> sizes;  // (HandleType, DriverPrivateSize)
+  uint32_t submits_since_amortized = 0;
+  uint64_t last_amortized_parent = 0;  // enclosing call of the last amortized callback
+  bool submit_since_amortized = true;
+  uint64_t submitted_through = 0;         // enclosing call of the last pfnRenderCb (R67)
+  std::vector<int32_t> destroyed_shared;  // shared resources destroyed since the last Flush
+  // R68: other destroyed resources with allocations not yet deallocated (pruned at Flush),
+  // and the latest pfnRenderCb (seq) whose submission the GPU is known to have retired
+  // (kernel-layer events of the trace: DxgkDdiRender, DxgkDdiSubmitCommand, fence retired).
+  std::vector<int32_t> destroyed_queued;
+  uint64_t retired_render = 0;
+  uint64_t retired_fence = 0;  // the fence that retired it
+};
+
+class ContextTracker : public TrackerBase {
+ public:
+  ContextTracker(CheckEnv& env, Trackers& peers) : TrackerBase(env, peers) {}
+
+  Ctx& at(int32_t c) { return ctxs_[c]; }
+  const Ctx& at(int32_t c) const { return ctxs_[c]; }
+  size_t size() const { return ctxs_.size(); }
+  // "IC h" / "DC h" ("?" for -1).
+  std::string Name(int32_t c) const;
+  // The context of an hDevice/hDrvContext, -1 if none.
+  int32_t Lookup(uint64_t h) { return h == 0 ? -1 : Slot(h).ctx; }
+  // Handles created before a trace fragment began cannot be judged as "never created":
+  // true if the context (and, for a DC, its device) was created in the trace.
+  bool Complete(int32_t c) const;
+  // Moves context `c` to `s` (its "[last: ...]" ring and the observer see it).
+  void To(int32_t c, State s, const Event& e);
+  int32_t New(bool dc, uint64_t handle, uint64_t core, int32_t device, bool implicit,
+              const Event& e);
+  // The context whose table a device call went through (creating an implicit one for an
+  // hDevice the trace never created: a trace may start after CreateDevice).
+  int32_t ContextOf(const Event& e, const CallMeta& m);
+  // The DC a pCreateCommandList/pCreateDeferredContext names (implicit DC if unknown).
+  int32_t DcOf(const Event& e, uint64_t h, int32_t device);
+  // A fragment's implicit context learns its core layer from the first callback made inside
+  // one of its calls (a traced CreateDevice/CreateDeferredContext names it up front).
+  void LearnCore(int32_t c, uint64_t rt);
+  // R10-R12: `e` enters the thread domain of context `c`.
+  void EnterDomain(int32_t c, const Event& e, uint8_t rule);
+  // Some adapter reported D3D11DDICAPS_COMMANDLISTS_BUILD_2 (a deferred-context driver).
+  bool caps_build2() const { return caps_build2_; }
+
+  // Adapter calls.
+  void OnCreateDevice(const Event& e, const CallMeta& m);
+  void OnGetCaps(const Event& e, const CallMeta& m);
+  // IC-table calls of the deferred-context machine.
+  void OnCreateDeferredContext(const Event& e, const CallMeta& m, int32_t ic);
+  void OnRecycleCreateDeferredContext(const Event& e, const CallMeta& m, int32_t ic);
+  void OnCalcPrivateCommandListSize(const Event& e, const CallMeta& m, int32_t ic);
+  // DC-table calls: false if the call through DC `dc` is not judged further (wrong table,
+  // dead DC); counts it for R72.
+  bool DcGate(const Event& e, const CallMeta& m, int32_t dc);
+  // A top-level Set* on a DC that is not recording: false (flagged) unless it only unbinds.
+  bool DcSetterAllowed(const Event& e, const CallMeta& m, int32_t dc);
+  void OnAbandon(const Event& e, int32_t dc);
+  void OnDestroy(const Event& e, int32_t dc);
+  // pfnPerformAmortizedProcessingCb (R19, R71, R72).
+  void OnAmortizedCb(const Event& e, const CallMeta& m);
+  // A pfnRenderCb inside a call of IC `ic` enclosed by `p` (R67 bookkeeping, R71).
+  void OnIcSubmit(const Event& e, int32_t ic, const Event& p);
+
+ private:
+  bool GuessDc(uint64_t h, const CallMeta& m, const Event& e);
+  void BuildEvidence();
+  // Clears a DC's recording (queries, maps, bindings) for the next one.
+  void ResetRecording(int32_t dc);
+
+  std::vector<Ctx> ctxs_;
+  absl::flat_hash_map<uint64_t, bool> evidence_;  // GuessDc: handle -> is a DC
+  bool evidence_built_ = false;
+  bool caps_build2_ = false;
+  absl::flat_hash_map<uint64_t, uint64_t> no_lists_;  // R35: adapter -> GetCaps seq, no lists
+};
+
+}  // namespace cltrace::check::internal
+
+#endif  // CLTRACE_CHECK_INTERNAL_CONTEXT_TRACKER_H_
