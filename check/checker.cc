@@ -166,8 +166,7 @@ void Checker::Impl::OnDcCall(const Event& e, const CallMeta& m, int32_t dc) {
 }
 
 void Checker::Impl::OnDcWork(const Event& e, const CallMeta& m, int32_t dc) {
-  Ctx& x = t_.contexts.at(dc);
-  if (m.work && x.state == State::kRecording) x.has_work = true;
+  if (m.work) t_.contexts.NoteWork(dc);
   uint64_t h = Arg(e, m.handle);
   switch (m.op) {
     case Op::kCommandListExecute:
@@ -226,7 +225,7 @@ void Checker::Impl::EnterIcDomain(const Event& e, const CallMeta& m, int32_t ic)
 }
 
 void Checker::Impl::OnIcCall(const Event& e, const CallMeta& m, int32_t ic) {
-  Ctx& x = t_.contexts.at(ic);
+  const Ctx& x = t_.contexts.at(ic);
   if (!m.in_ic_table && m.in_dc_table) {
     int rule = m.op == Op::kRecycleCommandList ? 13 : 51;
     Flag(rule, e, x.handle,
@@ -278,7 +277,7 @@ void Checker::Impl::OnIcCall(const Event& e, const CallMeta& m, int32_t ic) {
       return t_.objects.OnSetter(e, m, ic, false);
     case Op::kDestroyDevice:
       t_.contexts.To(ic, State::kDestroyed, e);
-      t_.objects.ClearBindings(x);
+      t_.objects.ClearBindings(ic);
       return t_.gpu.OnDeviceDestroyed(e, ic);
     case Op::kFlush:
       return t_.gpu.OnFlush(e, ic);

@@ -123,10 +123,16 @@ TEST_F(CommandListTrackerTest, R45_RecycleCreateWithoutTheDcRecycleLoop) {
 
 TEST_F(CommandListTrackerTest, R54_DestroyWhileALocalHandleOfItIsOpen) {
   Write();
+  RecycleDc("dc1");
+  Open("dc1", "lcl1", "cl1", "CreateCommandList");
   DestroyCl("cl1");
   Start();
   int32_t cl = Made();
-  trk().lists.at(cl).open_locals = 1;  // what LocalTracker::OnOpen counts
+  uint64_t recycle_dc = SeqOf("RecycleCreateDeferredContext");
+  trk().contexts.OnRecycleCreateDeferredContext(E(recycle_dc), M(recycle_dc), ic_);
+  uint64_t open = SeqOf("CreateCommandList", 1);
+  trk().locals.OnOpen(E(open), M(open), dc_);
+  EXPECT_EQ(trk().locals.OpenLocalsOf(/*is_cl=*/true, cl), 1u);
   Feed("DestroyCommandList");
   EXPECT_THAT(Found(), ElementsAre("R54"));
   EXPECT_EQ(trk().lists.at(cl).state, State::kDestroyed);

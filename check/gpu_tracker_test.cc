@@ -79,11 +79,11 @@ TEST_F(GpuTrackerTest, AllocationsAreTrackedUntilDeallocated) {
   uint64_t create = SeqOf("CreateResource");
   trk().objects.OnCreate(E(create), M(create), ic);
   FeedKernel();
-  const internal::Object& vb = trk().objects.at(SlotOf("vb").obj);
-  ASSERT_EQ(vb.allocs.size(), 1u);
+  int32_t vb = SlotOf("vb").obj;
+  ASSERT_EQ(trk().gpu.AllocationsOf(vb).size(), 1u);
   EXPECT_TRUE(trk().gpu.Deallocated(vb, dealloc));
   EXPECT_FALSE(trk().gpu.Deallocated(vb, dealloc - 1));
-  EXPECT_EQ(trk().gpu.allocations()[vb.allocs[0]].dealloc_seq, dealloc);
+  EXPECT_EQ(trk().gpu.allocations()[trk().gpu.AllocationsOf(vb)[0]].dealloc_seq, dealloc);
   EXPECT_THAT(Found(), IsEmpty());
 }
 

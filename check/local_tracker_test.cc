@@ -45,14 +45,14 @@ TEST_F(LocalTrackerTest, LocalHandleStandsForItsIcObjectUntilClosed) {
   ASSERT_GE(l1, 0);
   EXPECT_EQ(locals.at(l1).state, State::kOpen);
   EXPECT_EQ(locals.at(l1).target, r1);
-  EXPECT_EQ(trk().objects.at(r1).open_locals, 1u);
-  EXPECT_EQ(trk().contexts.at(dc_).open_locals, 1u);
+  EXPECT_EQ(trk().locals.OpenLocalsOf(/*is_cl=*/false, r1), 1u);
+  EXPECT_EQ(trk().locals.OpenLocalsOn(dc_), 1u);
   const format::Event& close = E(SeqOf("DestroyResource"));
   EXPECT_EQ(locals.Resolve(close, dc_, t.H("l1"), false), r1);
   locals.OnClose(close, M(close.seq), dc_);
   EXPECT_EQ(locals.at(l1).state, State::kClosedLocal);
-  EXPECT_EQ(trk().objects.at(r1).open_locals, 0u);
-  EXPECT_EQ(trk().contexts.at(dc_).open_locals, 0u);
+  EXPECT_EQ(trk().locals.OpenLocalsOf(/*is_cl=*/false, r1), 0u);
+  EXPECT_EQ(trk().locals.OpenLocalsOn(dc_), 0u);
   EXPECT_THAT(Found(), IsEmpty());
   EXPECT_EQ(locals.Resolve(close, dc_, t.H("l1"), false), -1);  // used after its close
   EXPECT_THAT(Found(), ElementsAre("R58"));
@@ -76,7 +76,7 @@ TEST_F(LocalTrackerTest, R58_RecycleWithALocalStillOpenClosesIt) {
   trk().locals.CloseAllOn(E(SeqOf("RecycleCreateDeferredContext")), dc_, /*destroy=*/false);
   EXPECT_THAT(Found(), ElementsAre("R58"));
   EXPECT_EQ(trk().locals.at(l1).state, State::kClosedLocal);
-  EXPECT_EQ(trk().contexts.at(dc_).open_locals, 0u);
+  EXPECT_EQ(trk().locals.OpenLocalsOn(dc_), 0u);
 }
 
 TEST_F(LocalTrackerTest, R55_ViewOpenedBeforeItsResource) {

@@ -52,9 +52,10 @@ TEST_F(ObjectTrackerTest, R73_DestroyingABoundObjectUntilItIsUnbound) {
   Feed(SeqOf("IaSetVertexBuffers", 1), ic);  // slot 0 now holds vb2
   EXPECT_EQ(trk().objects.at(vb).bind_count, 0u);
   EXPECT_EQ(trk().objects.at(SlotOf("vb2").obj).bind_count, 1u);
-  trk().objects.ClearBindings(trk().contexts.at(ic));
+  trk().objects.ClearBindings(ic);
   EXPECT_EQ(trk().objects.at(SlotOf("vb2").obj).bind_count, 0u);
-  EXPECT_EQ(trk().contexts.at(ic).bind.bound, 0u);
+  ASSERT_NE(trk().objects.BindingsOf(ic), nullptr);
+  EXPECT_EQ(trk().objects.BindingsOf(ic)->bound, 0u);
 }
 
 TEST_F(ObjectTrackerTest, R63_QueryEndedOnAContextWhereItIsNotBegun) {

@@ -77,10 +77,7 @@ void Checker::Impl::OnSetErrorCb(const Event& e, const CallMeta& m) {
   // R28: routed by table.
   CheckErrorRoute(e, rt, pctx, fn);
   if (hr >= 0) return;
-  if (pctx >= 0 && env_.IsDeviceRemovedCode(code)) {
-    int32_t dev = pdc ? t_.contexts.at(pctx).device : pctx;
-    if (dev >= 0) t_.contexts.at(dev).removed = true;
-  }
+  if (pctx >= 0 && env_.IsDeviceRemovedCode(code)) t_.contexts.NoteRemoved(pctx);
   JudgeErrorCode(e, pm, pdc, code, rt, absl::StrCat(fn, " reported ", format::HresultToString(hr)));
   ApplyFailure(e, *p, pm, pctx, code);
 }
@@ -195,13 +192,7 @@ void Checker::Impl::ApplyFailure(const Event& e, const Event& p, const CallMeta&
       break;
   }
   // R29: a DC call's E_OUTOFMEMORY is a local context removal.
-  if (pdc && oom && pm.op != Op::kAbandonCommandList) {
-    Ctx& x = t_.contexts.at(pctx);
-    if ((x.state == State::kRecording || x.state == State::kFinishing) && !x.oom_pending) {
-      x.oom_pending = true;
-      x.oom_seq = e.seq;
-    }
-  }
+  if (pdc && oom && pm.op != Op::kAbandonCommandList) t_.contexts.NoteOutOfMemory(e, pctx);
 }
 
 }  // namespace cltrace::check

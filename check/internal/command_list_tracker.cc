@@ -16,7 +16,7 @@ void CommandListTracker::To(int32_t i, State s, const Event& e) {
 }
 
 bool CommandListTracker::CheckFinishingDc(const Event& e, int32_t d) {
-  Ctx& dx = ctx(d);
+  const Ctx& dx = ctx(d);
   absl::string_view fn = CallName(e.call);
   bool dc_ready = dx.state == State::kRecording || dx.state == State::kFinishing;
   if (!dc_ready) {
@@ -151,18 +151,13 @@ void CommandListTracker::OnCreate(const Event& e, const CallMeta& m, int32_t ic,
   bool ok = true;
   int32_t ci = recycle ? RecycleCreate(e, h, d, ic, &ok) : CreateFresh(e, h, d);
   if (!dc_ready) return;
-  Ctx& dx = ctx(d);
   if (ok) {
+    const Ctx& dx = ctx(d);
     CommandList& c = cls_[ci];
     c.queries.assign(dx.rec_queries.begin(), dx.rec_queries.end());
     c.maps.assign(dx.rec_maps.begin(), dx.rec_maps.end());
-    t_.contexts.To(d, State::kClosed, e);
-    t_.objects.ClearBindings(dx);  // D5: nothing bound afterwards
-    dx.closes_started = false;
-  } else {
-    t_.contexts.To(d, State::kFinishFailed, e);
-    dx.closes_started = false;
   }
+  t_.contexts.OnFinished(e, d, ok);
 }
 
 void CommandListTracker::OnCreateFailed(const Event& cb, const Event& create, const CallMeta& cm) {
@@ -206,7 +201,7 @@ void CommandListTracker::OnExecute(const Event& e, const CallMeta& m, int32_t ic
     CommandList& c = cls_[ci];
     if (c.state == State::kValid) {
       CheckExecuteTarget(e, c, ic, h);
-      for (int32_t r : c.maps) obj(r).last_ic_use = e.seq;
+      for (int32_t r : c.maps) t_.objects.NoteUse(r, e.seq);
     } else if (c.state == State::kCreateFailed) {
       Flag(21, e, h, "CommandListExecute on a command list whose CreateCommandList failed",
            &c.last);
@@ -217,7 +212,7 @@ void CommandListTracker::OnExecute(const Event& e, const CallMeta& m, int32_t ic
            &c.last);
     }
   }
-  t_.objects.ClearBindings(ctx(ic));  // the executing context ends in the cleared state
+  t_.objects.ClearBindings(ic);  // the executing context ends in the cleared state
 }
 
 void CommandListTracker::OnRecycleDestroy(const Event& e, const CallMeta& m, int32_t ic) {
@@ -267,9 +262,9 @@ void CommandListTracker::OnDestroy(const Event& e, const CallMeta& m, int32_t ic
     case State::kRecycleDestroyed:
     case State::kRecycled:
     case State::kRecycleCreateFailed:  // T7e: destroy-tolerant
-      if (c.open_locals > 0) {
+      if (uint32_t open = t_.locals.OpenLocalsOf(/*is_cl=*/true, ci); open > 0) {
         Flag(54, e, h,
-             absl::StrCat("IC command list destroyed while ", c.open_locals,
+             absl::StrCat("IC command list destroyed while ", open,
                           " DC-local handle(s) of it are open"),
              &c.last);
       }
@@ -288,7 +283,7 @@ void CommandListTracker::OnDestroy(const Event& e, const CallMeta& m, int32_t ic
 }
 
 void CommandListTracker::OnDcRecycle(const Event& e, const CallMeta& m, int32_t dc) {
-  Ctx& x = ctx(dc);
+  const Ctx& x = ctx(dc);
   switch (x.state) {
     case State::kRecording:
       t_.contexts.To(dc, State::kFinishing, e);
@@ -372,16 +367,11 @@ void CommandListTracker::OnDcExecute(const Event& e, const CallMeta& m, int32_t 
     } else {
       CheckExecuteTarget(e, c, dc, h);
       // The recording now also manipulates what the nested list did.
-      Ctx& x = ctx(dc);
-      for (int32_t q : c.queries)
-        if (std::find(x.rec_queries.begin(), x.rec_queries.end(), q) == x.rec_queries.end())
-          x.rec_queries.push_back(q);
-      for (int32_t r : c.maps)
-        if (std::find(x.rec_maps.begin(), x.rec_maps.end(), r) == x.rec_maps.end())
-          x.rec_maps.push_back(r);
+      for (int32_t q : c.queries) t_.contexts.NoteRecorded(dc, q, /*map=*/false);
+      for (int32_t r : c.maps) t_.contexts.NoteRecorded(dc, r, /*map=*/true);
     }
   }
-  t_.objects.ClearBindings(ctx(dc));
+  t_.objects.ClearBindings(dc);
 }
 
 }  // namespace cltrace::check::internal

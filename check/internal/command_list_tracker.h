@@ -26,8 +26,6 @@ struct CommandList {
   State state = State::kNone;
   int32_t owner = -1;     // DC that recorded it
   int32_t cache_dc = -1;  // DC whose cache holds it (RC)
-  uint32_t open_locals = 0;
-  uint64_t local_size = 0;  // CalcDeferredContextHandleSize(HT_COMMANDLIST) answer
   uint64_t create_seq = 0;
   std::vector<int32_t> queries;  // IC query objects its recording began or ended
   std::vector<int32_t> maps;     // IC dynamic resources its recording mapped
@@ -38,7 +36,7 @@ class CommandListTracker : public TrackerBase {
  public:
   CommandListTracker(CheckEnv& env, Trackers& peers) : TrackerBase(env, peers) {}
 
-  CommandList& at(int32_t i) { return cls_[i]; }
+  const CommandList& at(int32_t i) const { return cls_[i]; }
   size_t size() const { return cls_.size(); }
   // Moves list `i` to `s` (its "[last: ...]" ring and the observer see it).
   void To(int32_t i, State s, const Event& e);

@@ -181,7 +181,7 @@ void ContextTracker::ResetRecording(int32_t dc) {
   x.rec_queries.clear();
   t_.objects.ForgetMaps(dc, x.rec_maps);
   x.rec_maps.clear();
-  t_.objects.ClearBindings(x);
+  t_.objects.ClearBindings(dc);
 }
 
 void ContextTracker::OnRecycleCreateDeferredContext(const Event& e, const CallMeta& m, int32_t ic) {
@@ -304,7 +304,7 @@ void ContextTracker::OnAbandon(const Event& e, int32_t dc) {
   if (x.state == State::kRecording || x.state == State::kFinishing ||
       x.state == State::kFinishFailed) {
     To(dc, State::kAbandoned, e);
-    t_.objects.ClearBindings(x);
+    t_.objects.ClearBindings(dc);
     x.closes_started = false;
   } else {
     Flag(51, e, x.handle,
@@ -373,9 +373,8 @@ void ContextTracker::OnAmortizedCb(const Event& e, const CallMeta& m) {
   }
 }
 
-void ContextTracker::OnIcSubmit(const Event& e, int32_t ic, const Event& p) {
+void ContextTracker::OnIcSubmit(const Event& e, int32_t ic) {
   Ctx& x = ctxs_[ic];
-  x.submitted_through = std::max(x.submitted_through, p.seq);
   x.submit_since_amortized = true;
   if (++x.submits_since_amortized >= options_.heuristics.amortized_max_submits_without) {
     Warn(71, e, x.handle,
@@ -384,6 +383,43 @@ void ContextTracker::OnIcSubmit(const Event& e, int32_t ic, const Event& p) {
                       options_.heuristics.amortized_max_submits_without, ")"));
     x.submits_since_amortized = 0;
   }
+}
+
+void ContextTracker::OnFinished(const Event& e, int32_t dc, bool ok) {
+  if (ok) {
+    To(dc, State::kClosed, e);
+    t_.objects.ClearBindings(dc);  // D5: nothing bound afterwards
+  } else {
+    To(dc, State::kFinishFailed, e);
+  }
+  ctxs_[dc].closes_started = false;
+}
+
+void ContextTracker::NoteRecorded(int32_t dc, int32_t o, bool map) {
+  std::vector<int32_t>& v = map ? ctxs_[dc].rec_maps : ctxs_[dc].rec_queries;
+  if (std::find(v.begin(), v.end(), o) == v.end()) v.push_back(o);
+}
+
+void ContextTracker::NoteWork(int32_t dc) {
+  if (ctxs_[dc].state == State::kRecording) ctxs_[dc].has_work = true;
+}
+
+void ContextTracker::NoteLocalClosed(int32_t dc) {
+  Ctx& x = ctxs_[dc];
+  if (x.state != State::kRecording && x.state != State::kFinishing) x.closes_started = true;
+}
+
+void ContextTracker::NoteOutOfMemory(const Event& e, int32_t dc) {
+  Ctx& x = ctxs_[dc];
+  if ((x.state == State::kRecording || x.state == State::kFinishing) && !x.oom_pending) {
+    x.oom_pending = true;
+    x.oom_seq = e.seq;
+  }
+}
+
+void ContextTracker::NoteRemoved(int32_t c) {
+  int32_t dev = ctxs_[c].dc ? ctxs_[c].device : c;
+  if (dev >= 0) ctxs_[dev].removed = true;
 }
 
 }  // namespace cltrace::check::internal

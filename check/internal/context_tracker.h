@@ -3,8 +3,9 @@
 // It consumes adapter calls (CreateDevice, threading GetCaps), the deferred-context calls
 // (Create/RecycleCreate/Destroy/Abandon, CalcPrivateCommandListSize), the gate every DC-table
 // call passes (R53, R72, R51) and amortized-processing callbacks (R19, R71, R72). It reports
-// R1, R10-R12, R19, R36, R48, R51, R53, R71, R72. Peers look contexts up by handle
-// (Lookup, DcOf), read their records (at) and move them (To).
+// R1, R10-R12, R19, R36, R48, R51, R53, R71, R72 (and R4, R12, R14, R34, R65 for an IC-only
+// function through a DC table). Peers look contexts up by handle (Lookup, DcOf), read their
+// records (at, read-only) and tell it what happened to them (To, OnFinished, Note*).
 //
 // Thread-safety: none (one per Checker, which is single-threaded).
 //
@@ -20,7 +21,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/inlined_vector.h"
 #include "check/internal/tracker.h"
 
 namespace cltrace::check::internal {
@@ -35,12 +35,6 @@ struct DomainSlot {
   bool used = false;
 };
 
-// Bound objects of one context, by binding group and slot (R73).
-struct Bindings {
-  absl::flat_hash_map<uint32_t, absl::InlinedVector<int32_t, 4>> slots;
-  uint32_t bound = 0;  // non-empty slots
-};
-
 struct Ctx {
   bool dc = false;
   bool implicit = false;  // first seen as an hDevice, never created in the trace
@@ -51,44 +45,32 @@ struct Ctx {
   uint32_t recording = 0;
   Ring last;
   DomainSlot domain;
-  Bindings bind;
   // Deferred context.
   bool has_work = false;
   bool oom_pending = false;
   bool closes_started = false;
   uint64_t oom_seq = 0;
-  uint32_t open_locals = 0;
   uint32_t calls_since_amortized = 0;
   bool r72_warned = false;
   uint64_t cl_size = 0;
-  std::vector<int32_t> rec_queries;
-  std::vector<int32_t> rec_maps;
+  std::vector<int32_t> rec_queries;  // IC queries this recording began or ended
+  std::vector<int32_t> rec_maps;     // IC dynamic resources this recording mapped
   // Immediate context.
   bool dc_support = false;
   // R35: seq of the GetCaps(D3D11DDICAPS_THREADING) of its adapter that reported no command
   // lists (0: none seen) -- the only evidence that the runtime must not query local sizes.
   uint64_t no_lists_caps_seq = 0;
-  bool sizes_known = false;
-  bool removed = false;
-  std::vector<std::pair<uint64_t, uint64_t>> sizes;  // (HandleType, DriverPrivateSize)
+  bool removed = false;  // reported device removal (R27)
   uint32_t submits_since_amortized = 0;
   uint64_t last_amortized_parent = 0;  // enclosing call of the last amortized callback
   bool submit_since_amortized = true;
-  uint64_t submitted_through = 0;         // enclosing call of the last pfnRenderCb (R67)
-  std::vector<int32_t> destroyed_shared;  // shared resources destroyed since the last Flush
-  // R68: other destroyed resources with allocations not yet deallocated (pruned at Flush),
-  // and the latest pfnRenderCb (seq) whose submission the GPU is known to have retired
-  // (kernel-layer events of the trace: DxgkDdiRender, DxgkDdiSubmitCommand, fence retired).
-  std::vector<int32_t> destroyed_queued;
-  uint64_t retired_render = 0;
-  uint64_t retired_fence = 0;  // the fence that retired it
 };
 
 class ContextTracker : public TrackerBase {
  public:
   ContextTracker(CheckEnv& env, Trackers& peers) : TrackerBase(env, peers) {}
 
-  Ctx& at(int32_t c) { return ctxs_[c]; }
+  // Peers read contexts; they change them only through the methods below.
   const Ctx& at(int32_t c) const { return ctxs_[c]; }
   size_t size() const { return ctxs_.size(); }
   // "IC h" / "DC h" ("?" for -1).
@@ -129,10 +111,25 @@ class ContextTracker : public TrackerBase {
   bool DcSetterAllowed(const Event& e, const CallMeta& m, int32_t dc);
   void OnAbandon(const Event& e, int32_t dc);
   void OnDestroy(const Event& e, int32_t dc);
+  // A Finish (IC CreateCommandList / RecycleCreateCommandList) of a recording DC returned:
+  // Closed (nothing bound) if it made the list, FinishFailed otherwise.
+  void OnFinished(const Event& e, int32_t dc, bool ok);
+  // DC `dc`'s recording began or ended query `o` (map: mapped dynamic resource `o`).
+  void NoteRecorded(int32_t dc, int32_t o, bool map);
+  // The DC recorded work (a draw, copy, ...): destroying it unfinished is R48.
+  void NoteWork(int32_t dc);
+  // A local handle of `dc` was closed (the abandon order of R51 starts its closes).
+  void NoteLocalClosed(int32_t dc);
+  // A call through DC `dc` reported E_OUTOFMEMORY (R29).
+  void NoteOutOfMemory(const Event& e, int32_t dc);
+  // A call through context `c` reported device removal (its device's answers are fixed, R27).
+  void NoteRemoved(int32_t c);
+  // The IC answered a deferred-context capability query: the driver supports DCs.
+  void NoteDcSupport(int32_t ic) { ctxs_[ic].dc_support = true; }
   // pfnPerformAmortizedProcessingCb (R19, R71, R72).
   void OnAmortizedCb(const Event& e, const CallMeta& m);
-  // A pfnRenderCb inside a call of IC `ic` enclosed by `p` (R67 bookkeeping, R71).
-  void OnIcSubmit(const Event& e, int32_t ic, const Event& p);
+  // A pfnRenderCb inside a call of IC `ic` (R71).
+  void OnIcSubmit(const Event& e, int32_t ic);
 
  private:
   bool GuessDc(uint64_t h, const CallMeta& m, const Event& e);

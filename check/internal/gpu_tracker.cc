@@ -14,8 +14,8 @@ struct GpuTracker::Parent {
   int32_t pctx = -1;             // the context whose table it went through
 };
 
-bool GpuTracker::Deallocated(const Object& o, uint64_t by) const {
-  for (int32_t a : o.allocs)
+bool GpuTracker::Deallocated(int32_t o, uint64_t by) const {
+  for (int32_t a : AllocationsOf(o))
     if (allocs_[a].dealloc_seq == 0 || allocs_[a].dealloc_seq > by) return false;
   return true;
 }
@@ -164,7 +164,11 @@ void GpuTracker::OnRenderCb(const Event& e, const CallMeta& m, const Parent& p) 
                       ", which is not an IC-domain DDI"));
     return;
   }
-  if (p.pctx >= 0 && !ctx(p.pctx).dc) t_.contexts.OnIcSubmit(e, p.pctx, *p.p);
+  if (p.pctx >= 0 && !ctx(p.pctx).dc) {
+    DeviceWork& w = Device(p.pctx);
+    w.submitted_through = std::max(w.submitted_through, p.p->seq);
+    t_.contexts.OnIcSubmit(e, p.pctx);
+  }
 }
 
 void GpuTracker::OnAllocateCb(const Event& e, const CallMeta& m, const Parent& p) {
@@ -197,7 +201,7 @@ void GpuTracker::OnAllocateCb(const Event& e, const CallMeta& m, const Parent& p
       int32_t id = static_cast<int32_t>(allocs_.size());
       allocs_.push_back(Allocation{o, e.seq, 0, 0});
       Slot(h).alloc = id;
-      if (o >= 0) obj(o).allocs.push_back(id);
+      if (o >= 0) obj_allocs_[o].push_back(id);
     }
   }
 }
@@ -217,7 +221,7 @@ void GpuTracker::OnDeallocateCb(const Event& e, const CallMeta& m, const Parent&
       if (al.obj < 0) continue;
       const Object& o = obj(al.obj);
       if (o.primary && !o.shared) continue;  // R69 governs non-shared primaries
-      if (o.device >= 0 && o.last_ic_use > ctx(o.device).submitted_through) {
+      if (o.device >= 0 && o.last_ic_use > Device(o.device).submitted_through) {
         Flag(67, e, o.handle,
              absl::StrCat("pfnDeallocateCb for ", Token(o.handle),
                           " before the pfnRenderCb that submits the IC work at seq ", o.last_ic_use,
@@ -389,7 +393,7 @@ void GpuTracker::OnInterrupt(const Event& e, const CallMeta& m) {
 void GpuTracker::RetireFence(uint64_t fence) {
   auto it = fence_owner_.find(fence);
   if (it == fence_owner_.end()) return;
-  Ctx& x = ctx(it->second.ctx);
+  DeviceWork& x = Device(it->second.ctx);
   if (it->second.render > x.retired_render) {
     x.retired_render = it->second.render;
     x.retired_fence = fence;
@@ -498,8 +502,28 @@ void GpuTracker::OnDeviceDestroyed(const Event& e, int32_t ic) {
   AddDeadline(std::move(d));
 }
 
+void GpuTracker::OnResourceDestroyed(const Event& e, int32_t o) {
+  const Object& ob = obj(o);
+  if (AllocationsOf(o).empty()) return;
+  if (ob.primary && !ob.shared) {
+    // R69: deallocated inside this DestroyResource.
+    Deadline d;
+    d.kind = Deadline::kPrimaryDeallocated;
+    d.at = EndOf(e);
+    d.seq = e.seq;
+    d.tid = e.tid;
+    d.call = e.call;
+    d.index = o;
+    AddDeadline(std::move(d));
+  } else if (ob.shared && ob.device >= 0) {
+    Device(ob.device).destroyed_shared.push_back(o);
+  } else if (ob.device >= 0) {
+    Device(ob.device).destroyed_queued.push_back(o);
+  }
+}
+
 void GpuTracker::OnFlush(const Event& e, int32_t ic) {
-  Ctx& x = ctx(ic);
+  DeviceWork& x = Device(ic);
   // R68: the shared resources destroyed before this Flush are deallocated by its end.
   Deadline d;
   d.kind = Deadline::kFlushDeallocates;
@@ -509,7 +533,7 @@ void GpuTracker::OnFlush(const Event& e, int32_t ic) {
   d.call = e.call;
   d.index = ic;
   for (int32_t o : x.destroyed_shared)
-    if (!Deallocated(obj(o), e.seq)) d.objs.push_back(o);
+    if (!Deallocated(o, e.seq)) d.objs.push_back(o);
   x.destroyed_shared.clear();
   // The other queued destructions: those the GPU no longer needs -- a submission made after
   // the destruction was retired before this Flush -- would not stall, so this Flush frees
@@ -528,7 +552,7 @@ void GpuTracker::OnFlush(const Event& e, int32_t ic) {
   }
   size_t keep = 0;
   for (int32_t o : x.destroyed_queued) {
-    if (Deallocated(obj(o), e.seq)) continue;
+    if (Deallocated(o, e.seq)) continue;
     if (in_order && obj(o).destroy_seq < x.retired_render) idle.objs.push_back(o);
     x.destroyed_queued[keep++] = o;
   }
@@ -558,7 +582,7 @@ void GpuTracker::ResolveDeadline(const Deadline& d) {
   switch (d.kind) {
     case Deadline::kFlushDeallocates:
       for (int32_t o : d.objs) {
-        if (Deallocated(obj(o), d.at)) continue;
+        if (Deallocated(o, d.at)) continue;
         FlagAt(68, d.seq, d.tid, d.call, false, obj(o).handle,
                absl::StrCat("Flush returned without pfnDeallocateCb for shared resource ",
                             Token(obj(o).handle), " destroyed at seq ", obj(o).destroy_seq));
@@ -566,7 +590,7 @@ void GpuTracker::ResolveDeadline(const Deadline& d) {
       return;
     case Deadline::kFlushDrainsIdle:
       for (int32_t o : d.objs) {
-        if (Deallocated(obj(o), d.at)) continue;
+        if (Deallocated(o, d.at)) continue;
         FlagAt(68, d.seq, d.tid, d.call, false, obj(o).handle,
                absl::StrCat("Flush returned without pfnDeallocateCb for resource ",
                             Token(obj(o).handle), " destroyed at seq ", obj(o).destroy_seq,
@@ -577,7 +601,7 @@ void GpuTracker::ResolveDeadline(const Deadline& d) {
       return;
     case Deadline::kPrimaryDeallocated: {
       const Object& o = obj(d.index);
-      for (int32_t a : o.allocs) {
+      for (int32_t a : AllocationsOf(d.index)) {
         if (allocs_[a].dealloc_seq > d.seq && allocs_[a].dealloc_seq < d.at) continue;
         FlagAt(69, d.seq, d.tid, d.call, false, o.handle,
                absl::StrCat("non-shared primary ", Token(o.handle),
@@ -589,8 +613,12 @@ void GpuTracker::ResolveDeadline(const Deadline& d) {
     case Deadline::kDeviceDrained: {
       uint32_t left = 0;
       uint64_t example = 0;
-      for (const Object& o : t_.objects.all()) {
-        if (o.device != d.index || o.state != State::kDestroyed || Deallocated(o, d.at)) continue;
+      const std::vector<Object>& objs = t_.objects.all();
+      for (size_t i = 0; i < objs.size(); ++i) {
+        const Object& o = objs[i];
+        if (o.device != d.index || o.state != State::kDestroyed ||
+            Deallocated(static_cast<int32_t>(i), d.at))
+          continue;
         if (left++ == 0) example = o.handle;
       }
       if (left > 0) {

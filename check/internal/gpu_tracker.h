@@ -20,12 +20,12 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/types/span.h"
 #include "check/internal/context_tracker.h"
 #include "check/internal/tracker.h"
 
 namespace cltrace::check::internal {
-
-struct Object;
 
 struct Allocation {
   int32_t obj = -1;  // resource it was allocated for (-1 unknown)
@@ -74,6 +74,18 @@ struct ContextBuffers {
   uint64_t patches = 0;
 };
 
+// What the kernel side knows of one immediate context (device).
+struct DeviceWork {
+  uint64_t submitted_through = 0;         // enclosing call of the last pfnRenderCb (R67)
+  std::vector<int32_t> destroyed_shared;  // shared resources destroyed since the last Flush
+  // R68: other destroyed resources with allocations not yet deallocated (pruned at Flush),
+  // and the latest pfnRenderCb (seq) whose submission the GPU is known to have retired
+  // (kernel-layer events of the trace: DxgkDdiRender, DxgkDdiSubmitCommand, fence retired).
+  std::vector<int32_t> destroyed_queued;
+  uint64_t retired_render = 0;
+  uint64_t retired_fence = 0;  // the fence that retired it
+};
+
 // A DX6 D3D buffer surface (R79).
 struct Surface {
   uint64_t caps = 0;
@@ -91,6 +103,8 @@ class GpuTracker : public TrackerBase {
   // IC calls with consequences judged when they return (R68, R70).
   void OnFlush(const Event& e, int32_t ic);
   void OnDeviceDestroyed(const Event& e, int32_t ic);
+  // IC resource `o` was destroyed: its allocations are due (R68 at a Flush, R69 at once).
+  void OnResourceDestroyed(const Event& e, int32_t o);
 
   void AddDeadline(Deadline d) {
     next_deadline_ = std::min(next_deadline_, d.at);
@@ -100,8 +114,13 @@ class GpuTracker : public TrackerBase {
   uint64_t next_deadline() const { return next_deadline_; }
   // Judges the deadlines whose call returned before position `now`.
   void ResolveDeadlines(uint64_t now);
-  // True if every allocation of `o` was deallocated at or before position `by`.
-  bool Deallocated(const Object& o, uint64_t by) const;
+  // True if every allocation of object `o` was deallocated at or before position `by`.
+  bool Deallocated(int32_t o, uint64_t by) const;
+  // The allocations made for object `o` (indexes into allocations()).
+  absl::Span<const int32_t> AllocationsOf(int32_t o) const {
+    auto it = obj_allocs_.find(o);
+    return it == obj_allocs_.end() ? absl::Span<const int32_t>() : absl::MakeConstSpan(it->second);
+  }
   const std::vector<Allocation>& allocations() const { return allocs_; }
 
  private:
@@ -121,11 +140,17 @@ class GpuTracker : public TrackerBase {
   void RetireFence(uint64_t fence);
   void ResolveDeadline(const Deadline& d);
   void CheckDx6Swaps(const Event& e);
+  DeviceWork& Device(int32_t ic) {
+    if (static_cast<size_t>(ic) >= devices_.size()) devices_.resize(ic + 1);
+    return devices_[ic];
+  }
   int16_t Field(const Event& e, absl::string_view name) const {
     return static_cast<int16_t>(format::FieldIndex(*format::GetCall(e.call), name));
   }
 
   std::vector<Allocation> allocs_;
+  absl::flat_hash_map<int32_t, absl::InlinedVector<int32_t, 1>> obj_allocs_;  // object -> allocs
+  std::vector<DeviceWork> devices_;                                           // by IC
   std::vector<Deadline> deadlines_;
   uint64_t next_deadline_ = kNeverReturned;
   std::vector<Isr> isrs_;

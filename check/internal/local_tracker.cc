@@ -97,7 +97,7 @@ int32_t LocalTracker::OpenDependency(const Event& e, const CallMeta& m, int32_t 
 }
 
 void LocalTracker::OnOpen(const Event& e, const CallMeta& m, int32_t dc) {
-  Ctx& x = ctx(dc);
+  const Ctx& x = ctx(dc);
   if (x.state != State::kRecording && x.state != State::kFinishing) {
     Flag(53, e, x.handle,
          absl::StrCat("local open ", CallName(e.call), " on ", CtxName(dc), ", which is ",
@@ -132,26 +132,21 @@ void LocalTracker::OnOpen(const Event& e, const CallMeta& m, int32_t dc) {
   loc.open_seq = e.seq;
   it->second = l;
   Slot(h).local = l;
-  if (is_cl) {
-    ++cl(target).open_locals;
-  } else {
-    ++obj(target).open_locals;
-  }
-  ++x.open_locals;
+  CountOpen(loc, 1);
   if (dep_local >= 0) ++locals_[dep_local].open_dependents;
   To(l, State::kOpen, e);
 }
 
+void LocalTracker::CountOpen(const Local& l, int delta) {
+  if (static_cast<size_t>(l.dc) >= open_on_.size()) open_on_.resize(l.dc + 1, 0);
+  open_on_[l.dc] += delta;
+  open_of_[TargetKey(l.is_cl, l.target)] += delta;
+}
+
 void LocalTracker::Close(int32_t l, const Event& e) {
   Local& loc = locals_[l];
-  Ctx& x = ctx(loc.dc);
   loc.close_seq = e.seq;
-  if (loc.is_cl) {
-    --cl(loc.target).open_locals;
-  } else {
-    --obj(loc.target).open_locals;
-  }
-  --x.open_locals;
+  CountOpen(loc, -1);
   if (loc.dep_local >= 0 && locals_[loc.dep_local].open_dependents > 0)
     --locals_[loc.dep_local].open_dependents;
   auto it = open_local_.find(OpenKey(loc.dc, loc.is_cl, loc.target));
@@ -168,7 +163,6 @@ void LocalTracker::OnOpenFailed(const Event& cb, const Event& create, const Call
 }
 
 void LocalTracker::OnClose(const Event& e, const CallMeta& m, int32_t dc) {
-  Ctx& x = ctx(dc);
   uint64_t h = Arg(e, m.handle);
   if (h == 0) return;
   int32_t l = Slot(h).local;
@@ -193,7 +187,7 @@ void LocalTracker::OnClose(const Event& e, const CallMeta& m, int32_t dc) {
                       " local view(s) of it are open (views are closed first)"),
          &loc.last);
   }
-  if (x.state != State::kRecording && x.state != State::kFinishing) x.closes_started = true;
+  t_.contexts.NoteLocalClosed(dc);
   Close(l, e);
 }
 
@@ -235,8 +229,8 @@ void LocalTracker::CheckHandles(const Event& e, const CallMeta& m, int32_t dc) {
 }
 
 void LocalTracker::CloseAllOn(const Event& e, int32_t dc, bool destroy) {
-  Ctx& x = ctx(dc);
-  if (x.open_locals == 0) return;
+  const Ctx& x = ctx(dc);
+  if (OpenLocalsOn(dc) == 0) return;
   // Slow path (only on a violation or a teardown of a DC with open handles).
   int32_t example = -1;
   uint32_t n = 0;
@@ -257,14 +251,14 @@ void LocalTracker::CloseAllOn(const Event& e, int32_t dc, bool destroy) {
          &x.last);
   }
   // Close them so later findings are not consequences of this one.
-  for (size_t i = 0; i < locals_.size() && x.open_locals > 0; ++i) {
+  for (size_t i = 0; i < locals_.size() && OpenLocalsOn(dc) > 0; ++i) {
     if (locals_[i].dc == dc && locals_[i].state == State::kOpen) Close(static_cast<int32_t>(i), e);
   }
 }
 
 void LocalTracker::OnCheckHandleSizes(const Event& e, const CallMeta& m, int32_t ic) {
-  Ctx& x = ctx(ic);
-  x.dc_support = true;
+  const Ctx& x = ctx(ic);
+  t_.contexts.NoteDcSupport(ic);
   uint64_t in = Arg(e, m.count_in);
   uint64_t out = Arg(e, m.count_out);
   for (size_t a = 0; a < m.arrays.size(); ++a) {
@@ -281,14 +275,12 @@ void LocalTracker::OnCheckHandleSizes(const Event& e, const CallMeta& m, int32_t
     uint16_t stride = m.arrays[a].stride;
     for (uint32_t i = 0; i < n && stride >= 2; ++i)
       sizes.emplace_back(elems[i * stride], elems[i * stride + 1]);
-    if (x.sizes_known && x.removed && sizes != x.sizes) {
+    auto known = sizes_.find(ic);
+    if (known != sizes_.end() && x.removed && sizes != known->second) {
       Flag(27, e, x.handle,
            "CheckDeferredContextHandleSizes answered differently after device removal");
     }
-    if (!sizes.empty()) {
-      x.sizes = std::move(sizes);
-      x.sizes_known = true;
-    }
+    if (!sizes.empty()) sizes_[ic] = std::move(sizes);
   }
 }
 
@@ -297,9 +289,9 @@ void LocalTracker::OnCalcHandleSize(const Event& e, const CallMeta& m, int32_t i
   const Ctx& x = ctx(ic);
   uint64_t type = Arg(e, m.handle_type);
   uint64_t size = static_cast<uint64_t>(e.ret);
-  if (x.sizes_known) {
+  if (auto known = sizes_.find(ic); known != sizes_.end()) {
     bool listed = false;
-    for (const auto& [t, s] : x.sizes)
+    for (const auto& [t, s] : known->second)
       if (t == type && s == size) listed = true;
     if (!listed) {
       Flag(33, e, x.handle,
@@ -320,15 +312,17 @@ void LocalTracker::OnCalcHandleSize(const Event& e, const CallMeta& m, int32_t i
 bool LocalTracker::ResolveRecycle(const Event& e, const CallMeta& m, const PendingCalc& pc) {
   if (m.op != Op::kCalcHandleSize || Arg(e, m.handle_type) != k_.ht_commandlist) return false;
   const CommandList& c = cl(pc.cl);
+  auto known = cl_local_size_.find(pc.cl);
+  const uint64_t local_size = known == cl_local_size_.end() ? 0 : known->second;
   Flag(35, e, pc.handle,
        absl::StrCat("CalcDeferredContextHandleSize(D3D11DDI_HT_COMMANDLIST) after "
                     "RecycleCreateCommandList (seq ",
                     pc.create_seq, "): the local handle size is not re-queried"),
        &c.last);
-  if (c.local_size != 0 && static_cast<uint64_t>(e.ret) != c.local_size) {
+  if (local_size != 0 && static_cast<uint64_t>(e.ret) != local_size) {
     Flag(37, e, pc.handle,
-         absl::StrCat("DC-local command-list handle size changed from ", c.local_size, " to ",
-                      e.ret, " across a recycle"),
+         absl::StrCat("DC-local command-list handle size changed from ", local_size, " to ", e.ret,
+                      " across a recycle"),
          &c.last);
   }
   return true;
@@ -352,14 +346,15 @@ bool LocalTracker::ResolvePending(const Event& e, const CallMeta& m) {
                         "from drivers that support deferred contexts"));
     }
     if (pc.cl >= 0) {
-      CommandList& c = cl(pc.cl);
-      if (c.local_size != 0 && static_cast<uint64_t>(e.ret) != c.local_size) {
+      const CommandList& c = cl(pc.cl);
+      uint64_t& local_size = cl_local_size_[pc.cl];
+      if (local_size != 0 && static_cast<uint64_t>(e.ret) != local_size) {
         Flag(37, e, pc.handle,
-             absl::StrCat("DC-local command-list handle size changed from ", c.local_size, " to ",
+             absl::StrCat("DC-local command-list handle size changed from ", local_size, " to ",
                           e.ret),
              &c.last);
       }
-      c.local_size = static_cast<uint64_t>(e.ret);
+      local_size = static_cast<uint64_t>(e.ret);
     }
     return true;
   }

@@ -15,6 +15,7 @@
 #define CLTRACE_CHECK_INTERNAL_LOCAL_TRACKER_H_
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -41,7 +42,7 @@ class LocalTracker : public TrackerBase {
  public:
   LocalTracker(CheckEnv& env, Trackers& peers) : TrackerBase(env, peers) {}
 
-  Local& at(int32_t i) { return locals_[i]; }
+  const Local& at(int32_t i) const { return locals_[i]; }
   size_t size() const { return locals_.size(); }
   // Moves local `i` to `s` (its "[last: ...]" ring and the observer see it).
   void To(int32_t i, State s, const Event& e);
@@ -51,6 +52,14 @@ class LocalTracker : public TrackerBase {
   void OnClose(const Event& e, const CallMeta& m, int32_t dc);
   // A pfnSetErrorCb `cb` failed the local open `create`.
   void OnOpenFailed(const Event& cb, const Event& create, const CallMeta& cm);
+  // How many local handles are open on DC `dc`; of IC command list (is_cl) or object `target`.
+  uint32_t OpenLocalsOn(int32_t dc) const {
+    return static_cast<size_t>(dc) < open_on_.size() ? open_on_[dc] : 0;
+  }
+  uint32_t OpenLocalsOf(bool is_cl, int32_t target) const {
+    auto it = open_of_.find(TargetKey(is_cl, target));
+    return it == open_of_.end() ? 0 : it->second;
+  }
   // Closes local `l` (no judgement).
   void Close(int32_t l, const Event& e);
   // The IC object (>= 0) a DC-table call's handle stands for; flags R57/R58 otherwise.
@@ -76,14 +85,24 @@ class LocalTracker : public TrackerBase {
   // R55/R56: a local open's argument structure; the open local of the dependency or -1.
   int32_t OpenDependency(const Event& e, const CallMeta& m, int32_t dc, int32_t target, bool is_cl);
   static uint64_t OpenKey(int32_t dc, bool is_cl, int32_t target) {
-    return (static_cast<uint64_t>(dc) << 33) | (uint64_t{is_cl} << 32) |
-           static_cast<uint32_t>(target);
+    return (static_cast<uint64_t>(dc) << 33) | TargetKey(is_cl, target);
   }
+  static uint64_t TargetKey(bool is_cl, int32_t target) {
+    return (uint64_t{is_cl} << 32) | static_cast<uint32_t>(target);
+  }
+  // Counts one more (delta 1) or one less (-1) open local handle of `l`'s DC and target.
+  void CountOpen(const Local& l, int delta);
   bool ResolveRecycle(const Event& e, const CallMeta& m, const PendingCalc& pc);
 
   std::vector<Local> locals_;
   // (dc << 33 | is_cl << 32 | target) -> open local index (R58).
   absl::flat_hash_map<uint64_t, int32_t> open_local_;
+  std::vector<uint32_t> open_on_;                    // by DC: open local handles
+  absl::flat_hash_map<uint64_t, uint32_t> open_of_;  // (is_cl << 32 | target) -> open locals
+  // The IC's CheckDeferredContextHandleSizes answer: (HandleType, DriverPrivateSize).
+  absl::flat_hash_map<int32_t, std::vector<std::pair<uint64_t, uint64_t>>> sizes_;
+  // R37: CalcDeferredContextHandleSize(HT_COMMANDLIST) answer after a list's creation.
+  absl::flat_hash_map<int32_t, uint64_t> cl_local_size_;
 };
 
 }  // namespace cltrace::check::internal

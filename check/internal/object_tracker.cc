@@ -55,9 +55,9 @@ void ObjectTracker::OnDestroy(const Event& e, const CallMeta& m) {
   if (o < 0) return;
   Object& ob = objs_[o];
   if (ob.state != State::kAlive) return;
-  if (ob.open_locals > 0) {
+  if (uint32_t open = t_.locals.OpenLocalsOf(/*is_cl=*/false, o); open > 0) {
     Flag(54, e, h,
-         absl::StrCat("IC handle destroyed while ", ob.open_locals,
+         absl::StrCat("IC handle destroyed while ", open,
                       " DC-local handle(s) of it are open (the IC handle is destroyed last)"));
   }
   if (ob.bind_count > 0) {
@@ -67,30 +67,11 @@ void ObjectTracker::OnDestroy(const Event& e, const CallMeta& m) {
   }
   ob.destroy_seq = e.seq;
   To(o, State::kDestroyed, e);
-  if (ob.type == 0 && !ob.allocs.empty()) QueueDeallocation(e, o);
+  if (ob.type == 0) t_.gpu.OnResourceDestroyed(e, o);
 }
 
-void ObjectTracker::QueueDeallocation(const Event& e, int32_t o) {
-  const Object& ob = objs_[o];
-  if (ob.primary && !ob.shared) {
-    // R69: deallocated inside this DestroyResource.
-    Deadline d;
-    d.kind = Deadline::kPrimaryDeallocated;
-    d.at = EndOf(e);
-    d.seq = e.seq;
-    d.tid = e.tid;
-    d.call = e.call;
-    d.index = o;
-    t_.gpu.AddDeadline(std::move(d));
-  } else if (ob.shared && ob.device >= 0) {
-    ctx(ob.device).destroyed_shared.push_back(o);
-  } else if (ob.device >= 0) {
-    ctx(ob.device).destroyed_queued.push_back(o);
-  }
-}
-
-void ObjectTracker::BindSlot(Ctx& x, uint32_t key, uint32_t slot, int32_t obj) {
-  auto& v = x.bind.slots[key];
+void ObjectTracker::BindSlot(Bindings& b, uint32_t key, uint32_t slot, int32_t obj) {
+  auto& v = b.slots[key];
   if (slot >= v.size()) {
     if (obj < 0) return;
     if (slot > 4096) return;  // a corrupt slot number; not worth tracking
@@ -100,24 +81,25 @@ void ObjectTracker::BindSlot(Ctx& x, uint32_t key, uint32_t slot, int32_t obj) {
   if (old == obj) return;
   if (old >= 0) {
     --objs_[old].bind_count;
-    --x.bind.bound;
+    --b.bound;
   }
   v[slot] = obj;
   if (obj >= 0) {
     ++objs_[obj].bind_count;
-    ++x.bind.bound;
+    ++b.bound;
   }
 }
 
-void ObjectTracker::ClearBindings(Ctx& x) {
-  if (x.bind.bound == 0) return;
-  for (auto& [key, v] : x.bind.slots) {
+void ObjectTracker::ClearBindings(int32_t c) {
+  if (static_cast<size_t>(c) >= bind_.size() || bind_[c].bound == 0) return;
+  Bindings& b = bind_[c];
+  for (auto& [key, v] : b.slots) {
     for (int32_t& o : v) {
       if (o >= 0) --objs_[o].bind_count;
       o = -1;
     }
   }
-  x.bind.bound = 0;
+  b.bound = 0;
 }
 
 void ObjectTracker::StopBuildingOn(int32_t dc) {
@@ -151,7 +133,8 @@ void ObjectTracker::OnSetter(const Event& e, const CallMeta& m, int32_t c, bool 
     if (dc) t_.locals.CheckHandles(e, m, c);
     return;
   }
-  Ctx& x = ctx(c);
+  if (static_cast<size_t>(c) >= bind_.size()) bind_.resize(c + 1);
+  Bindings& b = bind_[c];
   auto resolve = [&](uint64_t v) -> int32_t {
     if (v == 0) return -1;
     if (dc) return t_.locals.Resolve(e, c, v, false);
@@ -161,7 +144,7 @@ void ObjectTracker::OnSetter(const Event& e, const CallMeta& m, int32_t c, bool 
   const uint32_t group = static_cast<uint32_t>(m.bind_group) << 12;
   const uint32_t start = m.start_slot != kNoField ? static_cast<uint32_t>(Arg(e, m.start_slot)) : 0;
   for (int16_t f : m.handle_fields)
-    BindSlot(x, group | static_cast<uint32_t>(f), 0, resolve(Arg(e, f)));
+    BindSlot(b, group | static_cast<uint32_t>(f), 0, resolve(Arg(e, f)));
   for (size_t a = 0; a < m.arrays.size(); ++a) {
     const auto& af = m.arrays[a];
     if (af.handle_elem[0] < 0) continue;
@@ -169,19 +152,19 @@ void ObjectTracker::OnSetter(const Event& e, const CallMeta& m, int32_t c, bool 
     auto elems = ArrayElems(e, m, a, &n);
     const uint32_t key = group | static_cast<uint32_t>(af.field);
     for (uint32_t i = 0; i < n; ++i)
-      BindSlot(x, key, start + i, resolve(elems[i * af.stride + af.handle_elem[0]]));
+      BindSlot(b, key, start + i, resolve(elems[i * af.stride + af.handle_elem[0]]));
     if (m.start_slot == kNoField) {
       // A whole-array setter (SetRenderTargets): slots past the new count are unbound.
-      auto it = x.bind.slots.find(key);
-      if (it != x.bind.slots.end())
-        for (uint32_t s = n; s < it->second.size(); ++s) BindSlot(x, key, s, -1);
+      auto it = b.slots.find(key);
+      if (it != b.slots.end())
+        for (uint32_t s = n; s < it->second.size(); ++s) BindSlot(b, key, s, -1);
     }
   }
 }
 
 void ObjectTracker::OnQuery(const Event& e, int32_t c, int32_t q, bool begin) {
   Object& o = objs_[q];
-  Ctx& x = ctx(c);
+  const Ctx& x = ctx(c);
   // §3.4 tracks each (query, context) pair on its own: a Begin/End pair on the IC and one on
   // a DC are independent. A pair spans contexts when the End is made on a context where the
   // query is not Building while it is Building on another one.
@@ -210,13 +193,12 @@ void ObjectTracker::OnQuery(const Event& e, int32_t c, int32_t q, bool begin) {
                       " (begin/end pairs never span contexts)"));
     o.StopBuilding(other);  // that pair is the one this End closed
   }
-  if (x.dc && std::find(x.rec_queries.begin(), x.rec_queries.end(), q) == x.rec_queries.end())
-    x.rec_queries.push_back(q);
+  if (x.dc) t_.contexts.NoteRecorded(c, q, /*map=*/false);
 }
 
 void ObjectTracker::OnMap(const Event& e, const CallMeta& m, int32_t c, int32_t r, bool map) {
   Object& o = objs_[r];
-  Ctx& x = ctx(c);
+  const Ctx& x = ctx(c);
   if (!map) {
     auto it = std::find(o.mapped_on.begin(), o.mapped_on.end(), c);
     if (it != o.mapped_on.end()) o.mapped_on.erase(it);
@@ -240,7 +222,7 @@ void ObjectTracker::OnMap(const Event& e, const CallMeta& m, int32_t c, int32_t 
            absl::StrCat("first map of ", Token(o.handle), " in recording ", x.recording, " of ",
                         CtxName(c), " is not a discard"));
     }
-    if (first) x.rec_maps.push_back(r);
+    if (first) t_.contexts.NoteRecorded(c, r, /*map=*/true);
   }
   o.mapped_on.push_back(c);
 }

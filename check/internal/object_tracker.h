@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "check/internal/tracker.h"
 
@@ -32,8 +33,7 @@ struct Object {
   bool dynamic = false;
   bool primary = false;
   bool shared = false;
-  uint32_t open_locals = 0;
-  uint32_t bind_count = 0;
+  uint32_t bind_count = 0;  // bindings on any context (R73)
   // Queries (§3.4, per (query, context)): the contexts it is Building on, with the recording
   // each Begin was made in.
   struct Building {
@@ -58,16 +58,19 @@ struct Object {
   uint64_t create_seq = 0;
   uint64_t destroy_seq = 0;
   uint64_t last_ic_use = 0;  // last IC-table call naming it (R67)
-  absl::InlinedVector<int32_t, 1> allocs;
 };
 
-struct Ctx;
+// Bound objects of one context, by binding group and slot (R73).
+struct Bindings {
+  absl::flat_hash_map<uint32_t, absl::InlinedVector<int32_t, 4>> slots;
+  uint32_t bound = 0;  // non-empty slots
+};
 
 class ObjectTracker : public TrackerBase {
  public:
   ObjectTracker(CheckEnv& env, Trackers& peers) : TrackerBase(env, peers) {}
 
-  Object& at(int32_t i) { return objs_[i]; }
+  const Object& at(int32_t i) const { return objs_[i]; }
   const std::vector<Object>& all() const { return objs_; }
   // Moves object `i` to `s` (the observer sees it).
   void To(int32_t i, State s, const Event& e);
@@ -86,19 +89,24 @@ class ObjectTracker : public TrackerBase {
   void OnSetter(const Event& e, const CallMeta& m, int32_t c, bool dc);
   // R67: an IC call that references objects on the GPU.
   void NoteIcUses(const Event& e, const CallMeta& m);
-  // Context `x` ends in the cleared state (nothing bound).
-  void ClearBindings(Ctx& x);
+  // Context `c` ends in the cleared state (nothing bound).
+  void ClearBindings(int32_t c);
+  // What context `c` has bound (nullptr: never bound anything).
+  const Bindings* BindingsOf(int32_t c) const {
+    return static_cast<size_t>(c) < bind_.size() ? &bind_[c] : nullptr;
+  }
+  // An IC call at `seq` (CommandListExecute of a list that mapped it) uses `o` (R67).
+  void NoteUse(int32_t o, uint64_t seq) { objs_[o].last_ic_use = seq; }
   // DC `dc` is destroyed: no query pair is open on it.
   void StopBuildingOn(int32_t dc);
   // DC `dc` ends its recording: the resources it mapped are no longer mapped on it.
   void ForgetMaps(int32_t dc, const std::vector<int32_t>& maps);
 
  private:
-  void BindSlot(Ctx& x, uint32_t key, uint32_t slot, int32_t obj);
-  // R68/R69 bookkeeping of a destroyed resource with allocations.
-  void QueueDeallocation(const Event& e, int32_t o);
+  void BindSlot(Bindings& b, uint32_t key, uint32_t slot, int32_t obj);
 
   std::vector<Object> objs_;
+  std::vector<Bindings> bind_;  // by context
 };
 
 }  // namespace cltrace::check::internal

@@ -50,11 +50,12 @@ class TrackerBase {
   static std::string HandleTypeName(int64_t type) { return CheckEnv::HandleTypeName(type); }
   const Event* Enclosing(const Event& e) const { return env_.Enclosing(e); }
 
-  // Peer records and queries (defined in trackers.h).
-  inline Ctx& ctx(int32_t c);
-  inline CommandList& cl(int32_t i);
-  inline Object& obj(int32_t i);
-  inline Local& local(int32_t i);
+  // Peer records (read-only: a peer changes them through the owner's methods) and queries
+  // (defined in trackers.h).
+  inline const Ctx& ctx(int32_t c) const;
+  inline const CommandList& cl(int32_t i) const;
+  inline const Object& obj(int32_t i) const;
+  inline const Local& local(int32_t i) const;
   inline std::string CtxName(int32_t c) const;
   inline bool Complete(int32_t c) const;
   inline int32_t LookupCtx(uint64_t h);

@@ -42,10 +42,10 @@ struct Trackers {
   ThreadTracker threads;     // first calls per thread, R35 obligations
 };
 
-inline Ctx& TrackerBase::ctx(int32_t c) { return t_.contexts.at(c); }
-inline CommandList& TrackerBase::cl(int32_t i) { return t_.lists.at(i); }
-inline Object& TrackerBase::obj(int32_t i) { return t_.objects.at(i); }
-inline Local& TrackerBase::local(int32_t i) { return t_.locals.at(i); }
+inline const Ctx& TrackerBase::ctx(int32_t c) const { return t_.contexts.at(c); }
+inline const CommandList& TrackerBase::cl(int32_t i) const { return t_.lists.at(i); }
+inline const Object& TrackerBase::obj(int32_t i) const { return t_.objects.at(i); }
+inline const Local& TrackerBase::local(int32_t i) const { return t_.locals.at(i); }
 inline std::string TrackerBase::CtxName(int32_t c) const { return t_.contexts.Name(c); }
 inline bool TrackerBase::Complete(int32_t c) const { return t_.contexts.Complete(c); }
 inline int32_t TrackerBase::LookupCtx(uint64_t h) { return t_.contexts.Lookup(h); }
