@@ -59,12 +59,7 @@ int32_t CommandListTracker::CreateFresh(const Event& e, uint64_t h, int32_t d) {
   cls_[ci].create_seq = e.seq;
   Slot(h).cl = ci;
   To(ci, State::kValid, e);
-  PendingCalc p;
-  p.tid = e.tid;
-  p.after = EndOf(e);
-  p.create_seq = e.seq;
-  p.create_call = e.call;
-  p.handle = h;
+  PendingCalc p = PendingCalc::After(e, h);
   p.type = static_cast<int8_t>(k_.ht_commandlist);
   p.cl = ci;
   t_.threads.Expect(p);
@@ -131,12 +126,7 @@ int32_t CommandListTracker::RecycleCreate(const Event& e, uint64_t h, int32_t d,
   } else {
     To(ci, State::kRecycleCreateFailed, e);
   }
-  PendingCalc p;
-  p.tid = e.tid;
-  p.after = EndOf(e);
-  p.create_seq = e.seq;
-  p.create_call = e.call;
-  p.handle = h;
+  PendingCalc p = PendingCalc::After(e, h);
   p.cl = ci;
   p.recycle = true;
   t_.threads.Expect(p);

@@ -278,13 +278,7 @@ void GpuTracker::OnKmdCall(const Event& e, const CallMeta& m) {
       Isr isr;
       isr.seq = e.seq;
       isrs_.push_back(isr);
-      Deadline d;
-      d.kind = Deadline::kIsr;
-      d.at = EndOf(e);
-      d.seq = e.seq;
-      d.tid = e.tid;
-      d.call = e.call;
-      d.index = static_cast<int32_t>(isrs_.size() - 1);
+      Deadline d = DeadlineOf(Deadline::kIsr, e, static_cast<int32_t>(isrs_.size() - 1));
       AddDeadline(std::move(d));
       return;
     }
@@ -492,13 +486,7 @@ void GpuTracker::CheckDx6Swaps(const Event& e) {
 }
 
 void GpuTracker::OnDeviceDestroyed(const Event& e, int32_t ic) {
-  Deadline d;
-  d.kind = Deadline::kDeviceDrained;
-  d.at = EndOf(e);
-  d.seq = e.seq;
-  d.tid = e.tid;
-  d.call = e.call;
-  d.index = ic;
+  Deadline d = DeadlineOf(Deadline::kDeviceDrained, e, ic);
   AddDeadline(std::move(d));
 }
 
@@ -507,13 +495,7 @@ void GpuTracker::OnResourceDestroyed(const Event& e, int32_t o) {
   if (AllocationsOf(o).empty()) return;
   if (ob.primary && !ob.shared) {
     // R69: deallocated inside this DestroyResource.
-    Deadline d;
-    d.kind = Deadline::kPrimaryDeallocated;
-    d.at = EndOf(e);
-    d.seq = e.seq;
-    d.tid = e.tid;
-    d.call = e.call;
-    d.index = o;
+    Deadline d = DeadlineOf(Deadline::kPrimaryDeallocated, e, o);
     AddDeadline(std::move(d));
   } else if (ob.shared && ob.device >= 0) {
     Device(ob.device).destroyed_shared.push_back(o);
@@ -525,13 +507,7 @@ void GpuTracker::OnResourceDestroyed(const Event& e, int32_t o) {
 void GpuTracker::OnFlush(const Event& e, int32_t ic) {
   DeviceWork& x = Device(ic);
   // R68: the shared resources destroyed before this Flush are deallocated by its end.
-  Deadline d;
-  d.kind = Deadline::kFlushDeallocates;
-  d.at = EndOf(e);
-  d.seq = e.seq;
-  d.tid = e.tid;
-  d.call = e.call;
-  d.index = ic;
+  Deadline d = DeadlineOf(Deadline::kFlushDeallocates, e, ic);
   for (int32_t o : x.destroyed_shared)
     if (!Deallocated(o, e.seq)) d.objs.push_back(o);
   x.destroyed_shared.clear();

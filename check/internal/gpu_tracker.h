@@ -53,6 +53,18 @@ struct Deadline {
   uint64_t fence = 0;
 };
 
+// A deadline of `kind` about record `index`, judged once call `e` has returned.
+inline Deadline DeadlineOf(Deadline::Kind kind, const Event& e, int32_t index) {
+  Deadline d;
+  d.kind = kind;
+  d.at = EndOf(e);
+  d.seq = e.seq;
+  d.tid = e.tid;
+  d.call = e.call;
+  d.index = index;
+  return d;
+}
+
 // R68: a submission (pfnRenderCb) on its way through the kernel to a fence.
 struct Submission {
   int32_t ctx = -1;

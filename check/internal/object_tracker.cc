@@ -37,13 +37,8 @@ void ObjectTracker::OnCreate(const Event& e, const CallMeta& m, int32_t ic) {
   if (uint64_t rt = Arg(e, m.rt)) Slot(rt).rtobj = o;
   To(o, State::kAlive, e);
   if (m.object_type >= 0) {
-    PendingCalc p;
+    PendingCalc p = PendingCalc::After(e, h);
     p.expected = ctx(ic).dc_support || t_.contexts.caps_build2();
-    p.tid = e.tid;
-    p.after = EndOf(e);
-    p.create_seq = e.seq;
-    p.create_call = e.call;
-    p.handle = h;
     p.type = m.object_type;
     t_.threads.Expect(p);
   }
