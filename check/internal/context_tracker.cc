@@ -50,11 +50,7 @@ int32_t ContextTracker::New(bool dc, uint64_t handle, uint64_t core, int32_t dev
   return c;
 }
 
-int32_t ContextTracker::ContextOf(const Event& e, const CallMeta& m) {
-  uint64_t h = Arg(e, m.hdevice);
-  if (h == 0) return -1;
-  int32_t c = Slot(h).ctx;
-  if (c >= 0) return c;
+int32_t ContextTracker::NewImplicit(uint64_t h, const CallMeta& m, const Event& e) {
   return New(GuessDc(h, m, e), h, 0, -1, /*implicit=*/true, e);
 }
 

@@ -86,7 +86,12 @@ class ContextTracker : public TrackerBase {
               const Event& e);
   // The context whose table a device call went through (creating an implicit one for an
   // hDevice the trace never created: a trace may start after CreateDevice).
-  int32_t ContextOf(const Event& e, const CallMeta& m);
+  int32_t ContextOf(const Event& e, const CallMeta& m) {
+    uint64_t h = Arg(e, m.hdevice);
+    if (h == 0) return -1;
+    int32_t c = Slot(h).ctx;
+    return c >= 0 ? c : NewImplicit(h, m, e);
+  }
   // The DC a pCreateCommandList/pCreateDeferredContext names (implicit DC if unknown).
   int32_t DcOf(const Event& e, uint64_t h, int32_t device);
   // A fragment's implicit context learns its core layer from the first callback made inside
@@ -132,6 +137,7 @@ class ContextTracker : public TrackerBase {
   void OnIcSubmit(const Event& e, int32_t ic);
 
  private:
+  int32_t NewImplicit(uint64_t h, const CallMeta& m, const Event& e);
   bool GuessDc(uint64_t h, const CallMeta& m, const Event& e);
   void BuildEvidence();
   // Clears a DC's recording (queries, maps, bindings) for the next one.

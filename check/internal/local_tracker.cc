@@ -140,7 +140,9 @@ void LocalTracker::OnOpen(const Event& e, const CallMeta& m, int32_t dc) {
 void LocalTracker::CountOpen(const Local& l, int delta) {
   if (static_cast<size_t>(l.dc) >= open_on_.size()) open_on_.resize(l.dc + 1, 0);
   open_on_[l.dc] += delta;
-  open_of_[TargetKey(l.is_cl, l.target)] += delta;
+  std::vector<uint32_t>& of = open_of_[l.is_cl ? 1 : 0];
+  if (static_cast<size_t>(l.target) >= of.size()) of.resize(l.target + 1, 0);
+  of[l.target] += delta;
 }
 
 void LocalTracker::Close(int32_t l, const Event& e) {

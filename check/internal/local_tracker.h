@@ -57,8 +57,8 @@ class LocalTracker : public TrackerBase {
     return static_cast<size_t>(dc) < open_on_.size() ? open_on_[dc] : 0;
   }
   uint32_t OpenLocalsOf(bool is_cl, int32_t target) const {
-    auto it = open_of_.find(TargetKey(is_cl, target));
-    return it == open_of_.end() ? 0 : it->second;
+    const std::vector<uint32_t>& v = open_of_[is_cl ? 1 : 0];
+    return static_cast<size_t>(target) < v.size() ? v[target] : 0;
   }
   // Closes local `l` (no judgement).
   void Close(int32_t l, const Event& e);
@@ -85,10 +85,8 @@ class LocalTracker : public TrackerBase {
   // R55/R56: a local open's argument structure; the open local of the dependency or -1.
   int32_t OpenDependency(const Event& e, const CallMeta& m, int32_t dc, int32_t target, bool is_cl);
   static uint64_t OpenKey(int32_t dc, bool is_cl, int32_t target) {
-    return (static_cast<uint64_t>(dc) << 33) | TargetKey(is_cl, target);
-  }
-  static uint64_t TargetKey(bool is_cl, int32_t target) {
-    return (uint64_t{is_cl} << 32) | static_cast<uint32_t>(target);
+    return (static_cast<uint64_t>(dc) << 33) | (uint64_t{is_cl} << 32) |
+           static_cast<uint32_t>(target);
   }
   // Counts one more (delta 1) or one less (-1) open local handle of `l`'s DC and target.
   void CountOpen(const Local& l, int delta);
@@ -97,8 +95,8 @@ class LocalTracker : public TrackerBase {
   std::vector<Local> locals_;
   // (dc << 33 | is_cl << 32 | target) -> open local index (R58).
   absl::flat_hash_map<uint64_t, int32_t> open_local_;
-  std::vector<uint32_t> open_on_;                    // by DC: open local handles
-  absl::flat_hash_map<uint64_t, uint32_t> open_of_;  // (is_cl << 32 | target) -> open locals
+  std::vector<uint32_t> open_on_;     // by DC: open local handles
+  std::vector<uint32_t> open_of_[2];  // [is_cl] by IC object / command list: open locals
   // The IC's CheckDeferredContextHandleSizes answer: (HandleType, DriverPrivateSize).
   absl::flat_hash_map<int32_t, std::vector<std::pair<uint64_t, uint64_t>>> sizes_;
   // R37: CalcDeferredContextHandleSize(HT_COMMANDLIST) answer after a list's creation.
