@@ -58,5 +58,21 @@ TEST(ThreadTrackerTest, CancelDropsOnlyTheFailedCreationsObligation) {
   EXPECT_EQ(threads.Pending(1), nullptr);
 }
 
+TEST(ThreadTrackerTest, ObligationAfterACreationStartsAtItsExit) {
+  format::Event e;
+  e.seq = 10;
+  e.end = 13;
+  e.tid = 4;
+  e.call = format::CallId::kInvalid;
+  PendingCalc p = PendingCalc::After(e, 77);
+  EXPECT_EQ(p.tid, 4u);
+  EXPECT_EQ(p.create_seq, 10u);
+  EXPECT_EQ(p.after, 13u);
+  EXPECT_EQ(p.handle, 77u);
+  EXPECT_TRUE(p.expected);
+  e.end = 0;  // never returned: no later call answers it
+  EXPECT_EQ(PendingCalc::After(e, 77).after, ~uint64_t{0});
+}
+
 }  // namespace
 }  // namespace cltrace::check::internal

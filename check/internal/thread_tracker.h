@@ -36,6 +36,18 @@ struct PendingCalc {
   // A missing Calc is judged only when the device shows DC support; a Calc that follows is
   // accepted either way (a fragment or late attach may lack the support evidence).
   bool expected = true;
+
+  // The obligation the IC creation `e` of `handle` leaves its thread (type, cl, recycle and
+  // expected are the caller's).
+  static PendingCalc After(const format::Event& e, uint64_t handle) {
+    PendingCalc p;
+    p.tid = e.tid;
+    p.after = e.end == 0 ? ~uint64_t{0} : e.end;  // a call that never returned: never
+    p.create_seq = e.seq;
+    p.create_call = e.call;
+    p.handle = handle;
+    return p;
+  }
 };
 
 class ThreadTracker {

@@ -1,0 +1,96 @@
+#include "check/internal/check_env.h"
+
+namespace cltrace::check::internal {
+
+CheckEnv::CheckEnv(const CheckOptions& options)
+    : options_(options), table_(CallTable::Get()), k_(table_.constants()) {}
+
+void CheckEnv::Begin(absl::Span<const Event> events, const format::TokenTable& handles) {
+  events_ = events;
+  handles_ = &handles;
+  result_ = CheckResult();
+  slots_.assign(handles.size() + 1, HandleSlot());
+}
+
+void CheckEnv::FlagAt(Rule rule, uint64_t seq, uint32_t tid, CallId call, bool dc_table,
+                      uint64_t handle, std::string message, const Ring* last, Severity severity) {
+  if (!On(rule)) return;
+  CheckResult& r = result_;
+  if (r.violations.size() + r.warnings.size() >= options_.max_findings) {
+    ++r.dropped_findings;
+    return;
+  }
+  Violation v;
+  v.rule = rule;
+  v.severity = severity;
+  v.seq = seq;
+  v.tid = tid;
+  v.call = call;
+  v.dc_table = dc_table;
+  v.handle = handle;
+  v.message = std::move(message);
+  if (last != nullptr)
+    for (int i = 0; i < last->n; ++i) v.last.push_back(last->t[i]);
+  (severity == Severity::kError ? r.violations : r.warnings).push_back(std::move(v));
+}
+
+absl::Span<const uint64_t> CheckEnv::ArrayElems(const Event& e, const CallMeta& m, size_t i,
+                                                uint32_t* count) const {
+  size_t offset = m.fixed_count;
+  for (size_t a = 0; a < m.arrays.size(); ++a) {
+    uint64_t v = Arg(e, m.arrays[a].field);
+    size_t n = v == 0 ? 0 : static_cast<size_t>(v - 1);
+    size_t len = n * m.arrays[a].stride;
+    if (a == i) {
+      if (offset + len > e.args.size()) {
+        *count = 0;
+        return {};
+      }
+      *count = static_cast<uint32_t>(n);
+      return absl::MakeConstSpan(e.args.data() + offset, len);
+    }
+    offset += len;
+  }
+  *count = 0;
+  return {};
+}
+
+const Event* CheckEnv::FindSeq(uint64_t seq) const {
+  auto it = std::lower_bound(events_.begin(), events_.end(), seq,
+                             [](const Event& e, uint64_t s) { return e.seq < s; });
+  return it != events_.end() && it->seq == seq ? &*it : nullptr;
+}
+
+bool CheckEnv::IsAncestor(const Event& e, uint64_t anc) const {
+  uint64_t p = e.parent;
+  while (p != 0) {
+    if (p == anc) return true;
+    if (p < anc) return false;
+    const Event* pe = FindSeq(p);
+    if (pe == nullptr) return false;
+    p = pe->parent;
+  }
+  return false;
+}
+
+const Event* CheckEnv::Enclosing(const Event& e) const {
+  uint64_t p = e.parent;
+  while (p != 0) {
+    const Event* pe = FindSeq(p);
+    if (pe == nullptr) return nullptr;
+    if (!IsCallbackLayer(table_[pe->call].layer)) return pe;
+    p = pe->parent;
+  }
+  return nullptr;
+}
+
+std::string CheckEnv::HandleTypeName(int64_t type) {
+  const format::EnumInfo* e = format::FindEnum("D3D11DDI_HANDLETYPE");
+  if (e != nullptr) {
+    auto n = format::NameOfValue(*e, static_cast<uint64_t>(type));
+    if (n) return *n;
+  }
+  return absl::StrCat(type);
+}
+
+}  // namespace cltrace::check::internal

@@ -1,0 +1,173 @@
+// CheckEnv: what every tracker of the contract checker shares -- the findings of a run (rule
+// switches, the max_findings cap, the table the current call went through), a view of the
+// trace (positions, enclosing calls, handle tokens), the per-handle-id slots naming each
+// role's current lifetime, and the transition stream for the observer. It judges nothing;
+// the trackers (command lists, contexts, objects, local handles, kernel/GPU, threads) own
+// the state machines and report through it.
+//
+// Thread-safety: one CheckEnv per Checker, single-threaded.
+//
+// Example:
+//   CheckEnv env(options);
+//   env.Begin(events, handles);
+//   env.Flag(Rule::kR40, e, h, "CommandListExecute on a handle that is not a command list");
+//   CheckResult r = env.TakeResult();
+#ifndef CLTRACE_CHECK_INTERNAL_CHECK_ENV_H_
+#define CLTRACE_CHECK_INTERNAL_CHECK_ENV_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "check/checker.h"
+#include "check/internal/call_meta.h"
+#include "format/catalog.h"
+
+namespace cltrace::check::internal {
+
+using format::CallId;
+using format::Domain;
+using format::Event;
+using format::Layer;
+
+constexpr uint64_t kNeverReturned = ~uint64_t{0};
+inline uint64_t EndOf(const Event& e) { return e.end == 0 ? kNeverReturned : e.end; }
+
+// The last few transitions of one handle lifetime, for "[last: ...]".
+struct Ring {
+  LastTransition t[3];
+  uint8_t n = 0;
+  void Push(State s, uint64_t seq, CallId call) {
+    if (n == 3) {
+      t[0] = t[1];
+      t[1] = t[2];
+      n = 2;
+    }
+    t[n++] = LastTransition{s, seq, call};
+  }
+};
+
+// Per handle id: the current lifetime of each role the id has had (indexes into the
+// trackers' records, -1 none).
+struct HandleSlot {
+  int32_t ctx = -1;
+  int32_t core = -1;  // context whose hRTCoreLayer this is
+  int32_t cl = -1;
+  int32_t obj = -1;
+  int32_t local = -1;
+  int32_t rtobj = -1;    // IC object whose hRT* handle this is
+  int32_t alloc = -1;    // allocation (pfnAllocateCb hAllocation)
+  int32_t surface = -1;  // DX6 buffer surface
+};
+
+class CheckEnv {
+ public:
+  explicit CheckEnv(const CheckOptions& options);
+
+  // Starts a run over `events` (not owned; must outlive the run).
+  void Begin(absl::Span<const Event> events, const format::TokenTable& handles);
+  const CheckResult& result() const { return result_; }
+  CheckResult TakeResult() { return std::move(result_); }
+
+  const CheckOptions& options() const { return options_; }
+  const CallTable& table() const { return table_; }
+  const Constants& k() const { return k_; }
+  void set_observer(TransitionObserver* o) { observer_ = o; }
+  TransitionObserver* observer() const { return observer_; }
+
+  // ---- Findings -------------------------------------------------------------------------
+  bool On(Rule rule) const { return options_.rules.test(RuleIndex(rule)); }
+  // Whether the call being judged went through a DC table (Violation::dc_table).
+  void set_dc_table(bool dc) { dc_table_ = dc; }
+  bool dc_table() const { return dc_table_; }
+  void Flag(Rule rule, const Event& e, uint64_t handle, std::string message,
+            const Ring* last = nullptr, Severity severity = Severity::kError) {
+    FlagAt(rule, e.seq, e.tid, e.call, dc_table_, handle, std::move(message), last, severity);
+  }
+  void FlagAt(Rule rule, uint64_t seq, uint32_t tid, CallId call, bool dc_table, uint64_t handle,
+              std::string message, const Ring* last = nullptr,
+              Severity severity = Severity::kError);
+  void Warn(Rule rule, const Event& e, uint64_t handle, std::string message,
+            const Ring* last = nullptr) {
+    Flag(rule, e, handle, std::move(message), last, Severity::kWarning);
+  }
+
+  // ---- The trace ------------------------------------------------------------------------
+  absl::Span<const Event> events() const { return events_; }
+  static uint64_t Arg(const Event& e, int16_t f) {
+    return f >= 0 && static_cast<size_t>(f) < e.args.size() ? e.args[f] : 0;
+  }
+  // Elements of array number `i` of a call (empty for a NULL array).
+  absl::Span<const uint64_t> ArrayElems(const Event& e, const CallMeta& m, size_t i,
+                                        uint32_t* count) const;
+  // Calls `use` with every non-NULL handle a call names (fields and array elements).
+  template <typename F>
+  void ForEachHandle(const Event& e, const CallMeta& m, F use) const {
+    for (int16_t f : m.handle_fields)
+      if (uint64_t v = Arg(e, f); v != 0) use(v);
+    for (size_t a = 0; a < m.arrays.size(); ++a) {
+      const auto& af = m.arrays[a];
+      if (af.handle_elem[0] < 0) continue;
+      uint32_t n = 0;
+      auto elems = ArrayElems(e, m, a, &n);
+      for (uint32_t i = 0; i < n; ++i)
+        for (int8_t he : af.handle_elem)
+          if (he >= 0 && elems[i * af.stride + he] != 0) use(elems[i * af.stride + he]);
+    }
+  }
+  const Event* FindSeq(uint64_t seq) const;
+  // True if the call at `anc` encloses `e`.
+  bool IsAncestor(const Event& e, uint64_t anc) const;
+  static bool IsCallbackLayer(Layer l) {
+    return l == Layer::kCoreLayer || l == Layer::kKernelCb || l == Layer::kDxgkrnl;
+  }
+  // The nearest enclosing call that is not a callback, or nullptr.
+  const Event* Enclosing(const Event& e) const;
+
+  // ---- Handles --------------------------------------------------------------------------
+  HandleSlot& Slot(uint64_t id) {
+    if (id >= slots_.size()) slots_.resize(std::max<size_t>(id + 1, slots_.size() * 2));
+    return slots_[id];
+  }
+  absl::string_view Token(uint64_t id) const {
+    absl::string_view t = handles_->Token(id);
+    return t.empty() ? absl::string_view("?") : t;
+  }
+  static absl::string_view CallName(CallId c) {
+    const format::CallInfo* ci = format::GetCall(c);
+    return ci ? absl::string_view(ci->name) : absl::string_view("?");
+  }
+  static std::string HandleTypeName(int64_t type);
+  bool IsDeviceRemovedCode(uint32_t hr) const {
+    return hr == k_.deviceremoved || hr == k_.dxgi_deviceremoved;
+  }
+
+  // ---- Transitions ----------------------------------------------------------------------
+  void Emit(HandleRole role, State from, State to, uint32_t lifetime, uint64_t handle,
+            const Event& e, uint64_t context, uint64_t ic_handle, uint32_t recording) {
+    if (observer_ == nullptr) return;
+    TransitionEvent t{role,   from,      to,      lifetime,  handle,   e.seq,
+                      e.call, dc_table_, context, ic_handle, recording};
+    observer_->OnTransition(t);
+  }
+
+ private:
+  const CheckOptions options_;
+  const CallTable& table_;
+  const Constants& k_;
+  TransitionObserver* observer_ = nullptr;
+  absl::Span<const Event> events_;
+  const format::TokenTable* handles_ = nullptr;
+  CheckResult result_;
+  bool dc_table_ = false;
+  std::vector<HandleSlot> slots_;
+};
+
+}  // namespace cltrace::check::internal
+
+#endif  // CLTRACE_CHECK_INTERNAL_CHECK_ENV_H_

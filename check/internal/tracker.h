@@ -1,0 +1,72 @@
+// TrackerBase: what each tracker of the contract checker starts from -- the shared CheckEnv
+// (findings, the trace, handle slots, transitions) and its peers (Trackers), through which
+// one tracker queries another's records (a command list's owning DC, a local handle's IC
+// object). Trackers own their records; peers read and, where a rule's consequence crosses
+// machines (a Finish closes its DC), drive them only through the owner's methods.
+//
+// Thread-safety: none (one set of trackers per Checker, which is single-threaded).
+#ifndef CLTRACE_CHECK_INTERNAL_TRACKER_H_
+#define CLTRACE_CHECK_INTERNAL_TRACKER_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "check/internal/check_env.h"
+
+namespace cltrace::check::internal {
+
+struct Ctx;
+struct CommandList;
+struct Object;
+struct Local;
+struct Trackers;  // check/internal/trackers.h
+
+class TrackerBase {
+ protected:
+  TrackerBase(CheckEnv& env, Trackers& peers)
+      : env_(env), t_(peers), table_(env.table()), k_(env.k()), options_(env.options()) {}
+
+  void Flag(Rule rule, const Event& e, uint64_t handle, std::string message,
+            const Ring* last = nullptr) {
+    env_.Flag(rule, e, handle, std::move(message), last);
+  }
+  void Warn(Rule rule, const Event& e, uint64_t handle, std::string message,
+            const Ring* last = nullptr) {
+    env_.Warn(rule, e, handle, std::move(message), last);
+  }
+  void FlagAt(Rule rule, uint64_t seq, uint32_t tid, CallId call, bool dc_table, uint64_t handle,
+              std::string message) {
+    env_.FlagAt(rule, seq, tid, call, dc_table, handle, std::move(message));
+  }
+  static uint64_t Arg(const Event& e, int16_t f) { return CheckEnv::Arg(e, f); }
+  absl::Span<const uint64_t> ArrayElems(const Event& e, const CallMeta& m, size_t i,
+                                        uint32_t* count) const {
+    return env_.ArrayElems(e, m, i, count);
+  }
+  HandleSlot& Slot(uint64_t id) { return env_.Slot(id); }
+  absl::string_view Token(uint64_t id) const { return env_.Token(id); }
+  static absl::string_view CallName(CallId c) { return CheckEnv::CallName(c); }
+  static std::string HandleTypeName(int64_t type) { return CheckEnv::HandleTypeName(type); }
+  const Event* Enclosing(const Event& e) const { return env_.Enclosing(e); }
+
+  // Peer records (read-only: a peer changes them through the owner's methods) and queries
+  // (defined in trackers.h).
+  inline const Ctx& ctx(int32_t c) const;
+  inline const CommandList& cl(int32_t i) const;
+  inline const Object& obj(int32_t i) const;
+  inline const Local& local(int32_t i) const;
+  inline std::string CtxName(int32_t c) const;
+  inline bool Complete(int32_t c) const;
+  inline int32_t LookupCtx(uint64_t h);
+
+  CheckEnv& env_;
+  Trackers& t_;
+  const CallTable& table_;
+  const Constants& k_;
+  const CheckOptions& options_;
+};
+
+}  // namespace cltrace::check::internal
+
+#endif  // CLTRACE_CHECK_INTERNAL_TRACKER_H_
