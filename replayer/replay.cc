@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -151,6 +152,116 @@ absl::StatusOr<ReplayResult> Replay(const ReplayOptions& options, absl::Span<con
   return Replay(options, events, handles, strings, no_contents);
 }
 
+namespace {
+
+// The refusal of --threads single --kernel model for a recording whose kernel took calls in an
+// order one replay thread cannot make: one replay thread issues the calls one after another,
+// so the model sees kernel calls in that order. A recording whose kernel took them in another
+// order (several threads inside the kernel at once) cannot replay identically that way: a
+// divergence on a clean trace would be a false alarm, so such traces are refused up front.
+bool RefuseSingleThreadKernelOrder(const internal::Plan& plan, const ReplayOptions& options,
+                                   ReplayResult* result) {
+  if (options.kernel != KernelMode::kModel || options.threads != ThreadMode::kSingle ||
+      plan.tids.size() <= 1) {
+    return false;
+  }
+  std::optional<std::pair<uint32_t, uint32_t>> c = internal::SingleThreadKernelOrderConflict(plan);
+  if (!c) return false;
+  const Event& first = plan.events[c->first];
+  const Event& later = plan.events[c->second];
+  result->outcome = Outcome::kBadInput;
+  result->bad_seq = later.seq;
+  result->bad_tid = later.tid;
+  result->bad_call = later.call;
+  result->bad_message = absl::StrFormat(
+      "--threads single --kernel model cannot replay this recording: its kernel took this "
+      "call (tid %d) before %s seq %d (tid %d), which one replay thread must make first "
+      "(several threads were inside the kernel at once); replay it with --threads recorded",
+      later.tid, CallName(first.call), first.seq, first.tid);
+  result->calls = plan.covered;
+  return true;
+}
+
+// Configures the driver for this replay: --inject faults and the reference driver's
+// configuration from CLTRACE_REFDRIVER_CONFIG, whose DX6 planted bugs go to the DX6 driver
+// (*dx6_bug) and the rest to the D3D11 driver.
+absl::Status ConfigureDriver(internal::Driver& d, const ReplayOptions& options,
+                             gpu::PlantedBug* dx6_bug) {
+  std::string d3d11_config;
+  bool dx6_items = false;
+  const char* env_config = std::getenv("CLTRACE_REFDRIVER_CONFIG");
+  *dx6_bug = internal::Dx6BugFromConfig(env_config == nullptr ? "" : env_config, &d3d11_config,
+                                        &dx6_items);
+  const std::string* base_config = dx6_items ? &d3d11_config : nullptr;
+  if (!options.injections.empty()) {
+    if (!d.configurable()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--inject needs a driver with the reference driver's configuration interface "
+          "(CltraceRefDriverConfigure); ",
+          d.path(), " does not export it, and the replayer never fakes a driver's answer"));
+    }
+    return d.Configure(InjectionItems(options.injections), base_config);
+  }
+  if (dx6_items && d.configurable()) return d.Configure("", base_config);
+  d.ResetConfiguration();
+  return absl::OkStatus();
+}
+
+using KernelOrder = absl::flat_hash_map<uint32_t, uint64_t>;
+using RunOnce = absl::FunctionRef<absl::Status(const KernelOrder&, ReplayResult*)>;
+
+// The seq of the first divergence if it is a departure from the recorded kernel layer, else 0.
+uint64_t KernelDeparture(const ReplayResult& r) {
+  if (r.outcome != Outcome::kDivergent || r.divergences.empty()) return 0;
+  const Divergence& first = r.divergences.front();
+  const bool kernel = absl::StartsWith(first.expected, "kernel layer: ") ||
+                      absl::StartsWith(first.expected, "the kernel answers ");
+  return kernel ? first.seq : 0;
+}
+
+// --kernel model, recorded threads: a kernel thunk that made no kernel-layer call of its own
+// is placed in the kernel's order at its exit, and where the recording's kernel really took
+// it is not in the trace. When the replay departs from the recorded kernel layer inside the
+// span of such a thunk, the thunk is tried at its entry and right before the departure
+// instead; a placement is kept when the replay then gets further. Deterministic: the
+// candidates are tried in a fixed order and each replay of a placement gives one result.
+absl::Status RepairKernelOrder(const internal::Plan& plan, const ReplayResult& fresh, RunOnce run,
+                               ReplayResult* result) {
+  const std::vector<uint32_t> ambiguous = internal::AmbiguousKernelThunks(plan);
+  KernelOrder order;
+  constexpr int kMaxRepairs = 32;
+  for (int repair = 0; repair < kMaxRepairs; ++repair) {
+    const uint64_t at = KernelDeparture(*result);
+    if (at == 0) break;
+    bool improved = false;
+    for (uint32_t i : ambiguous) {
+      const Event& e = plan.events[i];
+      if (e.seq >= at || e.end <= at || order.contains(i)) continue;
+      for (uint64_t key : {e.seq, at - 1}) {
+        KernelOrder tried = order;
+        tried[i] = key;
+        ReplayResult r = fresh;
+        if (absl::Status s = run(tried, &r); !s.ok()) return s;
+        const uint64_t next = KernelDeparture(r);
+        const bool further = r.outcome == Outcome::kIdentical ||
+                             (r.outcome == Outcome::kDivergent && !r.divergences.empty() &&
+                              r.divergences.front().seq > at);
+        if (further && (next == 0 || next > at)) {
+          order = std::move(tried);
+          *result = std::move(r);
+          improved = true;
+          break;
+        }
+      }
+      if (improved) break;
+    }
+    if (!improved) break;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<ReplayResult> Replay(const ReplayOptions& options, absl::Span<const Event> events,
                                     const format::TokenTable& handles,
                                     const format::TokenTable& strings,
@@ -173,58 +284,14 @@ absl::StatusOr<ReplayResult> Replay(const ReplayOptions& options, absl::Span<con
     result.calls = plan.covered;
     return result;
   }
-  // --threads single --kernel model: one replay thread issues the calls one after another, so
-  // the model sees kernel calls in that order. A recording whose kernel took them in another
-  // order (several threads inside the kernel at once) cannot replay identically that way: a
-  // divergence on a clean trace would be a false alarm, so such traces are refused up front.
-  if (options.kernel == KernelMode::kModel && options.threads == ThreadMode::kSingle &&
-      plan.tids.size() > 1) {
-    if (std::optional<std::pair<uint32_t, uint32_t>> c =
-            internal::SingleThreadKernelOrderConflict(plan)) {
-      const Event& first = plan.events[c->first];
-      const Event& later = plan.events[c->second];
-      result.outcome = Outcome::kBadInput;
-      result.bad_seq = later.seq;
-      result.bad_tid = later.tid;
-      result.bad_call = later.call;
-      result.bad_message = absl::StrFormat(
-          "--threads single --kernel model cannot replay this recording: its kernel took this "
-          "call (tid %d) before %s seq %d (tid %d), which one replay thread must make first "
-          "(several threads were inside the kernel at once); replay it with --threads recorded",
-          later.tid, CallName(first.call), first.seq, first.tid);
-      result.calls = plan.covered;
-      return result;
-    }
-  }
+  if (RefuseSingleThreadKernelOrder(plan, options, &result)) return result;
   absl::StatusOr<std::unique_ptr<internal::Driver>> driver =
       internal::Driver::Load(options.driver_path);
   if (!driver.ok()) return driver.status();
   internal::Driver& d = **driver;
-  // The DX6 driver's planted bugs ride in the reference driver's configuration; the D3D11
-  // driver gets the rest.
-  std::string d3d11_config;
-  bool dx6_items = false;
-  const char* env_config = std::getenv("CLTRACE_REFDRIVER_CONFIG");
-  const gpu::PlantedBug dx6_bug = internal::Dx6BugFromConfig(
-      env_config == nullptr ? "" : env_config, &d3d11_config, &dx6_items);
-  const std::string* base_config = dx6_items ? &d3d11_config : nullptr;
-  if (!options.injections.empty()) {
-    if (!d.configurable()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "--inject needs a driver with the reference driver's configuration interface "
-          "(CltraceRefDriverConfigure); ",
-          d.path(), " does not export it, and the replayer never fakes a driver's answer"));
-    }
-    if (absl::Status s = d.Configure(InjectionItems(options.injections), base_config); !s.ok()) {
-      return s;
-    }
-  } else if (dx6_items && d.configurable()) {
-    if (absl::Status s = d.Configure("", base_config); !s.ok()) return s;
-  } else {
-    d.ResetConfiguration();
-  }
-  auto run = [&](const absl::flat_hash_map<uint32_t, uint64_t>& order,
-                 ReplayResult* out) -> absl::Status {
+  gpu::PlantedBug dx6_bug = gpu::PlantedBug::kNone;
+  if (absl::Status s = ConfigureDriver(d, options, &dx6_bug); !s.ok()) return s;
+  auto run = [&](const KernelOrder& order, ReplayResult* out) -> absl::Status {
     d.ClearViolations();
     internal::Session session(plan, options, &d);
     session.SetKernelOrderOverride(order);
@@ -234,60 +301,13 @@ absl::StatusOr<ReplayResult> Replay(const ReplayOptions& options, absl::Span<con
     return absl::OkStatus();
   };
   const ReplayResult fresh = result;
-  absl::flat_hash_map<uint32_t, uint64_t> order;
-  if (absl::Status s = run(order, &result); !s.ok()) {
-    d.ResetConfiguration();
-    return s;
-  }
-  // --kernel model, recorded threads: a kernel thunk that made no kernel-layer call of its own
-  // is placed in the kernel's order at its exit, and where the recording's kernel really took
-  // it is not in the trace. When the replay departs from the recorded kernel layer inside the
-  // span of such a thunk, the thunk is tried at its entry and right before the departure
-  // instead; a placement is kept when the replay then gets further. Deterministic: the
-  // candidates are tried in a fixed order and each replay of a placement gives one result.
-  if (options.kernel == KernelMode::kModel && options.threads == ThreadMode::kRecorded &&
-      plan.tids.size() > 1) {
-    const std::vector<uint32_t> ambiguous = internal::AmbiguousKernelThunks(plan);
-    auto kernel_departure = [](const ReplayResult& r) -> uint64_t {
-      if (r.outcome != Outcome::kDivergent || r.divergences.empty()) return 0;
-      const Divergence& first = r.divergences.front();
-      const bool kernel = absl::StartsWith(first.expected, "kernel layer: ") ||
-                          absl::StartsWith(first.expected, "the kernel answers ");
-      return kernel ? first.seq : 0;
-    };
-    constexpr int kMaxRepairs = 32;
-    for (int repair = 0; repair < kMaxRepairs; ++repair) {
-      const uint64_t at = kernel_departure(result);
-      if (at == 0) break;
-      bool improved = false;
-      for (uint32_t i : ambiguous) {
-        const Event& e = plan.events[i];
-        if (e.seq >= at || e.end <= at || order.contains(i)) continue;
-        for (uint64_t key : {e.seq, at - 1}) {
-          absl::flat_hash_map<uint32_t, uint64_t> tried = order;
-          tried[i] = key;
-          ReplayResult r = fresh;
-          if (absl::Status s = run(tried, &r); !s.ok()) {
-            d.ResetConfiguration();
-            return s;
-          }
-          const uint64_t next = kernel_departure(r);
-          const bool further = r.outcome == Outcome::kIdentical ||
-                               (r.outcome == Outcome::kDivergent && !r.divergences.empty() &&
-                                r.divergences.front().seq > at);
-          if (further && (next == 0 || next > at)) {
-            order = std::move(tried);
-            result = std::move(r);
-            improved = true;
-            break;
-          }
-        }
-        if (improved) break;
-      }
-      if (!improved) break;
-    }
+  absl::Status status = run(KernelOrder(), &result);
+  if (status.ok() && options.kernel == KernelMode::kModel &&
+      options.threads == ThreadMode::kRecorded && plan.tids.size() > 1) {
+    status = RepairKernelOrder(plan, fresh, run, &result);
   }
   d.ResetConfiguration();
+  if (!status.ok()) return status;
   if (absl::Status s = internal::ReplayDx6(plan, options, dx6_bug, &result); !s.ok()) return s;
   return result;
 }
