@@ -18,6 +18,16 @@ IcObject* NewIcObject(Device* dev, void* memory, uint32_t type) {
   return o;
 }
 
+// The common start of an IC create: the device (NULL: nothing to do), its call count and the
+// handle's memory (R39). Returns the device when the create may go on.
+Device* StartIcCreate(D3D10DDI_HDEVICE hDevice, void* handle, const char* fn, const char* what) {
+  Device* dev = IcDevice(hDevice);
+  if (dev == nullptr) return nullptr;
+  CountCall(dev);
+  if (!CreatableAt(handle, fn, what)) return nullptr;
+  return dev;
+}
+
 bool Blank(const void* p, size_t size) {
   const auto* b = static_cast<const uint8_t*>(p);
   for (size_t i = 0; i < size; ++i) {
@@ -214,6 +224,8 @@ void* LocalToIc(DeferredContext* dc, void* local, uint32_t type, const char* wha
   return it->second.ic;
 }
 
+namespace {
+
 // ---- resources ----
 
 // The size does not depend on the device; an invalid one is reported and the size returned.
@@ -234,10 +246,8 @@ SIZE_T APIENTRY CalcPrivateOpenedResourceSize(D3D10DDI_HDEVICE hDevice,
 void APIENTRY CreateResource(D3D10DDI_HDEVICE hDevice, const D3D11DDIARG_CREATERESOURCE* a,
                              D3D10DDI_HRESOURCE hResource, D3D10DDI_HRTRESOURCE hRTResource) {
   CallScope scope("CreateResource");
-  Device* dev = IcDevice(hDevice);
+  Device* dev = StartIcCreate(hDevice, hResource.pDrvPrivate, "CreateResource", "hResource");
   if (dev == nullptr) return;
-  CountCall(dev);
-  if (!CreatableAt(hResource.pDrvPrivate, "CreateResource", "hResource")) return;
   // A removal reported here fails the create: the runtime frees the handle without a
   // DestroyResource, so nothing may be allocated for it (R70).
   if (MaybeReportRemoved(dev, nullptr)) return;
@@ -278,20 +288,11 @@ void APIENTRY CreateResource(D3D10DDI_HDEVICE hDevice, const D3D11DDIARG_CREATER
   o->allocation = allocation->value;
 }
 
-void APIENTRY CreateResourceHotSwapped(D3D10DDI_HDEVICE hDevice,
-                                       const D3D11DDIARG_CREATERESOURCE* a,
-                                       D3D10DDI_HRESOURCE hResource,
-                                       D3D10DDI_HRTRESOURCE hRTResource) {
-  CreateResource(hDevice, a, hResource, hRTResource);
-}
-
 void APIENTRY OpenResource(D3D10DDI_HDEVICE hDevice, const D3D10DDIARG_OPENRESOURCE* a,
                            D3D10DDI_HRESOURCE hResource, D3D10DDI_HRTRESOURCE) {
   CallScope scope("OpenResource");
-  Device* dev = IcDevice(hDevice);
+  Device* dev = StartIcCreate(hDevice, hResource.pDrvPrivate, "OpenResource", "hResource");
   if (dev == nullptr) return;
-  CountCall(dev);
-  if (!CreatableAt(hResource.pDrvPrivate, "OpenResource", "hResource")) return;
   IcObject* o = NewIcObject(dev, hResource.pDrvPrivate, D3D10DDI_HT_RESOURCE);
   o->misc_flags = D3D10_DDI_RESOURCE_MISC_SHARED;
   o->memory = new uint8_t[16]();
@@ -358,10 +359,8 @@ SIZE_T APIENTRY CalcPrivateTessellationShaderSize(D3D10DDI_HDEVICE hDevice, cons
 #define CLTRACE_IC_CREATE_VIEW(Name, ArgT, HandleT, RtT, type)                       \
   void APIENTRY Name(D3D10DDI_HDEVICE hDevice, const ArgT* a, HandleT h, RtT) {      \
     CallScope scope(#Name);                                                          \
-    Device* dev = IcDevice(hDevice);                                                 \
+    Device* dev = StartIcCreate(hDevice, h.pDrvPrivate, #Name, "the view handle");   \
     if (dev == nullptr) return;                                                      \
-    CountCall(dev);                                                                  \
-    if (!CreatableAt(h.pDrvPrivate, #Name, "the view handle")) return;               \
     IcObject* o = NewIcObject(dev, h.pDrvPrivate, type);                             \
     if (!ArgPresent(a, #Name, "the view description")) return;                       \
     o->dependency = IcArg(a->hDrvResource.pDrvPrivate, D3D10DDI_HT_RESOURCE, #Name); \
@@ -383,14 +382,12 @@ CLTRACE_IC_CREATE_VIEW(CreateUnorderedAccessView, D3D11DDIARG_CREATEUNORDEREDACC
                        D3D11DDI_HUNORDEREDACCESSVIEW, D3D11DDI_HRTUNORDEREDACCESSVIEW,
                        D3D11DDI_HT_UNORDEREDACCESSVIEW)
 
-#define CLTRACE_IC_CREATE_PLAIN(Name, ArgT, HandleT, RtT, type)               \
-  void APIENTRY Name(D3D10DDI_HDEVICE hDevice, const ArgT*, HandleT h, RtT) { \
-    CallScope scope(#Name);                                                   \
-    Device* dev = IcDevice(hDevice);                                          \
-    if (dev == nullptr) return;                                               \
-    CountCall(dev);                                                           \
-    if (!CreatableAt(h.pDrvPrivate, #Name, "the object handle")) return;      \
-    NewIcObject(dev, h.pDrvPrivate, type);                                    \
+#define CLTRACE_IC_CREATE_PLAIN(Name, ArgT, HandleT, RtT, type)                      \
+  void APIENTRY Name(D3D10DDI_HDEVICE hDevice, const ArgT*, HandleT h, RtT) {        \
+    CallScope scope(#Name);                                                          \
+    Device* dev = StartIcCreate(hDevice, h.pDrvPrivate, #Name, "the object handle"); \
+    if (dev == nullptr) return;                                                      \
+    NewIcObject(dev, h.pDrvPrivate, type);                                           \
   }
 
 CLTRACE_IC_CREATE_PLAIN(CreateElementLayout, D3D10DDIARG_CREATEELEMENTLAYOUT,
@@ -409,10 +406,8 @@ CLTRACE_IC_CREATE_PLAIN(CreateSampler, D3D10_DDI_SAMPLER_DESC, D3D10DDI_HSAMPLER
 void APIENTRY CreateQuery(D3D10DDI_HDEVICE hDevice, const D3D10DDIARG_CREATEQUERY* a,
                           D3D10DDI_HQUERY h, D3D10DDI_HRTQUERY) {
   CallScope scope("CreateQuery");
-  Device* dev = IcDevice(hDevice);
+  Device* dev = StartIcCreate(hDevice, h.pDrvPrivate, "CreateQuery", "hQuery");
   if (dev == nullptr) return;
-  CountCall(dev);
-  if (!CreatableAt(h.pDrvPrivate, "CreateQuery", "hQuery")) return;
   IcObject* o = NewIcObject(dev, h.pDrvPrivate, D3D10DDI_HT_QUERY);
   if (ArgPresent(a, "CreateQuery", "pCreateQuery")) o->query_type = a->Query;
 }
@@ -421,10 +416,8 @@ void APIENTRY CreateQuery(D3D10DDI_HDEVICE hDevice, const D3D10DDIARG_CREATEQUER
   void APIENTRY Name(D3D10DDI_HDEVICE hDevice, const UINT*, D3D10DDI_HSHADER h, \
                      D3D10DDI_HRTSHADER, const SigT*) {                         \
     CallScope scope(#Name);                                                     \
-    Device* dev = IcDevice(hDevice);                                            \
+    Device* dev = StartIcCreate(hDevice, h.pDrvPrivate, #Name, "hShader");      \
     if (dev == nullptr) return;                                                 \
-    CountCall(dev);                                                             \
-    if (!CreatableAt(h.pDrvPrivate, #Name, "hShader")) return;                  \
     NewIcObject(dev, h.pDrvPrivate, D3D10DDI_HT_SHADER);                        \
   }
 
@@ -437,10 +430,8 @@ CLTRACE_IC_CREATE_SHADER(CreateDomainShader, D3D11DDIARG_TESSELLATION_IO_SIGNATU
 void APIENTRY CreateComputeShader(D3D10DDI_HDEVICE hDevice, const UINT*, D3D10DDI_HSHADER h,
                                   D3D10DDI_HRTSHADER) {
   CallScope scope("CreateComputeShader");
-  Device* dev = IcDevice(hDevice);
+  Device* dev = StartIcCreate(hDevice, h.pDrvPrivate, "CreateComputeShader", "hShader");
   if (dev == nullptr) return;
-  CountCall(dev);
-  if (!CreatableAt(h.pDrvPrivate, "CreateComputeShader", "hShader")) return;
   NewIcObject(dev, h.pDrvPrivate, D3D10DDI_HT_SHADER);
 }
 
@@ -555,5 +546,81 @@ CLTRACE_DC_CLOSE(DestroyRasterizerState, D3D10DDI_HRASTERIZERSTATE, D3D10DDI_HT_
 CLTRACE_DC_CLOSE(DestroySampler, D3D10DDI_HSAMPLER, D3D10DDI_HT_SAMPLERSTATE)
 CLTRACE_DC_CLOSE(DestroyShader, D3D10DDI_HSHADER, D3D10DDI_HT_SHADER)
 CLTRACE_DC_CLOSE(DestroyQuery, D3D10DDI_HQUERY, D3D10DDI_HT_QUERY)
+
+// The object slots a DC table fills too, with its context-local open/close (§2.3).
+// clang-format off
+#define CLTRACE_CONTEXT_LOCAL_SLOTS(X) \
+  X(CreateResource) \
+  X(DestroyResource) \
+  X(CreateShaderResourceView) \
+  X(DestroyShaderResourceView) \
+  X(CreateRenderTargetView) \
+  X(DestroyRenderTargetView) \
+  X(CreateDepthStencilView) \
+  X(DestroyDepthStencilView) \
+  X(CreateUnorderedAccessView) \
+  X(DestroyUnorderedAccessView) \
+  X(CreateElementLayout) \
+  X(DestroyElementLayout) \
+  X(CreateBlendState) \
+  X(DestroyBlendState) \
+  X(CreateDepthStencilState) \
+  X(DestroyDepthStencilState) \
+  X(CreateRasterizerState) \
+  X(DestroyRasterizerState) \
+  X(CreateSampler) \
+  X(DestroySampler) \
+  X(CreateQuery) \
+  X(DestroyQuery) \
+  X(CreateVertexShader) \
+  X(CreateGeometryShader) \
+  X(CreatePixelShader) \
+  X(CreateHullShader) \
+  X(CreateDomainShader) \
+  X(CreateComputeShader) \
+  X(DestroyShader)
+// clang-format on
+
+// The IC-only object slots: the sizes and OpenResource (the DC table leaves them NULL, §2.3).
+// clang-format off
+#define CLTRACE_IC_ONLY_OBJECT_SLOTS(X) \
+  X(CalcPrivateResourceSize) \
+  X(CalcPrivateOpenedResourceSize) \
+  X(OpenResource) \
+  X(CalcPrivateShaderResourceViewSize) \
+  X(CalcPrivateRenderTargetViewSize) \
+  X(CalcPrivateDepthStencilViewSize) \
+  X(CalcPrivateUnorderedAccessViewSize) \
+  X(CalcPrivateElementLayoutSize) \
+  X(CalcPrivateBlendStateSize) \
+  X(CalcPrivateDepthStencilStateSize) \
+  X(CalcPrivateRasterizerStateSize) \
+  X(CalcPrivateShaderSize) \
+  X(CalcPrivateTessellationShaderSize) \
+  X(CalcPrivateSamplerSize) \
+  X(CalcPrivateQuerySize)
+// clang-format on
+
+}  // namespace
+
+void APIENTRY CreateResourceHotSwapped(D3D10DDI_HDEVICE hDevice,
+                                       const D3D11DDIARG_CREATERESOURCE* a,
+                                       D3D10DDI_HRESOURCE hResource,
+                                       D3D10DDI_HRTRESOURCE hRTResource) {
+  CreateResource(hDevice, a, hResource, hRTResource);
+}
+
+void FillObjectSlots(D3D11DDI_DEVICEFUNCS* t, bool dc) {
+#define CLTRACE_IC_SLOT(Name) t->pfn##Name = &Name;
+#define CLTRACE_DC_SLOT(Name) t->pfn##Name = &Dc##Name;
+  if (dc) {
+    CLTRACE_CONTEXT_LOCAL_SLOTS(CLTRACE_DC_SLOT)
+  } else {
+    CLTRACE_CONTEXT_LOCAL_SLOTS(CLTRACE_IC_SLOT)
+    CLTRACE_IC_ONLY_OBJECT_SLOTS(CLTRACE_IC_SLOT)
+  }
+#undef CLTRACE_IC_SLOT
+#undef CLTRACE_DC_SLOT
+}
 
 }  // namespace cltrace::refdriver

@@ -608,37 +608,39 @@ void APIENTRY GenMips(D3D10DDI_HDEVICE h, D3D10DDI_HSHADERRESOURCEVIEW v) {
 
 // ---- queries ----
 
-template <bool kDc>
-void APIENTRY QueryBegin(D3D10DDI_HDEVICE h, D3D10DDI_HQUERY q) {
-  PipeCall<kDc> c(h, "QueryBegin", false, false);
+// QueryBegin/QueryEnd: on a DC the query joins the recording (building_queries tracks the ones
+// begun and not ended); on the IC the query is begun (state 1) or ended (state 2, answered by
+// the next submit's fence).
+template <bool kDc, bool kEnd>
+void MarkQuery(D3D10DDI_HDEVICE h, D3D10DDI_HQUERY q) {
+  const char* fn = kEnd ? "QueryEnd" : "QueryBegin";
+  PipeCall<kDc> c(h, fn, false, false);
   if (!c.ok()) return;
-  IcObject* o = c.Ic(q.pDrvPrivate, D3D10DDI_HT_QUERY, "QueryBegin");
+  IcObject* o = c.Ic(q.pDrvPrivate, D3D10DDI_HT_QUERY, fn);
   if (o == nullptr) return;
   if constexpr (kDc) {
-    c.dc()->building_queries.insert(q.pDrvPrivate);
+    if constexpr (kEnd) {
+      c.dc()->building_queries.erase(q.pDrvPrivate);
+    } else {
+      c.dc()->building_queries.insert(q.pDrvPrivate);
+    }
     c.dc()->rec.queries.push_back(o);
   } else {
-    o->ic_query_state = 1;
+    o->ic_query_state = kEnd ? 2 : 1;
+    if constexpr (kEnd) o->query_fence = c.dev()->submits + 1;
     MaybeReportRemoved(c.dev(), nullptr);
   }
-  c.Generic(refcmd::kQueryBegin, reinterpret_cast<uint64_t>(o));
+  c.Generic(kEnd ? refcmd::kQueryEnd : refcmd::kQueryBegin, reinterpret_cast<uint64_t>(o));
+}
+
+template <bool kDc>
+void APIENTRY QueryBegin(D3D10DDI_HDEVICE h, D3D10DDI_HQUERY q) {
+  MarkQuery<kDc, /*kEnd=*/false>(h, q);
 }
 
 template <bool kDc>
 void APIENTRY QueryEnd(D3D10DDI_HDEVICE h, D3D10DDI_HQUERY q) {
-  PipeCall<kDc> c(h, "QueryEnd", false, false);
-  if (!c.ok()) return;
-  IcObject* o = c.Ic(q.pDrvPrivate, D3D10DDI_HT_QUERY, "QueryEnd");
-  if (o == nullptr) return;
-  if constexpr (kDc) {
-    c.dc()->building_queries.erase(q.pDrvPrivate);
-    c.dc()->rec.queries.push_back(o);
-  } else {
-    o->ic_query_state = 2;
-    o->query_fence = c.dev()->submits + 1;
-    MaybeReportRemoved(c.dev(), nullptr);
-  }
-  c.Generic(refcmd::kQueryEnd, reinterpret_cast<uint64_t>(o));
+  MarkQuery<kDc, /*kEnd=*/true>(h, q);
 }
 
 // ---- dynamic maps (IC and DC) ----

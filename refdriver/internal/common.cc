@@ -1,5 +1,6 @@
 #include "refdriver/internal/common.h"
 
+#include <iterator>
 #include <mutex>
 #include <shared_mutex>
 
@@ -29,37 +30,19 @@ DcShard& ShardOf(const void* h) {
 uintptr_t ThreadTag() { return reinterpret_cast<uintptr_t>(&t_tag); }
 
 const char* ClStateName(ClState s) {
-  switch (s) {
-    case ClState::kValid:
-      return "Valid";
-    case ClState::kRecycleDestroyed:
-      return "RecycleDestroyed";
-    case ClState::kRecycled:
-      return "Recycled";
-    case ClState::kDestroyed:
-      return "Destroyed";
-    case ClState::kFailed:
-      return "Failed";
-  }
-  return "?";
+  // Indexed by the enumerator's value (declaration order).
+  static constexpr const char* kNames[] = {"Valid", "RecycleDestroyed", "Recycled", "Destroyed",
+                                           "Failed"};
+  const size_t i = static_cast<size_t>(s);
+  return i < std::size(kNames) ? kNames[i] : "?";
 }
 
 const char* DcStateName(DcState s) {
-  switch (s) {
-    case DcState::kRecording:
-      return "Recording";
-    case DcState::kFinishing:
-      return "Finishing";
-    case DcState::kClosed:
-      return "Closed";
-    case DcState::kAbandoned:
-      return "Abandoned";
-    case DcState::kDestroyed:
-      return "Destroyed";
-    case DcState::kFailed:
-      return "Failed";
-  }
-  return "?";
+  // Indexed by the enumerator's value (declaration order).
+  static constexpr const char* kNames[] = {"Recording", "Finishing", "Closed",
+                                           "Abandoned", "Destroyed", "Failed"};
+  const size_t i = static_cast<size_t>(s);
+  return i < std::size(kNames) ? kNames[i] : "?";
 }
 
 bool LookupDc(const void* handle, DcEntry* out) {
