@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "format/ddi_abi.h"
+#include "recorder/recorder.h"
 
 namespace cltrace::recorder::testing {
 
@@ -316,6 +317,11 @@ class FakeRuntime {
   DXGI_DDI_BASE_FUNCTIONS dxgi_{};
   std::vector<std::unique_ptr<FakeRtContext>> dcs_;
 };
+
+// The recorder's OpenAdapter around the fake driver's: everything below the adapter recorded.
+inline HRESULT APIENTRY RecordedOpenAdapter(D3D10DDIARG_OPENADAPTER* a) {
+  return OpenAdapter(&FakeOpenAdapter10_2, a);
+}
 
 }  // namespace cltrace::recorder::testing
 
