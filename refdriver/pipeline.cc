@@ -365,20 +365,23 @@ void APIENTRY SoSetTargets(D3D10DDI_HDEVICE h, UINT n, UINT clear, const D3D10DD
   c.Generic(refcmd::kSet, kBindSo, n, reinterpret_cast<uint64_t>(c.state().so[0]));
 }
 
+// SetViewports and SetScissorRects: only the count is state the driver keeps.
+template <bool kDc, uint32_t PipelineState::*kCount, uint32_t kBind>
+void SetRectCount(D3D10DDI_HDEVICE h, const char* fn, UINT n) {
+  PipeCall<kDc> c(h, fn, true, n == 0);
+  if (!c.ok()) return;
+  c.state().*kCount = n;
+  c.Generic(refcmd::kSet, kBind, n);
+}
+
 template <bool kDc>
 void APIENTRY SetViewports(D3D10DDI_HDEVICE h, UINT n, UINT, const D3D10_DDI_VIEWPORT*) {
-  PipeCall<kDc> c(h, "SetViewports", true, n == 0);
-  if (!c.ok()) return;
-  c.state().num_viewports = n;
-  c.Generic(refcmd::kSet, kBindViewports, n);
+  SetRectCount<kDc, &PipelineState::num_viewports, kBindViewports>(h, "SetViewports", n);
 }
 
 template <bool kDc>
 void APIENTRY SetScissorRects(D3D10DDI_HDEVICE h, UINT n, UINT, const D3D10_DDI_RECT*) {
-  PipeCall<kDc> c(h, "SetScissorRects", true, n == 0);
-  if (!c.ok()) return;
-  c.state().num_scissors = n;
-  c.Generic(refcmd::kSet, kBindScissors, n);
+  SetRectCount<kDc, &PipelineState::num_scissors, kBindScissors>(h, "SetScissorRects", n);
 }
 
 template <bool kDc>
@@ -479,19 +482,21 @@ void APIENTRY DrawAuto(D3D10DDI_HDEVICE h) {
   PipeCall<kDc> c(h, "DrawAuto", false, false);
   if (c.ok()) EmitDraw(c, 4, 0);
 }
+// The indirect draws: the argument buffer must be a live resource; the draw is not sized.
 template <bool kDc>
-void APIENTRY DrawInstancedIndirect(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE args, UINT) {
-  PipeCall<kDc> c(h, "DrawInstancedIndirect", false, false);
+void IndirectDraw(D3D10DDI_HDEVICE h, const char* fn, D3D10DDI_HRESOURCE args) {
+  PipeCall<kDc> c(h, fn, false, false);
   if (!c.ok()) return;
-  (void)c.Ic(args.pDrvPrivate, D3D10DDI_HT_RESOURCE, "DrawInstancedIndirect");
+  (void)c.Ic(args.pDrvPrivate, D3D10DDI_HT_RESOURCE, fn);
   EmitDraw(c, 4, 0);
 }
 template <bool kDc>
+void APIENTRY DrawInstancedIndirect(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE args, UINT) {
+  IndirectDraw<kDc>(h, "DrawInstancedIndirect", args);
+}
+template <bool kDc>
 void APIENTRY DrawIndexedInstancedIndirect(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE args, UINT) {
-  PipeCall<kDc> c(h, "DrawIndexedInstancedIndirect", false, false);
-  if (!c.ok()) return;
-  (void)c.Ic(args.pDrvPrivate, D3D10DDI_HT_RESOURCE, "DrawIndexedInstancedIndirect");
-  EmitDraw(c, 4, 0);
+  IndirectDraw<kDc>(h, "DrawIndexedInstancedIndirect", args);
 }
 template <bool kDc>
 void APIENTRY Dispatch(D3D10DDI_HDEVICE h, UINT x, UINT y, UINT z) {
