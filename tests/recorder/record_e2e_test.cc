@@ -50,26 +50,26 @@ class RecordE2eTest : public ::cltrace::testing::CommandTest {
   std::string Trace(const std::string& name) { return dir_ + "/" + name; }
 };
 
-// The `calls: N` line of the runtime-model program.
-uint64_t CallsLine(const std::string& out) {
+// The number the first match of `re` (one group of digits) captures in `text`; 0 if none.
+uint64_t CapturedNumber(const std::string& text, const std::regex& re) {
   std::smatch m;
-  static const std::regex re("calls: ([0-9]+)");
   uint64_t n = 0;
-  if (std::regex_search(out, m, re)) {
+  if (std::regex_search(text, m, re)) {
     EXPECT_TRUE(absl::SimpleAtoi(m[1].str(), &n));
   }
   return n;
 }
 
+// The `calls: N` line of the runtime-model program.
+uint64_t CallsLine(const std::string& out) {
+  static const std::regex re("calls: ([0-9]+)");
+  return CapturedNumber(out, re);
+}
+
 // The OpenAdapter10_2 calls `cltrace record` reports beside the recorded calls.
 uint64_t AdapterOpens(const std::string& err) {
-  std::smatch m;
   static const std::regex re("\\+([0-9]+) OpenAdapter10_2");
-  uint64_t n = 0;
-  if (std::regex_search(err, m, re)) {
-    EXPECT_TRUE(absl::SimpleAtoi(m[1].str(), &n));
-  }
-  return n;
+  return CapturedNumber(err, re);
 }
 
 // Every position used once; per thread, calls in increasing order that nest like a stack
