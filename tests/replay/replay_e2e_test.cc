@@ -164,6 +164,11 @@ class WorkloadReplayTest : public ReplayE2eTest {
     EXPECT_EQ(r.exit, expected_exit) << r.out << r.err;
     return trace;
   }
+  // How many lines of `cltrace dump TRACE` contain `text`.
+  int DumpLinesWith(const std::string& trace, const std::string& text) {
+    Result r = Run(absl::StrCat(CLTRACE_BIN, " dump ", trace, " | grep -c '", text, "'"));
+    return std::atoi(r.out.c_str());
+  }
 };
 
 TEST_F(WorkloadReplayTest, SmallClReplaysIdenticallyAndDeterministically) {
@@ -241,10 +246,7 @@ TEST_F(WorkloadReplayTest, InjectedOutOfMemoryShowsTheDriversReaction) {
 // the count of kernel-layer events in the trace.
 class KernelModelReplayTest : public WorkloadReplayTest {
  public:
-  int KernelLayerEvents(const std::string& trace) {
-    Result r = Run(absl::StrCat(CLTRACE_BIN, " dump ", trace, " | grep -c ' Dxgk'"));
-    return std::atoi(r.out.c_str());
-  }
+  int KernelLayerEvents(const std::string& trace) { return DumpLinesWith(trace, " Dxgk"); }
   static std::string ComparedLine(int n) {
     return absl::StrCat("kernel model: ", n, " kernel-layer calls compared, ");
   }
@@ -434,8 +436,7 @@ TEST_F(KernelModelReplayTest, TheModelReportsTheDriversKernelViolationsOnEveryRe
 class FenceDigestReplayTest : public KernelModelReplayTest {
  public:
   int FenceDigestEvents(const std::string& trace) {
-    Result r = Run(absl::StrCat(CLTRACE_BIN, " dump ", trace, " | grep -c ' GpuFenceRetired('"));
-    return std::atoi(r.out.c_str());
+    return DumpLinesWith(trace, " GpuFenceRetired(");
   }
   static std::string FenceDigestsLine(int n) {
     return absl::StrCat(", fence digests: ", n, " compared\n");
