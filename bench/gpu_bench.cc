@@ -15,52 +15,51 @@
 namespace cltrace::gpu {
 namespace {
 
+// A kernel stack with a device, a context of it and a 64 KiB render target.
+struct SubmitSetup {
+  CollectingViolationSink sink;
+  KernelStack stack{KernelStackOptions{}, &sink};
+  UmdDevice umd{stack.device_callbacks(), stack.kernel().CreateDevice().value()};
+  std::unique_ptr<UmdContext> ctx = umd.CreateContext(0).value();
+  D3DKMT_HALLOCATION rt = umd.Allocate(64 * 1024).value();
+};
+
 // Small submissions: one clear + one draw per pfnRenderCb.
 void BM_GpuSubmitRoundTrip(benchmark::State& state) {
-  CollectingViolationSink sink;
-  KernelStack stack(KernelStackOptions{}, &sink);
-  D3DRTDEVICEHANDLE dev = stack.kernel().CreateDevice().value();
-  UmdDevice umd(stack.device_callbacks(), dev);
-  auto ctx = umd.CreateContext(0).value();
-  auto rt = umd.Allocate(64 * 1024).value();
-  auto tex = umd.Allocate(16 * 1024).value();
+  SubmitSetup s;
+  auto tex = s.umd.Allocate(16 * 1024).value();
   const uint64_t in[] = {tex.value};
   for (auto _ : state) {
-    (void)ctx->Emit(Command::Clear(rt.value, 1));
-    (void)ctx->Emit(Command::Draw(rt.value, in, 7, 300, 0, 1));
-    (void)ctx->Flush();
+    (void)s.ctx->Emit(Command::Clear(s.rt.value, 1));
+    (void)s.ctx->Emit(Command::Draw(s.rt.value, in, 7, 300, 0, 1));
+    (void)s.ctx->Flush();
   }
-  (void)stack.kernel().WaitIdle();
-  const auto st = stack.kernel().stats();
+  (void)s.stack.kernel().WaitIdle();
+  const auto st = s.stack.kernel().stats();
   state.counters["submissions/s"] =
       benchmark::Counter(static_cast<double>(st.submissions), benchmark::Counter::kIsRate);
   state.counters["virtual_us/submission"] =
-      static_cast<double>(stack.kernel().now()) / 1000.0 / static_cast<double>(st.submissions);
+      static_cast<double>(s.stack.kernel().now()) / 1000.0 / static_cast<double>(st.submissions);
   state.SetItemsProcessed(static_cast<int64_t>(st.submissions));
 }
 BENCHMARK(BM_GpuSubmitRoundTrip);
 
 // Larger submissions: `range(0)` draws per pfnRenderCb.
 void BM_GpuSubmitDraws(benchmark::State& state) {
-  CollectingViolationSink sink;
-  KernelStack stack(KernelStackOptions{}, &sink);
-  D3DRTDEVICEHANDLE dev = stack.kernel().CreateDevice().value();
-  UmdDevice umd(stack.device_callbacks(), dev);
-  auto ctx = umd.CreateContext(0).value();
-  auto rt = umd.Allocate(64 * 1024).value();
+  SubmitSetup s;
   std::vector<D3DKMT_HALLOCATION> tex;
-  for (int i = 0; i < 8; ++i) tex.push_back(umd.Allocate(16 * 1024).value());
+  for (int i = 0; i < 8; ++i) tex.push_back(s.umd.Allocate(16 * 1024).value());
   int64_t commands = 0;
   for (auto _ : state) {
     for (int64_t d = 0; d < state.range(0); ++d) {
       const uint64_t in[] = {tex[d % tex.size()].value, tex[(d + 3) % tex.size()].value};
-      (void)ctx->Emit(Command::Draw(rt.value, in, static_cast<uint64_t>(d), 300, 0, 1));
+      (void)s.ctx->Emit(Command::Draw(s.rt.value, in, static_cast<uint64_t>(d), 300, 0, 1));
     }
-    (void)ctx->Flush();
+    (void)s.ctx->Flush();
     commands += state.range(0);
   }
-  (void)stack.kernel().WaitIdle();
-  const auto st = stack.kernel().stats();
+  (void)s.stack.kernel().WaitIdle();
+  const auto st = s.stack.kernel().stats();
   state.counters["submissions/s"] =
       benchmark::Counter(static_cast<double>(st.submissions), benchmark::Counter::kIsRate);
   state.counters["commands/s"] =

@@ -22,6 +22,8 @@
 #include "benchmark/benchmark.h"
 #include "imgui.h"
 #include "inspector/app.h"
+#include "inspector/headless.h"
+#include "inspector/internal/synthetic_model.h"
 #include "inspector/internal/synthetic_trace.h"
 #include "inspector/lifelines_panel.h"
 #include "inspector/loader.h"
@@ -58,10 +60,7 @@ const TraceModel& Model(size_t calls) {
   if (m == nullptr) {
     testing::SyntheticTrace t =
         testing::MakeSmallCommandListTrace({.calls = calls, .dcs = kDeferredContexts});
-    TraceData d;
-    d.path = "synthetic";
-    d.events = std::move(t.events);
-    d.handles = std::move(t.handles);
+    TraceData d = testing::AsTraceData(std::move(t), "synthetic");
     m = *TraceModel::Build(std::move(d));
   }
   return *m;
@@ -109,18 +108,7 @@ BENCHMARK(BM_InspectorLoad)
 // An ImGui context with a built font atlas and no renderer: frames are built, not rasterized.
 class Frames {
  public:
-  Frames() {
-    ctx_ = ImGui::CreateContext();
-    ImGuiIO& io = ImGui::GetIO();
-    io.IniFilename = nullptr;
-    io.DisplaySize = ImVec2(1600, 900);
-    io.DeltaTime = 1.0f / 60.0f;
-    unsigned char* px;
-    int w, h;
-    io.Fonts->GetTexDataAsRGBA32(&px, &w, &h);
-    io.Fonts->SetTexID(reinterpret_cast<ImTextureID>(1));
-    ApplyStyle();
-  }
+  Frames() : ctx_(CreateUnrenderedContext(1600, 900)) {}
   ~Frames() { ImGui::DestroyContext(ctx_); }
 
  private:
@@ -155,10 +143,7 @@ void BM_InspectorAppFrame(benchmark::State& state) {
   {
     testing::SyntheticTrace t = testing::MakeSmallCommandListTrace(
         {.calls = static_cast<size_t>(state.range(0)), .dcs = kDeferredContexts});
-    TraceData d;
-    d.path = "synthetic";
-    d.events = std::move(t.events);
-    d.handles = std::move(t.handles);
+    TraceData d = testing::AsTraceData(std::move(t), "synthetic");
     app.SetModel(*TraceModel::Build(std::move(d)));
   }
   if (!app.Select("cl0").ok()) state.SkipWithError("no cl0");

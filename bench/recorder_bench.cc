@@ -53,10 +53,6 @@ namespace {
 using testing::FakeRtContext;
 using testing::FakeRuntime;
 
-HRESULT WrappedOpen(D3D10DDIARG_OPENADAPTER* a) {
-  return OpenAdapter(&testing::FakeOpenAdapter10_2, a);
-}
-
 // One fake runtime per mode, with a deferred context per benchmark thread.
 struct Setup {
   FakeRuntime runtime;
@@ -70,7 +66,8 @@ Setup& Get(bool recorded, int threads) {
   std::unique_ptr<Setup>& s = setups[recorded ? 1 : 0];
   if (s == nullptr) {
     s = std::make_unique<Setup>();
-    if (s->runtime.Create(recorded ? &WrappedOpen : &testing::FakeOpenAdapter10_2) != S_OK) {
+    if (s->runtime.Create(recorded ? &testing::RecordedOpenAdapter
+                                   : &testing::FakeOpenAdapter10_2) != S_OK) {
       std::fprintf(stderr, "fake runtime setup failed\n");
       std::abort();
     }
@@ -93,16 +90,25 @@ void BM_BareCall(benchmark::State& state) {
 }
 BENCHMARK(BM_BareCall)->Threads(1)->Threads(2)->UseRealTime();
 
+// Where a recording benchmark writes its trace (removed when it ends).
+std::string BenchTracePath() {
+  return absl::StrCat("/tmp/cltrace_recorder_bench_", getpid(), ".cltrace");
+}
+
+absl::StatusOr<std::unique_ptr<Recorder>> StartFileRecorder(const std::string& path) {
+  Options o;
+  o.output_path = path;
+  return Recorder::Start(std::move(o));
+}
+
 std::unique_ptr<Recorder> g_recorder;
 std::string g_path;
 
 void BM_RecordCall(benchmark::State& state) {
   static Setup* setup = nullptr;
   if (state.thread_index() == 0) {
-    g_path = absl::StrCat("/tmp/cltrace_recorder_bench_", getpid(), ".cltrace");
-    Options o;
-    o.output_path = g_path;
-    auto rec = Recorder::Start(std::move(o));
+    g_path = BenchTracePath();
+    auto rec = StartFileRecorder(g_path);
     if (!rec.ok()) {
       state.SkipWithError(std::string(rec.status().message()).c_str());
       return;
@@ -161,10 +167,8 @@ void BM_BareUpload(benchmark::State& state) { UploadLoop(state, Get(false, 1).ru
 BENCHMARK(BM_BareUpload)->UseRealTime();
 
 void BM_RecordUpload(benchmark::State& state) {
-  const std::string path = absl::StrCat("/tmp/cltrace_recorder_bench_", getpid(), ".cltrace");
-  Options o;
-  o.output_path = path;
-  auto rec = Recorder::Start(std::move(o));
+  const std::string path = BenchTracePath();
+  auto rec = StartFileRecorder(path);
   if (!rec.ok()) {
     state.SkipWithError(std::string(rec.status().message()).c_str());
     return;

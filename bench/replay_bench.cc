@@ -53,6 +53,16 @@ struct BenchTrace {
   format::LoadedTrace trace;
 };
 
+// Reads the trace at `path` into bt->trace, or its error into bt->error.
+void LoadInto(const std::string& path, BenchTrace* bt) {
+  absl::StatusOr<format::LoadedTrace> loaded = format::ReadAllSorted(path);
+  if (!loaded.ok()) {
+    bt->error = std::string(loaded.status().message());
+  } else {
+    bt->trace = std::move(*loaded);
+  }
+}
+
 // Records `cltrace-workload WORKLOAD` through the shim into a temporary file and loads it.
 BenchTrace* RecordAndLoad(const std::string& workload) {
   auto* bt = new BenchTrace();
@@ -71,12 +81,7 @@ BenchTrace* RecordAndLoad(const std::string& workload) {
     bt->error = absl::StrCat("could not record the trace: ", cmd);
     return bt;
   }
-  absl::StatusOr<format::LoadedTrace> loaded = format::ReadAllSorted(path);
-  if (!loaded.ok()) {
-    bt->error = std::string(loaded.status().message());
-  } else {
-    bt->trace = std::move(*loaded);
-  }
+  LoadInto(path, bt);
   return bt;
 }
 
@@ -85,12 +90,7 @@ const BenchTrace& Trace() {
   static const BenchTrace* t = [] {
     if (const char* env = getenv("CLTRACE_REPLAY_BENCH_TRACE")) {
       auto* bt = new BenchTrace();
-      absl::StatusOr<format::LoadedTrace> loaded = format::ReadAllSorted(env);
-      if (!loaded.ok()) {
-        bt->error = std::string(loaded.status().message());
-      } else {
-        bt->trace = std::move(*loaded);
-      }
+      LoadInto(env, bt);
       return bt;
     }
     const std::string frames =

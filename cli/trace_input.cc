@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include "absl/strings/str_cat.h"
+#include "cli/verb.h"
 #include "format/catalog.h"
 
 namespace cltrace::cli {
@@ -15,6 +17,53 @@ absl::StatusOr<TraceInput> ReadTrace(const std::string& path, bool salvage) {
   format::LoadOptions options;
   options.salvage = salvage;
   return format::LoadTrace(path, options);
+}
+
+int FailVerb(std::ostream& err, absl::string_view verb, absl::string_view what,
+             absl::string_view message) {
+  err << "cltrace " << verb << ": " << what << ": " << message << "\n";
+  return kExitBadInput;
+}
+
+std::optional<TraceInput> ReadVerbTrace(absl::string_view verb, const std::string& path,
+                                        bool salvage, std::ostream& err) {
+  absl::StatusOr<TraceInput> in = ReadTrace(path, salvage);
+  if (!in.ok()) {
+    FailVerb(err, verb, path, in.status().message());
+    return std::nullopt;
+  }
+  return *std::move(in);
+}
+
+bool ReportedReadError(absl::string_view verb, const std::string& path, const TraceInput& in,
+                       absl::string_view context, std::ostream& out, std::ostream& err) {
+  if (in.error.ok()) return false;
+  out.flush();
+  FailVerb(err, verb, path, absl::StrCat(in.error.message(), context));
+  return true;
+}
+
+int RunVerbOnTrace(absl::string_view verb, const std::vector<std::string>& args,
+                   const ArgSpec& spec, std::ostream& out, std::ostream& err,
+                   const std::function<int(const ParsedArgs&, const TraceInput&)>& work) {
+  ParsedArgs parsed;
+  if (std::optional<int> done = ParseVerbArgs(args, spec, &parsed, out, err)) return *done;
+  const std::string& path = parsed.positional[0];
+  std::optional<TraceInput> in = ReadVerbTrace(verb, path, parsed.Flag("--salvage"), err);
+  if (!in) return kExitBadInput;
+  const int code = work(parsed, *in);
+  if (ReportedReadError(verb, path, *in, "", out, err)) return kExitBadInput;
+  return code;
+}
+
+int ExitAfterReading(absl::string_view verb, const std::string& path, const TraceInput& in,
+                     absl::string_view context, int status, std::ostream& out, std::ostream& err) {
+  if (ReportedReadError(verb, path, in, context, out, err)) return kExitBadInput;
+  const auto& s = in.stats;
+  if (status == kExitOk &&
+      (s.corrupt_chunks_skipped || s.bytes_skipped || s.events_skipped || s.definitions_skipped))
+    return kExitProblems;
+  return status;
 }
 
 void RemapIds(format::Event* event, const std::function<uint64_t(uint64_t)>& handle,

@@ -14,12 +14,15 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "cli/args.h"
 #include "format/event.h"
 #include "format/load_trace.h"
 #include "format/trace.pb.h"
@@ -45,6 +48,35 @@ inline absl::StatusOr<TraceFormat> DetectFormat(const std::string& path) {
 
 // format::LoadTrace with `salvage` (the verbs' --salvage).
 absl::StatusOr<TraceInput> ReadTrace(const std::string& path, bool salvage);
+
+// "cltrace VERB: WHAT: MESSAGE" on `err` (WHAT: the file or option at fault); returns
+// kExitBadInput, the verb's exit code.
+int FailVerb(std::ostream& err, absl::string_view verb, absl::string_view what,
+             absl::string_view message);
+
+// ReadTrace of verb `verb`'s input `path`: nothing (reported through FailVerb) when it is not
+// a trace at all.
+std::optional<TraceInput> ReadVerbTrace(absl::string_view verb, const std::string& path,
+                                        bool salvage, std::ostream& err);
+
+// When reading `in` stopped early (in.error): reports it through FailVerb after what the verb
+// printed (`out` is flushed first), with `context` after the message, and returns true.
+bool ReportedReadError(absl::string_view verb, const std::string& path, const TraceInput& in,
+                       absl::string_view context, std::ostream& out, std::ostream& err);
+
+// The common run of a verb on one trace: parses `args` by `spec` (ParseVerbArgs), reads the
+// trace (the first positional argument, --salvage if given; ReadVerbTrace), runs `work` on the
+// arguments and the trace, and reports where reading stopped early (ReportedReadError).
+// Returns work's exit code, or the exit code of the parse or the read.
+int RunVerbOnTrace(absl::string_view verb, const std::vector<std::string>& args,
+                   const ArgSpec& spec, std::ostream& out, std::ostream& err,
+                   const std::function<int(const ParsedArgs&, const TraceInput&)>& work);
+
+// The exit code of a verb whose work on `in` (read from `path`) ended with `status`:
+// kExitBadInput when reading stopped early (reported as ReportedReadError does, with
+// `context`), else kExitProblems for a clean run over a trace --salvage had to skip data of.
+int ExitAfterReading(absl::string_view verb, const std::string& path, const TraceInput& in,
+                     absl::string_view context, int status, std::ostream& out, std::ostream& err);
 
 // Rewrites every handle id (kHandle fields, array elements included) and string id (kString
 // fields and the annotation) of `event` through the given maps. Precondition:

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "format/catalog.h"
 #include "format/jsonl.h"
+#include "format/testing/temp_file.h"
 #include "format/trace_writer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -15,21 +16,9 @@
 namespace cltrace::cli {
 namespace {
 
+using format::testing::TempFile;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-class TempFile {
- public:
-  TempFile(absl::string_view name, absl::string_view content)
-      : path_(absl::StrCat(::testing::TempDir(), "/", getpid(), "_", name)) {
-    std::ofstream(path_, std::ios::binary) << content;
-  }
-  ~TempFile() { std::remove(path_.c_str()); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 // DetectFormat and ReadTrace are format::DetectTraceFormat / format::LoadTrace: their tests
 // are in format/load_trace_test.cc.

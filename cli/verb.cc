@@ -1,8 +1,13 @@
 #include "cli/verb.h"
 
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <map>
 
+#include "absl/strings/str_cat.h"
 #include "cltrace_version.h"
 #include "format/catalog.h"
 
@@ -34,6 +39,22 @@ void PrintToolUsage(std::ostream& os) {
 }
 
 }  // namespace
+
+std::string FindBesideTool(const char* override_env, absl::string_view library) {
+  if (const char* env = getenv(override_env); env != nullptr && env[0] != '\0') return env;
+  char exe[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n <= 0) return "";
+  exe[n] = '\0';
+  std::string dir(exe);
+  const size_t slash = dir.rfind('/');
+  dir = slash == std::string::npos ? "." : dir.substr(0, slash);
+  for (const std::string& candidate :
+       {absl::StrCat(dir, "/../lib/", library), absl::StrCat(dir, "/", library)}) {
+    if (access(candidate.c_str(), R_OK) == 0) return candidate;
+  }
+  return "";
+}
 
 VerbRegistrar::VerbRegistrar(const Verb& verb) { Registry()[verb.name] = verb; }
 

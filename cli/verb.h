@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
+
 namespace cltrace::cli {
 
 // Exit codes, the same for every verb.
@@ -50,6 +52,10 @@ class VerbRegistrar {
 };
 
 // Every registered verb, sorted by name.
+// A library installed beside this tool (<bin>/../lib/LIBRARY or <bin>/LIBRARY), or the value
+// of environment variable `override_env` when set; "" when neither is found.
+std::string FindBesideTool(const char* override_env, absl::string_view library);
+
 std::vector<Verb> Verbs();
 const Verb* FindVerb(const std::string& name);
 

@@ -52,11 +52,8 @@ int RunDump(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     }
   }
   const std::string& path = parsed.positional[0];
-  absl::StatusOr<TraceInput> in = ReadTrace(path, parsed.Flag("--salvage"));
-  if (!in.ok()) {
-    err << "cltrace dump: " << path << ": " << in.status().message() << "\n";
-    return kExitBadInput;
-  }
+  std::optional<TraceInput> in = ReadVerbTrace("dump", path, parsed.Flag("--salvage"), err);
+  if (!in) return kExitBadInput;
   const std::vector<format::Event>& events = in->events;
   auto first = std::lower_bound(events.begin(), events.end(), from,
                                 [](const format::Event& e, uint64_t seq) { return e.seq < seq; });
@@ -116,17 +113,9 @@ int RunDump(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       out << line << "\n";
     }
   }
-  if (!in->error.ok()) {
-    out.flush();
-    err << "cltrace dump: " << path << ": " << in->error.message() << " (" << events.size()
-        << " calls were read before it)\n";
-    return kExitBadInput;
-  }
-  const auto& s = in->stats;
-  if (status == kExitOk &&
-      (s.corrupt_chunks_skipped || s.bytes_skipped || s.events_skipped || s.definitions_skipped))
-    return kExitProblems;
-  return status;
+  return ExitAfterReading("dump", path, *in,
+                          absl::StrCat(" (", events.size(), " calls were read before it)"), status,
+                          out, err);
 }
 
 const VerbRegistrar kDump({"dump", "print the calls of a trace, nested calls indented", kUsage,

@@ -46,10 +46,15 @@ constexpr char kExportUsage[] =
     "exit: 0 ok; 1 --salvage had to skip data; 2 damaged input (the calls read before the\n"
     "damage are still written), I/O error or bad usage\n";
 
-int Fail(std::ostream& err, absl::string_view verb, absl::string_view what,
-         absl::string_view message) {
-  err << "cltrace " << verb << ": " << what << ": " << message << "\n";
-  return kExitBadInput;
+// The verb's -o FILE; reported as required (`what` naming the file) when missing.
+std::optional<std::string> RequiredOutput(const ParsedArgs& parsed, absl::string_view verb,
+                                          absl::string_view what, std::ostream& err) {
+  std::optional<std::string> out_path = parsed.Option("--output");
+  if (!out_path) {
+    err << "cltrace " << verb << ": -o " << what << " is required\n"
+        << "(cltrace " << verb << " --help for more)\n";
+  }
+  return out_path;
 }
 
 int RunImport(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -60,12 +65,8 @@ int RunImport(const std::vector<std::string>& args, std::ostream& out, std::ostr
   ParsedArgs parsed;
   if (std::optional<int> done = ParseVerbArgs(args, spec, &parsed, out, err)) return *done;
   const std::string& in_path = parsed.positional[0];
-  std::optional<std::string> out_path = parsed.Option("--output");
-  if (!out_path) {
-    err << "cltrace import: -o OUT.cltrace is required\n"
-        << "(cltrace import --help for more)\n";
-    return kExitBadInput;
-  }
+  std::optional<std::string> out_path = RequiredOutput(parsed, "import", "OUT.cltrace", err);
+  if (!out_path) return kExitBadInput;
   format::TraceWriter::Options options;
   if (std::optional<std::string> v = parsed.Option("--chunk-bytes")) {
     absl::StatusOr<uint64_t> n = ParseCount("--chunk-bytes", *v);
@@ -75,22 +76,23 @@ int RunImport(const std::vector<std::string>& args, std::ostream& out, std::ostr
     }
     options.chunk_bytes = static_cast<size_t>(*n);
   }
-  if (*out_path == "-") return Fail(err, "import", "-o -", "a .cltrace file cannot go to stdout");
+  if (*out_path == "-")
+    return FailVerb(err, "import", "-o -", "a .cltrace file cannot go to stdout");
   if (IsDirectory(*out_path))
-    return Fail(err, "import", *out_path, "is a directory (name the .cltrace file to write)");
+    return FailVerb(err, "import", *out_path, "is a directory (name the .cltrace file to write)");
   // `-` reads the JSONL from standard input (streamed: it is read once, so its format is not
   // sniffed first; a .cltrace there fails as malformed JSON on line 1).
   const bool from_stdin = in_path == "-";
   const std::string in_name = from_stdin ? "stdin" : in_path;
   if (!from_stdin) {
     absl::StatusOr<TraceFormat> format = DetectFormat(in_path);
-    if (!format.ok()) return Fail(err, "import", in_path, format.status().message());
+    if (!format.ok()) return FailVerb(err, "import", in_path, format.status().message());
     if (*format != TraceFormat::kJsonl)
-      return Fail(err, "import", in_path, "not JSONL (its first byte is not '{')");
+      return FailVerb(err, "import", in_path, "not JSONL (its first byte is not '{')");
   }
   absl::StatusOr<std::unique_ptr<format::JsonlReader>> reader =
       format::JsonlReader::Open(from_stdin ? "/dev/stdin" : in_path);
-  if (!reader.ok()) return Fail(err, "import", in_name, reader.status().message());
+  if (!reader.ok()) return FailVerb(err, "import", in_name, reader.status().message());
 
   // Written beside the target and renamed at the end, so a bad line leaves no half file.
   std::string tmp_path = absl::StrCat(*out_path, ".tmp-", getpid());
@@ -99,7 +101,7 @@ int RunImport(const std::vector<std::string>& args, std::ostream& out, std::ostr
   options.start_unix_ns = 0;  // JSONL has no time: keep the output reproducible
   absl::StatusOr<std::unique_ptr<format::TraceWriter>> writer =
       format::TraceWriter::Open(tmp_path, options);
-  if (!writer.ok()) return Fail(err, "import", *out_path, writer.status().message());
+  if (!writer.ok()) return FailVerb(err, "import", *out_path, writer.status().message());
 
   std::vector<uint64_t> handle_ids{0}, string_ids{0};  // JSONL id -> writer id
   auto map_id = [](std::vector<uint64_t>& ids, uint64_t id, const format::TokenTable& tokens,
@@ -136,7 +138,7 @@ int RunImport(const std::vector<std::string>& args, std::ostream& out, std::ostr
     status = absl::InternalError(absl::StrCat("cannot rename ", tmp_path, " to ", *out_path));
   if (!status.ok()) {
     std::remove(tmp_path.c_str());
-    return Fail(err, "import", in_name, status.message());
+    return FailVerb(err, "import", in_name, status.message());
   }
   out << "imported " << calls << " calls (" << r.lines() << " lines) into " << *out_path << "\n";
   return kExitOk;
@@ -151,47 +153,37 @@ int RunExport(const std::vector<std::string>& args, std::ostream& out, std::ostr
   ParsedArgs parsed;
   if (std::optional<int> done = ParseVerbArgs(args, spec, &parsed, out, err)) return *done;
   const std::string& in_path = parsed.positional[0];
-  std::optional<std::string> out_path = parsed.Option("--output");
-  if (!out_path) {
-    err << "cltrace export: -o OUT.jsonl (or -o - for stdout) is required\n"
-        << "(cltrace export --help for more)\n";
-    return kExitBadInput;
-  }
-  absl::StatusOr<TraceInput> in = ReadTrace(in_path, parsed.Flag("--salvage"));
-  if (!in.ok()) return Fail(err, "export", in_path, in.status().message());
+  std::optional<std::string> out_path =
+      RequiredOutput(parsed, "export", "OUT.jsonl (or -o - for stdout)", err);
+  if (!out_path) return kExitBadInput;
+  std::optional<TraceInput> in = ReadVerbTrace("export", in_path, parsed.Flag("--salvage"), err);
+  if (!in) return kExitBadInput;
 
   if (IsDirectory(*out_path))
-    return Fail(err, "export", *out_path, "is a directory (name the .jsonl file to write)");
+    return FailVerb(err, "export", *out_path, "is a directory (name the .jsonl file to write)");
   std::ofstream file;
   if (*out_path != "-") {
     file.open(*out_path, std::ios::binary | std::ios::trunc);
-    if (!file) return Fail(err, "export", *out_path, "cannot open for writing");
+    if (!file) return FailVerb(err, "export", *out_path, "cannot open for writing");
   }
   std::ostream& dst = *out_path == "-" ? out : file;
   int status = kExitOk;
   for (const format::Event& e : in->events) {
     absl::Status layout = format::CheckEventLayout(e);
     if (!layout.ok()) {
-      status = Fail(err, "export", in_path, absl::StrCat("seq ", e.seq, ": ", layout.message()));
+      status =
+          FailVerb(err, "export", in_path, absl::StrCat("seq ", e.seq, ": ", layout.message()));
       continue;
     }
     dst << format::EventToJsonl(e, in->handles, in->strings, &in->contents) << "\n";
   }
   dst.flush();
-  if (!dst) return Fail(err, "export", *out_path, "write error");
-  if (!in->error.ok()) {
-    return Fail(
-        err, "export", in_path,
-        absl::StrCat(in->error.message(),
-                     in->events.empty() ? std::string(" (no call could be written)")
-                                        : absl::StrCat(" (the ", in->events.size(),
-                                                       " calls read before it were written)")));
-  }
-  const auto& s = in->stats;
-  if (status == kExitOk &&
-      (s.corrupt_chunks_skipped || s.bytes_skipped || s.events_skipped || s.definitions_skipped))
-    return kExitProblems;
-  return status;
+  if (!dst) return FailVerb(err, "export", *out_path, "write error");
+  return ExitAfterReading("export", in_path, *in,
+                          in->events.empty() ? std::string(" (no call could be written)")
+                                             : absl::StrCat(" (the ", in->events.size(),
+                                                            " calls read before it were written)"),
+                          status, out, err);
 }
 
 const VerbRegistrar kImport({"import", "convert a JSONL trace into a .cltrace file", kImportUsage,

@@ -162,11 +162,8 @@ int RunInfo(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   ParsedArgs parsed;
   if (std::optional<int> done = ParseVerbArgs(args, spec, &parsed, out, err)) return *done;
   const std::string& path = parsed.positional[0];
-  absl::StatusOr<TraceInput> in = ReadTrace(path, parsed.Flag("--salvage"));
-  if (!in.ok()) {
-    err << "cltrace info: " << path << ": " << in.status().message() << "\n";
-    return kExitBadInput;
-  }
+  std::optional<TraceInput> in = ReadVerbTrace("info", path, parsed.Flag("--salvage"), err);
+  if (!in) return kExitBadInput;
   PrintInfo(*in, out);
   if (in->gaps.duplicates != 0) {
     out.flush();
@@ -175,16 +172,10 @@ int RunInfo(const std::vector<std::string>& args, std::ostream& out, std::ostrea
         << "): the trace is damaged\n";
     return kExitBadInput;
   }
-  if (!in->error.ok()) {
-    out.flush();
-    err << "cltrace info: " << path << ": " << in->error.message()
-        << " (the summary above covers the " << in->events.size() << " calls read before it)\n";
-    return kExitBadInput;
-  }
-  const auto& s = in->stats;
-  if (s.corrupt_chunks_skipped || s.bytes_skipped || s.events_skipped || s.definitions_skipped)
-    return kExitProblems;
-  return kExitOk;
+  return ExitAfterReading(
+      "info", path, *in,
+      absl::StrCat(" (the summary above covers the ", in->events.size(), " calls read before it)"),
+      kExitOk, out, err);
 }
 
 const VerbRegistrar kInfo({"info", "summarise a trace (header, counts, ranges, chunks)", kUsage,

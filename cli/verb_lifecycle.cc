@@ -28,24 +28,12 @@ constexpr char kUsage[] =
     "exit: 0 ok; 2 bad input, unknown handle or bad usage\n";
 
 int RunLifecycleVerb(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  ArgSpec spec = LifecycleArgSpec(kUsage);
-  ParsedArgs parsed;
-  if (std::optional<int> done = ParseVerbArgs(args, spec, &parsed, out, err)) return *done;
-  LifecycleOptions options;
-  options.handle = parsed.Option("--handle").value_or("");
-  const std::string& path = parsed.positional[0];
-  absl::StatusOr<TraceInput> in = ReadTrace(path, parsed.Flag("--salvage"));
-  if (!in.ok()) {
-    err << "cltrace lifecycle: " << path << ": " << in.status().message() << "\n";
-    return kExitBadInput;
-  }
-  int code = RunLifecycle(options, in->events, in->handles, out, err);
-  if (!in->error.ok()) {
-    out.flush();
-    err << "cltrace lifecycle: " << path << ": " << in->error.message() << "\n";
-    return kExitBadInput;
-  }
-  return code;
+  return RunVerbOnTrace("lifecycle", args, LifecycleArgSpec(kUsage), out, err,
+                        [&](const ParsedArgs& parsed, const TraceInput& in) {
+                          LifecycleOptions options;
+                          options.handle = parsed.Option("--handle").value_or("");
+                          return RunLifecycle(options, in.events, in.handles, out, err);
+                        });
 }
 
 const VerbRegistrar kLifecycle({"lifecycle",

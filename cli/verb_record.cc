@@ -59,33 +59,11 @@ constexpr char kUsage[] =
     "through $CLTRACE_DRIVER (nothing to record: not a program of the runtime); the message\n"
     "then gives the program's own exit status\n";
 
-std::string DirOf(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
-}
-
 std::string Absolute(const std::string& path) {
   if (!path.empty() && path[0] == '/') return path;
   char cwd[PATH_MAX];
   if (getcwd(cwd, sizeof(cwd)) == nullptr) return path;
   return absl::StrCat(cwd, "/", path);
-}
-
-bool Readable(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
-
-// libcltrace_shim.so beside this tool: <bin>/../lib or <bin>. $CLTRACE_SHIM overrides.
-std::string FindShim() {
-  if (const char* env = getenv("CLTRACE_SHIM"); env != nullptr && env[0] != '\0') return env;
-  char exe[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  if (n <= 0) return "";
-  exe[n] = '\0';
-  const std::string dir = DirOf(exe);
-  for (const std::string& candidate : {absl::StrCat(dir, "/../lib/libcltrace_shim.so"),
-                                       absl::StrCat(dir, "/libcltrace_shim.so")}) {
-    if (Readable(candidate)) return candidate;
-  }
-  return "";
 }
 
 std::map<std::string, std::string> ReadStats(const std::string& path) {
@@ -135,6 +113,126 @@ void PrintStats(const std::map<std::string, std::string>& stats, const std::stri
   }
 }
 
+// The program's environment: ours without the driver and shim variables, then the shim as its
+// driver, told where the real driver, the trace and the statistics go.
+std::vector<std::string> ShimEnvironment(const std::string& shim, const std::string& driver,
+                                         const std::string& output, const std::string& stats_path,
+                                         const std::optional<std::string>& flush_ms,
+                                         const std::optional<std::string>& timestamps) {
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    absl::string_view kv(*e);
+    if (absl::StartsWith(kv, "CLTRACE_DRIVER=") || absl::StartsWith(kv, "CLTRACE_SHIM_")) continue;
+    env_strings.emplace_back(kv);
+  }
+  env_strings.push_back(absl::StrCat("CLTRACE_DRIVER=", Absolute(shim)));
+  if (!driver.empty())
+    env_strings.push_back(absl::StrCat("CLTRACE_SHIM_DRIVER=", Absolute(driver)));
+  env_strings.push_back(absl::StrCat("CLTRACE_SHIM_OUTPUT=", Absolute(output)));
+  env_strings.push_back(absl::StrCat("CLTRACE_SHIM_STATS=", stats_path));
+  if (flush_ms.has_value())
+    env_strings.push_back(absl::StrCat("CLTRACE_SHIM_FLUSH_MS=", *flush_ms));
+  if (timestamps.has_value()) {
+    env_strings.push_back(absl::StrCat("CLTRACE_SHIM_TIMESTAMPS=", *timestamps));
+  }
+  return env_strings;
+}
+
+// Runs the program with `env_strings` and waits for it (*status). Returns the exit code when it
+// could not be started (reported), nothing when it ran.
+std::optional<int> RunProgram(std::vector<std::string>& program,
+                              std::vector<std::string>& env_strings, int* status,
+                              std::ostream& err) {
+  std::vector<char*> envp, argv;
+  for (std::string& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  for (std::string& s : program) argv.push_back(s.data());
+  argv.push_back(nullptr);
+
+  // A pipe closed on a successful exec tells a failed exec apart from the program's own exit.
+  int exec_pipe[2];
+  if (pipe2(exec_pipe, O_CLOEXEC) != 0) {
+    err << "cltrace record: pipe: " << std::strerror(errno) << "\n";
+    return kExitBadInput;
+  }
+  const pid_t pid = fork();
+  if (pid < 0) {
+    err << "cltrace record: fork: " << std::strerror(errno) << "\n";
+    return kExitBadInput;
+  }
+  if (pid == 0) {
+    close(exec_pipe[0]);
+    execvpe(argv[0], argv.data(), envp.data());
+    const int e = errno;
+    (void)!write(exec_pipe[1], &e, sizeof(e));
+    _exit(127);
+  }
+  close(exec_pipe[1]);
+  int exec_errno = 0;
+  const bool exec_failed =
+      read(exec_pipe[0], &exec_errno, sizeof(exec_errno)) == sizeof(exec_errno);
+  close(exec_pipe[0]);
+  // Like a shell: the program handles Ctrl-C; we wait for it.
+  struct sigaction ignore {
+  }, old_int{}, old_quit{};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGINT, &ignore, &old_int);
+  sigaction(SIGQUIT, &ignore, &old_quit);
+  while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGQUIT, &old_quit, nullptr);
+  if (exec_failed) {
+    err << "cltrace record: cannot run " << program[0] << ": " << std::strerror(exec_errno) << "\n";
+    return kExitBadInput;
+  }
+  return std::nullopt;
+}
+
+// What the shim's statistics and the program's wait status make of the recording: the report
+// on `err` and record's exit code.
+int ReportRecording(const std::map<std::string, std::string>& stats, int status,
+                    const std::string& program, const std::string& output, std::ostream& err) {
+  const std::string status_text =
+      WIFEXITED(status)     ? absl::StrCat("exit status ", WEXITSTATUS(status))
+      : WIFSIGNALED(status) ? absl::StrCat("killed by signal ", WTERMSIG(status), " (",
+                                           strsignal(WTERMSIG(status)), ")")
+                            : std::string("stopped");
+  if (stats.empty()) {
+    // The shim writes its statistics file as soon as the program loads it.
+    err << "cltrace record: " << program
+        << " never loaded a driver through $CLTRACE_DRIVER: no trace was recorded and " << output
+        << " was not written (the program ended with " << status_text << ")\n";
+    return kExitBadInput;
+  }
+  if (auto it = stats.find("output_error"); it != stats.end()) {
+    err << "cltrace record: the trace could not be created: " << it->second << "; " << program
+        << " ran without recording (it ended with " << status_text << ")\n";
+    return kExitBadInput;
+  }
+  if (auto it = stats.find("driver_error"); it != stats.end()) {
+    err << "cltrace record: the driver could not be loaded: " << it->second
+        << "; no trace was recorded (" << program << " ended with " << status_text << ")\n";
+    return kExitBadInput;
+  }
+  if (stats.count("calls") != 0) {
+    PrintStats(stats, output, err);
+  } else if (auto it = stats.find("error"); it != stats.end()) {
+    err << "cltrace record: " << it->second << "\n";
+  } else if (!WIFSIGNALED(status)) {
+    err << "cltrace record: " << program
+        << " ended without running its exit handlers (_exit): the recorder's statistics are "
+           "missing; the trace holds every call flushed before the end\n";
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) {
+    err << "cltrace record: " << program << " was " << status_text
+        << "; the trace holds every call flushed before it\n";
+    return 128 + WTERMSIG(status);
+  }
+  return kExitBadInput;
+}
+
 int RunRecord(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   // Everything after `--` is the program and its arguments, untouched.
   std::vector<std::string> ours, program;
@@ -170,7 +268,8 @@ int RunRecord(const std::vector<std::string>& args, std::ostream& out, std::ostr
     return usage_error("--timestamps must be 'derived' or 'clock'");
   }
 
-  const std::string shim = FindShim();
+  // $CLTRACE_SHIM overrides the shim beside this tool.
+  const std::string shim = FindBesideTool("CLTRACE_SHIM", "libcltrace_shim.so");
   if (shim.empty()) {
     err << "cltrace record: libcltrace_shim.so not found next to this tool (set CLTRACE_SHIM)\n";
     return kExitBadInput;
@@ -191,109 +290,16 @@ int RunRecord(const std::vector<std::string>& args, std::ostream& out, std::ostr
   unlink(stats_template);  // the shim creates it at exit; absent = nothing recorded
   const std::string stats_path = stats_template;
 
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e) {
-    absl::string_view kv(*e);
-    if (absl::StartsWith(kv, "CLTRACE_DRIVER=") || absl::StartsWith(kv, "CLTRACE_SHIM_")) continue;
-    env_strings.emplace_back(kv);
-  }
-  env_strings.push_back(absl::StrCat("CLTRACE_DRIVER=", Absolute(shim)));
-  if (!driver.empty())
-    env_strings.push_back(absl::StrCat("CLTRACE_SHIM_DRIVER=", Absolute(driver)));
-  env_strings.push_back(absl::StrCat("CLTRACE_SHIM_OUTPUT=", Absolute(*output)));
-  env_strings.push_back(absl::StrCat("CLTRACE_SHIM_STATS=", stats_path));
-  if (flush_ms.has_value())
-    env_strings.push_back(absl::StrCat("CLTRACE_SHIM_FLUSH_MS=", *flush_ms));
-  if (timestamps.has_value()) {
-    env_strings.push_back(absl::StrCat("CLTRACE_SHIM_TIMESTAMPS=", *timestamps));
-  }
-  std::vector<char*> envp, argv;
-  for (std::string& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  for (std::string& s : program) argv.push_back(s.data());
-  argv.push_back(nullptr);
-
+  std::vector<std::string> env_strings =
+      ShimEnvironment(shim, driver, *output, stats_path, flush_ms, timestamps);
   out.flush();
   err.flush();
-  // A pipe closed on a successful exec tells a failed exec apart from the program's own exit.
-  int exec_pipe[2];
-  if (pipe2(exec_pipe, O_CLOEXEC) != 0) {
-    err << "cltrace record: pipe: " << std::strerror(errno) << "\n";
-    return kExitBadInput;
-  }
-  const pid_t pid = fork();
-  if (pid < 0) {
-    err << "cltrace record: fork: " << std::strerror(errno) << "\n";
-    return kExitBadInput;
-  }
-  if (pid == 0) {
-    close(exec_pipe[0]);
-    execvpe(argv[0], argv.data(), envp.data());
-    const int e = errno;
-    (void)!write(exec_pipe[1], &e, sizeof(e));
-    _exit(127);
-  }
-  close(exec_pipe[1]);
-  int exec_errno = 0;
-  const bool exec_failed =
-      read(exec_pipe[0], &exec_errno, sizeof(exec_errno)) == sizeof(exec_errno);
-  close(exec_pipe[0]);
-  // Like a shell: the program handles Ctrl-C; we wait for it.
-  struct sigaction ignore {
-  }, old_int{}, old_quit{};
-  ignore.sa_handler = SIG_IGN;
-  sigaction(SIGINT, &ignore, &old_int);
-  sigaction(SIGQUIT, &ignore, &old_quit);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGQUIT, &old_quit, nullptr);
-  if (exec_failed) {
-    err << "cltrace record: cannot run " << program[0] << ": " << std::strerror(exec_errno) << "\n";
-    return kExitBadInput;
-  }
+  if (std::optional<int> failed = RunProgram(program, env_strings, &status, err)) return *failed;
 
   const std::map<std::string, std::string> stats = ReadStats(stats_path);
   unlink(stats_path.c_str());
-  const std::string status_text =
-      WIFEXITED(status)     ? absl::StrCat("exit status ", WEXITSTATUS(status))
-      : WIFSIGNALED(status) ? absl::StrCat("killed by signal ", WTERMSIG(status), " (",
-                                           strsignal(WTERMSIG(status)), ")")
-                            : std::string("stopped");
-  if (stats.empty()) {
-    // The shim writes its statistics file as soon as the program loads it.
-    err << "cltrace record: " << program[0]
-        << " never loaded a driver through $CLTRACE_DRIVER: no trace was recorded and " << *output
-        << " was not written (the program ended with " << status_text << ")\n";
-    return kExitBadInput;
-  }
-  if (auto it = stats.find("output_error"); it != stats.end()) {
-    err << "cltrace record: the trace could not be created: " << it->second << "; " << program[0]
-        << " ran without recording (it ended with " << status_text << ")\n";
-    return kExitBadInput;
-  }
-  if (auto it = stats.find("driver_error"); it != stats.end()) {
-    err << "cltrace record: the driver could not be loaded: " << it->second
-        << "; no trace was recorded (" << program[0] << " ended with " << status_text << ")\n";
-    return kExitBadInput;
-  }
-  if (stats.count("calls") != 0) {
-    PrintStats(stats, *output, err);
-  } else if (auto it = stats.find("error"); it != stats.end()) {
-    err << "cltrace record: " << it->second << "\n";
-  } else if (!WIFSIGNALED(status)) {
-    err << "cltrace record: " << program[0]
-        << " ended without running its exit handlers (_exit): the recorder's statistics are "
-           "missing; the trace holds every call flushed before the end\n";
-  }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) {
-    err << "cltrace record: " << program[0] << " was " << status_text
-        << "; the trace holds every call flushed before it\n";
-    return 128 + WTERMSIG(status);
-  }
-  return kExitBadInput;
+  return ReportRecording(stats, status, program[0], *output, err);
 }
 
 const VerbRegistrar kRecord({"record", "run a program with the recorder shim and write its trace",

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -74,23 +75,22 @@ constexpr char kUsage[] =
     "\n"
     "exit: 0 identical; 3 divergent; 2 bad input, bad usage or a driver that cannot be loaded\n";
 
-bool Readable(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
-
-// The reference driver beside this tool: <bin>/../lib or <bin>.
-std::string DefaultDriver() {
-  if (const char* env = getenv("CLTRACE_DRIVER"); env != nullptr && env[0] != '\0') return env;
-  char exe[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  if (n <= 0) return "";
-  exe[n] = '\0';
-  std::string dir(exe);
-  const size_t slash = dir.rfind('/');
-  dir = slash == std::string::npos ? "." : dir.substr(0, slash);
-  for (const std::string& candidate : {absl::StrCat(dir, "/../lib/libcltrace_refdriver.so"),
-                                       absl::StrCat(dir, "/libcltrace_refdriver.so")}) {
-    if (Readable(candidate)) return candidate;
+// Sets *value from option `name` when given, which must be one of the two named choices;
+// false (reported) for anything else.
+template <typename T>
+bool ParseEitherOf(const ParsedArgs& parsed, const char* name, std::pair<const char*, T> first,
+                   std::pair<const char*, T> second, T* value, std::ostream& err) {
+  std::optional<std::string> v = parsed.Option(name);
+  if (!v) return true;
+  for (const auto& [text, choice] : {first, second}) {
+    if (*v == text) {
+      *value = choice;
+      return true;
+    }
   }
-  return "";
+  err << "cltrace replay: " << name << " must be " << first.first << " or " << second.first
+      << ", not " << *v << "\n";
+  return false;
 }
 
 int RunReplayVerb(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -121,25 +121,11 @@ int RunReplayVerb(const std::vector<std::string>& args, std::ostream& out, std::
   options.dx6_driver = Dx6ModelDriverFactory();
   options.keep_going = parsed.Flag("--keep-going");
   options.digest = parsed.Flag("--digest");
-  if (std::optional<std::string> t = parsed.Option("--threads")) {
-    if (*t == "recorded") {
-      options.threads = replay::ThreadMode::kRecorded;
-    } else if (*t == "single") {
-      options.threads = replay::ThreadMode::kSingle;
-    } else {
-      err << "cltrace replay: --threads must be recorded or single, not " << *t << "\n";
-      return kExitBadInput;
-    }
-  }
-  if (std::optional<std::string> k = parsed.Option("--kernel")) {
-    if (*k == "recorded") {
-      options.kernel = replay::KernelMode::kRecorded;
-    } else if (*k == "model") {
-      options.kernel = replay::KernelMode::kModel;
-    } else {
-      err << "cltrace replay: --kernel must be recorded or model, not " << *k << "\n";
-      return kExitBadInput;
-    }
+  if (!ParseEitherOf(parsed, "--threads", {"recorded", replay::ThreadMode::kRecorded},
+                     {"single", replay::ThreadMode::kSingle}, &options.threads, err) ||
+      !ParseEitherOf(parsed, "--kernel", {"recorded", replay::KernelMode::kRecorded},
+                     {"model", replay::KernelMode::kModel}, &options.kernel, err)) {
+    return kExitBadInput;
   }
   if (std::optional<std::string> u = parsed.Option("--until")) {
     absl::StatusOr<uint64_t> seq = ParseCount("--until", *u);
@@ -165,22 +151,17 @@ int RunReplayVerb(const std::vector<std::string>& args, std::ostream& out, std::
     }
     options.injections.push_back(*in);
   }
-  options.driver_path = parsed.Option("--driver").value_or(DefaultDriver());
+  options.driver_path = parsed.Option("--driver")
+                            .value_or(FindBesideTool("CLTRACE_DRIVER", "libcltrace_refdriver.so"));
   if (options.driver_path.empty()) {
     err << "cltrace replay: no driver: pass --driver LIB (the reference driver was not found "
            "beside this tool)\n";
     return kExitBadInput;
   }
   const std::string& path = parsed.positional[0];
-  absl::StatusOr<TraceInput> in = ReadTrace(path, parsed.Flag("--salvage"));
-  if (!in.ok()) {
-    err << "cltrace replay: " << path << ": " << in.status().message() << "\n";
-    return kExitBadInput;
-  }
-  if (!in->error.ok()) {
-    err << "cltrace replay: " << path << ": " << in->error.message() << "\n";
-    return kExitBadInput;
-  }
+  std::optional<TraceInput> in = ReadVerbTrace("replay", path, parsed.Flag("--salvage"), err);
+  if (!in) return kExitBadInput;
+  if (ReportedReadError("replay", path, *in, "", out, err)) return kExitBadInput;
   // A recording with holes (a killed program: FORMAT.md §5.5) lacks calls the driver made or
   // was given: replaying across the first hole would judge the driver by a history it never
   // had. Replaying the calls before it is faithful.

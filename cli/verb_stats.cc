@@ -26,22 +26,11 @@ constexpr char kUsage[] =
     "exit: 0 ok; 2 bad input or bad usage\n";
 
 int RunStatsVerb(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  ArgSpec spec = ArgSpec("stats", kUsage).Flags({"--salvage"}).Positional(1, 1);
-  ParsedArgs parsed;
-  if (std::optional<int> done = ParseVerbArgs(args, spec, &parsed, out, err)) return *done;
-  const std::string& path = parsed.positional[0];
-  absl::StatusOr<TraceInput> in = ReadTrace(path, parsed.Flag("--salvage"));
-  if (!in.ok()) {
-    err << "cltrace stats: " << path << ": " << in.status().message() << "\n";
-    return kExitBadInput;
-  }
-  int code = RunStats(in->events, in->handles, out, err);
-  if (!in->error.ok()) {
-    out.flush();
-    err << "cltrace stats: " << path << ": " << in->error.message() << "\n";
-    return kExitBadInput;
-  }
-  return code;
+  return RunVerbOnTrace("stats", args,
+                        ArgSpec("stats", kUsage).Flags({"--salvage"}).Positional(1, 1), out, err,
+                        [&](const ParsedArgs&, const TraceInput& in) {
+                          return RunStats(in.events, in.handles, out, err);
+                        });
 }
 
 const VerbRegistrar kStats({"stats",

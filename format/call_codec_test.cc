@@ -8,10 +8,16 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "format/catalog.h"
+#include "format/internal/trace_test_util.h"
+#include "format/testing/random_call_args.h"
 #include "gtest/gtest.h"
 
 namespace cltrace::format {
 namespace {
+
+using testing::RandomReturn;
+using testing::Rng;
+using testing::SignExtend;
 
 // ---- Round trip over every catalog entry --------------------------------------------------------
 //
@@ -39,121 +45,6 @@ RoundTripState& State() {
   return *state;
 }
 
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : g_(seed) {}
-  uint64_t Next() { return g_(); }
-  uint64_t Below(uint64_t n) { return n == 0 ? 0 : Next() % n; }
-  bool Chance(int percent) { return Below(100) < static_cast<uint64_t>(percent); }
-
- private:
-  std::mt19937_64 g_;
-};
-
-bool IsSignedKind(FieldKind k) {
-  return k == FieldKind::kI32 || k == FieldKind::kI64 || k == FieldKind::kHresult ||
-         k == FieldKind::kBool;
-}
-
-uint64_t SignExtend(uint64_t v, int bits) {
-  const int shift = 64 - bits;
-  return static_cast<uint64_t>(static_cast<int64_t>(v << shift) >> shift);
-}
-
-uint64_t RandomValue(const FieldInfo& f, Rng& r) {
-  switch (f.kind) {
-    case FieldKind::kHandle:
-      return r.Chance(10) ? 0 : 1 + r.Below(5000);
-    case FieldKind::kPresent:
-      return r.Chance(80) ? 1 : 0;
-    case FieldKind::kArray:
-    case FieldKind::kString:
-      return 0;
-    case FieldKind::kF32: {
-      // Finite floats only: a signalling NaN may be quietened when it passes through an FPU
-      // register, which would be a property of the platform, not of the codec.
-      uint32_t bits = static_cast<uint32_t>(r.Next());
-      if (((bits >> 23) & 0xff) == 0xff) bits &= ~(1u << 30);
-      return bits;
-    }
-    default:
-      break;
-  }
-  const uint64_t v = r.Next();
-  if (f.bits == 0 || f.bits >= 64) return v;
-  if (IsSignedKind(f.kind)) return SignExtend(v, f.bits);
-  return v & ((uint64_t{1} << f.bits) - 1);
-}
-
-// Valid args: every value within its type, counts consistent with their arrays, capacities
-// at least the counts, absent structures all zero.
-ArgVec RandomArgs(const CallInfo& call, Rng& r) {
-  auto fields = Fields(call);
-  ArgVec args(fields.size(), 0);
-  std::vector<bool> count_like(fields.size(), false);
-  for (const FieldInfo& f : fields) {
-    if (f.kind != FieldKind::kArray) continue;
-    if (f.count_field >= 0) count_like[f.count_field] = true;
-    if (f.capacity_field >= 0) count_like[f.capacity_field] = true;
-  }
-  for (size_t i = 0; i < fields.size(); ++i) {
-    const FieldInfo& f = fields[i];
-    args[i] = RandomValue(f, r);
-    if (count_like[i]) args[i] = r.Below(6);
-  }
-  for (const FieldInfo& f : fields) {
-    if (f.kind != FieldKind::kArray || f.count_field < 0) continue;
-    uint64_t& count = args[f.count_field];
-    if (f.embedded) count = std::min<uint64_t>(count, f.count_fixed);
-    if (f.capacity_field >= 0 && f.capacity_field != f.count_field)
-      count = std::min(count, args[f.capacity_field]);
-    count = count * f.count_divisor + r.Below(f.count_divisor);
-  }
-  std::vector<bool> absent(fields.size(), false);
-  for (size_t i = 0; i < fields.size(); ++i) {
-    if (fields[i].kind != FieldKind::kPresent || (args[i] != 0 && !absent[i])) continue;
-    args[i] = 0;
-    for (size_t j = i + 1; j <= i + fields[i].elem_count; ++j) {
-      absent[j] = true;
-      args[j] = 0;
-    }
-  }
-  for (size_t i = 0; i < fields.size(); ++i) {
-    const FieldInfo& f = fields[i];
-    if (f.kind != FieldKind::kArray || absent[i]) continue;
-    if (!f.embedded && r.Chance(15)) continue;  // NULL
-    uint64_t n = f.count_fixed;
-    if (f.count_in_element > 0) n = f.count_in_element + 1 + r.Below(6);
-    if (f.count_field >= 0) n = args[f.count_field] / f.count_divisor;
-    args[i] = 1 + n;
-    auto elems = ElementFields(f);
-    for (uint64_t e = 0; e < n; ++e) {
-      for (size_t j = 0; j < elems.size(); ++j) {
-        uint64_t v = RandomValue(elems[j], r);
-        if (f.count_in_element > 0 && e == f.count_in_element) v = n;  // the length token
-        args.push_back(v);
-      }
-    }
-  }
-  return args;
-}
-
-int64_t RandomReturn(const CallInfo& call, Rng& r) {
-  switch (call.ret) {
-    case ReturnKind::kVoid:
-      return 0;
-    case ReturnKind::kSize:
-      return static_cast<int64_t>(r.Next());
-    case ReturnKind::kU32:
-      return static_cast<int64_t>(r.Next() & 0xffffffffu);
-    case ReturnKind::kHresult:
-    case ReturnKind::kNtstatus:
-    case ReturnKind::kBool:
-      return static_cast<int64_t>(SignExtend(r.Next(), 32));
-  }
-  return 0;
-}
-
 std::string Describe(const CallInfo& call, const ArgVec& want, const ArgVec& got) {
   if (want.size() != got.size())
     return absl::StrFormat("%d args expected, %d captured", want.size(), got.size());
@@ -170,7 +61,7 @@ void RoundTrip(CallId id, void* capturing_pfn) {
   RoundTripState& s = State();
   for (uint64_t seed = 0; seed < 40; ++seed) {
     Rng r(seed * 7919 + static_cast<uint64_t>(id));
-    s.expected = RandomArgs(call, r);
+    s.expected = testing::RandomValidArgs(call, r, /*first_handle_id=*/1);
     s.ret = RandomReturn(call, r);
     s.captured.clear();
     s.arena.Reset();
@@ -188,7 +79,7 @@ void RoundTrip(CallId id, void* capturing_pfn) {
     EXPECT_EQ(s.captured, s.expected)
         << "seed " << seed << ": " << Describe(call, s.expected, s.captured);
     EXPECT_EQ(actual, s.expected) << "seed " << seed << ": " << Describe(call, s.expected, actual);
-    if (testing::Test::HasFailure()) return;
+    if (::testing::Test::HasFailure()) return;
   }
 }
 
@@ -215,11 +106,10 @@ TEST(CallCodecCaptureTest, ScalarsAreSignExtendedAndFloatsKeepTheirBits) {
 // exit. Its presence is captured at exit, beside the members read through it, so a trace
 // never holds a "NULL" pointer with values in its members (which export used to drop).
 TEST(CallCodecCaptureTest, OutputPointerPresenceIsCapturedAtExit) {
-  const CallInfo& call = *FindCall("DxgkDdiCreateDevice");
-  const int present = FieldIndex(call, "pInfo");
-  const int size = FieldIndex(call, "pInfo.DmaBufferSize");
-  ASSERT_GE(present, 0);
-  ASSERT_GE(size, 0);
+  const testing::CreateDeviceInfoFields create_device = testing::FindCreateDeviceInfo();
+  ASSERT_GE(create_device.present, 0);
+  ASSERT_GE(create_device.size, 0);
+  const int present = create_device.present, size = create_device.size;
   ArgVec args;
   DXGK_HADAPTER adapter{};
   adapter.handle = reinterpret_cast<void*>(0x40);

@@ -601,151 +601,154 @@ absl::Status ChunkDecoder::DecodeRun(const uint8_t* p, const uint8_t* end, uint6
   return absl::OkStatus();
 }
 
-absl::Status ChunkDecoder::DecodeCall(const uint8_t* p, const uint8_t* end, Event* e,
-                                      DecodedPacket* out) {
-  uint64_t call = 0, dseq = 0, dend = 0, dts = 0, dparent = 0, ret = 0, annotation = 0;
-  uint64_t outer_dparent = 0, content = 0;
-  uint32_t tid = prev_tid_;
-  bool incomplete = false;
-  e->args.clear();
+struct ChunkDecoder::CallFields {
+  // The varint fields by field number (tag >> 3): the last value read of each, 0 if absent.
+  uint64_t by_number[(kTagContent >> 3) + 1] = {};
+
+  uint64_t call() const { return by_number[kTagCall >> 3]; }
+  uint64_t dseq() const { return by_number[kTagDseq >> 3]; }
+  uint64_t dend() const { return by_number[kTagDend >> 3]; }
+  uint32_t tid() const { return static_cast<uint32_t>(by_number[kTagTid >> 3]); }
+  uint64_t dts() const { return by_number[kTagDts >> 3]; }
+  uint64_t dparent() const { return by_number[kTagDparent >> 3]; }
+  uint64_t ret() const { return by_number[kTagRet >> 3]; }
+  uint64_t annotation() const { return by_number[kTagAnnotation >> 3]; }
+  bool incomplete() const { return by_number[kTagIncomplete >> 3] != 0; }
+  uint64_t outer_dparent() const { return by_number[kTagOuterDparent >> 3]; }
+  uint64_t content() const { return by_number[kTagContent >> 3]; }
+};
+
+namespace {
+
+// The catalog's signed args of `call` are written zigzagged.
+void UnZigZagSignedArgs(CallId call, decltype(Event::args)* event_args) {
+  uint64_t* args = event_args->data();
+  const size_t n = event_args->size();
+  const CallLayout& layout = LayoutOf(call);
+  if (layout.masks_valid && n <= 64) {
+    for (uint64_t m = layout.signed_mask & (n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1);
+         m != 0; m &= m - 1) {
+      const int i = __builtin_ctzll(m);
+      args[i] = static_cast<uint64_t>(UnZigZag(args[i]));
+    }
+  } else {
+    VisitArgKinds(layout, absl::MakeConstSpan(args, n), [args](size_t i, FieldKind kind) {
+      if (IsSignedKind(kind)) args[i] = static_cast<uint64_t>(UnZigZag(args[i]));
+    });
+  }
+}
+
+}  // namespace
+
+bool ChunkDecoder::ReadCallFields(const uint8_t* p, const uint8_t* end, CallFields* f,
+                                  decltype(Event::args)* args, const char** what) {
   while (p < end) {
     uint64_t tag, v;
     if (*p < 0x80) {
       tag = *p++;
     } else if (!ReadVarint(p, end, &tag)) {
-      return Malformed(out->payload_offset, "CallEvent tag");
+      *what = "CallEvent tag";
+      return false;
     }
     if (tag == kTagArgsPacked) {
       uint64_t len;
-      if (!ReadVarint(p, end, &len) || len > static_cast<uint64_t>(end - p)) {
-        return Malformed(out->payload_offset, "CallEvent.args");
-      }
+      *what = "CallEvent.args";
+      if (!ReadVarint(p, end, &len) || len > static_cast<uint64_t>(end - p)) return false;
       const uint8_t* ae = p + len;
       while (p < ae) {
-        if (!ReadVarint(p, ae, &v) || e->args.size() >= kMaxEventArgs) {
-          return Malformed(out->payload_offset, "CallEvent.args");
-        }
-        e->args.push_back(v);
+        if (!ReadVarint(p, ae, &v) || args->size() >= kMaxEventArgs) return false;
+        args->push_back(v);
       }
       continue;
     }
     if ((tag & 7) != 0 || tag > kTagContent) {
       if ((tag >> 3) == 0 || !SkipField(tag, p, end)) {
-        return Malformed(out->payload_offset, "CallEvent field");
+        *what = "CallEvent field";
+        return false;
       }
       continue;
     }
-    if (!ReadVarint(p, end, &v)) return Malformed(out->payload_offset, "CallEvent varint");
-    switch (tag) {
-      case kTagCall:
-        call = v;
-        break;
-      case kTagDseq:
-        dseq = v;
-        break;
-      case kTagDend:
-        dend = v;
-        break;
-      case kTagTid:
-        tid = static_cast<uint32_t>(v);
-        break;
-      case kTagDts:
-        dts = v;
-        break;
-      case kTagDparent:
-        dparent = v;
-        break;
-      case kTagArgsSingle:
-        if (e->args.size() >= kMaxEventArgs)
-          return Malformed(out->payload_offset, "CallEvent.args");
-        e->args.push_back(v);
-        break;
-      case kTagRet:
-        ret = v;
-        break;
-      case kTagAnnotation:
-        annotation = v;
-        break;
-      case kTagIncomplete:
-        incomplete = v != 0;
-        break;
-      case kTagOuterDparent:
-        outer_dparent = v;
-        break;
-      case kTagContent:
-        content = v;
-        break;
-      default:
-        break;  // a varint field this reader does not know
+    if (!ReadVarint(p, end, &v)) {
+      *what = "CallEvent varint";
+      return false;
+    }
+    if (tag == kTagArgsSingle) {
+      if (args->size() >= kMaxEventArgs) {
+        *what = "CallEvent.args";
+        return false;
+      }
+      args->push_back(v);
+    } else {
+      f->by_number[tag >> 3] = v;  // tag <= kTagContent (checked above)
     }
   }
+  return true;
+}
+
+absl::Status ChunkDecoder::PlaceCall(const CallFields& f, Event* e, uint64_t offset) {
+  if (run_remaining_ == 0) {
+    if (f.outer_dparent() != 0) {
+      return Malformed(offset, "CallEvent.outer_dparent (outside a position run)");
+    }
+    e->seq = prev_end_ + 1 + static_cast<uint64_t>(UnZigZag(f.dseq()));
+    e->end = f.incomplete() ? 0 : e->seq + 1 + f.dend();
+    e->parent = f.dparent() != 0 ? e->seq - f.dparent() : 0;
+    prev_end_ = f.incomplete() ? e->seq : e->end;
+    return absl::OkStatus();
+  }
+  // Positions are 1-based indices into the run (FORMAT.md §3.7).
+  const uint64_t m = run_positions_.size();
+  const uint64_t seq_i = run_prev_end_ + 1 + static_cast<uint64_t>(UnZigZag(f.dseq()));
+  if (seq_i == 0 || seq_i > m) {
+    return Malformed(offset, "CallEvent.dseq (outside its position run)");
+  }
+  const uint64_t end_i = f.incomplete() ? 0 : seq_i + 1 + f.dend();
+  if (!f.incomplete() && (end_i == 0 || end_i > m)) {
+    return Malformed(offset, "CallEvent.dend (outside its position run)");
+  }
+  if (f.dparent() != 0 && f.outer_dparent() != 0) {
+    return Malformed(offset, "CallEvent (both dparent and outer_dparent)");
+  }
+  const uint64_t parent_i = seq_i - f.dparent();
+  if (f.dparent() != 0 && (parent_i == 0 || parent_i > m)) {
+    return Malformed(offset, "CallEvent.dparent (outside its position run)");
+  }
+  e->seq = run_positions_[seq_i - 1];
+  e->end = f.incomplete() ? 0 : run_positions_[end_i - 1];
+  e->parent = f.dparent() != 0         ? run_positions_[parent_i - 1]
+              : f.outer_dparent() != 0 ? e->seq - f.outer_dparent()
+                                       : 0;
+  run_prev_end_ = f.incomplete() ? seq_i : end_i;
+  if (--run_remaining_ == 0) prev_end_ = f.incomplete() ? e->seq : e->end;
+  return absl::OkStatus();
+}
+
+absl::Status ChunkDecoder::DecodeCall(const uint8_t* p, const uint8_t* end, Event* e,
+                                      DecodedPacket* out) {
+  CallFields f;
+  f.by_number[kTagTid >> 3] = prev_tid_;
+  e->args.clear();
+  const char* what = nullptr;
+  if (!ReadCallFields(p, end, &f, &e->args, &what)) return Malformed(out->payload_offset, what);
   // proto3 reads uint32 fields from the low 32 bits of the varint.
-  out->file_call = static_cast<uint32_t>(call);
+  out->file_call = static_cast<uint32_t>(f.call());
   const CallId mapped =
       out->file_call < call_map_.size() ? call_map_[out->file_call] : CallId::kInvalid;
   e->call = mapped;
-  if (run_remaining_ != 0) {
-    // Positions are 1-based indices into the run (FORMAT.md §3.7).
-    const uint64_t m = run_positions_.size();
-    const uint64_t seq_i = run_prev_end_ + 1 + static_cast<uint64_t>(UnZigZag(dseq));
-    if (seq_i == 0 || seq_i > m) {
-      return Malformed(out->payload_offset, "CallEvent.dseq (outside its position run)");
-    }
-    const uint64_t end_i = incomplete ? 0 : seq_i + 1 + dend;
-    if (!incomplete && (end_i == 0 || end_i > m)) {
-      return Malformed(out->payload_offset, "CallEvent.dend (outside its position run)");
-    }
-    if (dparent != 0 && outer_dparent != 0) {
-      return Malformed(out->payload_offset, "CallEvent (both dparent and outer_dparent)");
-    }
-    const uint64_t parent_i = seq_i - dparent;
-    if (dparent != 0 && (parent_i == 0 || parent_i > m)) {
-      return Malformed(out->payload_offset, "CallEvent.dparent (outside its position run)");
-    }
-    e->seq = run_positions_[seq_i - 1];
-    e->end = incomplete ? 0 : run_positions_[end_i - 1];
-    e->parent = dparent != 0         ? run_positions_[parent_i - 1]
-                : outer_dparent != 0 ? e->seq - outer_dparent
-                                     : 0;
-    run_prev_end_ = incomplete ? seq_i : end_i;
-    if (--run_remaining_ == 0) prev_end_ = incomplete ? e->seq : e->end;
-  } else {
-    if (outer_dparent != 0) {
-      return Malformed(out->payload_offset, "CallEvent.outer_dparent (outside a position run)");
-    }
-    e->seq = prev_end_ + 1 + static_cast<uint64_t>(UnZigZag(dseq));
-    e->end = incomplete ? 0 : e->seq + 1 + dend;
-    e->parent = dparent != 0 ? e->seq - dparent : 0;
-    prev_end_ = incomplete ? e->seq : e->end;
-  }
-  e->tid = tid;
-  const int64_t ts =
-      static_cast<int64_t>(static_cast<uint64_t>(prev_ts_) + static_cast<uint64_t>(UnZigZag(dts)));
+  if (absl::Status s = PlaceCall(f, e, out->payload_offset); !s.ok()) return s;
+  e->tid = f.tid();
+  const int64_t ts = static_cast<int64_t>(static_cast<uint64_t>(prev_ts_) +
+                                          static_cast<uint64_t>(UnZigZag(f.dts())));
   e->timestamp_ns = static_cast<int64_t>(static_cast<uint64_t>(ts) * unit_ns_);
-  e->ret = UnZigZag(ret);
-  e->annotation = annotation;
-  if (content > UINT32_MAX) {
+  e->ret = UnZigZag(f.ret());
+  e->annotation = f.annotation();
+  if (f.content() > UINT32_MAX) {
     return Malformed(out->payload_offset, "CallEvent.content (id beyond 2^32 - 1)");
   }
-  e->content = static_cast<uint32_t>(content);
-  if (mapped != CallId::kInvalid && !e->args.empty()) {
-    uint64_t* args = e->args.data();
-    const size_t n = e->args.size();
-    const CallLayout& layout = LayoutOf(mapped);
-    if (layout.masks_valid && n <= 64) {
-      for (uint64_t m = layout.signed_mask & (n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1);
-           m != 0; m &= m - 1) {
-        const int i = __builtin_ctzll(m);
-        args[i] = static_cast<uint64_t>(UnZigZag(args[i]));
-      }
-    } else {
-      VisitArgKinds(layout, absl::MakeConstSpan(args, n), [args](size_t i, FieldKind kind) {
-        if (IsSignedKind(kind)) args[i] = static_cast<uint64_t>(UnZigZag(args[i]));
-      });
-    }
-  }
+  e->content = static_cast<uint32_t>(f.content());
+  if (mapped != CallId::kInvalid && !e->args.empty()) UnZigZagSignedArgs(mapped, &e->args);
   prev_ts_ = ts;
-  prev_tid_ = tid;
+  prev_tid_ = f.tid();
   return absl::OkStatus();
 }
 

@@ -202,7 +202,14 @@ class ChunkDecoder {
   uint32_t events() const { return events_; }
 
  private:
+  // The fields of one CallEvent as written (deltas, zigzag), before they are placed.
+  struct CallFields;
+  // Reads the fields in [p, end) into *f and *args; false on malformed bytes, *what naming them.
+  static bool ReadCallFields(const uint8_t* p, const uint8_t* end, CallFields* f,
+                             decltype(Event::args)* args, const char** what);
   absl::Status DecodeCall(const uint8_t* p, const uint8_t* end, Event* e, DecodedPacket* out);
+  // seq, end and parent of a call from its deltas, inside or outside a position run.
+  absl::Status PlaceCall(const CallFields& f, Event* e, uint64_t offset);
   absl::Status DecodeRun(const uint8_t* p, const uint8_t* end, uint64_t offset);
 
   const uint8_t* begin_ = nullptr;

@@ -119,11 +119,7 @@ TEST(EventCodecTest, GeneratedProtobufClassesParseTheSameBytes) {
 
 TEST(EventCodecTest, SequentialLeafCallOmitsSeqFields) {
   ChunkEncoder enc(1);
-  Event e;
-  e.call = CallId::kDrawIndexed;
-  e.seq = 1;
-  e.end = 2;
-  e.args = {1, 36, 0, 0};
+  Event e = testing::MakeCall(CallId::kDrawIndexed, 1, 2, {1, 36, 0, 0});
   enc.AppendCall(e);
   // 0a <len> 0a <len> 08 <call> 3a 04 01 24 00 00
   const std::string call = std::string(1, static_cast<char>(CallId::kDrawIndexed));
@@ -164,11 +160,7 @@ TEST(EventCodecTest, IncompleteCallRoundTripsAndAnchorsTheNextSeq) {
 
 TEST(EventCodecTest, TimestampsAreStoredInUnitsRoundedDown) {
   ChunkEncoder enc(100);
-  Event e;
-  e.call = CallId::kFlush;
-  e.seq = 1;
-  e.end = 2;
-  e.args = {0, 0};
+  Event e = testing::MakeCall(CallId::kFlush, 1, 2, {0, 0});
   std::vector<int64_t> ts = {0, 99, 100, 250, -1, -100, -101};
   for (int64_t t : ts) {
     e.timestamp_ns = t;
@@ -183,13 +175,9 @@ TEST(EventCodecTest, TimestampsAreStoredInUnitsRoundedDown) {
 }
 
 TEST(EventCodecTest, ResetRestartsTheDeltaState) {
-  Event e;
-  e.call = CallId::kFlush;
-  e.seq = 1000;
-  e.end = 1001;
+  Event e = testing::MakeCall(CallId::kFlush, 1000, 1001, {1, 0});
   e.tid = 5;
   e.timestamp_ns = 77;
-  e.args = {1, 0};
   ChunkEncoder enc(1);
   enc.AppendCall(e);
   const std::string first(enc.payload());
@@ -242,11 +230,7 @@ TEST(EventCodecTest, UnpackedArgsAreAccepted) {
 
 TEST(EventCodecTest, TruncatedPacketIsDataLossWithPayloadOffset) {
   ChunkEncoder enc(1);
-  Event e;
-  e.call = CallId::kFlush;
-  e.seq = 1;
-  e.end = 2;
-  e.args = {1, 0};
+  Event e = testing::MakeCall(CallId::kFlush, 1, 2, {1, 0});
   enc.AppendCall(e);
   const size_t first = enc.size();
   enc.AppendCall(e);
@@ -290,11 +274,8 @@ TEST(EventCodecTest, PacketWithTwoKindsIsDataLoss) {
 
 TEST(EventCodecTest, UnmappedCallKeepsRawArgs) {
   ChunkEncoder enc(1);
-  Event e;
-  e.call = CallId::kDrawIndexed;
-  e.seq = 1;
-  e.end = 2;
-  e.args = {0, 0, 0, static_cast<uint64_t>(int64_t{-1})};
+  Event e =
+      testing::MakeCall(CallId::kDrawIndexed, 1, 2, {0, 0, 0, static_cast<uint64_t>(int64_t{-1})});
   enc.AppendCall(e);
   std::vector<CallId> none(kCallIdCount, CallId::kInvalid);
   ChunkDecoder dec;

@@ -15,7 +15,6 @@ using jsonl_testing::ErrorCb;
 using jsonl_testing::ExpectError;
 using jsonl_testing::Flush;
 using jsonl_testing::MustParse;
-using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
 // ---- Errors, each with its line -----------------------------------------------------------

@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "format/catalog.h"
 #include "format/internal/jsonl_test_util.h"
+#include "format/internal/trace_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -178,16 +179,11 @@ TEST(JsonlValueTest, AbsentStructurePointerIsNullUnlessAMemberIsGiven) {
 // Traces recorded before the fix above hold pInfo = 0 beside the outputs read through it:
 // export treats the pointer as present (its members have values), so they survive a round trip.
 TEST(JsonlValueTest, OutputPointerWithValuesIsPresentInOlderTraces) {
-  const CallInfo& call = *FindCall("DxgkDdiCreateDevice");
-  const int present = FieldIndex(call, "pInfo");
-  const int size = FieldIndex(call, "pInfo.DmaBufferSize");
-  ASSERT_GE(present, 0);
-  ASSERT_GE(size, 0);
-  Event e;
-  e.call = IdOf(call);
-  e.seq = 1;
-  e.end = 2;
-  e.args.assign(Fields(call).size(), 0);
+  const testing::CreateDeviceInfoFields create_device = testing::FindCreateDeviceInfo();
+  ASSERT_GE(create_device.present, 0);
+  ASSERT_GE(create_device.size, 0);
+  const int present = create_device.present, size = create_device.size;
+  Event e = create_device.BlankEvent();
   TokenTable handles, strings;
   e.args[0] = handles.Intern("adapter");
   e.args[1] = 1;  // pCreateDevice

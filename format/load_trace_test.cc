@@ -15,6 +15,7 @@
 #include "format/chunk.h"
 #include "format/internal/trace_test_util.h"
 #include "format/jsonl.h"
+#include "format/testing/temp_file.h"
 #include "format/trace_writer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -24,28 +25,12 @@ namespace {
 
 using testing::ChunkOffsets;
 using ::testing::HasSubstr;
+using testing::TempFile;
 using testing::TestOptions;
 
-class TempFile {
- public:
-  TempFile(absl::string_view name, absl::string_view content)
-      : path_(absl::StrCat(::testing::TempDir(), "/", getpid(), "_", name)) {
-    std::ofstream(path_, std::ios::binary) << content;
-  }
-  ~TempFile() { std::remove(path_.c_str()); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 Event Draw(uint64_t seq, uint64_t dev) {
-  Event e;
-  e.call = CallId::kDrawIndexed;
-  e.seq = seq;
-  e.end = seq + 1;
+  Event e = testing::MakeCall(CallId::kDrawIndexed, seq, seq + 1, {dev, 36, 108, 0});
   e.tid = 3;
-  e.args = {dev, 36, 108, 0};
   return e;
 }
 

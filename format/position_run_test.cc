@@ -8,6 +8,7 @@
 #include "format/chunk.h"
 #include "format/event_codec.h"
 #include "format/internal/interleaved_recording.h"
+#include "format/internal/trace_test_util.h"
 #include "format/trace.pb.h"
 #include "gtest/gtest.h"
 
@@ -127,12 +128,8 @@ TEST(PositionRunTest, InterleavedRunsCompressSmallerThanPlainDeltas) {
 TEST(PositionRunTest, ContiguousPositionsAreWrittenAsPlainEvents) {
   std::vector<Event> events;
   for (uint64_t i = 0; i < 50; ++i) {
-    Event e;
-    e.call = CallId::kFlush;
-    e.seq = 2 * i + 1;
-    e.end = 2 * i + 2;
+    Event e = testing::MakeCall(CallId::kFlush, 2 * i + 1, 2 * i + 2, {1, 0});
     e.tid = 9;
-    e.args = {1, 0};
     events.push_back(e);
   }
   ChunkEncoder with_runs(1), plain(1);
@@ -146,10 +143,7 @@ TEST(PositionRunTest, RarelyInterleavedRunIsWrittenAsPlainEvents) {
   std::vector<Event> events;
   uint64_t pos = 1;
   for (uint64_t i = 0; i < 64; ++i) {
-    Event e;
-    e.call = CallId::kFlush;
-    e.seq = pos;
-    e.end = pos + 1;
+    Event e = testing::MakeCall(CallId::kFlush, pos, pos + 1, {});
     pos += i == 30 ? 5 : 2;  // one gap of 3 other positions
     e.tid = 9;
     e.args = {1, 0};

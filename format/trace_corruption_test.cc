@@ -26,13 +26,11 @@ bool Contains(const absl::Status& st, absl::string_view what) {
 }
 
 Event Draw(uint64_t seq, uint64_t dev, uint64_t count) {
-  Event e;
-  e.call = CallId::kDrawIndexed;
-  e.seq = seq;
-  e.end = seq + 1;
+  Event e = testing::MakeCall(
+      CallId::kDrawIndexed, seq, seq + 1,
+      {dev, count, 3 * count, static_cast<uint64_t>(-static_cast<int64_t>(count % 5))});
   e.tid = 3;
   e.timestamp_ns = static_cast<int64_t>(seq) * 150;
-  e.args = {dev, count, 3 * count, static_cast<uint64_t>(-static_cast<int64_t>(count % 5))};
   return e;
 }
 

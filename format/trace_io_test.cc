@@ -22,6 +22,7 @@
 namespace cltrace::format {
 namespace {
 
+using testing::BudgetSink;
 using testing::ChunkOffsets;
 using testing::RandomArgs;
 using testing::ReadAllBytes;
@@ -38,10 +39,8 @@ std::vector<Event> WriteRandom(TraceWriter& w, uint64_t seed, int n) {
   std::vector<Event> out;
   uint64_t seq = 1;
   for (int i = 0; i < n; ++i) {
-    Event e;
-    e.call = static_cast<CallId>(1 + i % (kCallIdCount - 1));
-    e.seq = seq;
-    e.end = i % 50 == 49 ? 0 : seq + 1;
+    Event e = testing::MakeCall(static_cast<CallId>(1 + i % (kCallIdCount - 1)), seq,
+                                i % 50 == 49 ? 0 : seq + 1, {});
     seq += 2;
     e.tid = 1 + static_cast<uint32_t>(rng() % 2);
     e.timestamp_ns = 100 * i + static_cast<int64_t>(rng() % 50);
@@ -108,20 +107,15 @@ TEST(TraceIoTest, RoundTripThroughBackgroundThreadAndFile) {
 // DXGKARG_CREATEDEVICE.pInfo = 0 beside the outputs read through it: readers see the
 // pointer as present (FORMAT.md §9.1), so a replay compares it with what the KMD returned.
 TEST(TraceIoTest, OutputPointerRecordedNullWithOutputsReadsAsPresent) {
-  const CallInfo& call = *FindCall("DxgkDdiCreateDevice");
-  const int present = FieldIndex(call, "pInfo");
-  const int size = FieldIndex(call, "pInfo.DmaBufferSize");
-  ASSERT_GE(present, 0);
-  ASSERT_GE(size, 0);
+  const testing::CreateDeviceInfoFields create_device = testing::FindCreateDeviceInfo();
+  ASSERT_GE(create_device.present, 0);
+  ASSERT_GE(create_device.size, 0);
+  const int present = create_device.present, size = create_device.size;
   std::string bytes;
   auto w = TraceWriter::Open(std::make_unique<StringSink>(&bytes), TestOptions());
   ASSERT_TRUE(w.ok()) << w.status();
-  Event e;
-  e.call = IdOf(call);
-  e.seq = 1;
-  e.end = 2;
+  Event e = create_device.BlankEvent();
   e.tid = 1;
-  e.args.assign(Fields(call).size(), 0);
   e.args[0] = (*w)->InternHandleToken("0x40");
   e.args[1] = 1;
   Event untouched = e;  // no outputs: stays NULL
@@ -276,12 +270,9 @@ TEST(TraceIoTest, ReadAllSortedOrdersBySeq) {
   ASSERT_TRUE(w.ok());
   uint64_t dev = (*w)->InternHandleValue(0x5500);
   // A callback (seq 2..3) is appended before the DDI call that made it (seq 1..4).
-  Event cb;
-  cb.call = FindCall("Flush") ? CallId::kFlush : CallId::kInvalid;
-  cb.seq = 2;
-  cb.end = 3;
+  Event cb =
+      testing::MakeCall(FindCall("Flush") ? CallId::kFlush : CallId::kInvalid, 2, 3, {dev, 0});
   cb.parent = 1;
-  cb.args = {dev, 0};
   Event outer = cb;
   outer.seq = 1;
   outer.end = 4;
@@ -297,30 +288,8 @@ TEST(TraceIoTest, ReadAllSortedOrdersBySeq) {
   std::remove(path.c_str());
 }
 
-// A sink that accepts the file header (its first write) when `header_free`, then `budget`
-// bytes, then fails every write.
-class FailingSink : public ByteSink {
- public:
-  explicit FailingSink(size_t budget, bool header_free = false)
-      : budget_(budget), header_free_(header_free) {}
-  absl::Status Write(absl::string_view bytes) override {
-    if (header_free_) {
-      header_free_ = false;
-      return absl::OkStatus();
-    }
-    if (bytes.size() > budget_) return absl::ResourceExhaustedError("disk full (test)");
-    budget_ -= bytes.size();
-    return absl::OkStatus();
-  }
-  absl::Status Flush() override { return absl::OkStatus(); }
-
- private:
-  size_t budget_;
-  bool header_free_;
-};
-
 TEST(TraceIoTest, HeaderWriteErrorFailsOpen) {
-  auto w = TraceWriter::Open(std::make_unique<FailingSink>(10), TestOptions());
+  auto w = TraceWriter::Open(std::make_unique<BudgetSink>(10), TestOptions());
   EXPECT_EQ(w.status().code(), absl::StatusCode::kResourceExhausted);
 }
 
@@ -329,7 +298,7 @@ TEST(TraceIoTest, ChunkWriteErrorIsReturnedByAppendAndClose) {
     TraceWriter::Options o = TestOptions();
     o.background = background;
     o.chunk_bytes = 512;
-    auto w = TraceWriter::Open(std::make_unique<FailingSink>(4096, /*header_free=*/true), o);
+    auto w = TraceWriter::Open(std::make_unique<BudgetSink>(4096, /*header_free=*/true), o);
     ASSERT_TRUE(w.ok());
     const uint64_t header = (*w)->bytes_written();  // only the file header so far
     uint64_t dev = (*w)->InternHandleValue(0x5500);
@@ -366,11 +335,7 @@ TEST(TraceIoTest, AppendRejectsUninternedHandle) {
   std::string bytes;
   auto w = TraceWriter::Open(std::make_unique<StringSink>(&bytes), TestOptions());
   ASSERT_TRUE(w.ok());
-  Event e;
-  e.call = CallId::kDrawIndexed;
-  e.seq = 1;
-  e.end = 2;
-  e.args = {7, 1, 2, 3};
+  Event e = testing::MakeCall(CallId::kDrawIndexed, 1, 2, {7, 1, 2, 3});
   absl::Status st = (*w)->Append(e);
   EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("hDevice"), absl::string_view::npos) << st;
@@ -427,26 +392,19 @@ std::string WorkedExample() {
   auto w = TraceWriter::Open(std::make_unique<StringSink>(&bytes), o);
   EXPECT_TRUE(w.ok());
   uint64_t dev = (*w)->InternHandleValue(0x5500);
-  Event e;
-  e.call = CallId::kDrawIndexed;
-  e.seq = 1;
-  e.end = 2;
+  Event e = testing::MakeCall(CallId::kDrawIndexed, 1, 2,
+                              {dev, 36, 0, static_cast<uint64_t>(int64_t{-4})});
   e.tid = 7;
   e.timestamp_ns = 1000;
-  e.args = {dev, 36, 0, static_cast<uint64_t>(int64_t{-4})};
   EXPECT_TRUE((*w)->Append(e).ok());
   e.seq = 3;
   e.end = 4;
   e.timestamp_ns = 1200;
   e.args = {dev, 36, 36, 0};
   EXPECT_TRUE((*w)->Append(e).ok());
-  Event f;
-  f.call = CallId::kFlush;
-  f.seq = 5;
-  f.end = 6;
+  Event f = testing::MakeCall(CallId::kFlush, 5, 6, {dev, 0});
   f.tid = 7;
   f.timestamp_ns = 1500;
-  f.args = {dev, 0};
   EXPECT_TRUE((*w)->Append(f).ok());
   EXPECT_TRUE((*w)->Close().ok());
   return bytes;

@@ -19,6 +19,7 @@
 namespace cltrace::format {
 namespace {
 
+using testing::BudgetSink;
 using testing::InterleavedOptions;
 using testing::InterleavedRecording;
 using testing::RandomArgs;
@@ -26,6 +27,7 @@ using testing::ReadAllBytes;
 using testing::ReadResult;
 using testing::TestOptions;
 using testing::ThreadRun;
+using testing::TornWriteSink;
 
 // Events over every catalog call with ids valid for a writer that interned 3 handles and 2
 // strings (TestWriter).
@@ -34,10 +36,8 @@ std::vector<Event> RandomEvents(uint64_t seed, int n) {
   std::vector<Event> out;
   uint64_t seq = 1;
   for (int i = 0; i < n; ++i) {
-    Event e;
-    e.call = static_cast<CallId>(1 + i % (kCallIdCount - 1));
-    e.seq = seq;
-    e.end = i % 40 == 39 ? 0 : seq + 1;
+    Event e = testing::MakeCall(static_cast<CallId>(1 + i % (kCallIdCount - 1)), seq,
+                                i % 40 == 39 ? 0 : seq + 1, {});
     seq += 2 + rng() % 3;
     e.tid = 1 + static_cast<uint32_t>(rng() % 2);
     e.timestamp_ns = 100 * i;
@@ -57,26 +57,6 @@ std::unique_ptr<TraceWriter> TestWriter(std::string* bytes, TraceWriter::Options
   (*w)->InternString("ID3D11DeviceContext::FinishCommandList");
   return *std::move(w);
 }
-
-// Accepts the file header, then `budget` bytes.
-class FailingSink : public ByteSink {
- public:
-  explicit FailingSink(size_t budget) : budget_(budget) {}
-  absl::Status Write(absl::string_view bytes) override {
-    if (!header_written_) {
-      header_written_ = true;
-      return absl::OkStatus();
-    }
-    if (bytes.size() > budget_) return absl::ResourceExhaustedError("disk full (test)");
-    budget_ -= bytes.size();
-    return absl::OkStatus();
-  }
-  absl::Status Flush() override { return absl::OkStatus(); }
-
- private:
-  size_t budget_;
-  bool header_written_ = false;
-};
 
 TEST(TraceWriterTest, AppendBatchWritesTheBytesAppendWrites) {
   const std::vector<Event> events = RandomEvents(1, 3000);
@@ -126,7 +106,7 @@ TEST(TraceWriterTest, AppendBatchAfterCloseIsFailedPrecondition) {
 TEST(TraceWriterTest, AppendBatchReturnsTheWriteError) {
   TraceWriter::Options o = TestOptions();
   o.chunk_bytes = 512;
-  auto w = TraceWriter::Open(std::make_unique<FailingSink>(2048), o);
+  auto w = TraceWriter::Open(std::make_unique<BudgetSink>(2048, /*header_free=*/true), o);
   ASSERT_TRUE(w.ok());
   (*w)->InternHandleValue(0x5500);
   std::vector<Event> events;
@@ -142,26 +122,6 @@ TEST(TraceWriterTest, AppendBatchReturnsTheWriteError) {
   EXPECT_EQ((*w)->Close().code(), absl::StatusCode::kResourceExhausted);
 }
 
-// A sink that refuses one write (a transient failure) and accepts every other.
-class FailOnceSink : public ByteSink {
- public:
-  FailOnceSink(std::string* out, int fail_at) : out_(out), fail_at_(fail_at) {}
-  absl::Status Write(absl::string_view bytes) override {
-    if (writes_++ == fail_at_) {
-      out_->append(bytes.data(), bytes.size() / 2);  // torn, as write(2) may leave it
-      return absl::ResourceExhaustedError("disk full (test)");
-    }
-    out_->append(bytes.data(), bytes.size());
-    return absl::OkStatus();
-  }
-  absl::Status Flush() override { return absl::OkStatus(); }
-
- private:
-  std::string* out_;
-  int fail_at_;
-  int writes_ = 0;
-};
-
 // After a failed write the file must end there: a later chunk after the torn one would make
 // the file corrupt in mid-file instead of torn at its end, and events_written counts exactly
 // the events a reader finds.
@@ -169,7 +129,7 @@ TEST(TraceWriterTest, NothingIsWrittenAfterAFailedWrite) {
   std::string bytes;
   TraceWriter::Options o = TestOptions();
   o.chunk_bytes = 512;
-  auto w = TraceWriter::Open(std::make_unique<FailOnceSink>(&bytes, /*fail_at=*/3), o);
+  auto w = TraceWriter::Open(TornWriteSink::FailingWrite(&bytes, /*fail_at=*/3), o);
   ASSERT_TRUE(w.ok());
   (*w)->InternHandleValue(0x5500);
   for (uint64_t i = 0; i < 400; ++i) {

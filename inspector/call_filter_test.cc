@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "gtest/gtest.h"
+#include "inspector/internal/synthetic_model.h"
 #include "inspector/internal/synthetic_trace.h"
 
 namespace cltrace::inspector {
@@ -12,9 +13,7 @@ class CallFilterTest : public ::testing::Test {
  protected:
   void SetUp() override {
     testing::SyntheticTrace t = testing::MakeSmallCommandListTrace({.calls = 400, .dcs = 2});
-    TraceData d;
-    d.events = std::move(t.events);
-    d.handles = std::move(t.handles);
+    TraceData d = testing::AsTraceData(std::move(t), "");
     auto m = TraceModel::Build(std::move(d));
     ASSERT_TRUE(m.ok()) << m.status();
     model_ = *std::move(m);

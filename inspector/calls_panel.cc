@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "format/catalog.h"
 #include "format/jsonl.h"
+#include "inspector/header_table.h"
 #include "inspector/lifelines_panel.h"
 #include "inspector/theme.h"
 
@@ -41,6 +42,18 @@ std::vector<std::string> SplitArgs(const std::string& s) {
   }
   if (!cur.empty()) out.push_back(cur);
   return out;
+}
+
+// A combo of `width` pixels choosing *selected among the labels of `items`.
+template <typename Key>
+void SelectionCombo(const char* id, float width,
+                    const std::vector<std::pair<Key, std::string>>& items, int* selected) {
+  ImGui::SetNextItemWidth(width);
+  if (!ImGui::BeginCombo(id, items[*selected].second.c_str())) return;
+  for (int i = 0; i < static_cast<int>(items.size()); ++i) {
+    if (ImGui::Selectable(items[i].second.c_str(), i == *selected)) *selected = i;
+  }
+  ImGui::EndCombo();
 }
 
 }  // namespace
@@ -109,20 +122,16 @@ void CallsPanel::Draw(const char* title, const TraceModel& model, View& view) {
     return;
   }
   Prepare(model);
-  // Filters.
-  ImGui::SetNextItemWidth(210);
-  if (ImGui::BeginCombo("##function", functions_[function].second.c_str())) {
-    for (int i = 0; i < static_cast<int>(functions_.size()); ++i)
-      if (ImGui::Selectable(functions_[i].second.c_str(), i == function)) function = i;
-    ImGui::EndCombo();
-  }
+  DrawFilters();
+  StepFilter(model);
+  DrawTable(model, view);
+  ImGui::End();
+}
+
+void CallsPanel::DrawFilters() {
+  SelectionCombo("##function", 210, functions_, &function);
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(130);
-  if (ImGui::BeginCombo("##thread", threads_[thread].second.c_str())) {
-    for (int i = 0; i < static_cast<int>(threads_.size()); ++i)
-      if (ImGui::Selectable(threads_[i].second.c_str(), i == thread)) thread = i;
-    ImGui::EndCombo();
-  }
+  SelectionCombo("##thread", 130, threads_, &thread);
   ImGui::SameLine();
   ImGui::SetNextItemWidth(90);
   ImGui::InputTextWithHint("##handle", "handle", handle, sizeof(handle));
@@ -136,6 +145,9 @@ void CallsPanel::Draw(const char* title, const TraceModel& model, View& view) {
     handle[0] = '\0';
     text[0] = '\0';
   }
+}
+
+void CallsPanel::StepFilter(const TraceModel& model) {
   CallFilterSpec spec = SpecFromInputs(model);
   if (!(spec == filter_.spec())) filter_.Reset(model, spec);
   if (synchronous) {
@@ -156,75 +168,74 @@ void CallsPanel::Draw(const char* title, const TraceModel& model, View& view) {
     ImGui::SameLine();
     ImGui::ProgressBar(filter_.progress(), ImVec2(160, 0));
   }
+}
 
+void CallsPanel::DrawTable(const TraceModel& model, View& view) {
   const ImGuiTableFlags flags = ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg |
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_Resizable |
                                 ImGuiTableFlags_SizingFixedFit;
-  if (ImGui::BeginTable("calls", 5, flags)) {
-    ImGui::TableSetupScrollFreeze(0, 1);
-    ImGui::TableSetupColumn("seq", ImGuiTableColumnFlags_WidthFixed, 78);
-    ImGui::TableSetupColumn("tid", ImGuiTableColumnFlags_WidthFixed, 30);
-    ImGui::TableSetupColumn("call", ImGuiTableColumnFlags_WidthFixed, 200);
-    ImGui::TableSetupColumn("arguments", ImGuiTableColumnFlags_WidthStretch);
-    ImGui::TableSetupColumn("ret", ImGuiTableColumnFlags_WidthFixed, 60);
-    ImGui::TableHeadersRow();
-    const float row_h = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y;
-    if (view.scroll_calls && view.selected_event >= 0) {
-      const size_t pos = filter_.LowerBound(static_cast<size_t>(view.selected_event));
-      const float y = static_cast<float>(pos) * row_h;
-      const float h = ImGui::GetWindowHeight() - 2 * row_h;
-      if (y < ImGui::GetScrollY() || y > ImGui::GetScrollY() + h)
-        ImGui::SetScrollY(std::max(0.0f, y - 0.4f * h));
-    }
-    view.scroll_calls = false;
-    ImGuiListClipper clipper;
-    clipper.Begin(static_cast<int>(filter_.size()), row_h);
-    drawn_count_ = 0;
-    drawn_row_h_ = row_h;
-    while (clipper.Step()) {
-      for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
-        const size_t ev = filter_.at(static_cast<size_t>(i));
-        const format::Event& e = model.events()[ev];
-        ImGui::TableNextRow();
-        ImGui::TableNextColumn();
-        if (i == clipper.DisplayStart && clipper.DisplayEnd - clipper.DisplayStart > 1) {
-          drawn_first_ = static_cast<size_t>(i);
-          drawn_count_ = static_cast<size_t>(clipper.DisplayEnd - clipper.DisplayStart);
-          drawn_y0_ = ImGui::GetCursorScreenPos().y;
-        }
-        ImGui::PushID(static_cast<int>(ev));
-        std::string seq = FormatSeq(e.seq);
-        if (ImGui::Selectable(seq.c_str(), static_cast<int64_t>(ev) == view.selected_event,
-                              ImGuiSelectableFlags_SpanAllColumns)) {
-          view.SelectEvent(model, static_cast<int64_t>(ev));
-          view.scroll_calls = false;  // it is on screen
-          int r = RowForEvent(model, ev, view.selected_row);
-          if (r >= 0) view.SelectRow(r);
-          view.EnsureVisible(model, static_cast<double>(e.seq));
-        }
-        ImGui::PopID();
-        ImGui::TableNextColumn();
-        ImGui::Text("%u", e.tid);
-        ImGui::TableNextColumn();
-        const bool callback = e.parent != 0;
-        std::string label = model.CallLabel(ev);
-        if (callback) label = absl::StrCat("  ", label);
-        if (model.ViolationsAt(e.seq).empty()) {
-          ImGui::TextUnformatted(label.c_str());
-        } else {
-          ImGui::TextColored(ImVec4(1, 0.35f, 0.35f, 1), "%s", label.c_str());
-        }
-        ImGui::TableNextColumn();
-        std::string args = ArgsText(model, e);
-        ImGui::TextUnformatted(args.c_str());
-        ImGui::TableNextColumn();
-        std::string ret = e.end == 0 ? std::string("(no return)") : format::RetToText(e);
-        ImGui::TextUnformatted(ret.c_str());
-      }
-    }
-    ImGui::EndTable();
+  if (!BeginHeaderTable("calls", flags,
+                        {{"seq", 78}, {"tid", 30}, {"call", 200}, {"arguments"}, {"ret", 60}})) {
+    return;
   }
-  ImGui::End();
+  const float row_h = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y;
+  if (view.scroll_calls && view.selected_event >= 0) {
+    const size_t pos = filter_.LowerBound(static_cast<size_t>(view.selected_event));
+    const float y = static_cast<float>(pos) * row_h;
+    const float h = ImGui::GetWindowHeight() - 2 * row_h;
+    if (y < ImGui::GetScrollY() || y > ImGui::GetScrollY() + h)
+      ImGui::SetScrollY(std::max(0.0f, y - 0.4f * h));
+  }
+  view.scroll_calls = false;
+  ImGuiListClipper clipper;
+  clipper.Begin(static_cast<int>(filter_.size()), row_h);
+  drawn_count_ = 0;
+  drawn_row_h_ = row_h;
+  while (clipper.Step()) {
+    for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      if (i == clipper.DisplayStart && clipper.DisplayEnd - clipper.DisplayStart > 1) {
+        drawn_first_ = static_cast<size_t>(i);
+        drawn_count_ = static_cast<size_t>(clipper.DisplayEnd - clipper.DisplayStart);
+        drawn_y0_ = ImGui::GetCursorScreenPos().y;
+      }
+      DrawRow(model, view, filter_.at(static_cast<size_t>(i)));
+    }
+  }
+  ImGui::EndTable();
+}
+
+void CallsPanel::DrawRow(const TraceModel& model, View& view, size_t ev) {
+  const format::Event& e = model.events()[ev];
+  ImGui::PushID(static_cast<int>(ev));
+  std::string seq = FormatSeq(e.seq);
+  if (ImGui::Selectable(seq.c_str(), static_cast<int64_t>(ev) == view.selected_event,
+                        ImGuiSelectableFlags_SpanAllColumns)) {
+    view.SelectEvent(model, static_cast<int64_t>(ev));
+    view.scroll_calls = false;  // it is on screen
+    int r = RowForEvent(model, ev, view.selected_row);
+    if (r >= 0) view.SelectRow(r);
+    view.EnsureVisible(model, static_cast<double>(e.seq));
+  }
+  ImGui::PopID();
+  ImGui::TableNextColumn();
+  ImGui::Text("%u", e.tid);
+  ImGui::TableNextColumn();
+  const bool callback = e.parent != 0;
+  std::string label = model.CallLabel(ev);
+  if (callback) label = absl::StrCat("  ", label);
+  if (model.ViolationsAt(e.seq).empty()) {
+    ImGui::TextUnformatted(label.c_str());
+  } else {
+    ImGui::TextColored(ImVec4(1, 0.35f, 0.35f, 1), "%s", label.c_str());
+  }
+  ImGui::TableNextColumn();
+  std::string args = ArgsText(model, e);
+  ImGui::TextUnformatted(args.c_str());
+  ImGui::TableNextColumn();
+  std::string ret = e.end == 0 ? std::string("(no return)") : format::RetToText(e);
+  ImGui::TextUnformatted(ret.c_str());
 }
 
 float CallsPanel::RowCenterY(size_t i) const {

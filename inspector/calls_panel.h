@@ -50,6 +50,12 @@ class CallsPanel {
  private:
   void Prepare(const TraceModel& model);
   CallFilterSpec SpecFromInputs(const TraceModel& model) const;
+  // Parts of Draw: the filter widgets, this frame's share of the filter work and its status
+  // line, the list of matching calls and one row of it (event `ev`).
+  void DrawFilters();
+  void StepFilter(const TraceModel& model);
+  void DrawTable(const TraceModel& model, View& view);
+  void DrawRow(const TraceModel& model, View& view, size_t ev);
 
   const TraceModel* model_ = nullptr;
   std::vector<std::pair<format::CallId, std::string>> functions_;

@@ -105,6 +105,20 @@ absl::StatusOr<std::unique_ptr<HeadlessRenderer>> HeadlessRenderer::Create(int w
 
 HeadlessRenderer::~HeadlessRenderer() = default;
 
+ImGuiContext* CreateUnrenderedContext(int width, int height) {
+  ImGuiContext* ctx = ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;
+  io.DisplaySize = ImVec2(static_cast<float>(width), static_cast<float>(height));
+  io.DeltaTime = 1.0f / 60.0f;
+  unsigned char* pixels;
+  int w, h;
+  io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
+  io.Fonts->SetTexID(reinterpret_cast<ImTextureID>(1));
+  ApplyStyle();
+  return ctx;
+}
+
 void HeadlessRenderer::Frame(const std::function<void()>& draw) {
   ImGui::SetCurrentContext(impl_->imgui);
   ImGuiIO& io = ImGui::GetIO();

@@ -23,7 +23,14 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
+struct ImGuiContext;
+
 namespace cltrace::inspector {
+
+// A current ImGui context of width × height (inspector style, no .ini file, font atlas built)
+// without any renderer: frames are built, not rasterized (tests, benchmarks). The caller
+// destroys it.
+ImGuiContext* CreateUnrenderedContext(int width, int height);
 
 class HeadlessRenderer {
  public:

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -50,64 +51,58 @@ struct Options {
   BuildOptions build;                            // --salvage
 };
 
+// The flags that take a value.
+constexpr absl::string_view kValueFlags[] = {"--screenshot", "--size", "--select", "--at",
+                                             "--view",       "--tab",  "--hover"};
+
+// Applies value flag `flag` (one of kValueFlags) given `v`.
+absl::Status SetValueFlag(absl::string_view flag, const std::string& v, Options* o) {
+  if (flag == "--screenshot") {
+    o->screenshot = v;
+  } else if (flag == "--size") {
+    return ParseSize(v, &o->width, &o->height);
+  } else if (flag == "--select") {
+    o->select = v;
+  } else if (flag == "--at") {
+    uint64_t seq;
+    if (!absl::SimpleAtoi(v, &seq))
+      return absl::InvalidArgumentError(absl::StrCat("--at ", v, ": not a seq"));
+    o->at = seq;
+  } else if (flag == "--view") {
+    std::vector<std::string> p = absl::StrSplit(v, ':');
+    double from, to;
+    if (p.size() != 2 || !absl::SimpleAtod(p[0], &from) || !absl::SimpleAtod(p[1], &to) ||
+        to <= from)
+      return absl::InvalidArgumentError(
+          absl::StrCat("--view ", v, ": expected FROM:TO with FROM < TO"));
+    o->view = std::make_pair(from, to);
+  } else if (flag == "--tab") {
+    if (v == "findings") {
+      o->tab = 0;
+    } else if (v == "summary") {
+      o->tab = 1;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("--tab ", v, ": findings or summary"));
+    }
+  } else if (flag == "--hover") {
+    std::vector<std::string> p = absl::StrSplit(v, ',');
+    float x, y;
+    if (p.size() != 2 || !absl::SimpleAtof(p[0], &x) || !absl::SimpleAtof(p[1], &y))
+      return absl::InvalidArgumentError(absl::StrCat("--hover ", v, ": expected X,Y in pixels"));
+    o->hover = std::make_pair(x, y);
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Options> ParseArgs(int argc, char** argv) {
   Options o;
   std::vector<std::string> args(argv + 1, argv + argc);
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    auto value = [&](const char* flag) -> absl::StatusOr<std::string> {
+    if (absl::c_linear_search(kValueFlags, a)) {
       if (i + 1 >= args.size())
-        return absl::InvalidArgumentError(absl::StrCat(flag, " needs a value"));
-      return args[++i];
-    };
-    if (a == "--screenshot") {
-      absl::StatusOr<std::string> v = value("--screenshot");
-      if (!v.ok()) return v.status();
-      o.screenshot = *v;
-    } else if (a == "--size") {
-      absl::StatusOr<std::string> v = value("--size");
-      if (!v.ok()) return v.status();
-      absl::Status s = ParseSize(*v, &o.width, &o.height);
-      if (!s.ok()) return s;
-    } else if (a == "--select") {
-      absl::StatusOr<std::string> v = value("--select");
-      if (!v.ok()) return v.status();
-      o.select = *v;
-    } else if (a == "--at") {
-      absl::StatusOr<std::string> v = value("--at");
-      if (!v.ok()) return v.status();
-      uint64_t seq;
-      if (!absl::SimpleAtoi(*v, &seq))
-        return absl::InvalidArgumentError(absl::StrCat("--at ", *v, ": not a seq"));
-      o.at = seq;
-    } else if (a == "--view") {
-      absl::StatusOr<std::string> v = value("--view");
-      if (!v.ok()) return v.status();
-      std::vector<std::string> p = absl::StrSplit(*v, ':');
-      double from, to;
-      if (p.size() != 2 || !absl::SimpleAtod(p[0], &from) || !absl::SimpleAtod(p[1], &to) ||
-          to <= from)
-        return absl::InvalidArgumentError(
-            absl::StrCat("--view ", *v, ": expected FROM:TO with FROM < TO"));
-      o.view = std::make_pair(from, to);
-    } else if (a == "--tab") {
-      absl::StatusOr<std::string> v = value("--tab");
-      if (!v.ok()) return v.status();
-      if (*v == "findings") {
-        o.tab = 0;
-      } else if (*v == "summary") {
-        o.tab = 1;
-      } else {
-        return absl::InvalidArgumentError(absl::StrCat("--tab ", *v, ": findings or summary"));
-      }
-    } else if (a == "--hover") {
-      absl::StatusOr<std::string> v = value("--hover");
-      if (!v.ok()) return v.status();
-      std::vector<std::string> p = absl::StrSplit(*v, ',');
-      float x, y;
-      if (p.size() != 2 || !absl::SimpleAtof(p[0], &x) || !absl::SimpleAtof(p[1], &y))
-        return absl::InvalidArgumentError(absl::StrCat("--hover ", *v, ": expected X,Y in pixels"));
-      o.hover = std::make_pair(x, y);
+        return absl::InvalidArgumentError(absl::StrCat(a, " needs a value"));
+      if (absl::Status s = SetValueFlag(a, args[++i], &o); !s.ok()) return s;
     } else if (a == "--salvage") {
       o.build.salvage = true;
     } else if (a == "--help" || a == "-h") {

@@ -1,6 +1,7 @@
 #include "inspector/model.h"
 
 #include <algorithm>
+#include <iterator>
 #include <thread>
 #include <tuple>
 #include <utility>
@@ -17,15 +18,11 @@ using format::CallId;
 using format::Event;
 
 absl::string_view RowKindName(RowKind k) {
-  switch (k) {
-    case RowKind::kCommandList:
-      return "command list";
-    case RowKind::kDeferredContext:
-      return "deferred context";
-    case RowKind::kLocal:
-      return "local handle";
-  }
-  return "?";
+  // Indexed by the enumerator's value (declaration order).
+  static constexpr absl::string_view kNames[] = {"command list", "deferred context",
+                                                 "local handle"};
+  const size_t i = static_cast<size_t>(k);
+  return i < std::size(kNames) ? kNames[i] : "?";
 }
 
 namespace {

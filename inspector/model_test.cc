@@ -5,6 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "inspector/internal/synthetic_model.h"
 #include "inspector/internal/synthetic_trace.h"
 #include "inspector/loader.h"
 #include "inspector/state_machine.h"
@@ -20,10 +21,7 @@ using testing::SyntheticOptions;
 using testing::SyntheticTrace;
 
 std::unique_ptr<TraceModel> Build(SyntheticTrace t) {
-  TraceData d;
-  d.path = "synthetic";
-  d.events = std::move(t.events);
-  d.handles = std::move(t.handles);
+  TraceData d = testing::AsTraceData(std::move(t), "synthetic");
   absl::StatusOr<std::unique_ptr<TraceModel>> m = TraceModel::Build(std::move(d));
   EXPECT_TRUE(m.ok()) << m.status();
   return m.ok() ? *std::move(m) : nullptr;

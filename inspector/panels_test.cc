@@ -14,6 +14,8 @@
 #include "gtest/gtest.h"
 #include "imgui.h"
 #include "inspector/app.h"
+#include "inspector/headless.h"
+#include "inspector/internal/synthetic_model.h"
 #include "inspector/internal/synthetic_trace.h"
 #include "inspector/theme.h"
 
@@ -25,27 +27,14 @@ using check::State;
 class PanelsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ctx_ = ImGui::CreateContext();
-    ImGuiIO& io = ImGui::GetIO();
-    io.IniFilename = nullptr;
-    io.DisplaySize = ImVec2(1600, 900);
-    io.DeltaTime = 1.0f / 60.0f;
-    unsigned char* pixels;
-    int w, h;
-    io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
-    io.Fonts->SetTexID(reinterpret_cast<ImTextureID>(1));
-    io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
-    ApplyStyle();
+    ctx_ = CreateUnrenderedContext(1600, 900);
+    ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
   }
   void TearDown() override { ImGui::DestroyContext(ctx_); }
 
   void Load(const testing::SyntheticOptions& o) {
     trace_ = testing::MakeSmallCommandListTrace(o);
-    TraceData d;
-    d.path = "synthetic";
-    d.events = trace_.events;
-    d.handles = trace_.handles;
-    auto m = TraceModel::Build(std::move(d));
+    auto m = TraceModel::Build(testing::AsTraceData(trace_, "synthetic"));
     ASSERT_TRUE(m.ok()) << m.status();
     app_.SetModel(*std::move(m));
     app_.calls().synchronous = true;

@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "inspector/app.h"
 #include "inspector/headless.h"
+#include "inspector/internal/synthetic_model.h"
 #include "inspector/internal/synthetic_trace.h"
 #include "inspector/theme.h"
 #include "stb_image.h"
@@ -41,11 +42,7 @@ class ScreenshotTest : public ::testing::Test {
     ASSERT_TRUE(r.ok()) << r.status();
     renderer_ = *std::move(r);
     trace_ = testing::MakeSmallCommandListTrace({.calls = 120, .dcs = 2, .violation_cycle = 2});
-    TraceData d;
-    d.path = "synthetic.cltrace";
-    d.events = trace_.events;
-    d.handles = trace_.handles;
-    auto m = TraceModel::Build(std::move(d));
+    auto m = TraceModel::Build(testing::AsTraceData(trace_, "synthetic.cltrace"));
     ASSERT_TRUE(m.ok()) << m.status();
     app_.SetModel(*std::move(m));
     app_.calls().synchronous = true;

@@ -6,9 +6,22 @@
 #include "absl/strings/str_cat.h"
 #include "format/catalog.h"
 #include "imgui.h"
+#include "inspector/header_table.h"
 #include "inspector/lifelines_panel.h"
 
 namespace cltrace::inspector {
+namespace {
+
+// A row of a two-column count table: `label`, then the count.
+void CountRow(absl::string_view label, uint64_t n) {
+  ImGui::TableNextRow();
+  ImGui::TableNextColumn();
+  ImGui::TextUnformatted(label.data(), label.data() + label.size());
+  ImGui::TableNextColumn();
+  ImGui::TextUnformatted(FormatSeq(n).c_str());
+}
+
+}  // namespace
 
 void SummaryPanel::DrawContents(const TraceModel& model, View& view) {
   (void)view;
@@ -43,33 +56,13 @@ void SummaryPanel::DrawContents(const TraceModel& model, View& view) {
   const ImGuiTableFlags flags = ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg |
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
   const float h = ImGui::GetContentRegionAvail().y;
-  if (ImGui::BeginTable("functions", 2, flags, ImVec2(w * 0.62f, h))) {
-    ImGui::TableSetupScrollFreeze(0, 1);
-    ImGui::TableSetupColumn("function", ImGuiTableColumnFlags_WidthStretch);
-    ImGui::TableSetupColumn("calls", ImGuiTableColumnFlags_WidthFixed, 80);
-    ImGui::TableHeadersRow();
-    for (const auto& [call, n] : s.functions) {
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(format::GetCall(call)->name);
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(FormatSeq(n).c_str());
-    }
+  if (BeginHeaderTable("functions", flags, {{"function"}, {"calls", 80}}, ImVec2(w * 0.62f, h))) {
+    for (const auto& [call, n] : s.functions) CountRow(format::GetCall(call)->name, n);
     ImGui::EndTable();
   }
   ImGui::SameLine();
-  if (ImGui::BeginTable("threads", 2, flags, ImVec2(0, h))) {
-    ImGui::TableSetupScrollFreeze(0, 1);
-    ImGui::TableSetupColumn("thread", ImGuiTableColumnFlags_WidthStretch);
-    ImGui::TableSetupColumn("calls", ImGuiTableColumnFlags_WidthFixed, 70);
-    ImGui::TableHeadersRow();
-    for (const auto& [tid, n] : s.threads) {
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::Text("%u", tid);
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(FormatSeq(n).c_str());
-    }
+  if (BeginHeaderTable("threads", flags, {{"thread"}, {"calls", 70}}, ImVec2(0, h))) {
+    for (const auto& [tid, n] : s.threads) CountRow(absl::StrCat(tid), n);
     ImGui::EndTable();
   }
 }

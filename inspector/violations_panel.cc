@@ -3,6 +3,7 @@
 #include <string>
 
 #include "imgui.h"
+#include "inspector/header_table.h"
 #include "inspector/lifelines_panel.h"
 
 namespace cltrace::inspector {
@@ -38,13 +39,10 @@ void ViolationsPanel::DrawContents(const TraceModel& model, View& view) {
   ImGui::TextDisabled("  V / shift+V: next / previous");
   const ImGuiTableFlags flags = ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg |
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
-  if (!ImGui::BeginTable("violations", 4, flags)) return;
-  ImGui::TableSetupScrollFreeze(0, 1);
-  ImGui::TableSetupColumn("seq", ImGuiTableColumnFlags_WidthFixed, 70);
-  ImGui::TableSetupColumn("rule", ImGuiTableColumnFlags_WidthFixed, 40);
-  ImGui::TableSetupColumn("handle", ImGuiTableColumnFlags_WidthFixed, 60);
-  ImGui::TableSetupColumn("finding", ImGuiTableColumnFlags_WidthStretch);
-  ImGui::TableHeadersRow();
+  if (!BeginHeaderTable("violations", flags,
+                        {{"seq", 70}, {"rule", 40}, {"handle", 60}, {"finding"}})) {
+    return;
+  }
   ImGuiListClipper clipper;
   clipper.Begin(static_cast<int>(vs.size()));
   while (clipper.Step()) {

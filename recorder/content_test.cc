@@ -7,23 +7,18 @@
 #include <vector>
 
 #include "format/catalog.h"
-#include "format/trace_reader.h"
 #include "gtest/gtest.h"
 #include "recorder/internal/content.h"
 #include "recorder/internal/fake_driver.h"
+#include "recorder/internal/recording_testing.h"
 #include "recorder/recorder.h"
 
 namespace cltrace::recorder {
 namespace {
 
 using format::CallId;
-using format::Event;
 using testing::FakeRtContext;
 using testing::FakeRuntime;
-
-HRESULT WrappedOpen(D3D10DDIARG_OPENADAPTER* a) {
-  return OpenAdapter(&testing::FakeOpenAdapter10_2, a);
-}
 
 struct Content {
   CallId call;
@@ -32,18 +27,12 @@ struct Content {
 
 // The events of `calls`, in seq order, with their content.
 std::vector<Content> ContentOf(const std::string& trace, std::vector<CallId> calls) {
-  auto r = format::TraceReader::OpenBytes(trace);
-  EXPECT_TRUE(r.ok()) << r.status();
-  std::vector<Event> events;
-  Event e;
-  while ((*r)->Next(&e)) events.push_back(e);
-  EXPECT_TRUE((*r)->status().ok()) << (*r)->status();
-  std::sort(events.begin(), events.end(),
-            [](const Event& a, const Event& b) { return a.seq < b.seq; });
+  format::testing::ReadResult r = testing::ReadRecording(trace);
+  EXPECT_TRUE(r.status.ok()) << r.status;
   std::vector<Content> out;
-  for (const Event& ev : events) {
+  for (const format::Event& ev : r.events) {
     if (std::find(calls.begin(), calls.end(), ev.call) == calls.end()) continue;
-    out.push_back({ev.call, std::string((*r)->contents().Token(ev.content))});
+    out.push_back({ev.call, std::string(r.contents.Token(ev.content))});
   }
   return out;
 }
@@ -64,25 +53,23 @@ TEST(ContentRoleTest, ThunkRolesAgreeWithTheCatalog) {
   }
 }
 
-class ContentCaptureTest : public ::testing::Test {
+// Records the fake runtime's device, with one resource handle's memory to create into.
+class ContentCaptureTest : public testing::RecordingTest {
  protected:
-  std::unique_ptr<Recorder> Start() {
-    Options o;
-    o.sink = std::make_unique<format::StringSink>(&bytes_);
-    auto rec = Recorder::Start(std::move(o));
-    EXPECT_TRUE(rec.ok()) << rec.status();
-    return rec.ok() ? std::move(*rec) : nullptr;
+  void SetUp() override {
+    rec_ = Start();
+    ASSERT_EQ(rt_.Create(&testing::RecordedOpenAdapter), S_OK);
   }
-  std::string bytes_;
+
+  std::unique_ptr<Recorder> rec_;
+  FakeRuntime rt_;
+  alignas(8) unsigned char res_mem_[64] = {};
+  D3D10DDI_HRESOURCE res_{res_mem_};
 };
 
 TEST_F(ContentCaptureTest, UploadSourceAndMappedBytesAreCapturedBeforeTheDriverRuns) {
-  auto rec = Start();
-  FakeRuntime rt;
-  ASSERT_EQ(rt.Create(&WrappedOpen), S_OK);
-  FakeRtContext& ic = rt.ic();
-  alignas(8) unsigned char res_mem[64] = {};
-  D3D10DDI_HRESOURCE res{res_mem};
+  FakeRtContext& ic = rt_.ic();
+  const D3D10DDI_HRESOURCE res = res_;
   D3D11DDIARG_CREATERESOURCE create = Buffer(48);
   ic.funcs.pfnCreateResource(ic.handle, &create, res, D3D10DDI_HRTRESOURCE{});
 
@@ -106,7 +93,7 @@ TEST_F(ContentCaptureTest, UploadSourceAndMappedBytesAreCapturedBeforeTheDriverR
   ic.funcs.pfnResourceUnmap(ic.handle, res, 0);
 
   // The same on a deferred context: its own mapping.
-  FakeRtContext* dc = rt.CreateDeferredContext();
+  FakeRtContext* dc = rt_.CreateDeferredContext();
   ic.funcs.pfnDynamicIABufferMapDiscard(ic.handle, res, 0, D3D10_DDI_MAP_WRITE_DISCARD, 0, &m);
   D3D10DDI_MAPPED_SUBRESOURCE dm{};
   dc->funcs.pfnDynamicIABufferMapDiscard(dc->handle, res, 0, D3D10_DDI_MAP_WRITE_DISCARD, 0, &dm);
@@ -114,7 +101,7 @@ TEST_F(ContentCaptureTest, UploadSourceAndMappedBytesAreCapturedBeforeTheDriverR
   std::memcpy(m.pData, "immediate", 9);
   dc->funcs.pfnDynamicIABufferUnmap(dc->handle, res, 0);
   ic.funcs.pfnDynamicIABufferUnmap(ic.handle, res, 0);
-  Stats stats = rec->Stop();
+  Stats stats = rec_->Stop();
 
   std::vector<Content> got =
       ContentOf(bytes_, {CallId::kResourceUpdateSubresourceUP, CallId::kDynamicIABufferUnmap,
@@ -140,12 +127,8 @@ TEST_F(ContentCaptureTest, UploadSourceAndMappedBytesAreCapturedBeforeTheDriverR
 }
 
 TEST_F(ContentCaptureTest, WhatCannotBeSizedIsSkippedAndCountedWithTheReason) {
-  auto rec = Start();
-  FakeRuntime rt;
-  ASSERT_EQ(rt.Create(&WrappedOpen), S_OK);
-  FakeRtContext& ic = rt.ic();
-  alignas(8) unsigned char res_mem[64] = {};
-  D3D10DDI_HRESOURCE res{res_mem};
+  FakeRtContext& ic = rt_.ic();
+  const D3D10DDI_HRESOURCE res = res_;
   D3D11DDIARG_CREATERESOURCE tex{};
   tex.ResourceDimension = D3D10DDIRESOURCE_TEXTURE2D;
   tex.Format = 103;  // NV12: planar, no texel size
@@ -159,7 +142,7 @@ TEST_F(ContentCaptureTest, WhatCannotBeSizedIsSkippedAndCountedWithTheReason) {
   ic.funcs.pfnResourceUpdateSubresourceUP(ic.handle, D3D10DDI_HRESOURCE{other_mem}, 0, nullptr,
                                           src.data(), 16, 0);
   ic.funcs.pfnDestroyResource(ic.handle, res);
-  Stats stats = rec->Stop();
+  Stats stats = rec_->Stop();
   EXPECT_EQ(stats.contents, 0u);
   EXPECT_EQ(stats.contents_skipped, 2u);
   EXPECT_NE(stats.first_content_skip.find("DXGI format 103"), std::string::npos)

@@ -21,9 +21,9 @@
 #include "absl/strings/str_format.h"
 #include "format/catalog.h"
 #include "format/load_trace.h"
-#include "format/trace_reader.h"
 #include "gtest/gtest.h"
 #include "recorder/internal/fake_driver.h"
+#include "recorder/internal/recording_testing.h"
 
 namespace cltrace::recorder {
 namespace {
@@ -33,17 +33,7 @@ using format::Event;
 using testing::FakeRtContext;
 using testing::FakeRuntime;
 
-HRESULT WrappedOpen(D3D10DDIARG_OPENADAPTER* a) {
-  return OpenAdapter(&testing::FakeOpenAdapter10_2, a);
-}
-
-struct Trace {
-  std::vector<Event> events;  // by seq
-  format::TokenTable handles;
-  format::TokenTable strings;
-  int64_t torn_tail = -1;
-  absl::Status status;
-
+struct Trace : format::testing::ReadResult {
   std::string Name(const Event& e) const { return format::GetCall(e.call)->name; }
   std::string Annotation(const Event& e) const { return std::string(strings.Token(e.annotation)); }
   std::string Handle(uint64_t id) const { return std::string(handles.Token(id)); }
@@ -56,19 +46,7 @@ struct Trace {
 
 Trace Load(absl::string_view bytes) {
   Trace t;
-  auto r = format::TraceReader::OpenBytes(bytes);
-  if (!r.ok()) {
-    t.status = r.status();
-    return t;
-  }
-  Event e;
-  while ((*r)->Next(&e)) t.events.push_back(e);
-  t.status = (*r)->status();
-  t.handles = (*r)->handles();
-  t.strings = (*r)->strings();
-  t.torn_tail = (*r)->torn_tail();
-  std::sort(t.events.begin(), t.events.end(),
-            [](const Event& a, const Event& b) { return a.seq < b.seq; });
+  static_cast<format::testing::ReadResult&>(t) = testing::ReadRecording(bytes);
   return t;
 }
 
@@ -87,27 +65,16 @@ void ExpectDensePositions(const Trace& t) {
   }
 }
 
-class RecorderTest : public ::testing::Test {
+class RecorderTest : public testing::RecordingTest {
  protected:
   void SetUp() override { testing::Driver().bugs.store(testing::kNoBug); }
   void TearDown() override { testing::Driver().bugs.store(testing::kNoBug); }
-
-  std::unique_ptr<Recorder> Start(Options o = Options()) {
-    if (o.sink == nullptr && o.output_path.empty()) {
-      o.sink = std::make_unique<format::StringSink>(&bytes_);
-    }
-    auto rec = Recorder::Start(std::move(o));
-    EXPECT_TRUE(rec.ok()) << rec.status();
-    return rec.ok() ? std::move(*rec) : nullptr;
-  }
-
-  std::string bytes_;
 };
 
 TEST_F(RecorderTest, RecordsCallsCallbacksAndTheirNesting) {
   auto rec = Start();
   FakeRuntime rt;
-  ASSERT_EQ(rt.Create(&WrappedOpen), S_OK);
+  ASSERT_EQ(rt.Create(&testing::RecordedOpenAdapter), S_OK);
   FakeRtContext& ic = rt.ic();
   for (UINT i = 0; i < 3; ++i) ic.funcs.pfnDraw(ic.handle, 10 + i, i);
   ic.funcs.pfnSetBlendState(ic.handle, D3D10DDI_HBLENDSTATE{}, nullptr, 0xffffffff);
@@ -169,7 +136,7 @@ TEST_F(RecorderTest, RecordsCallsCallbacksAndTheirNesting) {
 TEST_F(RecorderTest, ThreadsOnDeferredContextsGetExactInterleavedPositions) {
   auto rec = Start();
   FakeRuntime rt;
-  ASSERT_EQ(rt.Create(&WrappedOpen), S_OK);
+  ASSERT_EQ(rt.Create(&testing::RecordedOpenAdapter), S_OK);
   constexpr int kThreads = 4, kCalls = 3000;
   std::vector<FakeRtContext*> dcs;
   for (int i = 0; i < kThreads; ++i) dcs.push_back(rt.CreateDeferredContext());
@@ -211,7 +178,7 @@ TEST_F(RecorderTest, ThreadsOnDeferredContextsGetExactInterleavedPositions) {
 TEST_F(RecorderTest, AnnotationsNameTheApiCallOfTheDdiCallsInside) {
   auto rec = Start();
   FakeRuntime rt;
-  ASSERT_EQ(rt.Create(&WrappedOpen), S_OK);
+  ASSERT_EQ(rt.Create(&testing::RecordedOpenAdapter), S_OK);
   FakeRtContext& ic = rt.ic();
   AnnotateBegin("Draw");
   AnnotateBegin("Nested");  // only the outermost API call counts
@@ -236,7 +203,7 @@ TEST_F(RecorderTest, AnnotationsNameTheApiCallOfTheDdiCallsInside) {
 TEST_F(RecorderTest, DriverRewritingACreateSlotIsNotedAndShownToTheRuntime) {
   auto rec = Start();
   FakeRuntime rt;
-  ASSERT_EQ(rt.Create(&WrappedOpen), S_OK);
+  ASSERT_EQ(rt.Create(&testing::RecordedOpenAdapter), S_OK);
   FakeRtContext& ic = rt.ic();
   const auto before = ic.funcs.pfnCreateResource;
   testing::Driver().bugs.store(testing::kRewriteSlot);
@@ -270,7 +237,7 @@ TEST_F(RecorderTest, DriverRewritingACreateSlotIsNotedAndShownToTheRuntime) {
 TEST_F(RecorderTest, RewriteSeenFirstByTheCallThroughThatSlotIsNotedThere) {
   auto rec = Start();
   FakeRuntime rt;
-  ASSERT_EQ(rt.Create(&WrappedOpen), S_OK);
+  ASSERT_EQ(rt.Create(&testing::RecordedOpenAdapter), S_OK);
   FakeRtContext& ic = rt.ic();
   // A rewrite outside any checked call (here: by the test, as a driver thread could).
   testing::FakeDevice* dev = testing::AsFake(ic.handle);
@@ -287,7 +254,7 @@ TEST_F(RecorderTest, RewriteSeenFirstByTheCallThroughThatSlotIsNotedThere) {
 TEST_F(RecorderTest, RewriteOfASlotNotCalledAgainIsFoundByTheBackgroundCheck) {
   auto rec = Start();
   FakeRuntime rt;
-  ASSERT_EQ(rt.Create(&WrappedOpen), S_OK);
+  ASSERT_EQ(rt.Create(&testing::RecordedOpenAdapter), S_OK);
   FakeRtContext& ic = rt.ic();
   const auto before = ic.funcs.pfnCreateResource;
   // A rewrite nobody calls through and no checked call follows (as a driver thread could).
@@ -309,7 +276,7 @@ TEST_F(RecorderTest, RewriteOfASlotNotCalledAgainIsFoundByTheBackgroundCheck) {
 TEST_F(RecorderTest, CallbackThroughAReplacedPointerIsNotedAndReachesThatPointer) {
   auto rec = Start();
   FakeRuntime rt;
-  ASSERT_EQ(rt.Create(&WrappedOpen), S_OK);
+  ASSERT_EQ(rt.Create(&testing::RecordedOpenAdapter), S_OK);
   FakeRtContext& ic = rt.ic();
   testing::Driver().bugs.store(testing::kCacheCallback);
   ic.funcs.pfnFlush(ic.handle, 0);  // cached pointer, still current
@@ -359,7 +326,7 @@ TEST_F(RecorderTest, ProducersWaitWhenTheWriterFallsBehindAndNothingIsDropped) {
   o.chunk_bytes = 1024;  // a slow write every few dozen calls
   auto rec = Start(std::move(o));
   FakeRuntime rt;
-  ASSERT_EQ(rt.Create(&WrappedOpen), S_OK);
+  ASSERT_EQ(rt.Create(&testing::RecordedOpenAdapter), S_OK);
   FakeRtContext& ic = rt.ic();
   constexpr int kCalls = 20000;
   // A thread's ring is sized when the thread first records: use a new one.
@@ -375,33 +342,14 @@ TEST_F(RecorderTest, ProducersWaitWhenTheWriterFallsBehindAndNothingIsDropped) {
   ExpectDensePositions(t);
 }
 
-// A sink that fails like a full disk after `limit` bytes.
-class FullDiskSink : public format::ByteSink {
- public:
-  FullDiskSink(std::string* out, size_t limit) : out_(out), limit_(limit) {}
-  absl::Status Write(absl::string_view bytes) override {
-    if (out_->size() + bytes.size() > limit_) {
-      out_->append(bytes.data(), limit_ - out_->size());  // a torn write, as write(2) may do
-      return absl::ResourceExhaustedError("write to t.cltrace: No space left on device");
-    }
-    out_->append(bytes.data(), bytes.size());
-    return absl::OkStatus();
-  }
-  absl::Status Flush() override { return absl::OkStatus(); }
-
- private:
-  std::string* out_;
-  size_t limit_;
-};
-
 TEST_F(RecorderTest, FullDiskStopsTheFileButCallsKeepBeingForwarded) {
   Options o;
-  o.sink = std::make_unique<FullDiskSink>(&bytes_, 6000);
+  o.sink = format::testing::TornWriteSink::FullAt(&bytes_, 6000);
   o.chunk_bytes = 2048;
   o.zstd_level = 1;
   auto rec = Start(std::move(o));
   FakeRuntime rt;
-  ASSERT_EQ(rt.Create(&WrappedOpen), S_OK);
+  ASSERT_EQ(rt.Create(&testing::RecordedOpenAdapter), S_OK);
   FakeRtContext& ic = rt.ic();
   const uint64_t draws_before = testing::AsFake(ic.handle)->draws;
   constexpr int kCalls = 50000;
@@ -431,7 +379,7 @@ TEST_F(RecorderTest, UnwritableOutputFailsToStartAndCallsStillGoThrough) {
   ASSERT_FALSE(rec.ok());
   EXPECT_EQ(rec.status().code(), absl::StatusCode::kNotFound) << rec.status();
   FakeRuntime rt;
-  ASSERT_EQ(rt.Create(&WrappedOpen), S_OK);
+  ASSERT_EQ(rt.Create(&testing::RecordedOpenAdapter), S_OK);
   const uint64_t before = testing::AsFake(rt.ic().handle)->draws;
   rt.ic().funcs.pfnDraw(rt.ic().handle, 3, 0);
   EXPECT_EQ(testing::AsFake(rt.ic().handle)->draws, before + 1);
@@ -453,7 +401,7 @@ TEST_F(RecorderTest, OnlyOneRecorderAtATime) {
 TEST_F(RecorderTest, FlushWritesEverythingThatReturned) {
   auto rec = Start();
   FakeRuntime rt;
-  ASSERT_EQ(rt.Create(&WrappedOpen), S_OK);
+  ASSERT_EQ(rt.Create(&testing::RecordedOpenAdapter), S_OK);
   for (int i = 0; i < 10; ++i) rt.ic().funcs.pfnDraw(rt.ic().handle, 1, 0);
   ASSERT_TRUE(rec->Flush().ok());
   std::string snapshot = bytes_;
@@ -491,7 +439,7 @@ TEST_F(RecorderTest, SegfaultInsideACallLeavesEverythingBeforeItAndTheOpenCall) 
   const std::string path = TempPath("segv.cltrace");
   const int status = InChild(path, [] {
     FakeRuntime rt;
-    if (rt.Create(&WrappedOpen) != S_OK) _exit(101);
+    if (rt.Create(&testing::RecordedOpenAdapter) != S_OK) _exit(101);
     for (int i = 0; i < 100; ++i) rt.ic().funcs.pfnDraw(rt.ic().handle, 1, 0);
     rt.ic().funcs.pfnDrawIndexed(rt.ic().handle, testing::kCrashIndexCount, 0, 0);
   });
@@ -511,7 +459,7 @@ TEST_F(RecorderTest, AbortBetweenCallsLeavesEveryCallMade) {
   const std::string path = TempPath("abrt.cltrace");
   const int status = InChild(path, [] {
     FakeRuntime rt;
-    if (rt.Create(&WrappedOpen) != S_OK) _exit(101);
+    if (rt.Create(&testing::RecordedOpenAdapter) != S_OK) _exit(101);
     for (int i = 0; i < 250; ++i) rt.ic().funcs.pfnDraw(rt.ic().handle, 1, 0);
     abort();
   });
@@ -529,7 +477,7 @@ TEST_F(RecorderTest, ForkedChildForwardsWithoutRecordingOrWaiting) {
   o.thread_buffer_bytes = 8192;  // the child fills it many times over
   auto rec = Start(std::move(o));
   FakeRuntime rt;
-  ASSERT_EQ(rt.Create(&WrappedOpen), S_OK);
+  ASSERT_EQ(rt.Create(&testing::RecordedOpenAdapter), S_OK);
   const pid_t pid = fork();
   if (pid == 0) {
     const uint64_t before = testing::AsFake(rt.ic().handle)->draws;
@@ -555,7 +503,7 @@ void CheckTimestamps(TimestampMode mode) {
   auto rec = Recorder::Start(std::move(o));
   ASSERT_TRUE(rec.ok());
   FakeRuntime rt;
-  ASSERT_EQ(rt.Create(&WrappedOpen), S_OK);
+  ASSERT_EQ(rt.Create(&testing::RecordedOpenAdapter), S_OK);
   for (int i = 0; i < 100; ++i) rt.ic().funcs.pfnDraw(rt.ic().handle, 1, 0);
   // Flush makes the background thread take a (position, clock) sample now: derived times are
   // exact to within the samples around a call, and a starved background thread might

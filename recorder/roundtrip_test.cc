@@ -19,6 +19,7 @@
 #include "format/call_traits.h"
 #include "format/catalog.h"
 #include "format/event_codec.h"
+#include "format/testing/random_call_args.h"
 #include "format/trace_reader.h"
 #include "gtest/gtest.h"
 #include "recorder/recorder.h"
@@ -32,6 +33,8 @@ using format::CallInfo;
 using format::CallTraits;
 using format::FieldInfo;
 using format::FieldKind;
+using format::testing::RandomReturn;
+using format::testing::Rng;
 
 // Handle ids <-> raw values (fit 32-bit kernel handles). Ids below kFirstRandomId are the
 // contexts the test registers; random handles never collide with them.
@@ -172,111 +175,6 @@ void* ThunkFor(const CallInfo& call, size_t slot) {
   }
 }
 
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : g_(seed) {}
-  uint64_t Next() { return g_(); }
-  uint64_t Below(uint64_t n) { return n == 0 ? 0 : Next() % n; }
-  bool Chance(int percent) { return Below(100) < static_cast<uint64_t>(percent); }
-
- private:
-  std::mt19937_64 g_;
-};
-
-uint64_t SignExtend(uint64_t v, int bits) {
-  const int shift = 64 - bits;
-  return static_cast<uint64_t>(static_cast<int64_t>(v << shift) >> shift);
-}
-
-uint64_t RandomValue(const FieldInfo& f, Rng& r) {
-  switch (f.kind) {
-    case FieldKind::kHandle:
-      return r.Chance(10) ? 0 : kFirstRandomId + r.Below(5000);
-    case FieldKind::kPresent:
-      return r.Chance(80) ? 1 : 0;
-    case FieldKind::kArray:
-    case FieldKind::kString:
-      return 0;
-    case FieldKind::kF32: {
-      uint32_t bits = static_cast<uint32_t>(r.Next());
-      if (((bits >> 23) & 0xff) == 0xff) bits &= ~(1u << 30);  // finite floats only
-      return bits;
-    }
-    default:
-      break;
-  }
-  const uint64_t v = r.Next();
-  if (f.bits == 0 || f.bits >= 64) return v;
-  const bool is_signed = f.kind == FieldKind::kI32 || f.kind == FieldKind::kI64 ||
-                         f.kind == FieldKind::kHresult || f.kind == FieldKind::kBool;
-  return is_signed ? SignExtend(v, f.bits) : v & ((uint64_t{1} << f.bits) - 1);
-}
-
-// Valid args: values within their types, counts consistent with arrays, capacities at least
-// the counts, absent structures all zero.
-ArgVec RandomArgs(const CallInfo& call, Rng& r) {
-  auto fields = format::Fields(call);
-  ArgVec args(fields.size(), 0);
-  std::vector<bool> count_like(fields.size(), false);
-  for (const FieldInfo& f : fields) {
-    if (f.kind != FieldKind::kArray) continue;
-    if (f.count_field >= 0) count_like[f.count_field] = true;
-    if (f.capacity_field >= 0) count_like[f.capacity_field] = true;
-  }
-  for (size_t i = 0; i < fields.size(); ++i) {
-    args[i] = count_like[i] ? r.Below(6) : RandomValue(fields[i], r);
-  }
-  for (const FieldInfo& f : fields) {
-    if (f.kind != FieldKind::kArray || f.count_field < 0) continue;
-    uint64_t& count = args[f.count_field];
-    if (f.embedded) count = std::min<uint64_t>(count, f.count_fixed);
-    if (f.capacity_field >= 0 && f.capacity_field != f.count_field) {
-      count = std::min(count, args[f.capacity_field]);
-    }
-    count = count * f.count_divisor + r.Below(f.count_divisor);
-  }
-  std::vector<bool> absent(fields.size(), false);
-  for (size_t i = 0; i < fields.size(); ++i) {
-    if (fields[i].kind != FieldKind::kPresent || (args[i] != 0 && !absent[i])) continue;
-    args[i] = 0;
-    for (size_t j = i + 1; j <= i + fields[i].elem_count; ++j) {
-      absent[j] = true;
-      args[j] = 0;
-    }
-  }
-  for (size_t i = 0; i < fields.size(); ++i) {
-    const FieldInfo& f = fields[i];
-    if (f.kind != FieldKind::kArray || absent[i]) continue;
-    if (!f.embedded && r.Chance(15)) continue;  // NULL
-    uint64_t n = f.count_fixed;
-    if (f.count_in_element > 0) n = f.count_in_element + 1 + r.Below(6);
-    if (f.count_field >= 0) n = args[f.count_field] / f.count_divisor;
-    args[i] = 1 + n;
-    auto elems = format::ElementFields(f);
-    for (uint64_t e = 0; e < n; ++e) {
-      for (size_t j = 0; j < elems.size(); ++j) {
-        uint64_t v = RandomValue(elems[j], r);
-        if (f.count_in_element > 0 && e == f.count_in_element) v = n;  // the length token
-        args.push_back(v);
-      }
-    }
-  }
-  return args;
-}
-
-int64_t RandomReturn(const CallInfo& call, Rng& r) {
-  switch (call.ret) {
-    case format::ReturnKind::kVoid:
-      return 0;
-    case format::ReturnKind::kSize:
-      return static_cast<int64_t>(r.Next());
-    case format::ReturnKind::kU32:
-      return static_cast<int64_t>(r.Next() & 0xffffffffu);
-    default:
-      return static_cast<int64_t>(SignExtend(r.Next(), 32));
-  }
-}
-
 // The context handles the thunks look up, and table pointers inside creation arguments that
 // the recorder reads, must be real.
 void FixUp(const CallInfo& call, ArgVec* args) {
@@ -346,7 +244,7 @@ void RoundTrip() {
   for (uint64_t seed = 0; seed < kSeeds; ++seed) {
     RegisterContexts();
     Rng r(seed * 7919 + static_cast<uint64_t>(kId));
-    s.expected = RandomArgs(call, r);
+    s.expected = format::testing::RandomValidArgs(call, r, kFirstRandomId);
     FixUp(call, &s.expected);
     s.ret = RandomReturn(call, r);
     s.arena.Reset();

@@ -2,6 +2,7 @@
 // (ddi-spec §3.1, R40–R46) and context-local command-list handles (§3.3, R59).
 #include <algorithm>
 #include <new>
+#include <optional>
 #include <utility>
 
 #include "refdriver/internal/common.h"
@@ -110,9 +111,26 @@ void TakeRecording(DeferredContext* dc, CommandList* cl) {
   dc->rec.Clear();
 }
 
+// The IC device a call names, its call counted; nullptr for a handle that is not one.
+Device* CountedIcDevice(D3D10DDI_HDEVICE h) {
+  Device* dev = IcDevice(h);
+  if (dev != nullptr) CountCall(dev);
+  return dev;
+}
+
 ClEntry* FindCl(Device* dev, const void* h) {
   auto it = dev->cls.find(h);
   return it == dev->cls.end() ? nullptr : &it->second;
+}
+
+// Whether the IC command list `ic` is Valid; else reported (R59) as `what` and its state.
+bool IcListValid(Device* dev, void* ic, absl::string_view what) {
+  std::lock_guard<std::mutex> lock(dev->cls_mu);
+  ClEntry* e = FindCl(dev, ic);
+  if (e != nullptr && e->state == ClState::kValid) return true;
+  Report(rules::Rule::kR59, ic,
+         absl::StrCat(what, e == nullptr ? "Unallocated" : rules::StateName(e->state)));
+  return false;
 }
 
 // For an IC command-list DDI given a handle that was never a command list: true (reported R57)
@@ -123,6 +141,39 @@ bool ReportedWrongKind(const void* h, const char* fn) {
   Report(rules::Rule::kR57, h,
          absl::StrCat(fn, " given ", kind, " where an IC command-list handle is expected"));
   return true;
+}
+
+// The entry of the command list at `h` when `fn` may act on it: it is Valid (`to` empty), or
+// `fn` takes it to `to` by an edge of the §3.1 table. Otherwise reported (a handle of another
+// kind, or `rule` for the state) and nullptr. The caller holds dev->cls_mu.
+ClEntry* ValidClOrReport(Device* dev, void* h, const char* fn, rules::Rule rule,
+                         std::optional<ClState> to) {
+  ClEntry* e = FindCl(dev, h);
+  if (e == nullptr && ReportedWrongKind(h, fn)) return nullptr;
+  const bool legal =
+      e != nullptr && (to.has_value() ? IsClEdge(e->state, *to, fn) : e->state == ClState::kValid);
+  if (!legal) {
+    Report(rule, h,
+           absl::StrCat(fn, " on a handle in state ",
+                        e == nullptr ? "Unallocated" : rules::StateName(e->state),
+                        " (expected Valid)"));
+    return nullptr;
+  }
+  return e;
+}
+
+// The successful end of a (recycle) create: `cl`, in the handle memory, takes the recording of
+// `dc` and is Valid.
+void CompleteCreate(Device* dev, DeferredContext* dc, CommandList* cl, const char* fn) {
+  ProbeDcRefresh(dc, /*expect_bound=*/true, fn);
+  cl->id = dev->next_id.fetch_add(1);
+  cl->owner_dc = dc;
+  TakeRecording(dc, cl);
+  {
+    std::lock_guard<std::mutex> lock(dev->cls_mu);
+    dev->cls[cl] = ClEntry{ClState::kValid, dc, false};
+  }
+  EndCreate(dc);
 }
 
 }  // namespace
@@ -149,9 +200,8 @@ void APIENTRY CreateCommandList(D3D10DDI_HDEVICE hDevice, const D3D11DDIARG_CREA
                                 D3D11DDI_HCOMMANDLIST hCommandList,
                                 D3D11DDI_HRTCOMMANDLIST /*hRTCommandList*/) {
   CallScope scope("CreateCommandList");
-  Device* dev = IcDevice(hDevice);
+  Device* dev = CountedIcDevice(hDevice);
   if (dev == nullptr) return;
-  CountCall(dev);
   void* h = hCommandList.pDrvPrivate;
   if (!HandleMemoryPresent(h, "CreateCommandList", "hCommandList")) return;
   if (ObjectKind(h) != nullptr) {
@@ -181,16 +231,7 @@ void APIENTRY CreateCommandList(D3D10DDI_HDEVICE hDevice, const D3D11DDIARG_CREA
     FailCreate(dc);
     return;
   }
-  ProbeDcRefresh(dc, /*expect_bound=*/true, "CreateCommandList");
-  auto* cl = new (h) CommandList();
-  cl->id = dev->next_id.fetch_add(1);
-  cl->owner_dc = dc;
-  TakeRecording(dc, cl);
-  {
-    std::lock_guard<std::mutex> lock(dev->cls_mu);
-    dev->cls[h] = ClEntry{ClState::kValid, dc, false};
-  }
-  EndCreate(dc);
+  CompleteCreate(dev, dc, new (h) CommandList(), "CreateCommandList");
 }
 
 HRESULT APIENTRY RecycleCreateCommandList(D3D10DDI_HDEVICE hDevice,
@@ -198,9 +239,8 @@ HRESULT APIENTRY RecycleCreateCommandList(D3D10DDI_HDEVICE hDevice,
                                           D3D11DDI_HCOMMANDLIST hCommandList,
                                           D3D11DDI_HRTCOMMANDLIST /*hRTCommandList*/) {
   CallScope scope("RecycleCreateCommandList");
-  Device* dev = IcDevice(hDevice);
+  Device* dev = CountedIcDevice(hDevice);
   if (dev == nullptr) return static_cast<HRESULT>(E_OUTOFMEMORY);
-  CountCall(dev);
   void* h = hCommandList.pDrvPrivate;
   if (!HandleMemoryPresent(h, "RecycleCreateCommandList", "hCommandList")) {
     return static_cast<HRESULT>(E_OUTOFMEMORY);
@@ -255,38 +295,21 @@ HRESULT APIENTRY RecycleCreateCommandList(D3D10DDI_HDEVICE hDevice,
     FailCreate(dc);
     return static_cast<HRESULT>(E_OUTOFMEMORY);
   }
-  ProbeDcRefresh(dc, /*expect_bound=*/true, "RecycleCreateCommandList");
-  cl->id = dev->next_id.fetch_add(1);
-  cl->owner_dc = dc;
-  TakeRecording(dc, cl);
-  {
-    std::lock_guard<std::mutex> lock(dev->cls_mu);
-    dev->cls[h] = ClEntry{ClState::kValid, dc, false};
-  }
-  EndCreate(dc);
+  CompleteCreate(dev, dc, cl, "RecycleCreateCommandList");
   return S_OK;
 }
 
 void APIENTRY RecycleDestroyCommandList(D3D10DDI_HDEVICE hDevice,
                                         D3D11DDI_HCOMMANDLIST hCommandList) {
   CallScope scope("RecycleDestroyCommandList");
-  Device* dev = IcDevice(hDevice);
+  Device* dev = CountedIcDevice(hDevice);
   if (dev == nullptr) return;
-  CountCall(dev);
   void* h = hCommandList.pDrvPrivate;
   {
     std::lock_guard<std::mutex> lock(dev->cls_mu);
-    ClEntry* e = FindCl(dev, h);
-    if (e == nullptr && ReportedWrongKind(h, "RecycleDestroyCommandList")) return;
-    // T3 of the §3.1 table (guarded by R41).
-    if (e == nullptr ||
-        !IsClEdge(e->state, ClState::kRecycleDestroyed, "RecycleDestroyCommandList")) {
-      Report(rules::Rule::kR41, h,
-             absl::StrCat("RecycleDestroyCommandList on a handle in state ",
-                          e == nullptr ? "Unallocated" : rules::StateName(e->state),
-                          " (expected Valid)"));
-      return;
-    }
+    ClEntry* e = ValidClOrReport(dev, h, "RecycleDestroyCommandList", rules::Rule::kR41,
+                                 ClState::kRecycleDestroyed);  // T3 of the §3.1 table
+    if (e == nullptr) return;
     DcEntry owner;
     if (!LookupDc(e->owner_dc, &owner) || owner.state == DcState::kDestroyed) {
       Report(rules::Rule::kR41, h,
@@ -309,9 +332,8 @@ void APIENTRY RecycleDestroyCommandList(D3D10DDI_HDEVICE hDevice,
 
 void APIENTRY DestroyCommandList(D3D10DDI_HDEVICE hDevice, D3D11DDI_HCOMMANDLIST hCommandList) {
   CallScope scope("DestroyCommandList");
-  Device* dev = IcDevice(hDevice);
+  Device* dev = CountedIcDevice(hDevice);
   if (dev == nullptr) return;
-  CountCall(dev);
   void* h = hCommandList.pDrvPrivate;
   {
     std::lock_guard<std::mutex> lock(dev->cls_mu);
@@ -360,15 +382,8 @@ void APIENTRY CommandListExecute(D3D10DDI_HDEVICE hDevice, D3D11DDI_HCOMMANDLIST
   void* h = hCommandList.pDrvPrivate;
   {
     std::lock_guard<std::mutex> lock(dev->cls_mu);
-    ClEntry* e = FindCl(dev, h);
-    if (e == nullptr && ReportedWrongKind(h, "CommandListExecute")) return;
-    if (e == nullptr || e->state != ClState::kValid) {
-      Report(rules::Rule::kR40, h,
-             absl::StrCat("CommandListExecute on a handle in state ",
-                          e == nullptr ? "Unallocated" : rules::StateName(e->state),
-                          " (expected Valid)"));
+    if (ValidClOrReport(dev, h, "CommandListExecute", rules::Rule::kR40, std::nullopt) == nullptr)
       return;
-    }
   }
   auto* cl = static_cast<CommandList*>(h);
   for (IcObject* q : cl->content.queries) {
@@ -468,16 +483,7 @@ void APIENTRY DcCreateCommandList(D3D10DDI_HDEVICE hDevice,
     return;
   }
   void* ic = hRTCommandList.handle;
-  {
-    Device* dev = dc->device;
-    std::lock_guard<std::mutex> lock(dev->cls_mu);
-    ClEntry* e = FindCl(dev, ic);
-    if (e == nullptr || e->state != ClState::kValid) {
-      Report(rules::Rule::kR59, ic,
-             absl::StrCat("context-local open of a command list whose IC handle is in state ",
-                          e == nullptr ? "Unallocated" : rules::StateName(e->state)));
-    }
-  }
+  IcListValid(dc->device, ic, "context-local open of a command list whose IC handle is in state ");
   LocalOpen(dc, D3D11DDI_HT_COMMANDLIST, hCommandList.pDrvPrivate, ic, nullptr);
 }
 
@@ -526,16 +532,7 @@ void APIENTRY DcCommandListExecute(D3D10DDI_HDEVICE hDevice, D3D11DDI_HCOMMANDLI
            "nested CommandListExecute with a handle that is not open on this context");
     return;
   }
-  {
-    std::lock_guard<std::mutex> lock(dev->cls_mu);
-    ClEntry* e = FindCl(dev, ic);
-    if (e == nullptr || e->state != ClState::kValid) {
-      Report(rules::Rule::kR59, ic,
-             absl::StrCat("nested CommandListExecute of a command list in state ",
-                          e == nullptr ? "Unallocated" : rules::StateName(e->state)));
-      return;
-    }
-  }
+  if (!IcListValid(dev, ic, "nested CommandListExecute of a command list in state ")) return;
   auto* cl = static_cast<CommandList*>(ic);
   DcWriteGeneric(dc, refcmd::kExecuteBegin, cl->id);
   dc->rec.stream.insert(dc->rec.stream.end(), cl->content.stream.begin(), cl->content.stream.end());

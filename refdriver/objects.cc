@@ -18,6 +18,24 @@ IcObject* NewIcObject(Device* dev, void* memory, uint32_t type) {
   return o;
 }
 
+// The common start of an IC create: the device (NULL: nothing to do), its call count and the
+// handle's memory (R39). Returns the device when the create may go on.
+Device* StartIcCreate(D3D10DDI_HDEVICE hDevice, void* handle, const char* fn, const char* what) {
+  Device* dev = IcDevice(hDevice);
+  if (dev == nullptr) return nullptr;
+  CountCall(dev);
+  if (!CreatableAt(handle, fn, what)) return nullptr;
+  return dev;
+}
+
+// StartIcCreate, then a new IcObject of `type` in the handle's memory; nullptr when the
+// create stops there.
+IcObject* CreateIcObject(D3D10DDI_HDEVICE hDevice, void* handle, uint32_t type, const char* fn,
+                         const char* what) {
+  Device* dev = StartIcCreate(hDevice, handle, fn, what);
+  return dev == nullptr ? nullptr : NewIcObject(dev, handle, type);
+}
+
 bool Blank(const void* p, size_t size) {
   const auto* b = static_cast<const uint8_t*>(p);
   for (size_t i = 0; i < size; ++i) {
@@ -216,6 +234,8 @@ void* LocalToIc(DeferredContext* dc, void* local, uint32_t type, const char* wha
   return it->second.ic;
 }
 
+namespace {
+
 // ---- resources ----
 
 // The size does not depend on the device; an invalid one is reported and the size returned.
@@ -236,10 +256,8 @@ SIZE_T APIENTRY CalcPrivateOpenedResourceSize(D3D10DDI_HDEVICE hDevice,
 void APIENTRY CreateResource(D3D10DDI_HDEVICE hDevice, const D3D11DDIARG_CREATERESOURCE* a,
                              D3D10DDI_HRESOURCE hResource, D3D10DDI_HRTRESOURCE hRTResource) {
   CallScope scope("CreateResource");
-  Device* dev = IcDevice(hDevice);
+  Device* dev = StartIcCreate(hDevice, hResource.pDrvPrivate, "CreateResource", "hResource");
   if (dev == nullptr) return;
-  CountCall(dev);
-  if (!CreatableAt(hResource.pDrvPrivate, "CreateResource", "hResource")) return;
   // A removal reported here fails the create: the runtime frees the handle without a
   // DestroyResource, so nothing may be allocated for it (R70).
   if (MaybeReportRemoved(dev, nullptr)) return;
@@ -280,21 +298,12 @@ void APIENTRY CreateResource(D3D10DDI_HDEVICE hDevice, const D3D11DDIARG_CREATER
   o->allocation = allocation->value;
 }
 
-void APIENTRY CreateResourceHotSwapped(D3D10DDI_HDEVICE hDevice,
-                                       const D3D11DDIARG_CREATERESOURCE* a,
-                                       D3D10DDI_HRESOURCE hResource,
-                                       D3D10DDI_HRTRESOURCE hRTResource) {
-  CreateResource(hDevice, a, hResource, hRTResource);
-}
-
 void APIENTRY OpenResource(D3D10DDI_HDEVICE hDevice, const D3D10DDIARG_OPENRESOURCE* a,
                            D3D10DDI_HRESOURCE hResource, D3D10DDI_HRTRESOURCE) {
   CallScope scope("OpenResource");
-  Device* dev = IcDevice(hDevice);
-  if (dev == nullptr) return;
-  CountCall(dev);
-  if (!CreatableAt(hResource.pDrvPrivate, "OpenResource", "hResource")) return;
-  IcObject* o = NewIcObject(dev, hResource.pDrvPrivate, D3D10DDI_HT_RESOURCE);
+  IcObject* o = CreateIcObject(hDevice, hResource.pDrvPrivate, D3D10DDI_HT_RESOURCE, "OpenResource",
+                               "hResource");
+  if (o == nullptr) return;
   o->misc_flags = D3D10_DDI_RESOURCE_MISC_SHARED;
   o->memory = new uint8_t[16]();
   o->row_pitch = o->depth_pitch = 16;
@@ -357,93 +366,82 @@ SIZE_T APIENTRY CalcPrivateTessellationShaderSize(D3D10DDI_HDEVICE hDevice, cons
 
 // A view without arguments or with an invalid resource is reported and created without a
 // dependency (later calls on the handle, and its destroy, stay consistent).
-#define CLTRACE_IC_CREATE_VIEW(Name, ArgT, HandleT, RtT, type)                       \
-  void APIENTRY Name(D3D10DDI_HDEVICE hDevice, const ArgT* a, HandleT h, RtT) {      \
-    CallScope scope(#Name);                                                          \
-    Device* dev = IcDevice(hDevice);                                                 \
-    if (dev == nullptr) return;                                                      \
-    CountCall(dev);                                                                  \
-    if (!CreatableAt(h.pDrvPrivate, #Name, "the view handle")) return;               \
-    IcObject* o = NewIcObject(dev, h.pDrvPrivate, type);                             \
-    if (!ArgPresent(a, #Name, "the view description")) return;                       \
-    o->dependency = IcArg(a->hDrvResource.pDrvPrivate, D3D10DDI_HT_RESOURCE, #Name); \
-    if (o->dependency == nullptr && a->hDrvResource.pDrvPrivate == nullptr) {        \
-      Report(rules::Rule::kR39, h.pDrvPrivate, #Name ": hDrvResource is NULL");      \
-    }                                                                                \
+#define CLTRACE_IC_CREATE_VIEW(Name, ArgT, HandleT, RtT, type)                            \
+  void APIENTRY Name(D3D10DDI_HDEVICE hDevice, const ArgT* a, HandleT h, RtT) {           \
+    CallScope scope(#Name);                                                               \
+    IcObject* o = CreateIcObject(hDevice, h.pDrvPrivate, type, #Name, "the view handle"); \
+    if (o == nullptr) return;                                                             \
+    if (!ArgPresent(a, #Name, "the view description")) return;                            \
+    o->dependency = IcArg(a->hDrvResource.pDrvPrivate, D3D10DDI_HT_RESOURCE, #Name);      \
+    if (o->dependency == nullptr && a->hDrvResource.pDrvPrivate == nullptr) {             \
+      Report(rules::Rule::kR39, h.pDrvPrivate, #Name ": hDrvResource is NULL");           \
+    }                                                                                     \
   }
 
-CLTRACE_IC_CREATE_VIEW(CreateShaderResourceView, D3D11DDIARG_CREATESHADERRESOURCEVIEW,
-                       D3D10DDI_HSHADERRESOURCEVIEW, D3D10DDI_HRTSHADERRESOURCEVIEW,
-                       D3D10DDI_HT_SHADERRESOURCEVIEW)
-CLTRACE_IC_CREATE_VIEW(CreateRenderTargetView, D3D10DDIARG_CREATERENDERTARGETVIEW,
-                       D3D10DDI_HRENDERTARGETVIEW, D3D10DDI_HRTRENDERTARGETVIEW,
-                       D3D10DDI_HT_RENDERTARGETVIEW)
-CLTRACE_IC_CREATE_VIEW(CreateDepthStencilView, D3D11DDIARG_CREATEDEPTHSTENCILVIEW,
-                       D3D10DDI_HDEPTHSTENCILVIEW, D3D10DDI_HRTDEPTHSTENCILVIEW,
-                       D3D10DDI_HT_DEPTHSTENCILVIEW)
-CLTRACE_IC_CREATE_VIEW(CreateUnorderedAccessView, D3D11DDIARG_CREATEUNORDEREDACCESSVIEW,
-                       D3D11DDI_HUNORDEREDACCESSVIEW, D3D11DDI_HRTUNORDEREDACCESSVIEW,
-                       D3D11DDI_HT_UNORDEREDACCESSVIEW)
+// The views: each depends on a resource (hDrvResource).
+#define CLTRACE_VIEW_KINDS(X)                                                                     \
+  X(CreateShaderResourceView, D3D11DDIARG_CREATESHADERRESOURCEVIEW, D3D10DDI_HSHADERRESOURCEVIEW, \
+    D3D10DDI_HRTSHADERRESOURCEVIEW, D3D10DDI_HT_SHADERRESOURCEVIEW)                               \
+  X(CreateRenderTargetView, D3D10DDIARG_CREATERENDERTARGETVIEW, D3D10DDI_HRENDERTARGETVIEW,       \
+    D3D10DDI_HRTRENDERTARGETVIEW, D3D10DDI_HT_RENDERTARGETVIEW)                                   \
+  X(CreateDepthStencilView, D3D11DDIARG_CREATEDEPTHSTENCILVIEW, D3D10DDI_HDEPTHSTENCILVIEW,       \
+    D3D10DDI_HRTDEPTHSTENCILVIEW, D3D10DDI_HT_DEPTHSTENCILVIEW)                                   \
+  X(CreateUnorderedAccessView, D3D11DDIARG_CREATEUNORDEREDACCESSVIEW,                             \
+    D3D11DDI_HUNORDEREDACCESSVIEW, D3D11DDI_HRTUNORDEREDACCESSVIEW,                               \
+    D3D11DDI_HT_UNORDEREDACCESSVIEW)
+
+CLTRACE_VIEW_KINDS(CLTRACE_IC_CREATE_VIEW)
 
 #define CLTRACE_IC_CREATE_PLAIN(Name, ArgT, HandleT, RtT, type)               \
   void APIENTRY Name(D3D10DDI_HDEVICE hDevice, const ArgT*, HandleT h, RtT) { \
     CallScope scope(#Name);                                                   \
-    Device* dev = IcDevice(hDevice);                                          \
-    if (dev == nullptr) return;                                               \
-    CountCall(dev);                                                           \
-    if (!CreatableAt(h.pDrvPrivate, #Name, "the object handle")) return;      \
-    NewIcObject(dev, h.pDrvPrivate, type);                                    \
+    CreateIcObject(hDevice, h.pDrvPrivate, type, #Name, "the object handle"); \
   }
 
-CLTRACE_IC_CREATE_PLAIN(CreateElementLayout, D3D10DDIARG_CREATEELEMENTLAYOUT,
-                        D3D10DDI_HELEMENTLAYOUT, D3D10DDI_HRTELEMENTLAYOUT,
-                        D3D10DDI_HT_ELEMENTLAYOUT)
-CLTRACE_IC_CREATE_PLAIN(CreateBlendState, D3D10_1_DDI_BLEND_DESC, D3D10DDI_HBLENDSTATE,
-                        D3D10DDI_HRTBLENDSTATE, D3D10DDI_HT_BLENDSTATE)
-CLTRACE_IC_CREATE_PLAIN(CreateDepthStencilState, D3D10_DDI_DEPTH_STENCIL_DESC,
-                        D3D10DDI_HDEPTHSTENCILSTATE, D3D10DDI_HRTDEPTHSTENCILSTATE,
-                        D3D10DDI_HT_DEPTHSTENCILSTATE)
-CLTRACE_IC_CREATE_PLAIN(CreateRasterizerState, D3D10_DDI_RASTERIZER_DESC, D3D10DDI_HRASTERIZERSTATE,
-                        D3D10DDI_HRTRASTERIZERSTATE, D3D10DDI_HT_RASTERIZERSTATE)
-CLTRACE_IC_CREATE_PLAIN(CreateSampler, D3D10_DDI_SAMPLER_DESC, D3D10DDI_HSAMPLER,
-                        D3D10DDI_HRTSAMPLER, D3D10DDI_HT_SAMPLERSTATE)
+// The state objects and element layouts: nothing to check in their descriptions.
+#define CLTRACE_STATE_KINDS(X)                                                              \
+  X(CreateElementLayout, D3D10DDIARG_CREATEELEMENTLAYOUT, D3D10DDI_HELEMENTLAYOUT,          \
+    D3D10DDI_HRTELEMENTLAYOUT, D3D10DDI_HT_ELEMENTLAYOUT)                                   \
+  X(CreateBlendState, D3D10_1_DDI_BLEND_DESC, D3D10DDI_HBLENDSTATE, D3D10DDI_HRTBLENDSTATE, \
+    D3D10DDI_HT_BLENDSTATE)                                                                 \
+  X(CreateDepthStencilState, D3D10_DDI_DEPTH_STENCIL_DESC, D3D10DDI_HDEPTHSTENCILSTATE,     \
+    D3D10DDI_HRTDEPTHSTENCILSTATE, D3D10DDI_HT_DEPTHSTENCILSTATE)                           \
+  X(CreateRasterizerState, D3D10_DDI_RASTERIZER_DESC, D3D10DDI_HRASTERIZERSTATE,            \
+    D3D10DDI_HRTRASTERIZERSTATE, D3D10DDI_HT_RASTERIZERSTATE)                               \
+  X(CreateSampler, D3D10_DDI_SAMPLER_DESC, D3D10DDI_HSAMPLER, D3D10DDI_HRTSAMPLER,          \
+    D3D10DDI_HT_SAMPLERSTATE)
+
+CLTRACE_STATE_KINDS(CLTRACE_IC_CREATE_PLAIN)
 
 void APIENTRY CreateQuery(D3D10DDI_HDEVICE hDevice, const D3D10DDIARG_CREATEQUERY* a,
                           D3D10DDI_HQUERY h, D3D10DDI_HRTQUERY) {
   CallScope scope("CreateQuery");
-  Device* dev = IcDevice(hDevice);
-  if (dev == nullptr) return;
-  CountCall(dev);
-  if (!CreatableAt(h.pDrvPrivate, "CreateQuery", "hQuery")) return;
-  IcObject* o = NewIcObject(dev, h.pDrvPrivate, D3D10DDI_HT_QUERY);
+  IcObject* o = CreateIcObject(hDevice, h.pDrvPrivate, D3D10DDI_HT_QUERY, "CreateQuery", "hQuery");
+  if (o == nullptr) return;
   if (ArgPresent(a, "CreateQuery", "pCreateQuery")) o->query_type = a->Query;
 }
 
-#define CLTRACE_IC_CREATE_SHADER(Name, SigT)                                    \
-  void APIENTRY Name(D3D10DDI_HDEVICE hDevice, const UINT*, D3D10DDI_HSHADER h, \
-                     D3D10DDI_HRTSHADER, const SigT*) {                         \
-    CallScope scope(#Name);                                                     \
-    Device* dev = IcDevice(hDevice);                                            \
-    if (dev == nullptr) return;                                                 \
-    CountCall(dev);                                                             \
-    if (!CreatableAt(h.pDrvPrivate, #Name, "hShader")) return;                  \
-    NewIcObject(dev, h.pDrvPrivate, D3D10DDI_HT_SHADER);                        \
+#define CLTRACE_IC_CREATE_SHADER(Name, SigT)                                      \
+  void APIENTRY Name(D3D10DDI_HDEVICE hDevice, const UINT*, D3D10DDI_HSHADER h,   \
+                     D3D10DDI_HRTSHADER, const SigT*) {                           \
+    CallScope scope(#Name);                                                       \
+    CreateIcObject(hDevice, h.pDrvPrivate, D3D10DDI_HT_SHADER, #Name, "hShader"); \
   }
 
-CLTRACE_IC_CREATE_SHADER(CreateVertexShader, D3D11DDIARG_STAGE_IO_SIGNATURES)
-CLTRACE_IC_CREATE_SHADER(CreateGeometryShader, D3D11DDIARG_STAGE_IO_SIGNATURES)
-CLTRACE_IC_CREATE_SHADER(CreatePixelShader, D3D11DDIARG_STAGE_IO_SIGNATURES)
-CLTRACE_IC_CREATE_SHADER(CreateHullShader, D3D11DDIARG_TESSELLATION_IO_SIGNATURES)
-CLTRACE_IC_CREATE_SHADER(CreateDomainShader, D3D11DDIARG_TESSELLATION_IO_SIGNATURES)
+// The shaders with IO signatures (CreateComputeShader has none).
+#define CLTRACE_SHADER_KINDS(X)                               \
+  X(CreateVertexShader, D3D11DDIARG_STAGE_IO_SIGNATURES)      \
+  X(CreateGeometryShader, D3D11DDIARG_STAGE_IO_SIGNATURES)    \
+  X(CreatePixelShader, D3D11DDIARG_STAGE_IO_SIGNATURES)       \
+  X(CreateHullShader, D3D11DDIARG_TESSELLATION_IO_SIGNATURES) \
+  X(CreateDomainShader, D3D11DDIARG_TESSELLATION_IO_SIGNATURES)
+
+CLTRACE_SHADER_KINDS(CLTRACE_IC_CREATE_SHADER)
 
 void APIENTRY CreateComputeShader(D3D10DDI_HDEVICE hDevice, const UINT*, D3D10DDI_HSHADER h,
                                   D3D10DDI_HRTSHADER) {
   CallScope scope("CreateComputeShader");
-  Device* dev = IcDevice(hDevice);
-  if (dev == nullptr) return;
-  CountCall(dev);
-  if (!CreatableAt(h.pDrvPrivate, "CreateComputeShader", "hShader")) return;
-  NewIcObject(dev, h.pDrvPrivate, D3D10DDI_HT_SHADER);
+  CreateIcObject(hDevice, h.pDrvPrivate, D3D10DDI_HT_SHADER, "CreateComputeShader", "hShader");
 }
 
 CLTRACE_IC_DESTROY(DestroyShaderResourceView, D3D10DDI_HSHADERRESOURCEVIEW,
@@ -486,35 +484,14 @@ void APIENTRY DcCreateResource(D3D10DDI_HDEVICE h, const D3D11DDIARG_CREATERESOU
     OpenOnDc(h, type, #Name, blank, dep, hl.pDrvPrivate, rt.handle);              \
   }
 
-CLTRACE_DC_OPEN_VIEW(CreateShaderResourceView, D3D11DDIARG_CREATESHADERRESOURCEVIEW,
-                     D3D10DDI_HSHADERRESOURCEVIEW, D3D10DDI_HRTSHADERRESOURCEVIEW,
-                     D3D10DDI_HT_SHADERRESOURCEVIEW)
-CLTRACE_DC_OPEN_VIEW(CreateRenderTargetView, D3D10DDIARG_CREATERENDERTARGETVIEW,
-                     D3D10DDI_HRENDERTARGETVIEW, D3D10DDI_HRTRENDERTARGETVIEW,
-                     D3D10DDI_HT_RENDERTARGETVIEW)
-CLTRACE_DC_OPEN_VIEW(CreateDepthStencilView, D3D11DDIARG_CREATEDEPTHSTENCILVIEW,
-                     D3D10DDI_HDEPTHSTENCILVIEW, D3D10DDI_HRTDEPTHSTENCILVIEW,
-                     D3D10DDI_HT_DEPTHSTENCILVIEW)
-CLTRACE_DC_OPEN_VIEW(CreateUnorderedAccessView, D3D11DDIARG_CREATEUNORDEREDACCESSVIEW,
-                     D3D11DDI_HUNORDEREDACCESSVIEW, D3D11DDI_HRTUNORDEREDACCESSVIEW,
-                     D3D11DDI_HT_UNORDEREDACCESSVIEW)
+CLTRACE_VIEW_KINDS(CLTRACE_DC_OPEN_VIEW)
 
 #define CLTRACE_DC_OPEN_PLAIN(Name, ArgT, HandleT, RtT, type)                     \
   void APIENTRY Dc##Name(D3D10DDI_HDEVICE h, const ArgT* a, HandleT hl, RtT rt) { \
     OpenOnDc(h, type, #Name, a == nullptr, nullptr, hl.pDrvPrivate, rt.handle);   \
   }
 
-CLTRACE_DC_OPEN_PLAIN(CreateElementLayout, D3D10DDIARG_CREATEELEMENTLAYOUT, D3D10DDI_HELEMENTLAYOUT,
-                      D3D10DDI_HRTELEMENTLAYOUT, D3D10DDI_HT_ELEMENTLAYOUT)
-CLTRACE_DC_OPEN_PLAIN(CreateBlendState, D3D10_1_DDI_BLEND_DESC, D3D10DDI_HBLENDSTATE,
-                      D3D10DDI_HRTBLENDSTATE, D3D10DDI_HT_BLENDSTATE)
-CLTRACE_DC_OPEN_PLAIN(CreateDepthStencilState, D3D10_DDI_DEPTH_STENCIL_DESC,
-                      D3D10DDI_HDEPTHSTENCILSTATE, D3D10DDI_HRTDEPTHSTENCILSTATE,
-                      D3D10DDI_HT_DEPTHSTENCILSTATE)
-CLTRACE_DC_OPEN_PLAIN(CreateRasterizerState, D3D10_DDI_RASTERIZER_DESC, D3D10DDI_HRASTERIZERSTATE,
-                      D3D10DDI_HRTRASTERIZERSTATE, D3D10DDI_HT_RASTERIZERSTATE)
-CLTRACE_DC_OPEN_PLAIN(CreateSampler, D3D10_DDI_SAMPLER_DESC, D3D10DDI_HSAMPLER, D3D10DDI_HRTSAMPLER,
-                      D3D10DDI_HT_SAMPLERSTATE)
+CLTRACE_STATE_KINDS(CLTRACE_DC_OPEN_PLAIN)
 CLTRACE_DC_OPEN_PLAIN(CreateQuery, D3D10DDIARG_CREATEQUERY, D3D10DDI_HQUERY, D3D10DDI_HRTQUERY,
                       D3D10DDI_HT_QUERY)
 
@@ -525,11 +502,7 @@ CLTRACE_DC_OPEN_PLAIN(CreateQuery, D3D10DDIARG_CREATEQUERY, D3D10DDI_HQUERY, D3D
              hl.pDrvPrivate, rt.handle);                                               \
   }
 
-CLTRACE_DC_OPEN_SHADER(CreateVertexShader, D3D11DDIARG_STAGE_IO_SIGNATURES)
-CLTRACE_DC_OPEN_SHADER(CreateGeometryShader, D3D11DDIARG_STAGE_IO_SIGNATURES)
-CLTRACE_DC_OPEN_SHADER(CreatePixelShader, D3D11DDIARG_STAGE_IO_SIGNATURES)
-CLTRACE_DC_OPEN_SHADER(CreateHullShader, D3D11DDIARG_TESSELLATION_IO_SIGNATURES)
-CLTRACE_DC_OPEN_SHADER(CreateDomainShader, D3D11DDIARG_TESSELLATION_IO_SIGNATURES)
+CLTRACE_SHADER_KINDS(CLTRACE_DC_OPEN_SHADER)
 
 void APIENTRY DcCreateComputeShader(D3D10DDI_HDEVICE h, const UINT* code, D3D10DDI_HSHADER hl,
                                     D3D10DDI_HRTSHADER rt) {
@@ -557,5 +530,81 @@ CLTRACE_DC_CLOSE(DestroyRasterizerState, D3D10DDI_HRASTERIZERSTATE, D3D10DDI_HT_
 CLTRACE_DC_CLOSE(DestroySampler, D3D10DDI_HSAMPLER, D3D10DDI_HT_SAMPLERSTATE)
 CLTRACE_DC_CLOSE(DestroyShader, D3D10DDI_HSHADER, D3D10DDI_HT_SHADER)
 CLTRACE_DC_CLOSE(DestroyQuery, D3D10DDI_HQUERY, D3D10DDI_HT_QUERY)
+
+// The object slots a DC table fills too, with its context-local open/close (§2.3).
+// clang-format off
+#define CLTRACE_CONTEXT_LOCAL_SLOTS(X) \
+  X(CreateResource) \
+  X(DestroyResource) \
+  X(CreateShaderResourceView) \
+  X(DestroyShaderResourceView) \
+  X(CreateRenderTargetView) \
+  X(DestroyRenderTargetView) \
+  X(CreateDepthStencilView) \
+  X(DestroyDepthStencilView) \
+  X(CreateUnorderedAccessView) \
+  X(DestroyUnorderedAccessView) \
+  X(CreateElementLayout) \
+  X(DestroyElementLayout) \
+  X(CreateBlendState) \
+  X(DestroyBlendState) \
+  X(CreateDepthStencilState) \
+  X(DestroyDepthStencilState) \
+  X(CreateRasterizerState) \
+  X(DestroyRasterizerState) \
+  X(CreateSampler) \
+  X(DestroySampler) \
+  X(CreateQuery) \
+  X(DestroyQuery) \
+  X(CreateVertexShader) \
+  X(CreateGeometryShader) \
+  X(CreatePixelShader) \
+  X(CreateHullShader) \
+  X(CreateDomainShader) \
+  X(CreateComputeShader) \
+  X(DestroyShader)
+// clang-format on
+
+// The IC-only object slots: the sizes and OpenResource (the DC table leaves them NULL, §2.3).
+// clang-format off
+#define CLTRACE_IC_ONLY_OBJECT_SLOTS(X) \
+  X(CalcPrivateResourceSize) \
+  X(CalcPrivateOpenedResourceSize) \
+  X(OpenResource) \
+  X(CalcPrivateShaderResourceViewSize) \
+  X(CalcPrivateRenderTargetViewSize) \
+  X(CalcPrivateDepthStencilViewSize) \
+  X(CalcPrivateUnorderedAccessViewSize) \
+  X(CalcPrivateElementLayoutSize) \
+  X(CalcPrivateBlendStateSize) \
+  X(CalcPrivateDepthStencilStateSize) \
+  X(CalcPrivateRasterizerStateSize) \
+  X(CalcPrivateShaderSize) \
+  X(CalcPrivateTessellationShaderSize) \
+  X(CalcPrivateSamplerSize) \
+  X(CalcPrivateQuerySize)
+// clang-format on
+
+}  // namespace
+
+void APIENTRY CreateResourceHotSwapped(D3D10DDI_HDEVICE hDevice,
+                                       const D3D11DDIARG_CREATERESOURCE* a,
+                                       D3D10DDI_HRESOURCE hResource,
+                                       D3D10DDI_HRTRESOURCE hRTResource) {
+  CreateResource(hDevice, a, hResource, hRTResource);
+}
+
+void FillObjectSlots(D3D11DDI_DEVICEFUNCS* t, bool dc) {
+#define CLTRACE_IC_SLOT(Name) t->pfn##Name = &Name;
+#define CLTRACE_DC_SLOT(Name) t->pfn##Name = &Dc##Name;
+  if (dc) {
+    CLTRACE_CONTEXT_LOCAL_SLOTS(CLTRACE_DC_SLOT)
+  } else {
+    CLTRACE_CONTEXT_LOCAL_SLOTS(CLTRACE_IC_SLOT)
+    CLTRACE_IC_ONLY_OBJECT_SLOTS(CLTRACE_IC_SLOT)
+  }
+#undef CLTRACE_IC_SLOT
+#undef CLTRACE_DC_SLOT
+}
 
 }  // namespace cltrace::refdriver

@@ -366,20 +366,23 @@ void APIENTRY SoSetTargets(D3D10DDI_HDEVICE h, UINT n, UINT clear, const D3D10DD
   c.Generic(refcmd::kSet, kBindSo, n, reinterpret_cast<uint64_t>(c.state().so[0]));
 }
 
+// SetViewports and SetScissorRects: only the count is state the driver keeps.
+template <bool kDc, uint32_t PipelineState::*kCount, uint32_t kBind>
+void SetRectCount(D3D10DDI_HDEVICE h, const char* fn, UINT n) {
+  PipeCall<kDc> c(h, fn, true, n == 0);
+  if (!c.ok()) return;
+  c.state().*kCount = n;
+  c.Generic(refcmd::kSet, kBind, n);
+}
+
 template <bool kDc>
 void APIENTRY SetViewports(D3D10DDI_HDEVICE h, UINT n, UINT, const D3D10_DDI_VIEWPORT*) {
-  PipeCall<kDc> c(h, "SetViewports", true, n == 0);
-  if (!c.ok()) return;
-  c.state().num_viewports = n;
-  c.Generic(refcmd::kSet, kBindViewports, n);
+  SetRectCount<kDc, &PipelineState::num_viewports, kBindViewports>(h, "SetViewports", n);
 }
 
 template <bool kDc>
 void APIENTRY SetScissorRects(D3D10DDI_HDEVICE h, UINT n, UINT, const D3D10_DDI_RECT*) {
-  PipeCall<kDc> c(h, "SetScissorRects", true, n == 0);
-  if (!c.ok()) return;
-  c.state().num_scissors = n;
-  c.Generic(refcmd::kSet, kBindScissors, n);
+  SetRectCount<kDc, &PipelineState::num_scissors, kBindScissors>(h, "SetScissorRects", n);
 }
 
 template <bool kDc>
@@ -480,19 +483,21 @@ void APIENTRY DrawAuto(D3D10DDI_HDEVICE h) {
   PipeCall<kDc> c(h, "DrawAuto", false, false);
   if (c.ok()) EmitDraw(c, 4, 0);
 }
+// The indirect draws: the argument buffer must be a live resource; the draw is not sized.
 template <bool kDc>
-void APIENTRY DrawInstancedIndirect(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE args, UINT) {
-  PipeCall<kDc> c(h, "DrawInstancedIndirect", false, false);
+void IndirectDraw(D3D10DDI_HDEVICE h, const char* fn, D3D10DDI_HRESOURCE args) {
+  PipeCall<kDc> c(h, fn, false, false);
   if (!c.ok()) return;
-  (void)c.Ic(args.pDrvPrivate, D3D10DDI_HT_RESOURCE, "DrawInstancedIndirect");
+  (void)c.Ic(args.pDrvPrivate, D3D10DDI_HT_RESOURCE, fn);
   EmitDraw(c, 4, 0);
 }
 template <bool kDc>
+void APIENTRY DrawInstancedIndirect(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE args, UINT) {
+  IndirectDraw<kDc>(h, "DrawInstancedIndirect", args);
+}
+template <bool kDc>
 void APIENTRY DrawIndexedInstancedIndirect(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE args, UINT) {
-  PipeCall<kDc> c(h, "DrawIndexedInstancedIndirect", false, false);
-  if (!c.ok()) return;
-  (void)c.Ic(args.pDrvPrivate, D3D10DDI_HT_RESOURCE, "DrawIndexedInstancedIndirect");
-  EmitDraw(c, 4, 0);
+  IndirectDraw<kDc>(h, "DrawIndexedInstancedIndirect", args);
 }
 template <bool kDc>
 void APIENTRY Dispatch(D3D10DDI_HDEVICE h, UINT x, UINT y, UINT z) {
@@ -609,37 +614,39 @@ void APIENTRY GenMips(D3D10DDI_HDEVICE h, D3D10DDI_HSHADERRESOURCEVIEW v) {
 
 // ---- queries ----
 
-template <bool kDc>
-void APIENTRY QueryBegin(D3D10DDI_HDEVICE h, D3D10DDI_HQUERY q) {
-  PipeCall<kDc> c(h, "QueryBegin", false, false);
+// QueryBegin/QueryEnd: on a DC the query joins the recording (building_queries tracks the ones
+// begun and not ended); on the IC the query is begun (state 1) or ended (state 2, answered by
+// the next submit's fence).
+template <bool kDc, bool kEnd>
+void MarkQuery(D3D10DDI_HDEVICE h, D3D10DDI_HQUERY q) {
+  const char* fn = kEnd ? "QueryEnd" : "QueryBegin";
+  PipeCall<kDc> c(h, fn, false, false);
   if (!c.ok()) return;
-  IcObject* o = c.Ic(q.pDrvPrivate, D3D10DDI_HT_QUERY, "QueryBegin");
+  IcObject* o = c.Ic(q.pDrvPrivate, D3D10DDI_HT_QUERY, fn);
   if (o == nullptr) return;
   if constexpr (kDc) {
-    c.dc()->building_queries.insert(q.pDrvPrivate);
+    if constexpr (kEnd) {
+      c.dc()->building_queries.erase(q.pDrvPrivate);
+    } else {
+      c.dc()->building_queries.insert(q.pDrvPrivate);
+    }
     c.dc()->rec.queries.push_back(o);
   } else {
-    o->ic_query_state = 1;
+    o->ic_query_state = kEnd ? 2 : 1;
+    if constexpr (kEnd) o->query_fence = c.dev()->submits + 1;
     MaybeReportRemoved(c.dev(), nullptr);
   }
-  c.Generic(refcmd::kQueryBegin, reinterpret_cast<uint64_t>(o));
+  c.Generic(kEnd ? refcmd::kQueryEnd : refcmd::kQueryBegin, reinterpret_cast<uint64_t>(o));
+}
+
+template <bool kDc>
+void APIENTRY QueryBegin(D3D10DDI_HDEVICE h, D3D10DDI_HQUERY q) {
+  MarkQuery<kDc, /*kEnd=*/false>(h, q);
 }
 
 template <bool kDc>
 void APIENTRY QueryEnd(D3D10DDI_HDEVICE h, D3D10DDI_HQUERY q) {
-  PipeCall<kDc> c(h, "QueryEnd", false, false);
-  if (!c.ok()) return;
-  IcObject* o = c.Ic(q.pDrvPrivate, D3D10DDI_HT_QUERY, "QueryEnd");
-  if (o == nullptr) return;
-  if constexpr (kDc) {
-    c.dc()->building_queries.erase(q.pDrvPrivate);
-    c.dc()->rec.queries.push_back(o);
-  } else {
-    o->ic_query_state = 2;
-    o->query_fence = c.dev()->submits + 1;
-    MaybeReportRemoved(c.dev(), nullptr);
-  }
-  c.Generic(refcmd::kQueryEnd, reinterpret_cast<uint64_t>(o));
+  MarkQuery<kDc, /*kEnd=*/true>(h, q);
 }
 
 // ---- dynamic maps (IC and DC) ----

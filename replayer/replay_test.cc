@@ -5,6 +5,7 @@
 #include "replayer/replay.h"
 
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -193,58 +194,72 @@ TEST_F(ReplayTest, KernelCallArgumentsAreCompared) {
   EXPECT_THAT(FirstLine(o.report), Not(HasSubstr("pNewCommandBuffer=0x5")));
 }
 
-TEST_F(ReplayTest, MissingCallbackIsADivergence) {
-  // The recording says CreateCommandList reported E_OUTOFMEMORY; the driver did not.
-  std::string trace = SmallCl();
-  trace = absl::StrReplaceAll(
-      trace, {{Line(trace, 220),
-               absl::StrCat(Line(trace, 220), "\n",
-                            "{\"seq\":221,\"tid\":2,\"fn\":\"SetErrorCb\",\"args\":{"
-                            "\"hRuntimeDevice\":\"rtcore.ic\",\"hResult\":\"E_OUTOFMEMORY\"},"
-                            "\"parent\":220}")}});
-  Replayed o = Run(trace, Single());
-  EXPECT_EQ(FirstLine(o.report),
-            "replay: divergence at seq 221 (fn SetErrorCb, tid 2): expected "
-            "SetErrorCb(hRuntimeDevice=rtcore.ic, hResult=E_OUTOFMEMORY), actual "
-            "StateOmRenderTargetsCb(hRuntimeDevice=rtcore.dc1)");
+// A SmallCl() recording edited so that the driver's callbacks or outputs differ from it: the
+// single-thread replay's first line names the divergence.
+struct EditCase {
+  const char* name;
+  uint64_t checked_seq;         // the recorded line the edit relies on...
+  const char* checked_content;  // ...holds this (nullptr: nothing to check)
+  std::function<std::string(const std::string&)> edit;
+  const char* first_line;
+};
+
+class EditedRecordingTest : public ReplayTest, public ::testing::WithParamInterface<EditCase> {};
+
+TEST_P(EditedRecordingTest, DivergesWhereTheDriverDiffers) {
+  const EditCase& c = GetParam();
+  const std::string recorded = SmallCl();
+  if (c.checked_content != nullptr) {
+    ASSERT_THAT(Line(recorded, c.checked_seq), HasSubstr(c.checked_content));
+  }
+  Replayed o = Run(c.edit(recorded), Single());
+  EXPECT_EQ(FirstLine(o.report), c.first_line);
 }
 
-TEST_F(ReplayTest, ExtraCallbackIsADivergence) {
-  // Remove the recorded StateVsShaderCb (and its re-sent VsSetShader) of the first execute.
-  std::string trace = SmallCl();
-  const std::string cb = Line(trace, 410);
-  ASSERT_THAT(cb, HasSubstr("StateVsShaderCb"));
-  trace = EditLine(EditLine(trace, 410, ""), 420, "");
-  Replayed o = Run(trace, Single());
-  EXPECT_EQ(FirstLine(o.report),
-            "replay: divergence at seq 370 (fn CommandListExecute, tid 1): expected no further "
-            "callback inside CommandListExecute (it returned at seq 402), actual the driver "
-            "called StateVsShaderCb(hRuntimeDevice=rtcore.ic)");
-}
-
-TEST_F(ReplayTest, CallbackArgumentsAreCompared) {
-  std::string trace = SmallCl();
-  trace = EditLine(trace, 250, absl::StrReplaceAll(Line(trace, 250), {{"4294967295", "4"}}));
-  Replayed o = Run(trace, Single());
-  EXPECT_EQ(FirstLine(o.report),
-            "replay: divergence at seq 250 (fn StateIaVertexBufCb, tid 2): expected "
-            "StateIaVertexBufCb(hRuntimeDevice=rtcore.dc1, Count=4), actual "
-            "StateIaVertexBufCb(hRuntimeDevice=rtcore.dc1, Count=4294967295)");
-}
-
-TEST_F(ReplayTest, OutputFieldsAreCompared) {
-  std::string trace = SmallCl();
-  ASSERT_THAT(Line(trace, 70), HasSubstr("CheckDeferredContextHandleSizes"));
-  trace = EditLine(trace, 70,
-                   absl::StrReplaceAll(Line(trace, 70), {{"{\"HandleType\":\"D3D10DDI_HT_QUERY\","
-                                                          "\"DriverPrivateSize\":32}",
-                                                          "{\"HandleType\":\"D3D10DDI_HT_QUERY\","
-                                                          "\"DriverPrivateSize\":48}"}}));
-  Replayed o = Run(trace, Single());
-  EXPECT_EQ(FirstLine(o.report),
-            "replay: divergence at seq 70 (fn CheckDeferredContextHandleSizes, tid 1): expected "
-            "pHandleSize[10].DriverPrivateSize=48, actual pHandleSize[10].DriverPrivateSize=32");
-}
+INSTANTIATE_TEST_SUITE_P(
+    ReplayTest, EditedRecordingTest,
+    ::testing::Values(
+        // The recording says CreateCommandList reported E_OUTOFMEMORY; the driver did not.
+        EditCase{"MissingCallback", 220, nullptr,
+                 [](const std::string& trace) {
+                   return absl::StrReplaceAll(
+                       trace, {{Line(trace, 220),
+                                absl::StrCat(Line(trace, 220), "\n",
+                                             "{\"seq\":221,\"tid\":2,\"fn\":\"SetErrorCb\","
+                                             "\"args\":{\"hRuntimeDevice\":\"rtcore.ic\","
+                                             "\"hResult\":\"E_OUTOFMEMORY\"},\"parent\":220}")}});
+                 },
+                 "replay: divergence at seq 221 (fn SetErrorCb, tid 2): expected "
+                 "SetErrorCb(hRuntimeDevice=rtcore.ic, hResult=E_OUTOFMEMORY), actual "
+                 "StateOmRenderTargetsCb(hRuntimeDevice=rtcore.dc1)"},
+        // Remove the recorded StateVsShaderCb (and its re-sent VsSetShader) of the first execute.
+        EditCase{
+            "ExtraCallback", 410, "StateVsShaderCb",
+            [](const std::string& trace) { return EditLine(EditLine(trace, 410, ""), 420, ""); },
+            "replay: divergence at seq 370 (fn CommandListExecute, tid 1): expected no "
+            "further callback inside CommandListExecute (it returned at seq 402), actual the "
+            "driver called StateVsShaderCb(hRuntimeDevice=rtcore.ic)"},
+        EditCase{"CallbackArguments", 250, nullptr,
+                 [](const std::string& trace) {
+                   return EditLine(trace, 250,
+                                   absl::StrReplaceAll(Line(trace, 250), {{"4294967295", "4"}}));
+                 },
+                 "replay: divergence at seq 250 (fn StateIaVertexBufCb, tid 2): expected "
+                 "StateIaVertexBufCb(hRuntimeDevice=rtcore.dc1, Count=4), actual "
+                 "StateIaVertexBufCb(hRuntimeDevice=rtcore.dc1, Count=4294967295)"},
+        EditCase{"OutputFields", 70, "CheckDeferredContextHandleSizes",
+                 [](const std::string& trace) {
+                   return EditLine(trace, 70,
+                                   absl::StrReplaceAll(Line(trace, 70),
+                                                       {{"{\"HandleType\":\"D3D10DDI_HT_QUERY\","
+                                                         "\"DriverPrivateSize\":32}",
+                                                         "{\"HandleType\":\"D3D10DDI_HT_QUERY\","
+                                                         "\"DriverPrivateSize\":48}"}}));
+                 },
+                 "replay: divergence at seq 70 (fn CheckDeferredContextHandleSizes, tid 1): "
+                 "expected pHandleSize[10].DriverPrivateSize=48, actual "
+                 "pHandleSize[10].DriverPrivateSize=32"}),
+    [](const ::testing::TestParamInfo<EditCase>& info) { return info.param.name; });
 
 TEST_F(ReplayTest, UntilStopsAfterTheGivenSeq) {
   ReplayOptions options = Single();

@@ -28,6 +28,13 @@ struct Frame {
     dev = stack.kernel().CreateDevice().value();
     umd = std::make_unique<UmdDevice>(stack.device_callbacks(), dev, umd_bug);
   }
+  // Allocates 4 KiB into *a and submits a clear of it to `value` on `ctx` (flushed, not waited
+  // for).
+  void SubmitClearedAllocation(UmdContext& ctx, uint64_t value, D3DKMT_HALLOCATION* a) {
+    *a = umd->Allocate(4096).value();
+    ASSERT_TRUE(ctx.Emit(Command::Clear(a->value, value)).ok());
+    ASSERT_TRUE(ctx.Flush().ok());
+  }
   std::string Violations() const {
     std::string s;
     for (const auto& v : sink.violations()) absl::StrAppend(&s, v.id(), " ", v.message, "\n");
@@ -318,9 +325,8 @@ TEST(KernelFlowTest, SplitsDmaBufferWhenAllocationsDoNotFitTogether) {
 TEST(KernelFlowTest, DeallocateWhileInFlightIsDeferred) {
   Frame f;
   auto ctx = f.umd->CreateContext(0).value();
-  auto a = f.umd->Allocate(4096).value();
-  ASSERT_TRUE(ctx->Emit(Command::Clear(a.value, 1)).ok());
-  ASSERT_TRUE(ctx->Flush().ok());
+  D3DKMT_HALLOCATION a;
+  ASSERT_NO_FATAL_FAILURE(f.SubmitClearedAllocation(*ctx, 1, &a));
   const uint64_t live = f.stack.kernel().stats().allocations;
   ASSERT_TRUE(f.umd->Deallocate(a).ok());  // after pfnRenderCb (R67), before completion
   EXPECT_EQ(f.stack.kernel().stats().allocations, live);  // still referenced by queued work
@@ -360,9 +366,8 @@ TEST(KernelFlowTest, LockWaitsForGpuAndUnlockWritesContent) {
 TEST(KernelFlowTest, EscapeQueriesDigestAndResidency) {
   Frame f;
   auto ctx = f.umd->CreateContext(0).value();
-  auto a = f.umd->Allocate(4096).value();
-  ASSERT_TRUE(ctx->Emit(Command::Clear(a.value, 9)).ok());
-  ASSERT_TRUE(ctx->Flush().ok());
+  D3DKMT_HALLOCATION a;
+  ASSERT_NO_FATAL_FAILURE(f.SubmitClearedAllocation(*ctx, 9, &a));
   ASSERT_TRUE(f.stack.kernel().WaitIdle().ok());
   EscapeData e;
   e.code = kEscapeQueryDigest;
@@ -494,9 +499,8 @@ TEST(KernelFlowTest, AllocateCbIsSafeFromManyThreads) {
 TEST(KernelFlowTest, DestroyDeviceReleasesLeftovers) {
   Frame f;
   auto ctx = f.umd->CreateContext(0).value();
-  auto a = f.umd->Allocate(4096).value();
-  ASSERT_TRUE(ctx->Emit(Command::Clear(a.value, 1)).ok());
-  ASSERT_TRUE(ctx->Flush().ok());
+  D3DKMT_HALLOCATION a;
+  ASSERT_NO_FATAL_FAILURE(f.SubmitClearedAllocation(*ctx, 1, &a));
   ASSERT_TRUE(f.stack.kernel().DestroyDevice(f.dev).ok());
   EXPECT_EQ(f.stack.kernel().stats().allocations, 0u);
   EXPECT_TRUE(f.stack.kernel().AllocationDigests().empty());
@@ -578,9 +582,8 @@ TEST_F(GpuObserverTest, DigestIsTakenAtCompletionNotWhenTheDpcRuns) {
   o.kernel.timing.dpc_latency_ns = 1000000;  // the DPC runs 1 ms (virtual) after the ISR
   Frame f(o, Wrappers());
   auto ctx = f.umd->CreateContext(0).value();
-  auto a = f.umd->Allocate(4096).value();
-  ASSERT_TRUE(ctx->Emit(Command::Clear(a.value, 7)).ok());
-  ASSERT_TRUE(ctx->Flush().ok());
+  D3DKMT_HALLOCATION a;
+  ASSERT_NO_FATAL_FAILURE(f.SubmitClearedAllocation(*ctx, 7, &a));
   f.stack.kernel().RunFor(100000);  // the GPU is done; the DPC has not run
   EXPECT_EQ(f.stack.kernel().hardware().completed_fence(0), 2u);
   EXPECT_TRUE(retired_.empty());
@@ -671,9 +674,8 @@ TEST_F(GpuObserverTest, ObserverCallsAreCountedWithTheKernelLayer) {
   const uint64_t before = ProcessKernelLayerCalls();
   const size_t first_line = t.lines().size();
   auto ctx = f.umd->CreateContext(0).value();
-  auto a = f.umd->Allocate(4096).value();
-  ASSERT_TRUE(ctx->Emit(Command::Clear(a.value, 3)).ok());
-  ASSERT_TRUE(ctx->Flush().ok());
+  D3DKMT_HALLOCATION a;
+  ASSERT_NO_FATAL_FAILURE(f.SubmitClearedAllocation(*ctx, 3, &a));
   ASSERT_TRUE(f.stack.kernel().WaitIdle().ok());
   uint64_t kernel_layer_lines = 0, observer_lines = 0;
   for (size_t i = first_line; i < t.lines().size(); ++i) {

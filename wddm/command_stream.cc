@@ -1,6 +1,7 @@
 #include "wddm/command_stream.h"
 
 #include <cstring>
+#include <initializer_list>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -14,34 +15,47 @@ namespace {
 //   z = size; c = vertex_count; t = start_vertex; i = instance_count;
 //   n = input count followed by that many references (refs[1..]);
 //   p = every remaining word of the command (payload).
-const char* Layout(uint8_t op) {
-  switch (static_cast<Opcode>(op)) {
-    case Opcode::kNop:
-      return "";
-    case Opcode::kClear:
-      return "rv";
-    case Opcode::kUpdate:
-      return "rozv";
-    case Opcode::kCopy:
-      return "rr";
-    case Opcode::kCopyRegion:
-      return "rorsz";
-    case Opcode::kDraw:
-      return "rvctin";
-    case Opcode::kMarker:
-      return "v";
-    case Opcode::kPrivate:
-      return "p";
-    case Opcode::kFence:
-      return "v";
-    case Opcode::kPresentBlt:
-      return "rr";
-    case Opcode::kPagingTransfer:
-      return "rrz";
-    case Opcode::kPagingFill:
-      return "rzv";
+struct OpcodeInfo {
+  Opcode op;
+  const char* layout;
+  const char* name;
+};
+
+constexpr OpcodeInfo kOpcodes[] = {
+    {Opcode::kNop, "", "nop"},
+    {Opcode::kClear, "rv", "clear"},
+    {Opcode::kUpdate, "rozv", "update"},
+    {Opcode::kCopy, "rr", "copy"},
+    {Opcode::kCopyRegion, "rorsz", "copy_region"},
+    {Opcode::kDraw, "rvctin", "draw"},
+    {Opcode::kMarker, "v", "marker"},
+    {Opcode::kPrivate, "p", "private"},
+    {Opcode::kFence, "v", "fence"},
+    {Opcode::kPresentBlt, "rr", "present_blt"},
+    {Opcode::kPagingTransfer, "rrz", "paging_transfer"},
+    {Opcode::kPagingFill, "rzv", "paging_fill"},
+};
+
+// The entry of opcode `op`; nullptr for an unknown one.
+const OpcodeInfo* InfoOf(uint8_t op) {
+  for (const OpcodeInfo& info : kOpcodes) {
+    if (static_cast<uint8_t>(info.op) == op) return &info;
   }
   return nullptr;
+}
+
+const char* Layout(uint8_t op) {
+  const OpcodeInfo* info = InfoOf(op);
+  return info == nullptr ? nullptr : info->layout;
+}
+
+// A command of `op` on `refs` with `value`, its other fields 0.
+Command Make(Opcode op, std::initializer_list<uint64_t> refs, uint64_t value = 0) {
+  Command c;
+  c.op = op;
+  c.refs = refs;
+  c.value = value;
+  return c;
 }
 
 uint32_t RefWords(CommandFormat f) { return f == CommandFormat::kUser ? 1 : 2; }
@@ -66,36 +80,20 @@ uint32_t* Field32(Command& c, char k) {
 
 }  // namespace
 
-Command Command::Clear(uint64_t dst, uint64_t value) {
-  Command c;
-  c.op = Opcode::kClear;
-  c.refs = {dst};
-  c.value = value;
-  return c;
-}
+Command Command::Clear(uint64_t dst, uint64_t value) { return Make(Opcode::kClear, {dst}, value); }
 
 Command Command::Update(uint64_t dst, uint32_t offset, uint32_t size, uint64_t data_digest) {
-  Command c;
-  c.op = Opcode::kUpdate;
-  c.refs = {dst};
+  Command c = Make(Opcode::kUpdate, {dst}, data_digest);
   c.offset = offset;
   c.size = size;
-  c.value = data_digest;
   return c;
 }
 
-Command Command::Copy(uint64_t dst, uint64_t src) {
-  Command c;
-  c.op = Opcode::kCopy;
-  c.refs = {dst, src};
-  return c;
-}
+Command Command::Copy(uint64_t dst, uint64_t src) { return Make(Opcode::kCopy, {dst, src}); }
 
 Command Command::CopyRegion(uint64_t dst, uint32_t dst_offset, uint64_t src, uint32_t src_offset,
                             uint32_t size) {
-  Command c;
-  c.op = Opcode::kCopyRegion;
-  c.refs = {dst, src};
+  Command c = Make(Opcode::kCopyRegion, {dst, src});
   c.offset = dst_offset;
   c.src_offset = src_offset;
   c.size = size;
@@ -104,59 +102,37 @@ Command Command::CopyRegion(uint64_t dst, uint32_t dst_offset, uint64_t src, uin
 
 Command Command::Draw(uint64_t target, absl::Span<const uint64_t> inputs, uint64_t state,
                       uint32_t vertex_count, uint32_t start_vertex, uint32_t instance_count) {
-  Command c;
-  c.op = Opcode::kDraw;
-  c.refs = {target};
+  Command c = Make(Opcode::kDraw, {target}, state);
   c.refs.insert(c.refs.end(), inputs.begin(), inputs.end());
-  c.value = state;
   c.vertex_count = vertex_count;
   c.start_vertex = start_vertex;
   c.instance_count = instance_count;
   return c;
 }
 
-Command Command::Marker(uint64_t value) {
-  Command c;
-  c.op = Opcode::kMarker;
-  c.value = value;
-  return c;
-}
+Command Command::Marker(uint64_t value) { return Make(Opcode::kMarker, {}, value); }
 
 Command Command::Private(absl::Span<const uint32_t> words) {
-  Command c;
-  c.op = Opcode::kPrivate;
+  Command c = Make(Opcode::kPrivate, {});
   c.payload.assign(words.begin(), words.end());
   return c;
 }
 
-Command Command::Fence(uint64_t fence_id) {
-  Command c;
-  c.op = Opcode::kFence;
-  c.value = fence_id;
-  return c;
-}
+Command Command::Fence(uint64_t fence_id) { return Make(Opcode::kFence, {}, fence_id); }
 
 Command Command::PresentBlt(uint64_t dst, uint64_t src) {
-  Command c;
-  c.op = Opcode::kPresentBlt;
-  c.refs = {dst, src};
-  return c;
+  return Make(Opcode::kPresentBlt, {dst, src});
 }
 
 Command Command::PagingTransfer(uint64_t dst, uint64_t src, uint32_t size) {
-  Command c;
-  c.op = Opcode::kPagingTransfer;
-  c.refs = {dst, src};
+  Command c = Make(Opcode::kPagingTransfer, {dst, src});
   c.size = size;
   return c;
 }
 
 Command Command::PagingFill(uint64_t dst, uint32_t size, uint64_t pattern) {
-  Command c;
-  c.op = Opcode::kPagingFill;
-  c.refs = {dst};
+  Command c = Make(Opcode::kPagingFill, {dst}, pattern);
   c.size = size;
-  c.value = pattern;
   return c;
 }
 
@@ -167,33 +143,8 @@ bool IsUserOpcode(Opcode op) {
 bool IsKnownOpcode(uint8_t op) { return Layout(op) != nullptr; }
 
 std::string OpcodeName(uint8_t op) {
-  switch (static_cast<Opcode>(op)) {
-    case Opcode::kNop:
-      return "nop";
-    case Opcode::kClear:
-      return "clear";
-    case Opcode::kUpdate:
-      return "update";
-    case Opcode::kCopy:
-      return "copy";
-    case Opcode::kCopyRegion:
-      return "copy_region";
-    case Opcode::kDraw:
-      return "draw";
-    case Opcode::kMarker:
-      return "marker";
-    case Opcode::kPrivate:
-      return "private";
-    case Opcode::kFence:
-      return "fence";
-    case Opcode::kPresentBlt:
-      return "present_blt";
-    case Opcode::kPagingTransfer:
-      return "paging_transfer";
-    case Opcode::kPagingFill:
-      return "paging_fill";
-  }
-  return absl::StrFormat("op0x%02x", op);
+  const OpcodeInfo* info = InfoOf(op);
+  return info != nullptr ? info->name : absl::StrFormat("op0x%02x", op);
 }
 
 uint32_t EncodedWords(const Command& c, CommandFormat format) {

@@ -9,6 +9,11 @@ namespace {
 
 // Pinned values (computed independently from the formulas in wddm/README.md): the digest
 // functions are part of the replay contract and must not change.
+// Creates allocations 1 and 2 of `size` bytes each in `m`.
+bool CreateOneAndTwo(ContentModel& m, uint64_t size) {
+  return m.Create(1, size).ok() && m.Create(2, size).ok();
+}
+
 TEST(DigestTest, KnownValuesAreStable) {
   EXPECT_EQ(HashBytes(nullptr, 0), 0xcba138219ae79b87ull);
   EXPECT_EQ(HashBytes("abc", 3), 0xaf4dae7d104013aeull);
@@ -18,8 +23,7 @@ TEST(DigestTest, KnownValuesAreStable) {
 // The operation formulas of wddm/README.md, evaluated independently (Python) on one sequence.
 TEST(ContentModelTest, FormulasMatchTheReadme) {
   ContentModel m;
-  ASSERT_TRUE(m.Create(1, 64).ok());
-  ASSERT_TRUE(m.Create(2, 64).ok());
+  ASSERT_TRUE(CreateOneAndTwo(m, 64));
   ASSERT_TRUE(m.Create(3, 64).ok());
   ASSERT_TRUE(m.Clear(1, 0xAB).ok());
   EXPECT_EQ(m.Digest(1), 0x937d1afb5a97d667ull);
@@ -42,8 +46,7 @@ TEST(DigestTest, TailBytesMatter) {
 
 TEST(ContentModelTest, FreshAllocationsOfEqualSizeHaveEqualDigests) {
   ContentModel m;
-  ASSERT_TRUE(m.Create(1, 64).ok());
-  ASSERT_TRUE(m.Create(2, 64).ok());
+  ASSERT_TRUE(CreateOneAndTwo(m, 64));
   ASSERT_TRUE(m.Create(3, 128).ok());
   EXPECT_EQ(m.Digest(1), m.Digest(2));
   EXPECT_NE(m.Digest(1), m.Digest(3));
@@ -64,8 +67,7 @@ TEST(ContentModelTest, UnknownAllocationIsNotFound) {
 
 TEST(ContentModelTest, FullCopyMakesDigestsEqual) {
   ContentModel m;
-  ASSERT_TRUE(m.Create(1, 64).ok());
-  ASSERT_TRUE(m.Create(2, 64).ok());
+  ASSERT_TRUE(CreateOneAndTwo(m, 64));
   ASSERT_TRUE(m.Clear(1, 0xAB).ok());
   ASSERT_NE(m.Digest(1), m.Digest(2));
   ASSERT_TRUE(m.Copy(2, 1).ok());
@@ -74,8 +76,7 @@ TEST(ContentModelTest, FullCopyMakesDigestsEqual) {
 
 TEST(ContentModelTest, ClearDependsOnlyOnSizeAndValue) {
   ContentModel m;
-  ASSERT_TRUE(m.Create(1, 64).ok());
-  ASSERT_TRUE(m.Create(2, 64).ok());
+  ASSERT_TRUE(CreateOneAndTwo(m, 64));
   ASSERT_TRUE(m.Update(1, 0, 8, 42).ok());
   ASSERT_TRUE(m.Clear(1, 7).ok());
   ASSERT_TRUE(m.Clear(2, 7).ok());
@@ -84,8 +85,7 @@ TEST(ContentModelTest, ClearDependsOnlyOnSizeAndValue) {
 
 TEST(ContentModelTest, FullUpdateReplacesPartialUpdateFolds) {
   ContentModel m;
-  ASSERT_TRUE(m.Create(1, 16).ok());
-  ASSERT_TRUE(m.Create(2, 16).ok());
+  ASSERT_TRUE(CreateOneAndTwo(m, 16));
   ASSERT_TRUE(m.Clear(1, 5).ok());
   ASSERT_TRUE(m.Update(1, 0, 16, 99).ok());
   ASSERT_TRUE(m.Update(2, 0, 16, 99).ok());
@@ -105,8 +105,7 @@ TEST(ContentModelTest, UpdatePastEndIsOutOfRange) {
 
 TEST(ContentModelTest, CopyRegionOutOfRange) {
   ContentModel m;
-  ASSERT_TRUE(m.Create(1, 16).ok());
-  ASSERT_TRUE(m.Create(2, 16).ok());
+  ASSERT_TRUE(CreateOneAndTwo(m, 16));
   EXPECT_EQ(m.CopyRegion(1, 8, 2, 0, 9).code(), absl::StatusCode::kOutOfRange);
   EXPECT_TRUE(m.CopyRegion(1, 8, 2, 0, 8).ok());
 }

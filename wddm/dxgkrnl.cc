@@ -32,82 +32,41 @@ HRESULT Enter(D3DRTDEVICEHANDLE h, const void* p, Fn fn) {
   return fn(k, d);
 }
 
-HRESULT APIENTRY AllocateCb(D3DRTDEVICEHANDLE h, D3DDDICB_ALLOCATE* p) {
-  return Enter(h, p, [&](Impl* k, Impl::KDevice* d) { return k->Allocate(d, p); });
-}
-HRESULT APIENTRY DeallocateCb(D3DRTDEVICEHANDLE h, const D3DDDICB_DEALLOCATE* p) {
-  return Enter(h, p, [&](Impl* k, Impl::KDevice* d) { return k->Deallocate(d, p); });
-}
-HRESULT APIENTRY SetPriorityCb(D3DRTDEVICEHANDLE h, const D3DDDICB_SETPRIORITY* p) {
-  return Enter(h, p, [&](Impl* k, Impl::KDevice* d) { return k->SetPriority(d, p); });
-}
-HRESULT APIENTRY QueryResidencyCb(D3DRTDEVICEHANDLE h, const D3DDDICB_QUERYRESIDENCY* p) {
-  return Enter(h, p, [&](Impl* k, Impl::KDevice* d) { return k->QueryResidency(d, p); });
-}
-HRESULT APIENTRY SetDisplayModeCb(D3DRTDEVICEHANDLE h, D3DDDICB_SETDISPLAYMODE* p) {
-  return Enter(h, p, [&](Impl* k, Impl::KDevice* d) { return k->SetDisplayMode(d, p); });
-}
-HRESULT APIENTRY PresentCb(D3DRTDEVICEHANDLE h, const D3DDDICB_PRESENT* p) {
-  return Enter(h, p, [&](Impl* k, Impl::KDevice* d) { return k->Present(d, p); });
-}
-HRESULT APIENTRY RenderCb(D3DRTDEVICEHANDLE h, D3DDDICB_RENDER* p) {
-  return Enter(h, p, [&](Impl* k, Impl::KDevice* d) { return k->Render(d, p); });
-}
-HRESULT APIENTRY LockCb(D3DRTDEVICEHANDLE h, D3DDDICB_LOCK* p) {
-  return Enter(h, p, [&](Impl* k, Impl::KDevice* d) { return k->Lock(d, p); });
-}
-HRESULT APIENTRY UnlockCb(D3DRTDEVICEHANDLE h, const D3DDDICB_UNLOCK* p) {
-  return Enter(h, p, [&](Impl* k, Impl::KDevice* d) { return k->Unlock(d, p); });
-}
-HRESULT APIENTRY EscapeCb(D3DRTDEVICEHANDLE h, const D3DDDICB_ESCAPE* p) {
-  return Enter(h, p, [&](Impl* k, Impl::KDevice* d) { return k->Escape(d, p); });
-}
-HRESULT APIENTRY CreateContextCb(D3DRTDEVICEHANDLE h, D3DDDICB_CREATECONTEXT* p) {
-  return Enter(h, p, [&](Impl* k, Impl::KDevice* d) { return k->CreateContext(d, p); });
-}
-HRESULT APIENTRY DestroyContextCb(D3DRTDEVICEHANDLE h, const D3DDDICB_DESTROYCONTEXT* p) {
-  return Enter(h, p, [&](Impl* k, Impl::KDevice* d) { return k->DestroyContext(d, p); });
-}
-HRESULT APIENTRY CreateSynchronizationObjectCb(D3DRTDEVICEHANDLE h,
-                                               D3DDDICB_CREATESYNCHRONIZATIONOBJECT* p) {
-  return Enter(h, p, [&](Impl* k, Impl::KDevice* d) { return k->CreateSync(d, p); });
-}
-HRESULT APIENTRY DestroySynchronizationObjectCb(D3DRTDEVICEHANDLE h,
-                                                const D3DDDICB_DESTROYSYNCHRONIZATIONOBJECT* p) {
-  return Enter(h, p, [&](Impl* k, Impl::KDevice* d) { return k->DestroySync(d, p); });
-}
-HRESULT APIENTRY WaitForSynchronizationObjectCb(D3DRTDEVICEHANDLE h,
-                                                const D3DDDICB_WAITFORSYNCHRONIZATIONOBJECT* p) {
+// The kernel-thunk callback that is Impl method `Method` on the device (through Enter).
+template <auto Method>
+struct Forward;
+template <typename Arg, HRESULT (Impl::*Method)(Impl::KDevice*, Arg*)>
+struct Forward<Method> {
+  static HRESULT APIENTRY Call(D3DRTDEVICEHANDLE h, Arg* p) {
+    return Enter(h, p, [&](Impl* k, Impl::KDevice* d) { return (k->*Method)(d, p); });
+  }
+};
+
+// Wait and Signal queue a sync packet of their kind on the context.
+template <typename Arg, Impl::Packet::Kind kKind>
+HRESULT APIENTRY SyncPacketCb(D3DRTDEVICEHANDLE h, const Arg* p) {
   return Enter(h, p, [&](Impl* k, Impl::KDevice* d) {
-    return k->QueueSyncPacket(d, p->hContext, p->ObjectCount, p->ObjectHandleArray,
-                              Impl::Packet::kWait);
-  });
-}
-HRESULT APIENTRY SignalSynchronizationObjectCb(D3DRTDEVICEHANDLE h,
-                                               const D3DDDICB_SIGNALSYNCHRONIZATIONOBJECT* p) {
-  return Enter(h, p, [&](Impl* k, Impl::KDevice* d) {
-    return k->QueueSyncPacket(d, p->hContext, p->ObjectCount, p->ObjectHandleArray,
-                              Impl::Packet::kSignal);
+    return k->QueueSyncPacket(d, p->hContext, p->ObjectCount, p->ObjectHandleArray, kKind);
   });
 }
 
 const D3DDDI_DEVICECALLBACKS kDeviceCallbacks = {
-    AllocateCb,
-    DeallocateCb,
-    SetPriorityCb,
-    QueryResidencyCb,
-    SetDisplayModeCb,
-    PresentCb,
-    RenderCb,
-    LockCb,
-    UnlockCb,
-    EscapeCb,
-    CreateContextCb,
-    DestroyContextCb,
-    CreateSynchronizationObjectCb,
-    DestroySynchronizationObjectCb,
-    WaitForSynchronizationObjectCb,
-    SignalSynchronizationObjectCb,
+    &Forward<&Impl::Allocate>::Call,
+    &Forward<&Impl::Deallocate>::Call,
+    &Forward<&Impl::SetPriority>::Call,
+    &Forward<&Impl::QueryResidency>::Call,
+    &Forward<&Impl::SetDisplayMode>::Call,
+    &Forward<&Impl::Present>::Call,
+    &Forward<&Impl::Render>::Call,
+    &Forward<&Impl::Lock>::Call,
+    &Forward<&Impl::Unlock>::Call,
+    &Forward<&Impl::Escape>::Call,
+    &Forward<&Impl::CreateContext>::Call,
+    &Forward<&Impl::DestroyContext>::Call,
+    &Forward<&Impl::CreateSync>::Call,
+    &Forward<&Impl::DestroySync>::Call,
+    &SyncPacketCb<D3DDDICB_WAITFORSYNCHRONIZATIONOBJECT, Impl::Packet::kWait>,
+    &SyncPacketCb<D3DDDICB_SIGNALSYNCHRONIZATIONOBJECT, Impl::Packet::kSignal>,
 };
 
 // DXGKRNL_INTERFACE: called by the KMD from inside entry points Dxgkrnl made under its lock.

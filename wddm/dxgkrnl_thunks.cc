@@ -17,25 +17,25 @@
 namespace cltrace::gpu {
 namespace {
 
+// What a kernel-thunk callback answers for the KMD's status; E_INVALIDARG for any other.
 HRESULT HresultFromNtstatus(NTSTATUS s) {
-  switch (static_cast<uint32_t>(s)) {
-    case STATUS_SUCCESS:
-      return Hr(S_OK);
-    case STATUS_NO_MEMORY:
-      return Hr(E_OUTOFMEMORY);
-    case STATUS_PRIVILEGED_INSTRUCTION:
-      return Hr(D3DDDIERR_PRIVILEGEDINSTRUCTION);
-    case STATUS_ILLEGAL_INSTRUCTION:
-      return Hr(D3DDDIERR_INVALIDINSTRUCTION);
-    case STATUS_INVALID_HANDLE:
-      return Hr(D3DDDIERR_INVALIDHANDLE);
-    case STATUS_GRAPHICS_INVALID_USER_BUFFER:
-      return Hr(D3DDDIERR_INVALIDUSERBUFFER);
-    case STATUS_GRAPHICS_GPU_EXCEPTION_ON_DEVICE:
-      return Hr(D3DDDIERR_DEVICEREMOVED);
-    default:
-      return Hr(E_INVALIDARG);
+  struct Mapping {
+    uint32_t status;
+    uint32_t hr;
+  };
+  static constexpr Mapping kMappings[] = {
+      {STATUS_SUCCESS, S_OK},
+      {STATUS_NO_MEMORY, E_OUTOFMEMORY},
+      {STATUS_PRIVILEGED_INSTRUCTION, D3DDDIERR_PRIVILEGEDINSTRUCTION},
+      {STATUS_ILLEGAL_INSTRUCTION, D3DDDIERR_INVALIDINSTRUCTION},
+      {STATUS_INVALID_HANDLE, D3DDDIERR_INVALIDHANDLE},
+      {STATUS_GRAPHICS_INVALID_USER_BUFFER, D3DDDIERR_INVALIDUSERBUFFER},
+      {STATUS_GRAPHICS_GPU_EXCEPTION_ON_DEVICE, D3DDDIERR_DEVICEREMOVED},
+  };
+  for (const Mapping& m : kMappings) {
+    if (m.status == static_cast<uint32_t>(s)) return Hr(m.hr);
   }
+  return Hr(E_INVALIDARG);
 }
 
 }  // namespace
@@ -303,6 +303,31 @@ HRESULT Dxgkrnl::Impl::Render(KDevice* d, D3DDDICB_RENDER* p) {
   return hr;
 }
 
+DXGK_ALLOCATIONLIST Dxgkrnl::Impl::KernelListEntry(const KAllocation* a, bool write) {
+  DXGK_ALLOCATIONLIST e{};
+  e.hDeviceSpecificAllocation = a->kmd;
+  e.WriteOperation = write ? 1 : 0;
+  e.SegmentId = vidmm.SegmentOf(a->id);
+  e.PhysicalAddress = static_cast<PHYSICAL_ADDRESS>(vidmm.VideoAddress(a->id));
+  return e;
+}
+
+void Dxgkrnl::Impl::QueueDmaPacket(KContext* c, DmaBuf* b, const void* dma_end,
+                                   const void* patches_end, std::vector<DXGK_ALLOCATIONLIST> kl,
+                                   std::vector<uint32_t> ids, bool present) {
+  auto pk = std::make_unique<Packet>();
+  pk->ctx = c;
+  pk->dma = b;
+  pk->dma_bytes =
+      static_cast<uint32_t>(static_cast<const uint32_t*>(dma_end) - b->words.data()) * 4;
+  pk->num_patches = static_cast<uint32_t>(
+      static_cast<const D3DDDI_PATCHLOCATIONLIST*>(patches_end) - b->patches.data());
+  pk->allocs = std::move(kl);
+  pk->alloc_ids = std::move(ids);
+  pk->present = present;
+  QueuePacket(std::move(pk));
+}
+
 HRESULT Dxgkrnl::Impl::BuildDma(KContext* c, const uint32_t* cmd, UINT length,
                                 const UserAllocationListEntry* alist, UINT nalloc,
                                 const D3DDDI_PATCHLOCATIONLIST* plist, UINT npatch) {
@@ -313,10 +338,7 @@ HRESULT Dxgkrnl::Impl::BuildDma(KContext* c, const uint32_t* cmd, UINT length,
     KAllocation* a = Alloc(alist[i].hAllocation.value);
     if (a == nullptr || a->device != c->device) return Hr(D3DDDIERR_INVALIDHANDLE);
     if (a->locked) return Hr(D3DDDIERR_CANTRENDERLOCKEDALLOCATION);
-    kl[i].hDeviceSpecificAllocation = a->kmd;
-    kl[i].WriteOperation = (alist[i].Flags & kAllocationListWriteOperation) ? 1 : 0;
-    kl[i].SegmentId = vidmm.SegmentOf(a->id);
-    kl[i].PhysicalAddress = static_cast<PHYSICAL_ADDRESS>(vidmm.VideoAddress(a->id));
+    kl[i] = KernelListEntry(a, (alist[i].Flags & kAllocationListWriteOperation) != 0);
     ids[i] = a->id;
   }
   UINT offset = 0;
@@ -349,16 +371,8 @@ HRESULT Dxgkrnl::Impl::BuildDma(KContext* c, const uint32_t* cmd, UINT length,
       b->busy = false;
       return HresultFromNtstatus(s);
     }
-    auto pk = std::make_unique<Packet>();
-    pk->ctx = c;
-    pk->dma = b;
-    pk->dma_bytes =
-        static_cast<uint32_t>(static_cast<uint32_t*>(args.pDmaBuffer) - b->words.data()) * 4;
-    pk->num_patches = static_cast<uint32_t>(
-        static_cast<D3DDDI_PATCHLOCATIONLIST*>(args.pPatchLocationListOut) - b->patches.data());
-    pk->allocs = kl;
-    pk->alloc_ids = ids;
-    QueuePacket(std::move(pk));
+    QueueDmaPacket(c, b, args.pDmaBuffer, args.pPatchLocationListOut, kl, ids,
+                   /*present=*/false);
     if (!more) return Hr(S_OK);
     if (args.MultipassOffset <= offset || args.MultipassOffset > length) {
       return Hr(E_INVALIDARG);  // the KMD made no progress; avoid looping forever
@@ -380,12 +394,7 @@ HRESULT Dxgkrnl::Impl::Present(KDevice* d, const D3DDDICB_PRESENT* p) {
   }
   std::vector<DXGK_ALLOCATIONLIST> kl(2);
   const KAllocation* pair[2] = {src, dst};
-  for (int i = 0; i < 2; ++i) {
-    kl[i].hDeviceSpecificAllocation = pair[i]->kmd;
-    kl[i].WriteOperation = i == 1;
-    kl[i].SegmentId = vidmm.SegmentOf(pair[i]->id);
-    kl[i].PhysicalAddress = static_cast<PHYSICAL_ADDRESS>(vidmm.VideoAddress(pair[i]->id));
-  }
+  for (int i = 0; i < 2; ++i) kl[i] = KernelListEntry(pair[i], /*write=*/i == 1);
   DmaBuf* b = GetDmaBuffer(c, c->info.DmaBufferSize);
   DXGKARG_PRESENT args{};
   args.pDmaBuffer = b->words.data();
@@ -400,17 +409,8 @@ HRESULT Dxgkrnl::Impl::Present(KDevice* d, const D3DDDICB_PRESENT* p) {
     b->busy = false;
     return HresultFromNtstatus(s);
   }
-  auto pk = std::make_unique<Packet>();
-  pk->ctx = c;
-  pk->dma = b;
-  pk->dma_bytes =
-      static_cast<uint32_t>(static_cast<uint32_t*>(args.pDmaBuffer) - b->words.data()) * 4;
-  pk->num_patches = static_cast<uint32_t>(
-      static_cast<D3DDDI_PATCHLOCATIONLIST*>(args.pPatchLocationList) - b->patches.data());
-  pk->allocs = kl;
-  pk->alloc_ids = {src->id, dst->id};
-  pk->present = true;
-  QueuePacket(std::move(pk));
+  QueueDmaPacket(c, b, args.pDmaBuffer, args.pPatchLocationList, std::move(kl), {src->id, dst->id},
+                 /*present=*/true);
   return Hr(S_OK);
 }
 

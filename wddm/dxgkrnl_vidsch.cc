@@ -216,18 +216,8 @@ bool Dxgkrnl::Impl::SubmitPortion(uint32_t node, Packet* pk, bool* faulted) {
   // Planted R75: the ring gets a different id than the one patched into the buffer.
   const uint32_t submit_fence = options.bug == PlantedBug::kR75FenceMismatch ? fence + 1 : fence;
   n.fence = std::max(n.fence, submit_fence);
-  DXGKARG_SUBMITCOMMAND sub{};
-  sub.hContext = pk->ctx->kmd;
-  sub.DmaBufferSegmentId = 0;
-  sub.DmaBufferPhysicalAddress = static_cast<PHYSICAL_ADDRESS>(pk->dma->phys);
-  sub.DmaBufferSize = static_cast<UINT>(pk->dma->words.size() * 4);
-  sub.DmaBufferSubmissionStartOffset = pk->next_offset;
-  sub.DmaBufferSubmissionEndOffset = end;
-  sub.SubmissionFenceId = submit_fence;
-  sub.Flags = pk->present ? DXGK_SUBMITCOMMANDFLAGS_PRESENT : 0;
-  sub.EngineOrdinal = 0;
-  sub.NodeOrdinal = node;
-  kmd->DxgkDdiSubmitCommand(kmd_adapter, &sub);
+  SubmitToKmd(pk->ctx->kmd, *pk->dma, pk->next_offset, end, submit_fence,
+              pk->present ? DXGK_SUBMITCOMMANDFLAGS_PRESENT : 0, node);
   ++stats.submissions;
   InFlight f;
   f.fence = submit_fence;
@@ -242,6 +232,22 @@ bool Dxgkrnl::Impl::SubmitPortion(uint32_t node, Packet* pk, bool* faulted) {
   return true;
 }
 
+void Dxgkrnl::Impl::SubmitToKmd(decltype(DXGKARG_SUBMITCOMMAND::hContext) context, const DmaBuf& b,
+                                UINT start, UINT end, uint32_t fence, UINT flags, uint32_t node) {
+  DXGKARG_SUBMITCOMMAND sub{};
+  sub.hContext = context;
+  sub.DmaBufferSegmentId = 0;
+  sub.DmaBufferPhysicalAddress = static_cast<PHYSICAL_ADDRESS>(b.phys);
+  sub.DmaBufferSize = static_cast<UINT>(b.words.size() * 4);
+  sub.DmaBufferSubmissionStartOffset = start;
+  sub.DmaBufferSubmissionEndOffset = end;
+  sub.SubmissionFenceId = fence;
+  sub.Flags = flags;
+  sub.EngineOrdinal = 0;
+  sub.NodeOrdinal = node;
+  kmd->DxgkDdiSubmitCommand(kmd_adapter, &sub);
+}
+
 void Dxgkrnl::Impl::BuildPaging(uint32_t node, const std::vector<internal::PagingOp>& ops) {
   Node& n = nodes[node];
   DmaBuf* b = nullptr;
@@ -254,16 +260,8 @@ void Dxgkrnl::Impl::BuildPaging(uint32_t node, const std::vector<internal::Pagin
       return;
     }
     const uint32_t fence = ++n.fence;
-    DXGKARG_SUBMITCOMMAND sub{};
-    sub.DmaBufferSegmentId = 0;
-    sub.DmaBufferPhysicalAddress = static_cast<PHYSICAL_ADDRESS>(b->phys);
-    sub.DmaBufferSize = static_cast<UINT>(b->words.size() * 4);
-    sub.DmaBufferSubmissionStartOffset = 0;
-    sub.DmaBufferSubmissionEndOffset = used;
-    sub.SubmissionFenceId = fence;
-    sub.Flags = DXGK_SUBMITCOMMANDFLAGS_PAGINGBUFFER;  // hContext NULL: system paging work
-    sub.NodeOrdinal = node;
-    kmd->DxgkDdiSubmitCommand(kmd_adapter, &sub);
+    // hContext NULL: system paging work.
+    SubmitToKmd({}, *b, 0, used, fence, DXGK_SUBMITCOMMANDFLAGS_PAGINGBUFFER, node);
     ++stats.paging_buffers;
     InFlight f;
     f.fence = fence;

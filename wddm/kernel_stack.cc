@@ -1,7 +1,8 @@
 #include "wddm/kernel_stack.h"
 
 #include <atomic>
-#include <type_traits>
+
+#include "wddm/counting_call.h"
 
 namespace cltrace::gpu {
 namespace {
@@ -13,48 +14,38 @@ std::atomic<const DRIVER_INITIALIZATION_DATA*> g_real_kmd{nullptr};
 std::atomic<const DXGKRNL_INTERFACE*> g_real_dxgkrnl{nullptr};
 std::atomic<const CLTRACE_GPU_OBSERVER*> g_real_observer{nullptr};
 
-template <typename Table, auto Member, typename Fn>
-struct Counting;
-template <typename Table, auto Member, typename R, typename... A>
-struct Counting<Table, Member, R(APIENTRY*)(A...)> {
-  static R APIENTRY Call(A... a) {
-    g_kernel_layer_calls.fetch_add(1, std::memory_order_relaxed);
-    if constexpr (std::is_same_v<Table, DRIVER_INITIALIZATION_DATA>) {
-      return (g_real_kmd.load(std::memory_order_acquire)->*Member)(a...);
-    } else if constexpr (std::is_same_v<Table, DXGKRNL_INTERFACE>) {
-      return (g_real_dxgkrnl.load(std::memory_order_acquire)->*Member)(a...);
-    } else {
-      static_assert(std::is_same_v<Table, CLTRACE_GPU_OBSERVER>);
-      return (g_real_observer.load(std::memory_order_acquire)->*Member)(a...);
-    }
-  }
-};
-
-#define CLTRACE_COUNT(T, M) &Counting<T, &T::M, decltype(T::M)>::Call
+#define CLTRACE_COUNT_KMD(M) \
+  CLTRACE_COUNTING_CALL(g_kernel_layer_calls, g_real_kmd, DRIVER_INITIALIZATION_DATA, M)
+#define CLTRACE_COUNT_DXGKRNL(M) \
+  CLTRACE_COUNTING_CALL(g_kernel_layer_calls, g_real_dxgkrnl, DXGKRNL_INTERFACE, M)
+#define CLTRACE_COUNT_OBSERVER(M) \
+  CLTRACE_COUNTING_CALL(g_kernel_layer_calls, g_real_observer, CLTRACE_GPU_OBSERVER, M)
 const DRIVER_INITIALIZATION_DATA kCountingKmd = {
-    CLTRACE_COUNT(DRIVER_INITIALIZATION_DATA, DxgkDdiCreateDevice),
-    CLTRACE_COUNT(DRIVER_INITIALIZATION_DATA, DxgkDdiCreateContext),
-    CLTRACE_COUNT(DRIVER_INITIALIZATION_DATA, DxgkDdiCreateAllocation),
-    CLTRACE_COUNT(DRIVER_INITIALIZATION_DATA, DxgkDdiDestroyAllocation),
-    CLTRACE_COUNT(DRIVER_INITIALIZATION_DATA, DxgkDdiRender),
-    CLTRACE_COUNT(DRIVER_INITIALIZATION_DATA, DxgkDdiPresent),
-    CLTRACE_COUNT(DRIVER_INITIALIZATION_DATA, DxgkDdiBuildPagingBuffer),
-    CLTRACE_COUNT(DRIVER_INITIALIZATION_DATA, DxgkDdiPatch),
-    CLTRACE_COUNT(DRIVER_INITIALIZATION_DATA, DxgkDdiSubmitCommand),
-    CLTRACE_COUNT(DRIVER_INITIALIZATION_DATA, DxgkDdiInterruptRoutine),
-    CLTRACE_COUNT(DRIVER_INITIALIZATION_DATA, DxgkDdiDpcRoutine),
-    CLTRACE_COUNT(DRIVER_INITIALIZATION_DATA, DxgkDdiDestroyContext),
-    CLTRACE_COUNT(DRIVER_INITIALIZATION_DATA, DxgkDdiDestroyDevice),
+    CLTRACE_COUNT_KMD(DxgkDdiCreateDevice),
+    CLTRACE_COUNT_KMD(DxgkDdiCreateContext),
+    CLTRACE_COUNT_KMD(DxgkDdiCreateAllocation),
+    CLTRACE_COUNT_KMD(DxgkDdiDestroyAllocation),
+    CLTRACE_COUNT_KMD(DxgkDdiRender),
+    CLTRACE_COUNT_KMD(DxgkDdiPresent),
+    CLTRACE_COUNT_KMD(DxgkDdiBuildPagingBuffer),
+    CLTRACE_COUNT_KMD(DxgkDdiPatch),
+    CLTRACE_COUNT_KMD(DxgkDdiSubmitCommand),
+    CLTRACE_COUNT_KMD(DxgkDdiInterruptRoutine),
+    CLTRACE_COUNT_KMD(DxgkDdiDpcRoutine),
+    CLTRACE_COUNT_KMD(DxgkDdiDestroyContext),
+    CLTRACE_COUNT_KMD(DxgkDdiDestroyDevice),
 };
 const DXGKRNL_INTERFACE kCountingDxgkrnl = {
-    CLTRACE_COUNT(DXGKRNL_INTERFACE, DxgkCbNotifyInterrupt),
-    CLTRACE_COUNT(DXGKRNL_INTERFACE, DxgkCbQueueDpc),
-    CLTRACE_COUNT(DXGKRNL_INTERFACE, DxgkCbNotifyDpc),
+    CLTRACE_COUNT_DXGKRNL(DxgkCbNotifyInterrupt),
+    CLTRACE_COUNT_DXGKRNL(DxgkCbQueueDpc),
+    CLTRACE_COUNT_DXGKRNL(DxgkCbNotifyDpc),
 };
 const CLTRACE_GPU_OBSERVER kCountingObserver = {
-    CLTRACE_COUNT(CLTRACE_GPU_OBSERVER, pfnGpuFenceRetired),
+    CLTRACE_COUNT_OBSERVER(pfnGpuFenceRetired),
 };
-#undef CLTRACE_COUNT
+#undef CLTRACE_COUNT_KMD
+#undef CLTRACE_COUNT_DXGKRNL
+#undef CLTRACE_COUNT_OBSERVER
 static_assert(sizeof(DRIVER_INITIALIZATION_DATA) == 13 * sizeof(void*),
               "a KMD entry point is missing from the counting table");
 static_assert(sizeof(DXGKRNL_INTERFACE) == 3 * sizeof(void*),

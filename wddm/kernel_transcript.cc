@@ -14,55 +14,50 @@ namespace {
 
 KernelTranscript* g_active = nullptr;
 
-std::string HrName(int32_t v) {
-  switch (static_cast<uint32_t>(v)) {
-    case S_OK:
-      return "S_OK";
-    case E_OUTOFMEMORY:
-      return "E_OUTOFMEMORY";
-    case E_INVALIDARG:
-      return "E_INVALIDARG";
-    case D3DDDIERR_WASSTILLDRAWING:
-      return "D3DDDIERR_WASSTILLDRAWING";
-    case D3DDDIERR_DEVICEREMOVED:
-      return "D3DDDIERR_DEVICEREMOVED";
-    case D3DDDIERR_PRIVILEGEDINSTRUCTION:
-      return "D3DDDIERR_PRIVILEGEDINSTRUCTION";
-    case D3DDDIERR_INVALIDINSTRUCTION:
-      return "D3DDDIERR_INVALIDINSTRUCTION";
-    case D3DDDIERR_INVALIDHANDLE:
-      return "D3DDDIERR_INVALIDHANDLE";
-    case D3DDDIERR_CANTRENDERLOCKEDALLOCATION:
-      return "D3DDDIERR_CANTRENDERLOCKEDALLOCATION";
-    case D3DDDIERR_INVALIDUSERBUFFER:
-      return "D3DDDIERR_INVALIDUSERBUFFER";
+// A status code and its name.
+struct CodeName {
+  uint32_t code;
+  const char* name;
+};
+#define CLTRACE_CODE_NAME(code) \
+  { static_cast<uint32_t>(code), #code }
+
+constexpr CodeName kHresultNames[] = {
+    CLTRACE_CODE_NAME(S_OK),
+    CLTRACE_CODE_NAME(E_OUTOFMEMORY),
+    CLTRACE_CODE_NAME(E_INVALIDARG),
+    CLTRACE_CODE_NAME(D3DDDIERR_WASSTILLDRAWING),
+    CLTRACE_CODE_NAME(D3DDDIERR_DEVICEREMOVED),
+    CLTRACE_CODE_NAME(D3DDDIERR_PRIVILEGEDINSTRUCTION),
+    CLTRACE_CODE_NAME(D3DDDIERR_INVALIDINSTRUCTION),
+    CLTRACE_CODE_NAME(D3DDDIERR_INVALIDHANDLE),
+    CLTRACE_CODE_NAME(D3DDDIERR_CANTRENDERLOCKEDALLOCATION),
+    CLTRACE_CODE_NAME(D3DDDIERR_INVALIDUSERBUFFER),
+};
+
+constexpr CodeName kNtstatusNames[] = {
+    CLTRACE_CODE_NAME(STATUS_SUCCESS),
+    CLTRACE_CODE_NAME(STATUS_INVALID_PARAMETER),
+    CLTRACE_CODE_NAME(STATUS_NO_MEMORY),
+    CLTRACE_CODE_NAME(STATUS_ILLEGAL_INSTRUCTION),
+    CLTRACE_CODE_NAME(STATUS_PRIVILEGED_INSTRUCTION),
+    CLTRACE_CODE_NAME(STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER),
+    CLTRACE_CODE_NAME(STATUS_GRAPHICS_INVALID_USER_BUFFER),
+    CLTRACE_CODE_NAME(STATUS_GRAPHICS_GPU_EXCEPTION_ON_DEVICE),
+    CLTRACE_CODE_NAME(STATUS_INVALID_HANDLE),
+};
+#undef CLTRACE_CODE_NAME
+
+// The name of `v` in `names`, else its hex value.
+std::string NameOf(absl::Span<const CodeName> names, int32_t v) {
+  for (const CodeName& n : names) {
+    if (n.code == static_cast<uint32_t>(v)) return n.name;
   }
   return absl::StrFormat("0x%08x", static_cast<uint32_t>(v));
 }
 
-std::string NtName(int32_t v) {
-  switch (static_cast<uint32_t>(v)) {
-    case STATUS_SUCCESS:
-      return "STATUS_SUCCESS";
-    case STATUS_INVALID_PARAMETER:
-      return "STATUS_INVALID_PARAMETER";
-    case STATUS_NO_MEMORY:
-      return "STATUS_NO_MEMORY";
-    case STATUS_ILLEGAL_INSTRUCTION:
-      return "STATUS_ILLEGAL_INSTRUCTION";
-    case STATUS_PRIVILEGED_INSTRUCTION:
-      return "STATUS_PRIVILEGED_INSTRUCTION";
-    case STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER:
-      return "STATUS_GRAPHICS_INSUFFICIENT_DMA_BUFFER";
-    case STATUS_GRAPHICS_INVALID_USER_BUFFER:
-      return "STATUS_GRAPHICS_INVALID_USER_BUFFER";
-    case STATUS_GRAPHICS_GPU_EXCEPTION_ON_DEVICE:
-      return "STATUS_GRAPHICS_GPU_EXCEPTION_ON_DEVICE";
-    case STATUS_INVALID_HANDLE:
-      return "STATUS_INVALID_HANDLE";
-  }
-  return absl::StrFormat("0x%08x", static_cast<uint32_t>(v));
-}
+std::string HrName(int32_t v) { return NameOf(kHresultNames, v); }
+std::string NtName(int32_t v) { return NameOf(kNtstatusNames, v); }
 
 const char* InterruptName(uint32_t t) {
   switch (t) {
@@ -79,6 +74,36 @@ const char* InterruptName(uint32_t t) {
 }
 
 KernelTranscript& T() { return *g_active; }
+
+// One forwarded call in the transcript: its `entry` line on `layer`, then `forward()` (the
+// wrapped table's function), then `result` of what it returned appended to the entry line.
+template <typename Forward, typename Result>
+auto Logged(absl::string_view layer, std::string entry, Forward forward, Result result) {
+  const size_t l = T().Begin(layer, std::move(entry));
+  auto r = forward();
+  T().End(l, result(r));
+  return r;
+}
+
+// A kernel-thunk callback, which answers an HRESULT.
+template <typename Forward>
+HRESULT LoggedCb(std::string entry, Forward forward) {
+  return Logged("kernelcb", std::move(entry), forward, [](HRESULT hr) { return HrName(hr); });
+}
+
+// A KMD entry point, which answers an NTSTATUS.
+template <typename Forward>
+NTSTATUS LoggedKmd(std::string entry, Forward forward) {
+  return Logged("kmd", std::move(entry), forward, [](NTSTATUS s) { return NtName(s); });
+}
+
+// A call that answers nothing.
+template <typename Forward>
+void LoggedVoid(absl::string_view layer, std::string entry, Forward forward) {
+  const size_t l = T().Begin(layer, std::move(entry));
+  forward();
+  T().End(l, "");
+}
 
 // Decodes DMA words [from, to) into detail lines.
 void DecodeDma(const uint32_t* words, size_t from, size_t to) {
@@ -109,147 +134,138 @@ HRESULT APIENTRY AllocateCb(D3DRTDEVICEHANDLE h, D3DDDICB_ALLOCATE* p) {
       sizes.push_back(absl::StrCat(d.size, (d.flags & kAllocationDescPrimary) ? "p" : ""));
     }
   }
-  size_t l = T().Begin("kernelcb",
-                       absl::StrFormat("AllocateCb(%s n=%u size=[%s]%s)", T().Name(h.handle, "dev"),
-                                       p->NumAllocations, absl::StrJoin(sizes, ","),
-                                       p->hResource.handle ? " resource" : ""));
-  HRESULT hr = T().callbacks_->pfnAllocateCb(h, p);
-  std::vector<std::string> out;
-  for (UINT i = 0; i < p->NumAllocations; ++i)
-    out.push_back(AllocName(p->pAllocationInfo[i].hAllocation));
-  T().End(l, absl::StrFormat(
-                 "%s [%s]%s", HrName(hr), absl::StrJoin(out, ","),
-                 p->hKMResource.value ? absl::StrCat(" kmres=", p->hKMResource.value) : ""));
-  return hr;
+  return Logged(
+      "kernelcb",
+      absl::StrFormat("AllocateCb(%s n=%u size=[%s]%s)", T().Name(h.handle, "dev"),
+                      p->NumAllocations, absl::StrJoin(sizes, ","),
+                      p->hResource.handle ? " resource" : ""),
+      [&] { return T().callbacks_->pfnAllocateCb(h, p); },
+      [&](HRESULT hr) {
+        std::vector<std::string> out;
+        for (UINT i = 0; i < p->NumAllocations; ++i)
+          out.push_back(AllocName(p->pAllocationInfo[i].hAllocation));
+        return absl::StrFormat(
+            "%s [%s]%s", HrName(hr), absl::StrJoin(out, ","),
+            p->hKMResource.value ? absl::StrCat(" kmres=", p->hKMResource.value) : "");
+      });
 }
 
 HRESULT APIENTRY DeallocateCb(D3DRTDEVICEHANDLE h, const D3DDDICB_DEALLOCATE* p) {
   std::vector<std::string> ids;
   for (UINT i = 0; i < p->NumAllocations; ++i) ids.push_back(AllocName(p->HandleList[i]));
-  size_t l = T().Begin("kernelcb",
-                       absl::StrFormat("DeallocateCb(%s res=%u [%s])", T().Name(h.handle, "dev"),
-                                       p->hResource.value, absl::StrJoin(ids, ",")));
-  HRESULT hr = T().callbacks_->pfnDeallocateCb(h, p);
-  T().End(l, HrName(hr));
-  return hr;
+  return LoggedCb(absl::StrFormat("DeallocateCb(%s res=%u [%s])", T().Name(h.handle, "dev"),
+                                  p->hResource.value, absl::StrJoin(ids, ",")),
+                  [&] { return T().callbacks_->pfnDeallocateCb(h, p); });
 }
 
 HRESULT APIENTRY SetPriorityCb(D3DRTDEVICEHANDLE h, const D3DDDICB_SETPRIORITY* p) {
-  size_t l = T().Begin("kernelcb", absl::StrFormat("SetPriorityCb(%s n=%u)",
-                                                   T().Name(h.handle, "dev"), p->NumAllocations));
-  HRESULT hr = T().callbacks_->pfnSetPriorityCb(h, p);
-  T().End(l, HrName(hr));
-  return hr;
+  return LoggedCb(
+      absl::StrFormat("SetPriorityCb(%s n=%u)", T().Name(h.handle, "dev"), p->NumAllocations),
+      [&] { return T().callbacks_->pfnSetPriorityCb(h, p); });
 }
 
 HRESULT APIENTRY QueryResidencyCb(D3DRTDEVICEHANDLE h, const D3DDDICB_QUERYRESIDENCY* p) {
-  size_t l = T().Begin("kernelcb", absl::StrFormat("QueryResidencyCb(%s n=%u)",
-                                                   T().Name(h.handle, "dev"), p->NumAllocations));
-  HRESULT hr = T().callbacks_->pfnQueryResidencyCb(h, p);
-  std::vector<std::string> st;
-  for (UINT i = 0; !Failed(hr) && i < p->NumAllocations; ++i)
-    st.push_back(absl::StrCat(p->pResidencyStatus[i]));
-  T().End(l, absl::StrFormat("%s [%s]", HrName(hr), absl::StrJoin(st, ",")));
-  return hr;
+  return Logged(
+      "kernelcb",
+      absl::StrFormat("QueryResidencyCb(%s n=%u)", T().Name(h.handle, "dev"), p->NumAllocations),
+      [&] { return T().callbacks_->pfnQueryResidencyCb(h, p); },
+      [&](HRESULT hr) {
+        std::vector<std::string> st;
+        for (UINT i = 0; !Failed(hr) && i < p->NumAllocations; ++i)
+          st.push_back(absl::StrCat(p->pResidencyStatus[i]));
+        return absl::StrFormat("%s [%s]", HrName(hr), absl::StrJoin(st, ","));
+      });
 }
 
 HRESULT APIENTRY SetDisplayModeCb(D3DRTDEVICEHANDLE h, D3DDDICB_SETDISPLAYMODE* p) {
-  size_t l = T().Begin("kernelcb",
-                       absl::StrFormat("SetDisplayModeCb(%s primary=%s)", T().Name(h.handle, "dev"),
-                                       AllocName(p->hPrimaryAllocation)));
-  HRESULT hr = T().callbacks_->pfnSetDisplayModeCb(h, p);
-  T().End(l, HrName(hr));
+  HRESULT hr =
+      LoggedCb(absl::StrFormat("SetDisplayModeCb(%s primary=%s)", T().Name(h.handle, "dev"),
+                               AllocName(p->hPrimaryAllocation)),
+               [&] { return T().callbacks_->pfnSetDisplayModeCb(h, p); });
   return hr;
 }
 
 HRESULT APIENTRY PresentCb(D3DRTDEVICEHANDLE h, const D3DDDICB_PRESENT* p) {
-  size_t l = T().Begin("kernelcb",
-                       absl::StrFormat("PresentCb(%s %s src=%s dst=%s)", T().Name(h.handle, "dev"),
-                                       CtxName(p->hContext), AllocName(p->hSrcAllocation),
-                                       AllocName(p->hDstAllocation)));
-  HRESULT hr = T().callbacks_->pfnPresentCb(h, p);
-  T().End(l, HrName(hr));
-  return hr;
+  return LoggedCb(absl::StrFormat("PresentCb(%s %s src=%s dst=%s)", T().Name(h.handle, "dev"),
+                                  CtxName(p->hContext), AllocName(p->hSrcAllocation),
+                                  AllocName(p->hDstAllocation)),
+                  [&] { return T().callbacks_->pfnPresentCb(h, p); });
 }
 
 HRESULT APIENTRY RenderCb(D3DRTDEVICEHANDLE h, D3DDDICB_RENDER* p) {
-  size_t l = T().Begin(
+  return Logged(
       "kernelcb",
       absl::StrFormat(
           "RenderCb(%s %s CommandOffset=%u CommandLength=%u NumAllocations=%u NumPatchLocations=%u "
           "Flags=0x%x)",
           T().Name(h.handle, "dev"), CtxName(p->hContext), p->CommandOffset, p->CommandLength,
-          p->NumAllocations, p->NumPatchLocations, p->Flags));
-  HRESULT hr = T().callbacks_->pfnRenderCb(h, p);
-  T().End(l, absl::StrFormat("%s NewCommandBufferSize=%u NewAllocationListSize=%u "
-                             "NewPatchLocationListSize=%u QueuedBufferCount=%u",
-                             HrName(hr), p->NewCommandBufferSize, p->NewAllocationListSize,
-                             p->NewPatchLocationListSize, p->QueuedBufferCount));
-  return hr;
+          p->NumAllocations, p->NumPatchLocations, p->Flags),
+      [&] { return T().callbacks_->pfnRenderCb(h, p); },
+      [&](HRESULT hr) -> std::string {
+        return absl::StrFormat(
+            "%s NewCommandBufferSize=%u NewAllocationListSize=%u "
+            "NewPatchLocationListSize=%u QueuedBufferCount=%u",
+            HrName(hr), p->NewCommandBufferSize, p->NewAllocationListSize,
+            p->NewPatchLocationListSize, p->QueuedBufferCount);
+      });
 }
 
 HRESULT APIENTRY LockCb(D3DRTDEVICEHANDLE h, D3DDDICB_LOCK* p) {
-  size_t l =
-      T().Begin("kernelcb", absl::StrFormat("LockCb(%s %s Flags=0x%x)", T().Name(h.handle, "dev"),
-                                            AllocName(p->hAllocation), p->Flags));
-  HRESULT hr = T().callbacks_->pfnLockCb(h, p);
-  T().End(l, HrName(hr));
-  return hr;
+  return LoggedCb(absl::StrFormat("LockCb(%s %s Flags=0x%x)", T().Name(h.handle, "dev"),
+                                  AllocName(p->hAllocation), p->Flags),
+                  [&] { return T().callbacks_->pfnLockCb(h, p); });
 }
 
 HRESULT APIENTRY UnlockCb(D3DRTDEVICEHANDLE h, const D3DDDICB_UNLOCK* p) {
-  size_t l = T().Begin("kernelcb", absl::StrFormat("UnlockCb(%s n=%u)", T().Name(h.handle, "dev"),
-                                                   p->NumAllocations));
-  HRESULT hr = T().callbacks_->pfnUnlockCb(h, p);
-  T().End(l, HrName(hr));
+  HRESULT hr =
+      LoggedCb(absl::StrFormat("UnlockCb(%s n=%u)", T().Name(h.handle, "dev"), p->NumAllocations),
+               [&] { return T().callbacks_->pfnUnlockCb(h, p); });
   return hr;
 }
 
 HRESULT APIENTRY EscapeCb(D3DRTDEVICEHANDLE h, const D3DDDICB_ESCAPE* p) {
-  size_t l = T().Begin(
-      "kernelcb",
-      absl::StrFormat("EscapeCb(%s size=%u)", T().Name(h.handle, "dev"), p->PrivateDriverDataSize));
-  HRESULT hr = T().callbacks_->pfnEscapeCb(h, p);
-  T().End(l, HrName(hr));
-  return hr;
+  return LoggedCb(
+      absl::StrFormat("EscapeCb(%s size=%u)", T().Name(h.handle, "dev"), p->PrivateDriverDataSize),
+      [&] { return T().callbacks_->pfnEscapeCb(h, p); });
 }
 
 HRESULT APIENTRY CreateContextCb(D3DRTDEVICEHANDLE h, D3DDDICB_CREATECONTEXT* p) {
-  size_t l = T().Begin("kernelcb", absl::StrFormat("CreateContextCb(%s NodeOrdinal=%u)",
-                                                   T().Name(h.handle, "dev"), p->NodeOrdinal));
-  HRESULT hr = T().callbacks_->pfnCreateContextCb(h, p);
-  T().End(l, absl::StrFormat("%s %s CommandBufferSize=%u AllocationListSize=%u "
-                             "PatchLocationListSize=%u",
-                             HrName(hr), CtxName(p->hContext), p->CommandBufferSize,
-                             p->AllocationListSize, p->PatchLocationListSize));
-  return hr;
+  return Logged(
+      "kernelcb",
+      absl::StrFormat("CreateContextCb(%s NodeOrdinal=%u)", T().Name(h.handle, "dev"),
+                      p->NodeOrdinal),
+      [&] { return T().callbacks_->pfnCreateContextCb(h, p); },
+      [&](HRESULT hr) -> std::string {
+        return absl::StrFormat(
+            "%s %s CommandBufferSize=%u AllocationListSize=%u "
+            "PatchLocationListSize=%u",
+            HrName(hr), CtxName(p->hContext), p->CommandBufferSize, p->AllocationListSize,
+            p->PatchLocationListSize);
+      });
 }
 
 HRESULT APIENTRY DestroyContextCb(D3DRTDEVICEHANDLE h, const D3DDDICB_DESTROYCONTEXT* p) {
-  size_t l = T().Begin(
-      "kernelcb",
-      absl::StrFormat("DestroyContextCb(%s %s)", T().Name(h.handle, "dev"), CtxName(p->hContext)));
-  HRESULT hr = T().callbacks_->pfnDestroyContextCb(h, p);
-  T().End(l, HrName(hr));
-  return hr;
+  return LoggedCb(
+      absl::StrFormat("DestroyContextCb(%s %s)", T().Name(h.handle, "dev"), CtxName(p->hContext)),
+      [&] { return T().callbacks_->pfnDestroyContextCb(h, p); });
 }
 
 HRESULT APIENTRY CreateSyncCb(D3DRTDEVICEHANDLE h, D3DDDICB_CREATESYNCHRONIZATIONOBJECT* p) {
-  size_t l = T().Begin("kernelcb", absl::StrFormat("CreateSynchronizationObjectCb(%s type=%u)",
-                                                   T().Name(h.handle, "dev"), p->Info.Type));
-  HRESULT hr = T().callbacks_->pfnCreateSynchronizationObjectCb(h, p);
-  T().End(l, absl::StrFormat("%s sync%u", HrName(hr), p->hSyncObject.value));
-  return hr;
+  return Logged(
+      "kernelcb",
+      absl::StrFormat("CreateSynchronizationObjectCb(%s type=%u)", T().Name(h.handle, "dev"),
+                      p->Info.Type),
+      [&] { return T().callbacks_->pfnCreateSynchronizationObjectCb(h, p); },
+      [&](HRESULT hr) -> std::string {
+        return absl::StrFormat("%s sync%u", HrName(hr), p->hSyncObject.value);
+      });
 }
 
 HRESULT APIENTRY DestroySyncCb(D3DRTDEVICEHANDLE h,
                                const D3DDDICB_DESTROYSYNCHRONIZATIONOBJECT* p) {
-  size_t l =
-      T().Begin("kernelcb", absl::StrFormat("DestroySynchronizationObjectCb(%s sync%u)",
-                                            T().Name(h.handle, "dev"), p->hSyncObject.value));
-  HRESULT hr = T().callbacks_->pfnDestroySynchronizationObjectCb(h, p);
-  T().End(l, HrName(hr));
-  return hr;
+  return LoggedCb(absl::StrFormat("DestroySynchronizationObjectCb(%s sync%u)",
+                                  T().Name(h.handle, "dev"), p->hSyncObject.value),
+                  [&] { return T().callbacks_->pfnDestroySynchronizationObjectCb(h, p); });
 }
 
 std::string SyncList(UINT n, const D3DKMT_HSYNCOBJECT* a) {
@@ -259,21 +275,17 @@ std::string SyncList(UINT n, const D3DKMT_HSYNCOBJECT* a) {
 }
 
 HRESULT APIENTRY WaitSyncCb(D3DRTDEVICEHANDLE h, const D3DDDICB_WAITFORSYNCHRONIZATIONOBJECT* p) {
-  size_t l = T().Begin("kernelcb", absl::StrFormat("WaitForSynchronizationObjectCb(%s %s [%s])",
-                                                   T().Name(h.handle, "dev"), CtxName(p->hContext),
-                                                   SyncList(p->ObjectCount, p->ObjectHandleArray)));
-  HRESULT hr = T().callbacks_->pfnWaitForSynchronizationObjectCb(h, p);
-  T().End(l, HrName(hr));
-  return hr;
+  return LoggedCb(
+      absl::StrFormat("WaitForSynchronizationObjectCb(%s %s [%s])", T().Name(h.handle, "dev"),
+                      CtxName(p->hContext), SyncList(p->ObjectCount, p->ObjectHandleArray)),
+      [&] { return T().callbacks_->pfnWaitForSynchronizationObjectCb(h, p); });
 }
 
 HRESULT APIENTRY SignalSyncCb(D3DRTDEVICEHANDLE h, const D3DDDICB_SIGNALSYNCHRONIZATIONOBJECT* p) {
-  size_t l = T().Begin("kernelcb", absl::StrFormat("SignalSynchronizationObjectCb(%s %s [%s])",
-                                                   T().Name(h.handle, "dev"), CtxName(p->hContext),
-                                                   SyncList(p->ObjectCount, p->ObjectHandleArray)));
-  HRESULT hr = T().callbacks_->pfnSignalSynchronizationObjectCb(h, p);
-  T().End(l, HrName(hr));
-  return hr;
+  return LoggedCb(
+      absl::StrFormat("SignalSynchronizationObjectCb(%s %s [%s])", T().Name(h.handle, "dev"),
+                      CtxName(p->hContext), SyncList(p->ObjectCount, p->ObjectHandleArray)),
+      [&] { return T().callbacks_->pfnSignalSynchronizationObjectCb(h, p); });
 }
 
 const D3DDDI_DEVICECALLBACKS kCallbacks = {
@@ -285,50 +297,53 @@ const D3DDDI_DEVICECALLBACKS kCallbacks = {
 
 // ---- KMD entry points ------------------------------------------------------------------------
 NTSTATUS APIENTRY KCreateDevice(DXGK_HADAPTER a, DXGKARG_CREATEDEVICE* p) {
-  size_t l = T().Begin("kmd", absl::StrFormat("DxgkDdiCreateDevice(Flags=0x%x)", p->Flags));
-  NTSTATUS s = T().kmd_->DxgkDdiCreateDevice(a, p);
-  std::string info;
-  if (p->pInfo != nullptr) {
-    info = absl::StrFormat(" DmaBufferSize=%u AllocationListSize=%u PatchLocationListSize=%u",
-                           p->pInfo->DmaBufferSize, p->pInfo->AllocationListSize,
-                           p->pInfo->PatchLocationListSize);
-  }
-  T().End(l, absl::StrCat(NtName(s), " ", T().NewName(p->hDevice.handle, "kd"), info));
-  return s;
+  return Logged(
+      "kmd", absl::StrFormat("DxgkDdiCreateDevice(Flags=0x%x)", p->Flags),
+      [&] { return T().kmd_->DxgkDdiCreateDevice(a, p); },
+      [&](NTSTATUS s) {
+        std::string info;
+        if (p->pInfo != nullptr) {
+          info = absl::StrFormat(" DmaBufferSize=%u AllocationListSize=%u PatchLocationListSize=%u",
+                                 p->pInfo->DmaBufferSize, p->pInfo->AllocationListSize,
+                                 p->pInfo->PatchLocationListSize);
+        }
+        return absl::StrCat(NtName(s), " ", T().NewName(p->hDevice.handle, "kd"), info);
+      });
 }
 
 NTSTATUS APIENTRY KCreateContext(DXGK_HDEVICE d, DXGKARG_CREATECONTEXT* p) {
-  size_t l = T().Begin("kmd", absl::StrFormat("DxgkDdiCreateContext(%s NodeOrdinal=%u)",
-                                              T().Name(d.handle, "kd"), p->NodeOrdinal));
-  NTSTATUS s = T().kmd_->DxgkDdiCreateContext(d, p);
-  T().End(l, absl::StrFormat("%s %s DmaBufferSize=%u", NtName(s),
-                             T().NewName(p->hContext.handle, "kc"), p->ContextInfo.DmaBufferSize));
-  return s;
+  return Logged(
+      "kmd",
+      absl::StrFormat("DxgkDdiCreateContext(%s NodeOrdinal=%u)", T().Name(d.handle, "kd"),
+                      p->NodeOrdinal),
+      [&] { return T().kmd_->DxgkDdiCreateContext(d, p); },
+      [&](NTSTATUS s) -> std::string {
+        return absl::StrFormat("%s %s DmaBufferSize=%u", NtName(s),
+                               T().NewName(p->hContext.handle, "kc"), p->ContextInfo.DmaBufferSize);
+      });
 }
 
 NTSTATUS APIENTRY KCreateAllocation(DXGK_HADAPTER a, DXGKARG_CREATEALLOCATION* p) {
-  size_t l = T().Begin(
-      "kmd", absl::StrFormat("DxgkDdiCreateAllocation(NumAllocations=%u)", p->NumAllocations));
-  NTSTATUS s = T().kmd_->DxgkDdiCreateAllocation(a, p);
-  std::vector<std::string> out;
-  for (UINT i = 0; s == Nt(STATUS_SUCCESS) && i < p->NumAllocations; ++i) {
-    out.push_back(absl::StrFormat("%s Size=%u",
-                                  T().NewName(p->pAllocationInfo[i].hAllocation.handle, "ka"),
-                                  p->pAllocationInfo[i].Size));
-  }
-  T().End(l, absl::StrFormat("%s [%s]", NtName(s), absl::StrJoin(out, ", ")));
-  return s;
+  return Logged(
+      "kmd", absl::StrFormat("DxgkDdiCreateAllocation(NumAllocations=%u)", p->NumAllocations),
+      [&] { return T().kmd_->DxgkDdiCreateAllocation(a, p); },
+      [&](NTSTATUS s) {
+        std::vector<std::string> out;
+        for (UINT i = 0; s == Nt(STATUS_SUCCESS) && i < p->NumAllocations; ++i) {
+          out.push_back(absl::StrFormat("%s Size=%u",
+                                        T().NewName(p->pAllocationInfo[i].hAllocation.handle, "ka"),
+                                        p->pAllocationInfo[i].Size));
+        }
+        return absl::StrFormat("%s [%s]", NtName(s), absl::StrJoin(out, ", "));
+      });
 }
 
 NTSTATUS APIENTRY KDestroyAllocation(DXGK_HADAPTER a, const DXGKARG_DESTROYALLOCATION* p) {
   std::vector<std::string> ids;
   for (UINT i = 0; i < p->NumAllocations; ++i)
     ids.push_back(T().Name(p->pAllocationList[i].handle, "ka"));
-  size_t l =
-      T().Begin("kmd", absl::StrFormat("DxgkDdiDestroyAllocation([%s])", absl::StrJoin(ids, ",")));
-  NTSTATUS s = T().kmd_->DxgkDdiDestroyAllocation(a, p);
-  T().End(l, NtName(s));
-  return s;
+  return LoggedKmd(absl::StrFormat("DxgkDdiDestroyAllocation([%s])", absl::StrJoin(ids, ",")),
+                   [&] { return T().kmd_->DxgkDdiDestroyAllocation(a, p); });
 }
 
 std::string SplitOffsets(const D3DDDI_PATCHLOCATIONLIST* first, const void* end) {
@@ -340,44 +355,46 @@ std::string SplitOffsets(const D3DDDI_PATCHLOCATIONLIST* first, const void* end)
 }
 
 NTSTATUS APIENTRY KRender(DXGK_HCONTEXT c, DXGKARG_RENDER* p) {
-  size_t l = T().Begin(
+  auto* dma0 = static_cast<uint8_t*>(p->pDmaBuffer);
+  auto* patch0 = static_cast<D3DDDI_PATCHLOCATIONLIST*>(p->pPatchLocationListOut);
+  return Logged(
       "kmd",
       absl::StrFormat(
           "DxgkDdiRender(%s CommandLength=%u AllocationListSize=%u PatchLocationListInSize=%u "
           "MultipassOffset=%u DmaSize=%u DmaBuffer=0x%x)",
           T().Name(c.handle, "kc"), p->CommandLength, p->AllocationListSize,
-          p->PatchLocationListInSize, p->MultipassOffset, p->DmaSize, p->DmaBufferPhysicalAddress));
-  auto* dma0 = static_cast<uint8_t*>(p->pDmaBuffer);
-  auto* patch0 = static_cast<D3DDDI_PATCHLOCATIONLIST*>(p->pPatchLocationListOut);
-  NTSTATUS s = T().kmd_->DxgkDdiRender(c, p);
-  T().End(l, absl::StrFormat("%s dma=%u MultipassOffset=%u patches(index@patch/split)=[%s]",
-                             NtName(s), static_cast<uint8_t*>(p->pDmaBuffer) - dma0,
-                             p->MultipassOffset, SplitOffsets(patch0, p->pPatchLocationListOut)));
-  return s;
+          p->PatchLocationListInSize, p->MultipassOffset, p->DmaSize, p->DmaBufferPhysicalAddress),
+      [&] { return T().kmd_->DxgkDdiRender(c, p); },
+      [&](NTSTATUS s) -> std::string {
+        return absl::StrFormat("%s dma=%u MultipassOffset=%u patches(index@patch/split)=[%s]",
+                               NtName(s), static_cast<uint8_t*>(p->pDmaBuffer) - dma0,
+                               p->MultipassOffset, SplitOffsets(patch0, p->pPatchLocationListOut));
+      });
 }
 
 NTSTATUS APIENTRY KPresent(DXGK_HCONTEXT c, DXGKARG_PRESENT* p) {
-  size_t l = T().Begin("kmd", absl::StrFormat("DxgkDdiPresent(%s Flags=0x%x DmaSize=%u)",
-                                              T().Name(c.handle, "kc"), p->Flags, p->DmaSize));
   auto* dma0 = static_cast<uint8_t*>(p->pDmaBuffer);
   auto* patch0 = static_cast<D3DDDI_PATCHLOCATIONLIST*>(p->pPatchLocationList);
-  NTSTATUS s = T().kmd_->DxgkDdiPresent(c, p);
-  T().End(l, absl::StrFormat("%s dma=%u patches(index@patch/split)=[%s]", NtName(s),
-                             static_cast<uint8_t*>(p->pDmaBuffer) - dma0,
-                             SplitOffsets(patch0, p->pPatchLocationList)));
-  return s;
+  return Logged(
+      "kmd",
+      absl::StrFormat("DxgkDdiPresent(%s Flags=0x%x DmaSize=%u)", T().Name(c.handle, "kc"),
+                      p->Flags, p->DmaSize),
+      [&] { return T().kmd_->DxgkDdiPresent(c, p); },
+      [&](NTSTATUS s) -> std::string {
+        return absl::StrFormat("%s dma=%u patches(index@patch/split)=[%s]", NtName(s),
+                               static_cast<uint8_t*>(p->pDmaBuffer) - dma0,
+                               SplitOffsets(patch0, p->pPatchLocationList));
+      });
 }
 
 NTSTATUS APIENTRY KBuildPagingBuffer(DXGK_HADAPTER a, DXGKARG_BUILDPAGINGBUFFER* p) {
-  size_t l = T().Begin(
-      "kmd",
+  auto* before = static_cast<uint32_t*>(p->pDmaBuffer);
+  NTSTATUS s = LoggedKmd(
       absl::StrFormat(
           "DxgkDdiBuildPagingBuffer(Operation=%u %s TransferSize=%u src=%u:0x%x dst=%u:0x%x)",
           p->Operation, T().Name(p->hAllocation.handle, "ka"), p->TransferSize, p->SourceSegmentId,
-          p->SourceSegmentAddress, p->DestinationSegmentId, p->DestinationSegmentAddress));
-  auto* before = static_cast<uint32_t*>(p->pDmaBuffer);
-  NTSTATUS s = T().kmd_->DxgkDdiBuildPagingBuffer(a, p);
-  T().End(l, NtName(s));
+          p->SourceSegmentAddress, p->DestinationSegmentId, p->DestinationSegmentAddress),
+      [&] { return T().kmd_->DxgkDdiBuildPagingBuffer(a, p); });
   if (s == Nt(STATUS_SUCCESS)) {
     DecodeDma(before, 0, static_cast<uint32_t*>(p->pDmaBuffer) - before);
   }
@@ -385,60 +402,49 @@ NTSTATUS APIENTRY KBuildPagingBuffer(DXGK_HADAPTER a, DXGKARG_BUILDPAGINGBUFFER*
 }
 
 NTSTATUS APIENTRY KPatch(DXGK_HADAPTER a, const DXGKARG_PATCH* p) {
-  size_t l = T().Begin(
-      "kmd", absl::StrFormat("DxgkDdiPatch(%s DmaBuffer=0x%x [%u,%u) patches [%u,+%u) "
-                             "SubmissionFenceId=%u Flags=0x%x)",
-                             p->hContext.handle ? T().Name(p->hContext.handle, "kc") : "paging",
-                             p->DmaBufferPhysicalAddress, p->DmaBufferSubmissionStartOffset,
-                             p->DmaBufferSubmissionEndOffset, p->PatchLocationListSubmissionStart,
-                             p->PatchLocationListSubmissionLength, p->SubmissionFenceId, p->Flags));
-  NTSTATUS s = T().kmd_->DxgkDdiPatch(a, p);
-  T().End(l, NtName(s));
+  NTSTATUS s = LoggedKmd(
+      absl::StrFormat("DxgkDdiPatch(%s DmaBuffer=0x%x [%u,%u) patches [%u,+%u) "
+                      "SubmissionFenceId=%u Flags=0x%x)",
+                      p->hContext.handle ? T().Name(p->hContext.handle, "kc") : "paging",
+                      p->DmaBufferPhysicalAddress, p->DmaBufferSubmissionStartOffset,
+                      p->DmaBufferSubmissionEndOffset, p->PatchLocationListSubmissionStart,
+                      p->PatchLocationListSubmissionLength, p->SubmissionFenceId, p->Flags),
+      [&] { return T().kmd_->DxgkDdiPatch(a, p); });
   DecodeDma(static_cast<const uint32_t*>(p->pDmaBuffer), p->DmaBufferSubmissionStartOffset / 4,
             p->DmaBufferSubmissionEndOffset / 4);
   return s;
 }
 
 NTSTATUS APIENTRY KSubmitCommand(DXGK_HADAPTER a, const DXGKARG_SUBMITCOMMAND* p) {
-  size_t l = T().Begin(
-      "kmd", absl::StrFormat("DxgkDdiSubmitCommand(%s DmaBuffer=0x%x [%u,%u) SubmissionFenceId=%u "
-                             "NodeOrdinal=%u Flags=0x%x)",
-                             p->hContext.handle ? T().Name(p->hContext.handle, "kc") : "paging",
-                             p->DmaBufferPhysicalAddress, p->DmaBufferSubmissionStartOffset,
-                             p->DmaBufferSubmissionEndOffset, p->SubmissionFenceId, p->NodeOrdinal,
-                             p->Flags));
-  NTSTATUS s = T().kmd_->DxgkDdiSubmitCommand(a, p);
-  T().End(l, NtName(s));
-  return s;
+  return LoggedKmd(
+      absl::StrFormat("DxgkDdiSubmitCommand(%s DmaBuffer=0x%x [%u,%u) SubmissionFenceId=%u "
+                      "NodeOrdinal=%u Flags=0x%x)",
+                      p->hContext.handle ? T().Name(p->hContext.handle, "kc") : "paging",
+                      p->DmaBufferPhysicalAddress, p->DmaBufferSubmissionStartOffset,
+                      p->DmaBufferSubmissionEndOffset, p->SubmissionFenceId, p->NodeOrdinal,
+                      p->Flags),
+      [&] { return T().kmd_->DxgkDdiSubmitCommand(a, p); });
 }
 
 BOOL APIENTRY KInterruptRoutine(DXGK_HADAPTER a, UINT msg) {
-  size_t l = T().Begin("kmd", absl::StrFormat("DxgkDdiInterruptRoutine(MessageNumber=%u)", msg));
-  BOOL b = T().kmd_->DxgkDdiInterruptRoutine(a, msg);
-  T().End(l, b ? "TRUE" : "FALSE");
-  return b;
+  return Logged(
+      "kmd", absl::StrFormat("DxgkDdiInterruptRoutine(MessageNumber=%u)", msg),
+      [&] { return T().kmd_->DxgkDdiInterruptRoutine(a, msg); },
+      [&](BOOL b) -> std::string { return b ? "TRUE" : "FALSE"; });
 }
 
 void APIENTRY KDpcRoutine(DXGK_HADAPTER a) {
-  size_t l = T().Begin("kmd", "DxgkDdiDpcRoutine()");
-  T().kmd_->DxgkDdiDpcRoutine(a);
-  T().End(l, "");
+  LoggedVoid("kmd", "DxgkDdiDpcRoutine()", [&] { T().kmd_->DxgkDdiDpcRoutine(a); });
 }
 
 NTSTATUS APIENTRY KDestroyContext(DXGK_HCONTEXT c) {
-  size_t l =
-      T().Begin("kmd", absl::StrFormat("DxgkDdiDestroyContext(%s)", T().Name(c.handle, "kc")));
-  NTSTATUS s = T().kmd_->DxgkDdiDestroyContext(c);
-  T().End(l, NtName(s));
-  return s;
+  return LoggedKmd(absl::StrFormat("DxgkDdiDestroyContext(%s)", T().Name(c.handle, "kc")),
+                   [&] { return T().kmd_->DxgkDdiDestroyContext(c); });
 }
 
 NTSTATUS APIENTRY KDestroyDevice(DXGK_HDEVICE d) {
-  size_t l =
-      T().Begin("kmd", absl::StrFormat("DxgkDdiDestroyDevice(%s)", T().Name(d.handle, "kd")));
-  NTSTATUS s = T().kmd_->DxgkDdiDestroyDevice(d);
-  T().End(l, NtName(s));
-  return s;
+  return LoggedKmd(absl::StrFormat("DxgkDdiDestroyDevice(%s)", T().Name(d.handle, "kd")),
+                   [&] { return T().kmd_->DxgkDdiDestroyDevice(d); });
 }
 
 const DRIVER_INITIALIZATION_DATA kKmd = {
@@ -450,25 +456,20 @@ const DRIVER_INITIALIZATION_DATA kKmd = {
 
 // ---- Dxgkrnl callbacks -----------------------------------------------------------------------
 void APIENTRY CbNotifyInterrupt(DXGKRNL_HADAPTER h, const DXGKARGCB_NOTIFY_INTERRUPT_DATA* p) {
-  size_t l = T().Begin(
-      "dxgkrnl",
-      absl::StrFormat("DxgkCbNotifyInterrupt(%s SubmissionFenceId=%u NodeOrdinal=%u)",
-                      InterruptName(p->InterruptType), p->SubmissionFenceId, p->NodeOrdinal));
-  T().dxgkrnl_->DxgkCbNotifyInterrupt(h, p);
-  T().End(l, "");
+  LoggedVoid("dxgkrnl",
+             absl::StrFormat("DxgkCbNotifyInterrupt(%s SubmissionFenceId=%u NodeOrdinal=%u)",
+                             InterruptName(p->InterruptType), p->SubmissionFenceId, p->NodeOrdinal),
+             [&] { T().dxgkrnl_->DxgkCbNotifyInterrupt(h, p); });
 }
 
 BOOL APIENTRY CbQueueDpc(DXGKRNL_HADAPTER h) {
-  size_t l = T().Begin("dxgkrnl", "DxgkCbQueueDpc()");
-  BOOL b = T().dxgkrnl_->DxgkCbQueueDpc(h);
-  T().End(l, b ? "TRUE" : "FALSE");
-  return b;
+  return Logged(
+      "dxgkrnl", "DxgkCbQueueDpc()", [&] { return T().dxgkrnl_->DxgkCbQueueDpc(h); },
+      [&](BOOL b) -> std::string { return b ? "TRUE" : "FALSE"; });
 }
 
 void APIENTRY CbNotifyDpc(DXGKRNL_HADAPTER h) {
-  size_t l = T().Begin("dxgkrnl", "DxgkCbNotifyDpc()");
-  T().dxgkrnl_->DxgkCbNotifyDpc(h);
-  T().End(l, "");
+  LoggedVoid("dxgkrnl", "DxgkCbNotifyDpc()", [&] { T().dxgkrnl_->DxgkCbNotifyDpc(h); });
 }
 
 const DXGKRNL_INTERFACE kDxgkrnl = {CbNotifyInterrupt, CbQueueDpc, CbNotifyDpc};
@@ -476,11 +477,11 @@ const DXGKRNL_INTERFACE kDxgkrnl = {CbNotifyInterrupt, CbQueueDpc, CbNotifyDpc};
 // ---- GPU observer (our own table) ------------------------------------------------------------
 void APIENTRY ObsGpuFenceRetired(DXGKRNL_HADAPTER h, UINT node, UINT64 fence, UINT64 digest,
                                  BOOL paging) {
-  size_t l = T().Begin("dxgkrnl", absl::StrFormat("GpuFenceRetired(NodeOrdinal=%u FenceId=%u "
-                                                  "ContentDigest=0x%016x%s)",
-                                                  node, fence, digest, paging ? " Paging" : ""));
-  T().observer_->pfnGpuFenceRetired(h, node, fence, digest, paging);
-  T().End(l, "");
+  LoggedVoid("dxgkrnl",
+             absl::StrFormat("GpuFenceRetired(NodeOrdinal=%u FenceId=%u "
+                             "ContentDigest=0x%016x%s)",
+                             node, fence, digest, paging ? " Paging" : ""),
+             [&] { T().observer_->pfnGpuFenceRetired(h, node, fence, digest, paging); });
 }
 
 const CLTRACE_GPU_OBSERVER kObserver = {ObsGpuFenceRetired};

@@ -348,6 +348,20 @@ struct KmdEntryPoints {
     return Nt(STATUS_SUCCESS);
   }
 
+  // Tells Dxgkrnl of a DMA interrupt of `node` about submission `fence` (status `n`).
+  static void NotifyDmaInterrupt(ModelKmd* kmd,
+                                 decltype(DXGKARGCB_NOTIFY_INTERRUPT_DATA::InterruptType) type,
+                                 uint64_t fence, UINT node, const GpuEngine::NodeStatus& n,
+                                 NTSTATUS status) {
+    DXGKARGCB_NOTIFY_INTERRUPT_DATA d{};
+    d.InterruptType = type;
+    d.SubmissionFenceId = static_cast<UINT>(fence);
+    d.NodeOrdinal = node;
+    d.LastCompletedFenceId = static_cast<UINT>(n.completed_fence);
+    d.Status = status;
+    kmd->dxgkrnl_->DxgkCbNotifyInterrupt(kmd->dxgkrnl_handle_, &d);
+  }
+
   static BOOL APIENTRY InterruptRoutine(DXGK_HADAPTER a, UINT /*MessageNumber*/) {
     auto* kmd = static_cast<ModelKmd*>(a.handle);
     GpuEngine::InterruptStatus st = kmd->hw_->ReadInterruptStatus();
@@ -357,22 +371,12 @@ struct KmdEntryPoints {
     for (UINT node = 0; node < st.nodes.size(); ++node) {
       const GpuEngine::NodeStatus& n = st.nodes[node];
       if (n.dma_faulted) {
-        DXGKARGCB_NOTIFY_INTERRUPT_DATA d{};
-        d.InterruptType = DXGK_INTERRUPT_DMA_FAULTED;
-        d.SubmissionFenceId = static_cast<UINT>(n.faulted_fence);
-        d.NodeOrdinal = node;
-        d.LastCompletedFenceId = static_cast<UINT>(n.completed_fence);
-        d.Status = Nt(STATUS_GRAPHICS_GPU_EXCEPTION_ON_DEVICE);
-        kmd->dxgkrnl_->DxgkCbNotifyInterrupt(kmd->dxgkrnl_handle_, &d);
+        NotifyDmaInterrupt(kmd, DXGK_INTERRUPT_DMA_FAULTED, n.faulted_fence, node, n,
+                           Nt(STATUS_GRAPHICS_GPU_EXCEPTION_ON_DEVICE));
       }
       if (n.dma_completed) {
-        DXGKARGCB_NOTIFY_INTERRUPT_DATA d{};
-        d.InterruptType = DXGK_INTERRUPT_DMA_COMPLETED;
-        d.SubmissionFenceId = static_cast<UINT>(n.completed_fence);
-        d.NodeOrdinal = node;
-        d.LastCompletedFenceId = static_cast<UINT>(n.completed_fence);
-        d.Status = Nt(STATUS_SUCCESS);
-        kmd->dxgkrnl_->DxgkCbNotifyInterrupt(kmd->dxgkrnl_handle_, &d);
+        NotifyDmaInterrupt(kmd, DXGK_INTERRUPT_DMA_COMPLETED, n.completed_fence, node, n,
+                           Nt(STATUS_SUCCESS));
       }
     }
     if (st.vsync) {  // CRTC-type causes after every DMA-type one (R77)

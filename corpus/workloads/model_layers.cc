@@ -2,10 +2,10 @@
 
 #include <atomic>
 #include <mutex>
-#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/runtime.h"
+#include "wddm/counting_call.h"
 #include "wddm/kernel_stack.h"
 
 namespace cltrace::workloads {
@@ -24,29 +24,17 @@ std::atomic<uint64_t> g_dx6_calls{0};
 std::atomic<const DD_D3DBUFCALLBACKS*> g_real_buffers{nullptr};
 std::atomic<const D3DHAL_CALLBACKS3*> g_real_hal{nullptr};
 
-template <typename Table, auto Member, typename Fn>
-struct Counting;
-template <typename Table, auto Member, typename R, typename... A>
-struct Counting<Table, Member, R(APIENTRY*)(A...)> {
-  static R APIENTRY Call(A... a) {
-    g_dx6_calls.fetch_add(1, std::memory_order_relaxed);
-    if constexpr (std::is_same_v<Table, DD_D3DBUFCALLBACKS>) {
-      return (g_real_buffers.load()->*Member)(a...);
-    } else {
-      return (g_real_hal.load()->*Member)(a...);
-    }
-  }
-};
-#define CLTRACE_COUNT(T, M) &Counting<T, &T::M, decltype(T::M)>::Call
+#define CLTRACE_COUNT_BUFFERS(M) \
+  CLTRACE_COUNTING_CALL(g_dx6_calls, g_real_buffers, DD_D3DBUFCALLBACKS, M)
+#define CLTRACE_COUNT_HAL(M) CLTRACE_COUNTING_CALL(g_dx6_calls, g_real_hal, D3DHAL_CALLBACKS3, M)
 const DD_D3DBUFCALLBACKS kCountingBuffers = {
-    CLTRACE_COUNT(DD_D3DBUFCALLBACKS, CanCreateD3DBuffer),
-    CLTRACE_COUNT(DD_D3DBUFCALLBACKS, CreateD3DBuffer),
-    CLTRACE_COUNT(DD_D3DBUFCALLBACKS, DestroyD3DBuffer),
-    CLTRACE_COUNT(DD_D3DBUFCALLBACKS, LockD3DBuffer),
-    CLTRACE_COUNT(DD_D3DBUFCALLBACKS, UnlockD3DBuffer),
+    CLTRACE_COUNT_BUFFERS(CanCreateD3DBuffer), CLTRACE_COUNT_BUFFERS(CreateD3DBuffer),
+    CLTRACE_COUNT_BUFFERS(DestroyD3DBuffer),   CLTRACE_COUNT_BUFFERS(LockD3DBuffer),
+    CLTRACE_COUNT_BUFFERS(UnlockD3DBuffer),
 };
-const D3DHAL_CALLBACKS3 kCountingHal = {CLTRACE_COUNT(D3DHAL_CALLBACKS3, DrawPrimitives2)};
-#undef CLTRACE_COUNT
+const D3DHAL_CALLBACKS3 kCountingHal = {CLTRACE_COUNT_HAL(DrawPrimitives2)};
+#undef CLTRACE_COUNT_BUFFERS
+#undef CLTRACE_COUNT_HAL
 static_assert(sizeof(DD_D3DBUFCALLBACKS) == 5 * sizeof(void*), "a DX6 buffer callback is missing");
 static_assert(sizeof(D3DHAL_CALLBACKS3) == sizeof(void*), "a D3DHAL_CALLBACKS3 entry is missing");
 

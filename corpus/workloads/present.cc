@@ -43,24 +43,20 @@ struct Assets {
 };
 
 absl::Status CreateAssets(Device* d, Assets* a) {
-#define CLTRACE_ASSIGN(lhs, expr)   \
-  do {                              \
-    auto v = (expr);                \
-    if (!v.ok()) return v.status(); \
-    lhs = *v;                       \
-  } while (0)
-  CLTRACE_ASSIGN(a->vs, MakeShader(d, Stage::kVS, 16));
-  CLTRACE_ASSIGN(a->ps, MakeShader(d, Stage::kPS, 20));
-  CLTRACE_ASSIGN(a->backbuffer, MakeTexture(d, 64, 64, D3D10_DDI_BIND_RENDER_TARGET, 0));
-  CLTRACE_ASSIGN(a->rtv, MakeView(d, ViewKind::kRenderTarget, a->backbuffer));
-  CLTRACE_ASSIGN(a->texture, MakeTexture(d, 16, 16, D3D10_DDI_BIND_SHADER_RESOURCE, 0));
-  CLTRACE_ASSIGN(a->srv, MakeView(d, ViewKind::kShaderResource, a->texture));
-  CLTRACE_ASSIGN(a->vb, MakeBuffer(d, 1024, D3D10_DDI_USAGE_DEFAULT, D3D10_DDI_BIND_VERTEX_BUFFER));
-  CLTRACE_ASSIGN(a->dynamic_vb,
-                 MakeBuffer(d, 512, D3D10_DDI_USAGE_DYNAMIC, D3D10_DDI_BIND_VERTEX_BUFFER));
-  CLTRACE_ASSIGN(a->cb,
-                 MakeBuffer(d, 256, D3D10_DDI_USAGE_DEFAULT, D3D10_DDI_BIND_CONSTANT_BUFFER));
-#undef CLTRACE_ASSIGN
+  CLTRACE_WORKLOAD_ASSIGN_OR_RETURN(a->vs, MakeShader(d, Stage::kVS, 16));
+  CLTRACE_WORKLOAD_ASSIGN_OR_RETURN(a->ps, MakeShader(d, Stage::kPS, 20));
+  CLTRACE_WORKLOAD_ASSIGN_OR_RETURN(a->backbuffer,
+                                    MakeTexture(d, 64, 64, D3D10_DDI_BIND_RENDER_TARGET, 0));
+  CLTRACE_WORKLOAD_ASSIGN_OR_RETURN(a->rtv, MakeView(d, ViewKind::kRenderTarget, a->backbuffer));
+  CLTRACE_WORKLOAD_ASSIGN_OR_RETURN(a->texture,
+                                    MakeTexture(d, 16, 16, D3D10_DDI_BIND_SHADER_RESOURCE, 0));
+  CLTRACE_WORKLOAD_ASSIGN_OR_RETURN(a->srv, MakeView(d, ViewKind::kShaderResource, a->texture));
+  CLTRACE_WORKLOAD_ASSIGN_OR_RETURN(
+      a->vb, MakeBuffer(d, 1024, D3D10_DDI_USAGE_DEFAULT, D3D10_DDI_BIND_VERTEX_BUFFER));
+  CLTRACE_WORKLOAD_ASSIGN_OR_RETURN(
+      a->dynamic_vb, MakeBuffer(d, 512, D3D10_DDI_USAGE_DYNAMIC, D3D10_DDI_BIND_VERTEX_BUFFER));
+  CLTRACE_WORKLOAD_ASSIGN_OR_RETURN(
+      a->cb, MakeBuffer(d, 256, D3D10_DDI_USAGE_DEFAULT, D3D10_DDI_BIND_CONSTANT_BUFFER));
   return absl::OkStatus();
 }
 

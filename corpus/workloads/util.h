@@ -22,6 +22,27 @@ inline absl::Status Failed(absl::string_view what, HRESULT hr) {
       absl::StrCat(what, " failed with 0x", absl::Hex(static_cast<uint32_t>(hr))));
 }
 
+// OK for S_OK, else the failure of `what`.
+inline absl::Status HrStatus(absl::string_view what, HRESULT hr) {
+  return hr == S_OK ? absl::OkStatus() : Failed(what, hr);
+}
+
+// Returns the status of `expr` from the enclosing function unless it is OK.
+#define CLTRACE_WORKLOAD_RETURN_IF_ERROR(expr) \
+  do {                                         \
+    if (absl::Status s_ = (expr); !s_.ok()) {  \
+      return s_;                               \
+    }                                          \
+  } while (0)
+
+// Assigns the value of the StatusOr `expr` to `lhs`, or returns its status.
+#define CLTRACE_WORKLOAD_ASSIGN_OR_RETURN(lhs, expr) \
+  do {                                               \
+    auto v_ = (expr);                                \
+    if (!v_.ok()) return v_.status();                \
+    lhs = *v_;                                       \
+  } while (0)
+
 absl::StatusOr<runtime::Resource*> MakeBuffer(runtime::Device* d, uint32_t bytes,
                                               D3D10_DDI_RESOURCE_USAGE usage, uint32_t bind);
 absl::StatusOr<runtime::Resource*> MakeTexture(runtime::Device* d, uint32_t w, uint32_t h,

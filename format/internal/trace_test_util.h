@@ -6,6 +6,8 @@
 #define CLTRACE_FORMAT_INTERNAL_TRACE_TEST_UTIL_H_
 
 #include <cstdint>
+#include <initializer_list>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -16,6 +18,7 @@
 #include "format/chunk.h"
 #include "format/crc32c.h"
 #include "format/event.h"
+#include "format/testing/trace_bytes.h"
 #include "format/trace_reader.h"
 #include "format/trace_writer.h"
 
@@ -72,31 +75,40 @@ inline void RandomArgs(std::mt19937_64& rng, const CallInfo& ci, uint64_t handle
   }
 }
 
-struct ReadResult {
-  std::vector<Event> events;
-  absl::Status open_status;
-  absl::Status status;
-  int64_t torn_tail = -1;
-  TraceReader::Stats stats;
-  TokenTable handles, strings, contents;
+// A call event from `seq` to `end` with `args` (tid, timestamp, parent 0).
+inline Event MakeCall(CallId call, uint64_t seq, uint64_t end,
+                      std::initializer_list<uint64_t> args) {
+  Event e;
+  e.call = call;
+  e.seq = seq;
+  e.end = end;
+  e.args = args;
+  return e;
+}
+
+// DxgkDdiCreateDevice and two fields of its output pointer DXGKARG_CREATEDEVICE.pInfo: the
+// pointer's presence and a member read through it (DmaBufferSize); -1 where the catalog lacks
+// one.
+struct CreateDeviceInfoFields {
+  const CallInfo* call = nullptr;
+  int present = -1;
+  int size = -1;
+
+  // A DxgkDdiCreateDevice call (seq 1 to 2) with every field 0.
+  Event BlankEvent() const {
+    Event e = MakeCall(IdOf(*call), 1, 2, {});
+    e.args.assign(Fields(*call).size(), 0);
+    return e;
+  }
 };
 
-inline ReadResult ReadAllBytes(absl::string_view bytes, TraceReader::Options options = {}) {
-  ReadResult r;
-  auto reader = TraceReader::OpenBytes(bytes, options);
-  if (!reader.ok()) {
-    r.open_status = reader.status();
-    return r;
-  }
-  Event e;
-  while ((*reader)->Next(&e)) r.events.push_back(e);
-  r.status = (*reader)->status();
-  r.torn_tail = (*reader)->torn_tail();
-  r.stats = (*reader)->stats();
-  r.handles = (*reader)->handles();
-  r.strings = (*reader)->strings();
-  r.contents = (*reader)->contents();
-  return r;
+inline CreateDeviceInfoFields FindCreateDeviceInfo() {
+  CreateDeviceInfoFields f;
+  f.call = FindCall("DxgkDdiCreateDevice");
+  if (f.call == nullptr) return f;
+  f.present = FieldIndex(*f.call, "pInfo");
+  f.size = FieldIndex(*f.call, "pInfo.DmaBufferSize");
+  return f;
 }
 
 inline TraceWriter::Options TestOptions() {

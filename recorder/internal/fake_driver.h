@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "format/ddi_abi.h"
+#include "recorder/recorder.h"
 
 namespace cltrace::recorder::testing {
 
@@ -120,7 +121,14 @@ inline void APIENTRY UpdateSubresourceUP(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE,
 }
 inline void APIENTRY DestroyResource(D3D10DDI_HDEVICE, D3D10DDI_HRESOURCE) {}
 
-inline void FillResourceSlots(D3D11DDI_DEVICEFUNCS* t) {
+// The slots the IC and DC tables both fill.
+inline void FillSharedSlots(D3D11DDI_DEVICEFUNCS* t) {
+  t->pfnDraw = &Draw;
+  t->pfnDrawIndexed = &DrawIndexed;
+  t->pfnSetRenderTargets = &SetRenderTargets;
+  t->pfnSetBlendState = &SetBlendState;
+  t->pfnDestroyDevice = &DestroyDevice;
+  t->pfnCreateResource = &CreateResourceA;
   t->pfnDynamicIABufferMapDiscard = &MapDiscard;
   t->pfnDynamicIABufferUnmap = &Unmap;
   t->pfnResourceMap = &MapDiscard;
@@ -138,14 +146,8 @@ inline void APIENTRY CreateDeferredContext(D3D10DDI_HDEVICE h,
   dc->rt_device = AsFake(h)->rt_device;
   dc->table = a->p11ContextFuncs;
   D3D11DDI_DEVICEFUNCS* t = a->p11ContextFuncs;
-  t->pfnDraw = &Draw;
-  t->pfnDrawIndexed = &DrawIndexed;
-  t->pfnSetRenderTargets = &SetRenderTargets;
-  t->pfnSetBlendState = &SetBlendState;
-  t->pfnDestroyDevice = &DestroyDevice;
+  FillSharedSlots(t);
   t->pfnAbandonCommandList = &AbandonCommandList;
-  t->pfnCreateResource = &CreateResourceA;
-  FillResourceSlots(t);
 }
 
 inline HRESULT APIENTRY Present(DXGI_DDI_ARG_PRESENT*) { return S_OK; }
@@ -163,16 +165,10 @@ inline HRESULT APIENTRY CreateDevice(D3D10DDI_HADAPTER, D3D10DDIARG_CREATEDEVICE
   d->table = a->p11DeviceFuncs;
   d->cached_amortized = a->p11UMCallbacks->pfnPerformAmortizedProcessingCb;
   D3D11DDI_DEVICEFUNCS* t = a->p11DeviceFuncs;
-  t->pfnDraw = &Draw;
-  t->pfnDrawIndexed = &DrawIndexed;
+  FillSharedSlots(t);
   t->pfnFlush = &Flush;
-  t->pfnSetRenderTargets = &SetRenderTargets;
-  t->pfnSetBlendState = &SetBlendState;
-  t->pfnCreateResource = &CreateResourceA;
   t->pfnCalcPrivateDeferredContextSize = &CalcPrivateDeferredContextSize;
   t->pfnCreateDeferredContext = &CreateDeferredContext;
-  t->pfnDestroyDevice = &DestroyDevice;
-  FillResourceSlots(t);
   a->pDXGIBaseDDI->pfnPresent = &Present;
   a->p11UMCallbacks->pfnDisableDeferredStagingResourceDestruction(a->hRTCoreLayer);
   return S_OK;
@@ -316,6 +312,11 @@ class FakeRuntime {
   DXGI_DDI_BASE_FUNCTIONS dxgi_{};
   std::vector<std::unique_ptr<FakeRtContext>> dcs_;
 };
+
+// The recorder's OpenAdapter around the fake driver's: everything below the adapter recorded.
+inline HRESULT APIENTRY RecordedOpenAdapter(D3D10DDIARG_OPENADAPTER* a) {
+  return OpenAdapter(&FakeOpenAdapter10_2, a);
+}
 
 }  // namespace cltrace::recorder::testing
 

@@ -1,5 +1,6 @@
 #include "refdriver/internal/common.h"
 
+#include <iterator>
 #include <mutex>
 #include <shared_mutex>
 

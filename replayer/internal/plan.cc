@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
@@ -88,97 +89,96 @@ bool CheckSizes(const Event& e, const CallMeta& m, BadInput* bad) {
 // Replays the handle bookkeeping of the calls the replay will issue, in seq order, to find
 // handles used before any call created them (hostile or truncated traces) before the driver
 // runs. Mirrors Session::Prepare.
-bool SimulateHandles(const Plan& plan, const std::vector<uint8_t>& covered, BadInput* bad) {
-  enum Kind : uint8_t { kUnknown, kDriverLive, kRuntimeValue, kKernelValue, kAdapter, kIc, kDc };
-  const format::TokenTable& handles = *plan.handles;
-  std::vector<uint8_t> kind(handles.size(), kUnknown);
-  std::vector<uint16_t> type(handles.size(), 0);   // driver handles: the type created as
-  std::vector<uint64_t> owner(handles.size(), 0);  // object handles: the table they were made by
-  std::vector<uint64_t> destroyed(handles.size(), 0);  // seq of the destroy since the create
-  // A destroyed command list may be named again: the runtime-misuse recordings of R44 do, and
-  // drivers track command-list state by handle (ddi-spec §3.1). Any other destroyed handle is
-  // garbage to the driver.
-  int cl_type = -1;
-  for (size_t t = 0; t < format::HandleTypes().size(); ++t) {
-    if (absl::string_view(format::HandleTypes()[t].name) == "D3D11DDI_HCOMMANDLIST") {
-      cl_type = static_cast<int>(t);
+class HandleSimulation {
+ public:
+  explicit HandleSimulation(const Plan& plan)
+      : plan_(plan),
+        handles_(*plan.handles),
+        kind_(handles_.size(), kUnknown),
+        type_(handles_.size(), 0),
+        owner_(handles_.size(), 0),
+        destroyed_(handles_.size(), 0),
+        local_(handles_.size(), 0),
+        pending_(plan.tids.size(), 0) {
+    for (size_t t = 0; t < format::HandleTypes().size(); ++t) {
+      if (absl::string_view(format::HandleTypes()[t].name) == "D3D11DDI_HCOMMANDLIST") {
+        cl_type_ = static_cast<int>(t);
+      }
     }
   }
-  std::vector<uint8_t> local(handles.size(), 0);
-  std::vector<uint8_t> pending(plan.tids.size(), 0);
-  auto token = [&](uint64_t id) { return std::string(handles.Token(id)); };
-  for (size_t i = 0; i < plan.events.size(); ++i) {
-    if (!covered[i] || plan.role[i] != Role::kIssue) continue;
-    const Event& e = plan.events[i];
+
+  bool Run(const std::vector<uint8_t>& covered, BadInput* bad) {
+    for (size_t i = 0; i < plan_.events.size(); ++i) {
+      if (!covered[i] || plan_.role[i] != Role::kIssue) continue;
+      const Event& e = plan_.events[i];
+      std::string problem = Step(e, plan_.thread[i]);
+      if (!problem.empty()) return Fail(bad, e, std::move(problem));
+    }
+    return true;
+  }
+
+ private:
+  enum Kind : uint8_t { kUnknown, kDriverLive, kRuntimeValue, kKernelValue, kAdapter, kIc, kDc };
+
+  std::string Token(uint64_t id) const { return std::string(handles_.Token(id)); }
+  bool Created(uint64_t id) const {
+    return kind_[id] == kDriverLive || kind_[id] == kIc || kind_[id] == kDc;
+  }
+
+  // One issued call: its table, its handles, then what it creates, answers or destroys.
+  // Returns the problem, empty when there is none.
+  std::string Step(const Event& e, uint16_t thread) {
     const CallMeta& m = CallMetaFor(e.call);
-    absl::Span<const FieldInfo> fields = format::Fields(*m.info);
+    std::string problem = CheckTable(e, m);
+    if (problem.empty()) problem = CheckHandles(e, m);
+    if (problem.empty()) problem = CheckArgumentStructure(e, m);
+    if (problem.empty()) problem = AnswerLocalSize(e, m);
+    if (problem.empty()) problem = Create(e, m, thread);
+    if (!problem.empty()) return problem;
+    if (m.calc_private) pending_[thread] = 1;
+    if (m.destroy_field >= 0 && e.args[m.destroy_field] != 0) {
+      destroyed_[e.args[m.destroy_field]] = e.seq;
+    }
+    return "";
+  }
+
+  // The adapter, device or deferred context the call goes through.
+  std::string CheckTable(const Event& e, const CallMeta& m) {
     if (m.layer == format::Layer::kAdapter) {
       const uint64_t id = e.args[0];
-      if (id == 0) return Fail(bad, e, "the call names no adapter (hAdapter is NULL)");
-      if (kind[id] == kUnknown) kind[id] = kAdapter;
-    } else {
-      const uint64_t id = m.table_field >= 0 ? e.args[m.table_field] : 0;
-      const bool ok =
-          m.layer == format::Layer::kDxgi ? kind[id] == kIc : kind[id] == kIc || kind[id] == kDc;
-      if (id == 0 || !ok) {
-        return Fail(bad, e,
-                    absl::StrFormat("hDevice %s is not a device or deferred context created "
-                                    "earlier",
-                                    id == 0 ? "NULL" : token(id)));
-      }
-      if (destroyed[id] != 0) {
-        return Fail(bad, e,
-                    absl::StrFormat("hDevice %s is used after seq %d destroyed it", token(id),
-                                    destroyed[id]));
-      }
+      if (id == 0) return "the call names no adapter (hAdapter is NULL)";
+      if (kind_[id] == kUnknown) kind_[id] = kAdapter;
+      return "";
     }
-    std::string problem;
+    const uint64_t id = m.table_field >= 0 ? e.args[m.table_field] : 0;
+    const bool ok =
+        m.layer == format::Layer::kDxgi ? kind_[id] == kIc : kind_[id] == kIc || kind_[id] == kDc;
+    if (id == 0 || !ok) {
+      return absl::StrFormat(
+          "hDevice %s is not a device or deferred context created "
+          "earlier",
+          id == 0 ? "NULL" : Token(id));
+    }
+    if (destroyed_[id] != 0) {
+      return absl::StrFormat("hDevice %s is used after seq %d destroyed it", Token(id),
+                             destroyed_[id]);
+    }
+    return "";
+  }
+
+  // Every handle the call names but does not create.
+  std::string CheckHandles(const Event& e, const CallMeta& m) {
+    absl::Span<const FieldInfo> fields = format::Fields(*m.info);
     // The device or deferred context whose table the call goes through.
     const uint64_t context = m.layer == format::Layer::kAdapter ? 0 : e.args[m.table_field];
     // DC::RecycleCommandList takes an IC command list (R13); DC::CommandListExecute takes the
     // context-local list or, with nested_execute_handle=ic, the IC one (ddi-spec §3.3).
     const bool ic_handles_allowed =
-        kind[context] == kDc &&
+        kind_[context] == kDc &&
         (e.call == CallId::kRecycleCommandList || e.call == CallId::kCommandListExecute);
+    std::string problem;
     auto use = [&](uint64_t id, const FieldInfo& f) {
-      if (id == 0 || !problem.empty()) return;
-      switch (ClassOfHandleType(f.type_index)) {
-        case HandleClass::kAdapter:
-          if (kind[id] != kAdapter) {
-            problem = absl::StrFormat("handle %s (%s) is not an adapter", token(id), f.name);
-          }
-          break;
-        case HandleClass::kDriver:
-          if (kind[id] != kDriverLive && kind[id] != kIc && kind[id] != kDc) {
-            problem = absl::StrFormat("handle %s (%s) is used before any call created it",
-                                      token(id), f.name);
-          } else if (destroyed[id] != 0 && static_cast<int>(type[id]) != cl_type) {
-            problem = absl::StrFormat("handle %s (%s) is used after seq %d destroyed it", token(id),
-                                      f.name, destroyed[id]);
-          } else if (type[id] != CreatedTypeOf(f.type_index)) {
-            // Never hand a driver one kind of object where it expects another...
-            problem = absl::StrFormat("handle %s (%s) was created as a %s, not a %s", token(id),
-                                      f.name, format::HandleTypes()[type[id]].name,
-                                      format::HandleTypes()[f.type_index].name);
-          } else if (kind[id] == kDriverLive && context != 0 && owner[id] != context &&
-                     !(ic_handles_allowed && kind[owner[id]] == kIc)) {
-            // ...nor an object of one context where another context's is expected (an
-            // immediate-context handle and a context-local one have different memory).
-            problem = absl::StrFormat(
-                "handle %s (%s) was created through the table of %s, not "
-                "of %s",
-                token(id), f.name, token(owner[id]), token(context));
-          }
-          break;
-        case HandleClass::kRuntime:
-          if (kind[id] == kUnknown) kind[id] = kRuntimeValue;
-          break;
-        case HandleClass::kKernel:
-          if (kind[id] == kUnknown) kind[id] = kKernelValue;
-          break;
-        case HandleClass::kOther:
-          break;
-      }
+      if (id != 0 && problem.empty()) problem = Use(id, f, context, ic_handles_allowed);
     };
     for (const HandleField& h : m.handles) {
       if (h.index != m.create_field) use(e.args[h.index], fields[h.index]);
@@ -188,58 +188,122 @@ bool SimulateHandles(const Plan& plan, const std::vector<uint8_t>& covered, BadI
         if (array >= 0 && f.kind == FieldKind::kHandle) use(e.args[index], f);
       });
     }
-    if (!problem.empty()) return Fail(bad, e, problem);
-    if ((m.create_field >= 0 || m.calc_private) && m.args_struct_field >= 0 &&
-        e.args[m.args_struct_field] == 0 && (context == 0 || kind[context] == kIc)) {
-      return Fail(bad, e,
-                  absl::StrFormat("%s through the immediate-context table without its argument "
-                                  "structure (%s is NULL)",
-                                  m.info->name, fields[m.args_struct_field].name));
-    }
-    if (m.calc_local_size && m.ic_object_field >= 0 && e.args[m.ic_object_field] != 0) {
-      const uint64_t v = e.args[m.ic_object_field];
-      auto it = plan.id_of_value.find(v);
-      const uint64_t id = it == plan.id_of_value.end() ? 0 : it->second;
-      if (id == 0 || (kind[id] != kDriverLive && kind[id] != kIc && kind[id] != kDc)) {
-        return Fail(bad, e,
-                    absl::StrFormat("pICObject 0x%x names no handle an earlier call created", v));
-      }
-      local[id] = 1;
-    }
-    if (m.create_field >= 0 && e.args[m.create_field] != 0) {
-      const uint64_t id = e.args[m.create_field];
-      const bool dc_table = m.layer == format::Layer::kDevice && kind[e.args[0]] == kDc;
-      if (dc_table && m.rt_field >= 0) {
-        const uint64_t ic = e.args[m.rt_field];
-        if (ic == 0 || !local[ic]) {
-          return Fail(bad, e,
-                      absl::StrFormat("context-local open of %s: no CalcDeferredContextHandleSize "
-                                      "was answered for it before",
-                                      ic == 0 ? "NULL" : token(ic)));
-        }
-      } else {
-        if (!pending[plan.thread[i]]) {
-          return Fail(bad, e,
-                      absl::StrFormat("creates %s (%s) but no CalcPrivate*Size was answered "
-                                      "before it on thread %d",
-                                      token(id), fields[m.create_field].name, e.tid));
-        }
-        pending[plan.thread[i]] = 0;
-      }
-      kind[id] = e.call == CallId::kCreateDevice            ? kIc
-                 : e.call == CallId::kCreateDeferredContext ? kDc
-                                                            : kDriverLive;
-      type[id] = CreatedTypeOf(fields[m.create_field].type_index);
-      owner[id] = e.args[0];
-      destroyed[id] = 0;
-    }
-    if (m.calc_private) pending[plan.thread[i]] = 1;
-    if (m.destroy_field >= 0 && e.args[m.destroy_field] != 0) {
-      destroyed[e.args[m.destroy_field]] = e.seq;
-    }
+    return problem;
   }
-  return true;
-}
+
+  // One named handle `id` in field `f` of a call through the table of `context`.
+  std::string Use(uint64_t id, const FieldInfo& f, uint64_t context, bool ic_handles_allowed) {
+    switch (ClassOfHandleType(f.type_index)) {
+      case HandleClass::kAdapter:
+        if (kind_[id] != kAdapter) {
+          return absl::StrFormat("handle %s (%s) is not an adapter", Token(id), f.name);
+        }
+        break;
+      case HandleClass::kDriver:
+        if (!Created(id)) {
+          return absl::StrFormat("handle %s (%s) is used before any call created it", Token(id),
+                                 f.name);
+        } else if (destroyed_[id] != 0 && static_cast<int>(type_[id]) != cl_type_) {
+          // A destroyed command list may be named again: the runtime-misuse recordings of R44
+          // do, and drivers track command-list state by handle (ddi-spec §3.1). Any other
+          // destroyed handle is garbage to the driver.
+          return absl::StrFormat("handle %s (%s) is used after seq %d destroyed it", Token(id),
+                                 f.name, destroyed_[id]);
+        } else if (type_[id] != CreatedTypeOf(f.type_index)) {
+          // Never hand a driver one kind of object where it expects another...
+          return absl::StrFormat("handle %s (%s) was created as a %s, not a %s", Token(id), f.name,
+                                 format::HandleTypes()[type_[id]].name,
+                                 format::HandleTypes()[f.type_index].name);
+        } else if (kind_[id] == kDriverLive && context != 0 && owner_[id] != context &&
+                   !(ic_handles_allowed && kind_[owner_[id]] == kIc)) {
+          // ...nor an object of one context where another context's is expected (an
+          // immediate-context handle and a context-local one have different memory).
+          return absl::StrFormat(
+              "handle %s (%s) was created through the table of %s, not "
+              "of %s",
+              Token(id), f.name, Token(owner_[id]), Token(context));
+        }
+        break;
+      case HandleClass::kRuntime:
+        if (kind_[id] == kUnknown) kind_[id] = kRuntimeValue;
+        break;
+      case HandleClass::kKernel:
+        if (kind_[id] == kUnknown) kind_[id] = kKernelValue;
+        break;
+      case HandleClass::kOther:
+        break;
+    }
+    return "";
+  }
+
+  // An IC create or CalcPrivate*Size needs its argument structure.
+  std::string CheckArgumentStructure(const Event& e, const CallMeta& m) {
+    const uint64_t context = m.layer == format::Layer::kAdapter ? 0 : e.args[m.table_field];
+    if ((m.create_field >= 0 || m.calc_private) && m.args_struct_field >= 0 &&
+        e.args[m.args_struct_field] == 0 && (context == 0 || kind_[context] == kIc)) {
+      return absl::StrFormat(
+          "%s through the immediate-context table without its argument "
+          "structure (%s is NULL)",
+          m.info->name, format::Fields(*m.info)[m.args_struct_field].name);
+    }
+    return "";
+  }
+
+  // CalcDeferredContextHandleSize answered for an IC object: it may be opened context-locally.
+  std::string AnswerLocalSize(const Event& e, const CallMeta& m) {
+    if (!m.calc_local_size || m.ic_object_field < 0 || e.args[m.ic_object_field] == 0) return "";
+    const uint64_t v = e.args[m.ic_object_field];
+    auto it = plan_.id_of_value.find(v);
+    const uint64_t id = it == plan_.id_of_value.end() ? 0 : it->second;
+    if (id == 0 || !Created(id)) {
+      return absl::StrFormat("pICObject 0x%x names no handle an earlier call created", v);
+    }
+    local_[id] = 1;
+    return "";
+  }
+
+  // A create (or context-local open) on `thread`: it needs the size answered before it.
+  std::string Create(const Event& e, const CallMeta& m, uint16_t thread) {
+    if (m.create_field < 0 || e.args[m.create_field] == 0) return "";
+    absl::Span<const FieldInfo> fields = format::Fields(*m.info);
+    const uint64_t id = e.args[m.create_field];
+    const bool dc_table = m.layer == format::Layer::kDevice && kind_[e.args[0]] == kDc;
+    if (dc_table && m.rt_field >= 0) {
+      const uint64_t ic = e.args[m.rt_field];
+      if (ic == 0 || !local_[ic]) {
+        return absl::StrFormat(
+            "context-local open of %s: no CalcDeferredContextHandleSize "
+            "was answered for it before",
+            ic == 0 ? "NULL" : Token(ic));
+      }
+    } else {
+      if (!pending_[thread]) {
+        return absl::StrFormat(
+            "creates %s (%s) but no CalcPrivate*Size was answered "
+            "before it on thread %d",
+            Token(id), fields[m.create_field].name, e.tid);
+      }
+      pending_[thread] = 0;
+    }
+    kind_[id] = e.call == CallId::kCreateDevice            ? kIc
+                : e.call == CallId::kCreateDeferredContext ? kDc
+                                                           : kDriverLive;
+    type_[id] = CreatedTypeOf(fields[m.create_field].type_index);
+    owner_[id] = e.args[0];
+    destroyed_[id] = 0;
+    return "";
+  }
+
+  const Plan& plan_;
+  const format::TokenTable& handles_;
+  std::vector<uint8_t> kind_;
+  std::vector<uint16_t> type_;       // driver handles: the type created as
+  std::vector<uint64_t> owner_;      // object handles: the table they were made by
+  std::vector<uint64_t> destroyed_;  // seq of the destroy since the create
+  std::vector<uint8_t> local_;       // IC objects with a context-local size answered
+  std::vector<uint8_t> pending_;     // threads with a CalcPrivate*Size answered
+  int cl_type_ = -1;
+};
 
 }  // namespace
 
@@ -261,6 +325,158 @@ uint64_t SysMemBytes(CallId call, absl::Span<const uint64_t> args) {
   return (d - 1) * depth + (h - 1) * row + w * 16;
 }
 
+namespace {
+
+// The handle tokens' recorded values, and the way back from a value to its token id.
+void IndexHandleTokens(const format::TokenTable& handles, Plan* plan) {
+  plan->token_value.assign(handles.size(), 0);
+  for (uint64_t id = 1; id < handles.size(); ++id) {
+    const uint64_t v = ValueOfToken(handles.Token(id));
+    plan->token_value[id] = v;
+    if (v != 0) plan->id_of_value.emplace(v, id);
+    // A symbolic token ("res1") in pICObject is stored as its HandleTokenValue.
+    if (v == 0) plan->id_of_value.emplace(format::HandleTokenValue(handles.Token(id)), id);
+  }
+}
+
+// What one event must be on its own: in seq order after the one before it, a known D3D11 call
+// (D3D11 or DX6 layer) with valid arguments, naming only handles the trace defines.
+bool CheckEvent(absl::Span<const Event> events, size_t i, const CallMeta& m,
+                const format::TokenTable& handles, BadInput* bad) {
+  const Event& e = events[i];
+  if (e.seq == 0 || (i > 0 && e.seq <= events[i - 1].seq)) {
+    return Fail(bad, e,
+                absl::StrFormat("calls are not in strictly increasing seq order (seq %d "
+                                "after %d)",
+                                e.seq, i > 0 ? events[i - 1].seq : 0));
+  }
+  if (m.role == Role::kInvalid) {
+    return Fail(bad, e, absl::StrFormat("unknown call id %d", static_cast<int>(e.call)));
+  }
+  if (absl::Status s = format::ValidateArgs(e.call, e.args); !s.ok()) {
+    return Fail(bad, e, std::string(s.message()));
+  }
+  bool bad_handle = false;
+  uint64_t bad_id = 0;
+  for (const HandleField& h : m.handles) {
+    if (e.args[h.index] >= handles.size() && !bad_handle) {
+      bad_handle = true;
+      bad_id = e.args[h.index];
+    }
+  }
+  if (m.array_handles) {
+    ForEachField(*m.info, e.args, [&](const FieldInfo& f, size_t index, int array) {
+      if (array >= 0 && f.kind == FieldKind::kHandle && e.args[index] >= handles.size() &&
+          !bad_handle) {
+        bad_handle = true;
+        bad_id = e.args[index];
+      }
+    });
+  }
+  if (bad_handle) {
+    return Fail(bad, e, absl::StrFormat("handle id %d is not defined by the trace", bad_id));
+  }
+  return true;
+}
+
+// The replay thread of event i (threads numbered in order of first appearance).
+bool AssignThread(absl::Span<const Event> events, size_t i,
+                  absl::flat_hash_map<uint32_t, uint16_t>* thread_of_tid, Plan* plan,
+                  BadInput* bad) {
+  const Event& e = events[i];
+  if (i > 0 && e.tid == events[i - 1].tid) {
+    plan->thread[i] = plan->thread[i - 1];
+    return true;
+  }
+  auto [it, inserted] = thread_of_tid->emplace(e.tid, static_cast<uint16_t>(thread_of_tid->size()));
+  if (inserted) {
+    if (thread_of_tid->size() > 4096) return Fail(bad, e, "more than 4096 recorded threads");
+    plan->tids.push_back(e.tid);
+  }
+  plan->thread[i] = it->second;
+  return true;
+}
+
+// Links event i (with a parent) below its parent call, which must be an earlier, still running
+// call of the same thread that may nest it; a call below an ignored one is ignored (*role).
+bool LinkToParent(absl::Span<const Event> events, size_t i, Role* role,
+                  std::vector<int32_t>* last_child, Plan* plan, BadInput* bad) {
+  const Event& e = events[i];
+  auto pit = std::lower_bound(events.begin(), events.begin() + i, e.parent,
+                              [](const Event& a, uint64_t seq) { return a.seq < seq; });
+  if (pit == events.begin() + i || pit->seq != e.parent) {
+    return Fail(bad, e, absl::StrFormat("parent seq %d names no earlier call", e.parent));
+  }
+  const size_t p = static_cast<size_t>(pit - events.begin());
+  const Event& pe = events[p];
+  if (pe.tid != e.tid) {
+    return Fail(
+        bad, e,
+        absl::StrFormat("made inside seq %d of thread %d from thread %d", pe.seq, pe.tid, e.tid));
+  }
+  if (pe.end != 0 && e.seq > pe.end) {
+    return Fail(bad, e,
+                absl::StrFormat("made inside seq %d, which returned at %d", pe.seq, pe.end));
+  }
+  const Role parent_role = plan->role[p];
+  const format::Layer parent_layer = CallMetaFor(pe.call).layer;
+  if (*role == Role::kDx6 || parent_role == Role::kDx6) {
+    // The DX6 runtime calls its driver from the top level, and the DX6 driver calls nothing
+    // back: a DX6-layer call nested in anything (or anything in it) mixes the D3D11 and DX6
+    // layers in a way no runtime does.
+    return Fail(
+        bad, e,
+        absl::StrFormat("%s made inside seq %d (%s); DX6-layer calls are top-level "
+                        "runtime calls and make no callbacks, so the D3D11 and DX6 "
+                        "layers never nest",
+                        format::GetCall(e.call)->name, pe.seq, format::GetCall(pe.call)->name));
+  }
+  if (parent_role == Role::kIgnore || *role == Role::kIgnore) {
+    *role = Role::kIgnore;
+  } else if (parent_role == Role::kIssue && *role == Role::kIssue) {
+    return Fail(bad, e,
+                absl::StrFormat("a DDI call made directly inside DDI call seq %d (%s); only "
+                                "callbacks run inside a DDI call",
+                                pe.seq, format::GetCall(pe.call)->name));
+  } else if (parent_role == Role::kCallback &&
+             (*role == Role::kCallback || parent_layer == format::Layer::kKernelCb)) {
+    return Fail(bad, e,
+                absl::StrFormat("made inside callback seq %d (%s); only state-refresh DDI "
+                                "calls run inside a core-layer callback",
+                                pe.seq, format::GetCall(pe.call)->name));
+  }
+  if ((*last_child)[p] < 0) {
+    plan->first_child[p] = static_cast<int32_t>(i);
+  } else {
+    plan->next_sibling[(*last_child)[p]] = static_cast<int32_t>(i);
+  }
+  (*last_child)[p] = static_cast<int32_t>(i);
+  return true;
+}
+
+// What the replay covers: the top-level calls and every call/callback below them.
+std::vector<uint8_t> MarkCovered(Plan* plan) {
+  std::vector<uint8_t> covered(plan->events.size(), 0);
+  std::vector<uint32_t> stack;
+  for (uint32_t t : plan->top) {
+    stack.push_back(t);
+    while (!stack.empty()) {
+      const uint32_t i = stack.back();
+      stack.pop_back();
+      if (plan->role[i] == Role::kIgnore) continue;
+      covered[i] = 1;
+      ++plan->covered;
+      for (int32_t c = plan->first_child[i]; c >= 0; c = plan->next_sibling[c]) {
+        stack.push_back(static_cast<uint32_t>(c));
+      }
+    }
+  }
+  plan->covered += plan->async_callbacks.size() + plan->dx6.size();
+  return covered;
+}
+
+}  // namespace
+
 bool BuildPlan(absl::Span<const Event> events, const format::TokenTable& handles,
                const format::TokenTable& contents, uint64_t until_seq, Plan* plan, BadInput* bad) {
   plan->events = events;
@@ -274,114 +490,15 @@ bool BuildPlan(absl::Span<const Event> events, const format::TokenTable& handles
   plan->thread.assign(n, 0);
   std::vector<int32_t> last_child(n, -1);
   absl::flat_hash_map<uint32_t, uint16_t> thread_of_tid;
-
-  plan->token_value.assign(handles.size(), 0);
-  for (uint64_t id = 1; id < handles.size(); ++id) {
-    const uint64_t v = ValueOfToken(handles.Token(id));
-    plan->token_value[id] = v;
-    if (v != 0) plan->id_of_value.emplace(v, id);
-    // A symbolic token ("res1") in pICObject is stored as its HandleTokenValue.
-    if (v == 0) plan->id_of_value.emplace(format::HandleTokenValue(handles.Token(id)), id);
-  }
+  IndexHandleTokens(handles, plan);
 
   for (size_t i = 0; i < n; ++i) {
     const Event& e = events[i];
-    if (e.seq == 0 || (i > 0 && e.seq <= events[i - 1].seq)) {
-      return Fail(bad, e,
-                  absl::StrFormat("calls are not in strictly increasing seq order (seq %d "
-                                  "after %d)",
-                                  e.seq, i > 0 ? events[i - 1].seq : 0));
-    }
     const CallMeta& m = CallMetaFor(e.call);
-    if (m.role == Role::kInvalid) {
-      return Fail(bad, e, absl::StrFormat("unknown call id %d", static_cast<int>(e.call)));
-    }
-    if (absl::Status s = format::ValidateArgs(e.call, e.args); !s.ok()) {
-      return Fail(bad, e, std::string(s.message()));
-    }
-    bool bad_handle = false;
-    uint64_t bad_id = 0;
-    for (const HandleField& h : m.handles) {
-      if (e.args[h.index] >= handles.size() && !bad_handle) {
-        bad_handle = true;
-        bad_id = e.args[h.index];
-      }
-    }
-    if (m.array_handles) {
-      ForEachField(*m.info, e.args, [&](const FieldInfo& f, size_t index, int array) {
-        if (array >= 0 && f.kind == FieldKind::kHandle && e.args[index] >= handles.size() &&
-            !bad_handle) {
-          bad_handle = true;
-          bad_id = e.args[index];
-        }
-      });
-    }
-    if (bad_handle) {
-      return Fail(bad, e, absl::StrFormat("handle id %d is not defined by the trace", bad_id));
-    }
-    if (i == 0 || e.tid != events[i - 1].tid) {
-      auto [it, inserted] =
-          thread_of_tid.emplace(e.tid, static_cast<uint16_t>(thread_of_tid.size()));
-      if (inserted) {
-        if (thread_of_tid.size() > 4096) return Fail(bad, e, "more than 4096 recorded threads");
-        plan->tids.push_back(e.tid);
-      }
-      plan->thread[i] = it->second;
-    } else {
-      plan->thread[i] = plan->thread[i - 1];
-    }
-
+    if (!CheckEvent(events, i, m, handles, bad)) return false;
+    if (!AssignThread(events, i, &thread_of_tid, plan, bad)) return false;
     Role role = m.role;
-    if (e.parent != 0) {
-      auto pit = std::lower_bound(events.begin(), events.begin() + i, e.parent,
-                                  [](const Event& a, uint64_t seq) { return a.seq < seq; });
-      if (pit == events.begin() + i || pit->seq != e.parent) {
-        return Fail(bad, e, absl::StrFormat("parent seq %d names no earlier call", e.parent));
-      }
-      const size_t p = static_cast<size_t>(pit - events.begin());
-      const Event& pe = events[p];
-      if (pe.tid != e.tid) {
-        return Fail(bad, e,
-                    absl::StrFormat("made inside seq %d of thread %d from thread %d", pe.seq,
-                                    pe.tid, e.tid));
-      }
-      if (pe.end != 0 && e.seq > pe.end) {
-        return Fail(bad, e,
-                    absl::StrFormat("made inside seq %d, which returned at %d", pe.seq, pe.end));
-      }
-      const Role parent_role = plan->role[p];
-      const format::Layer parent_layer = CallMetaFor(pe.call).layer;
-      if (role == Role::kDx6 || parent_role == Role::kDx6) {
-        // The DX6 runtime calls its driver from the top level, and the DX6 driver calls
-        // nothing back: a DX6-layer call nested in anything (or anything in it) mixes the
-        // D3D11 and DX6 layers in a way no runtime does.
-        return Fail(bad, e,
-                    absl::StrFormat("%s made inside seq %d (%s); DX6-layer calls are top-level "
-                                    "runtime calls and make no callbacks, so the D3D11 and DX6 "
-                                    "layers never nest",
-                                    m.info->name, pe.seq, format::GetCall(pe.call)->name));
-      }
-      if (parent_role == Role::kIgnore || role == Role::kIgnore) {
-        role = Role::kIgnore;
-      } else if (parent_role == Role::kIssue && role == Role::kIssue) {
-        return Fail(bad, e,
-                    absl::StrFormat("a DDI call made directly inside DDI call seq %d (%s); only "
-                                    "callbacks run inside a DDI call",
-                                    pe.seq, format::GetCall(pe.call)->name));
-      } else if (parent_role == Role::kCallback &&
-                 (role == Role::kCallback || parent_layer == format::Layer::kKernelCb)) {
-        return Fail(bad, e,
-                    absl::StrFormat("made inside callback seq %d (%s); only state-refresh DDI "
-                                    "calls run inside a core-layer callback",
-                                    pe.seq, format::GetCall(pe.call)->name));
-      }
-      if (last_child[p] < 0) {
-        plan->first_child[p] = static_cast<int32_t>(i);
-      } else {
-        plan->next_sibling[last_child[p]] = static_cast<int32_t>(i);
-      }
-      last_child[p] = static_cast<int32_t>(i);
-    }
+    if (e.parent != 0 && !LinkToParent(events, i, &role, &last_child, plan, bad)) return false;
     plan->role[i] = role;
     if (role != Role::kIgnore && m.info->ret == format::ReturnKind::kVoid && e.ret != 0) {
       return Fail(bad, e,
@@ -421,25 +538,8 @@ bool BuildPlan(absl::Span<const Event> events, const format::TokenTable& handles
       }
     }
   }
-
-  // What the replay covers: the top-level calls and every call/callback below them.
-  std::vector<uint8_t> covered(n, 0);
-  std::vector<uint32_t> stack;
-  for (uint32_t t : plan->top) {
-    stack.push_back(t);
-    while (!stack.empty()) {
-      const uint32_t i = stack.back();
-      stack.pop_back();
-      if (plan->role[i] == Role::kIgnore) continue;
-      covered[i] = 1;
-      ++plan->covered;
-      for (int32_t c = plan->first_child[i]; c >= 0; c = plan->next_sibling[c]) {
-        stack.push_back(static_cast<uint32_t>(c));
-      }
-    }
-  }
-  plan->covered += plan->async_callbacks.size() + plan->dx6.size();
-  return SimulateHandles(*plan, covered, bad) && SimulateDx6Handles(*plan, bad);
+  std::vector<uint8_t> covered = MarkCovered(plan);
+  return HandleSimulation(*plan).Run(covered, bad) && SimulateDx6Handles(*plan, bad);
 }
 
 }  // namespace cltrace::replay::internal

@@ -407,104 +407,123 @@ bool Session::Prepare(ThreadState* t, const Event& e, const CallMeta& m) {
   t->call = m.info;
   t->pointers.clear();
   t->ic_object = 0;
+  return EnsureHandles(e, m) && CreateHandle(e, m) && ResolvePointers(t, e, m);
+}
+
+bool Session::EnsureHandle(const Event& e, uint64_t id, HandleClass cls, const char* name) {
+  switch (cls) {
+    case HandleClass::kDriver:
+    case HandleClass::kAdapter:
+      if (slots_[id].raw.load(std::memory_order_acquire) == 0) {
+        FailInput(e, absl::StrCat("handle ", plan_.handles->Token(id), " (", name,
+                                  ") is used before any call created it"));
+        return false;
+      }
+      return true;
+    case HandleClass::kRuntime:
+      RuntimeHandle(id);
+      return true;
+    case HandleClass::kKernel:
+      KernelHandle(id);
+      return true;
+    case HandleClass::kOther:
+      return true;
+  }
+  return true;
+}
+
+bool Session::EnsureHandles(const Event& e, const CallMeta& m) {
   absl::Span<const FieldInfo> fields = format::Fields(*m.info);
-  auto ensure = [&](uint64_t id, HandleClass cls, const char* name) -> bool {
-    switch (cls) {
-      case HandleClass::kDriver:
-      case HandleClass::kAdapter:
-        if (slots_[id].raw.load(std::memory_order_acquire) == 0) {
-          FailInput(e, absl::StrCat("handle ", plan_.handles->Token(id), " (", name,
-                                    ") is used before any call created it"));
-          return false;
-        }
-        return true;
-      case HandleClass::kRuntime:
-        RuntimeHandle(id);
-        return true;
-      case HandleClass::kKernel:
-        KernelHandle(id);
-        return true;
-      case HandleClass::kOther:
-        return true;
-    }
-    return true;
-  };
   for (const HandleField& h : m.handles) {
     const uint64_t id = e.args[h.index];
     if (id == 0 || h.index == m.create_field) continue;
-    if (!ensure(id, h.cls, fields[h.index].name)) return false;
+    if (!EnsureHandle(e, id, h.cls, fields[h.index].name)) return false;
   }
   if (m.array_handles) {
     bool ok = true;
     ForEachField(*m.info, e.args, [&](const FieldInfo& f, size_t index, int array) {
       if (!ok || array < 0 || f.kind != FieldKind::kHandle || e.args[index] == 0) return;
-      ok = ensure(e.args[index], ClassOfHandleType(f.type_index), f.name);
+      ok = EnsureHandle(e, e.args[index], ClassOfHandleType(f.type_index), f.name);
     });
     if (!ok) return false;
   }
+  return true;
+}
 
-  // A created handle gets fresh memory of the size the driver asked for.
-  if (m.create_field >= 0 && e.args[m.create_field] != 0) {
-    const uint64_t id = e.args[m.create_field];
-    const uint64_t dev = e.args[0];
-    const bool dc_table = m.layer == format::Layer::kDevice && dev < slot_count_ &&
-                          slots_[dev].deferred.load(std::memory_order_acquire);
-    int64_t size = -1;
-    if (dc_table && m.rt_field >= 0) {
-      const uint64_t ic = e.args[m.rt_field];
-      {
-        std::lock_guard<std::mutex> lock(memory_mu_);
-        auto it = local_size_.find(ic);
-        if (it != local_size_.end()) size = it->second;
-      }
-      if (size < 0) {
-        FailInput(e, absl::StrCat("context-local open of ", plan_.handles->Token(ic),
-                                  ": no CalcDeferredContextHandleSize was answered for it"));
-        return false;
-      }
-    } else {
-      int64_t& pending = pending_size_[plan_.thread[IndexOf(&e)]];
-      size = pending;
-      pending = -1;
-      if (size < 0) {
-        FailInput(
-            e, absl::StrCat("creates ", plan_.handles->Token(id), " (", fields[m.create_field].name,
-                            ") but no CalcPrivate*Size was answered before it on thread ", e.tid));
-        return false;
-      }
+int64_t Session::CreatedHandleSize(const Event& e, const CallMeta& m) {
+  const uint64_t dev = e.args[0];
+  const bool dc_table = m.layer == format::Layer::kDevice && dev < slot_count_ &&
+                        slots_[dev].deferred.load(std::memory_order_acquire);
+  int64_t size = -1;
+  if (dc_table && m.rt_field >= 0) {
+    const uint64_t ic = e.args[m.rt_field];
+    {
+      std::lock_guard<std::mutex> lock(memory_mu_);
+      auto it = local_size_.find(ic);
+      if (it != local_size_.end()) size = it->second;
     }
-    if (static_cast<uint64_t>(size) > kMaxHandleBytes) {
-      Fatal(e, absl::StrCat("handle memory of at most ", kMaxHandleBytes, " bytes"),
-            absl::StrCat("the driver asked for ", size, " bytes"));
-      return false;
+    if (size < 0) {
+      FailInput(e, absl::StrCat("context-local open of ", plan_.handles->Token(ic),
+                                ": no CalcDeferredContextHandleSize was answered for it"));
     }
-    if (AllocateHandle(id, static_cast<size_t>(size)) == nullptr) {
-      Fatal(e, absl::StrCat(size, " bytes of handle memory"), "out of memory");
-      return false;
-    }
-    Slot& s = slots_[id];
-    if (e.call == CallId::kCreateDevice) {
-      auto tables = std::make_unique<DeviceTables>();
-      s.table.store(&tables->funcs, std::memory_order_release);
-      s.dxgi.store(&tables->dxgi, std::memory_order_release);
-      s.deferred.store(false, std::memory_order_release);
-      std::lock_guard<std::mutex> lock(tables_mu_);
-      devices_.push_back(std::move(tables));
-    } else if (e.call == CallId::kCreateDeferredContext) {
-      auto table = std::make_unique<D3D11DDI_DEVICEFUNCS>();
-      std::memset(table.get(), 0, sizeof(D3D11DDI_DEVICEFUNCS));
-      s.table.store(table.get(), std::memory_order_release);
-      s.dxgi.store(nullptr, std::memory_order_release);
-      s.deferred.store(true, std::memory_order_release);
-      std::lock_guard<std::mutex> lock(tables_mu_);
-      dc_tables_.push_back(std::move(table));
-    } else {
-      s.table.store(nullptr, std::memory_order_release);
-      s.dxgi.store(nullptr, std::memory_order_release);
-      s.deferred.store(false, std::memory_order_release);
-    }
+    return size;
   }
+  int64_t& pending = pending_size_[plan_.thread[IndexOf(&e)]];
+  size = pending;
+  pending = -1;
+  if (size < 0) {
+    const uint64_t id = e.args[m.create_field];
+    FailInput(e,
+              absl::StrCat("creates ", plan_.handles->Token(id), " (",
+                           format::Fields(*m.info)[m.create_field].name,
+                           ") but no CalcPrivate*Size was answered before it on thread ", e.tid));
+  }
+  return size;
+}
 
+void Session::InstallTables(CallId call, Slot& s) {
+  if (call == CallId::kCreateDevice) {
+    auto tables = std::make_unique<DeviceTables>();
+    s.table.store(&tables->funcs, std::memory_order_release);
+    s.dxgi.store(&tables->dxgi, std::memory_order_release);
+    s.deferred.store(false, std::memory_order_release);
+    std::lock_guard<std::mutex> lock(tables_mu_);
+    devices_.push_back(std::move(tables));
+  } else if (call == CallId::kCreateDeferredContext) {
+    auto table = std::make_unique<D3D11DDI_DEVICEFUNCS>();
+    std::memset(table.get(), 0, sizeof(D3D11DDI_DEVICEFUNCS));
+    s.table.store(table.get(), std::memory_order_release);
+    s.dxgi.store(nullptr, std::memory_order_release);
+    s.deferred.store(true, std::memory_order_release);
+    std::lock_guard<std::mutex> lock(tables_mu_);
+    dc_tables_.push_back(std::move(table));
+  } else {
+    s.table.store(nullptr, std::memory_order_release);
+    s.dxgi.store(nullptr, std::memory_order_release);
+    s.deferred.store(false, std::memory_order_release);
+  }
+}
+
+bool Session::CreateHandle(const Event& e, const CallMeta& m) {
+  // A created handle gets fresh memory of the size the driver asked for.
+  if (m.create_field < 0 || e.args[m.create_field] == 0) return true;
+  const uint64_t id = e.args[m.create_field];
+  const int64_t size = CreatedHandleSize(e, m);
+  if (size < 0) return false;
+  if (static_cast<uint64_t>(size) > kMaxHandleBytes) {
+    Fatal(e, absl::StrCat("handle memory of at most ", kMaxHandleBytes, " bytes"),
+          absl::StrCat("the driver asked for ", size, " bytes"));
+    return false;
+  }
+  if (AllocateHandle(id, static_cast<size_t>(size)) == nullptr) {
+    Fatal(e, absl::StrCat(size, " bytes of handle memory"), "out of memory");
+    return false;
+  }
+  InstallTables(e.call, slots_[id]);
+  return true;
+}
+
+bool Session::ResolvePointers(ThreadState* t, const Event& e, const CallMeta& m) {
   // Pointer arguments: never a recorded address.
   for (const PointerField& p : m.pointers) {
     const uint64_t v = e.args[p.index];

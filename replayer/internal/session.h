@@ -162,7 +162,16 @@ class Session {
   // Top-level call k of the plan (skipped when the replay is stopping).
   void IssueTop(ThreadState* t, size_t k);
   void Issue(ThreadState* t, uint32_t index);
+  // Before a call: its handles exist (runtime and kernel ones are made on first use), a created
+  // handle gets its memory, pointer arguments point at replay memory. False: stopped.
   bool Prepare(ThreadState* t, const format::Event& e, const CallMeta& m);
+  bool EnsureHandle(const format::Event& e, uint64_t id, HandleClass cls, const char* name);
+  bool EnsureHandles(const format::Event& e, const CallMeta& m);
+  // The size the driver asked for the handle the call creates; -1 (reported) when none was.
+  int64_t CreatedHandleSize(const format::Event& e, const CallMeta& m);
+  void InstallTables(format::CallId call, Slot& s);
+  bool CreateHandle(const format::Event& e, const CallMeta& m);
+  bool ResolvePointers(ThreadState* t, const format::Event& e, const CallMeta& m);
   absl::StatusOr<int64_t> InvokeGetCaps(ThreadState* t, void* pfn, const format::Event& e);
   void AfterCall(const format::Event& e, const CallMeta& m, int64_t ret, uint64_t ic_object);
   // Content (replayer/internal/content.h). An upload's source: a copy of its content in the

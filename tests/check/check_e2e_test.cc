@@ -43,6 +43,11 @@ class CheckE2eTest : public ::cltrace::testing::CommandTest {
     EXPECT_TRUE(::cltrace::testing::MatchesGolden(
         absl::StrCat(CLTRACE_SOURCE_DIR, "/tests/check/golden/", name), actual));
   }
+  // Records `scenario` with planted bug or misuse `rule` (*trace, the workload's output *wl):
+  // the workload reports it live, and check --rules `rule` (*check) finds it (exit 1, the first
+  // line one of its findings).
+  void RecordAndCheck(const char* scenario, const char* rule, std::string* trace, Result* wl,
+                      Result* check);
 };
 
 TEST_F(CheckE2eTest, LegalTraceIsClean) {
@@ -102,6 +107,15 @@ std::string Record(CheckE2eTest* t, const std::string& dir, const std::string& s
   workload->exit = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   workload->out = ReadFile(out);
   return trace;
+}
+
+void CheckE2eTest::RecordAndCheck(const char* scenario, const char* rule, std::string* trace,
+                                  Result* wl, Result* check) {
+  *trace = Record(this, dir_, scenario, rule, wl);
+  ASSERT_THAT(wl->out, HasSubstr(absl::StrCat(rule, " "))) << "the workload itself missed it";
+  *check = Cltrace(absl::StrCat("check ", *trace, " --rules ", rule));
+  EXPECT_EQ(check->exit, 1) << check->out << check->err;
+  EXPECT_THAT(check->out, ::testing::StartsWith(absl::StrCat(rule, " seq="))) << check->out;
 }
 
 TEST_F(CheckE2eTest, RecordedSmallClWorkloadIsClean) {
@@ -183,12 +197,9 @@ TEST_F(CheckE2eTest, RecordedPlantedBugsAreDetectedAtTheirTraceSeq) {
         Case{"smallcl", "R67", false}, Case{"smallcl", "R70", true}, Case{"scene", "R52", true},
         Case{"scene", "R61", true}, Case{"present", "R75", true}}) {
     SCOPED_TRACE(c.rule);
-    Result wl;
-    std::string trace = Record(this, dir_, c.scenario, c.rule, &wl);
-    ASSERT_THAT(wl.out, HasSubstr(absl::StrCat(c.rule, " "))) << "the workload itself missed it";
-    Result r = Cltrace("check " + trace + " --rules " + c.rule);
-    EXPECT_EQ(r.exit, 1) << r.out << r.err;
-    EXPECT_THAT(r.out, ::testing::StartsWith(absl::StrCat(c.rule, " seq="))) << r.out;
+    Result wl, r;
+    std::string trace;
+    ASSERT_NO_FATAL_FAILURE(RecordAndCheck(c.scenario, c.rule, &trace, &wl, &r));
     const auto live = RuleSeqs(wl.out, c.rule);
     const auto judged = RuleSeqs(r.out, c.rule);
     ASSERT_FALSE(live.empty()) << wl.out;
@@ -221,12 +232,9 @@ TEST_F(CheckE2eTest, RecordedPlantedBugsSeenThroughNotesAndKernelCalls) {
   };
   for (const Case& c : {Case{"smallcl", "R5"}, Case{"smallcl", "R74"}, Case{"scene", "R68"}}) {
     SCOPED_TRACE(c.rule);
-    Result wl;
-    std::string trace = Record(this, dir_, c.scenario, c.rule, &wl);
-    ASSERT_THAT(wl.out, HasSubstr(absl::StrCat(c.rule, " "))) << "the workload itself missed it";
-    Result r = Cltrace("check " + trace + " --rules " + c.rule);
-    EXPECT_EQ(r.exit, 1) << r.out << r.err;
-    EXPECT_THAT(r.out, ::testing::StartsWith(absl::StrCat(c.rule, " seq="))) << r.out;
+    Result wl, r;
+    std::string trace;
+    ASSERT_NO_FATAL_FAILURE(RecordAndCheck(c.scenario, c.rule, &trace, &wl, &r));
     // The same scenario without the bug is clean under that rule.
     Result clean_wl;
     std::string clean = Record(this, dir_, c.scenario, "", &clean_wl);

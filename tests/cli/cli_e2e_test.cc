@@ -27,6 +27,7 @@
 #include "format/trace_reader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/command_test.h"
 #include "tests/testing/golden.h"
 
 namespace cltrace {
@@ -34,13 +35,6 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 void WriteFile(const std::string& path, const std::string& content) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
@@ -51,10 +45,8 @@ bool Exists(const std::string& path) {
   return stat(path.c_str(), &st) == 0;
 }
 
-struct Result {
-  int exit = -1;
-  std::string out, err;
-};
+using ::cltrace::testing::ReadFile;
+using Result = ::cltrace::testing::CommandResult;
 
 class CliE2eTest : public ::testing::Test {
  protected:

@@ -50,26 +50,26 @@ class RecordE2eTest : public ::cltrace::testing::CommandTest {
   std::string Trace(const std::string& name) { return dir_ + "/" + name; }
 };
 
-// The `calls: N` line of the runtime-model program.
-uint64_t CallsLine(const std::string& out) {
+// The number the first match of `re` (one group of digits) captures in `text`; 0 if none.
+uint64_t CapturedNumber(const std::string& text, const std::regex& re) {
   std::smatch m;
-  static const std::regex re("calls: ([0-9]+)");
   uint64_t n = 0;
-  if (std::regex_search(out, m, re)) {
+  if (std::regex_search(text, m, re)) {
     EXPECT_TRUE(absl::SimpleAtoi(m[1].str(), &n));
   }
   return n;
 }
 
+// The `calls: N` line of the runtime-model program.
+uint64_t CallsLine(const std::string& out) {
+  static const std::regex re("calls: ([0-9]+)");
+  return CapturedNumber(out, re);
+}
+
 // The OpenAdapter10_2 calls `cltrace record` reports beside the recorded calls.
 uint64_t AdapterOpens(const std::string& err) {
-  std::smatch m;
   static const std::regex re("\\+([0-9]+) OpenAdapter10_2");
-  uint64_t n = 0;
-  if (std::regex_search(err, m, re)) {
-    EXPECT_TRUE(absl::SimpleAtoi(m[1].str(), &n));
-  }
-  return n;
+  return CapturedNumber(err, re);
 }
 
 // Every position used once; per thread, calls in increasing order that nest like a stack
@@ -241,9 +241,22 @@ TEST_F(RecordE2eTest, UsageErrors) {
   EXPECT_TRUE(absl::StrContains(r.err, "cannot run")) << r.err;
 }
 
-void ExpectCrashTraceAfterTheWork(RecordE2eTest* test, const std::string& how, int sig) {
-  const std::string trace = test->Trace(how + ".cltrace");
-  Result r = test->Record(trace, absl::StrCat(CLTRACE_CRASH_APP_BIN, " after ", how));
+// How the crash app dies (its argument) and the signal that kills it.
+struct SignalCase {
+  const char* how;
+  int sig;
+};
+
+std::string SignalName(const ::testing::TestParamInfo<SignalCase>& info) { return info.param.how; }
+
+class CrashAfterTheWorkTest : public RecordE2eTest,
+                              public ::testing::WithParamInterface<SignalCase> {};
+
+TEST_P(CrashAfterTheWorkTest, LeavesEveryCall) {
+  const std::string how = GetParam().how;
+  const int sig = GetParam().sig;
+  const std::string trace = Trace(how + ".cltrace");
+  Result r = Record(trace, absl::StrCat(CLTRACE_CRASH_APP_BIN, " after ", how));
   EXPECT_EQ(r.exit, 128 + sig) << r.err;
   EXPECT_TRUE(absl::StrContains(r.err, "killed by signal")) << r.err;
   const uint64_t calls = CallsLine(r.out);
@@ -253,29 +266,30 @@ void ExpectCrashTraceAfterTheWork(RecordE2eTest* test, const std::string& how, i
   // The crash happened between calls: every call is there, complete.
   EXPECT_EQ(t->events.size(), calls);
   ExpectWellFormed(t->events, false);
-  Result info = test->Run(absl::StrCat(CLTRACE_BIN, " info ", trace));
+  Result info = Run(absl::StrCat(CLTRACE_BIN, " info ", trace));
   EXPECT_EQ(info.exit, 0) << info.err;
   EXPECT_TRUE(absl::StrContains(info.out, absl::StrCat("calls           ", t->events.size())))
       << info.out;
 }
 
-TEST_F(RecordE2eTest, SegfaultAfterTheWorkLeavesEveryCall) {
-  ExpectCrashTraceAfterTheWork(this, "segv", SIGSEGV);
-}
-
-TEST_F(RecordE2eTest, AbortAfterTheWorkLeavesEveryCall) {
-  ExpectCrashTraceAfterTheWork(this, "abort", SIGABRT);
-}
+INSTANTIATE_TEST_SUITE_P(Signals, CrashAfterTheWorkTest,
+                         ::testing::Values(SignalCase{"segv", SIGSEGV},
+                                           SignalCase{"abort", SIGABRT}),
+                         SignalName);
 
 // A fatal signal sent to the recorder's own background thread (tgkill on the thread named
 // cltrace-record) once the work is done: that thread cannot wait for itself, yet every call
 // must be in the trace, as for a signal on an application thread. --flush-ms 0: nothing but
 // full chunks is written before the signal.
-void ExpectSignalOnRecorderThreadLeavesEveryCall(RecordE2eTest* test, const std::string& how,
-                                                 int sig) {
-  const std::string trace = test->Trace(how + "_recorder.cltrace");
-  Result r = test->Run(absl::StrCat(CLTRACE_BIN, " record --flush-ms 0 -o ", trace, " -- ",
-                                    CLTRACE_CRASH_APP_BIN, " recorder ", how));
+class SignalOnTheRecorderThreadTest : public RecordE2eTest,
+                                      public ::testing::WithParamInterface<SignalCase> {};
+
+TEST_P(SignalOnTheRecorderThreadTest, LeavesEveryCall) {
+  const std::string how = GetParam().how;
+  const int sig = GetParam().sig;
+  const std::string trace = Trace(how + "_recorder.cltrace");
+  Result r = Run(absl::StrCat(CLTRACE_BIN, " record --flush-ms 0 -o ", trace, " -- ",
+                              CLTRACE_CRASH_APP_BIN, " recorder ", how));
   EXPECT_EQ(r.exit, 128 + sig) << r.err;
   const uint64_t calls = CallsLine(r.out);
   ASSERT_GT(calls, 0u) << r.out << r.err;
@@ -285,23 +299,20 @@ void ExpectSignalOnRecorderThreadLeavesEveryCall(RecordE2eTest* test, const std:
   ExpectWellFormed(t->events, /*allow_incomplete=*/false);
 }
 
-TEST_F(RecordE2eTest, SegvSentToTheRecorderThreadLeavesEveryCall) {
-  ExpectSignalOnRecorderThreadLeavesEveryCall(this, "segv", SIGSEGV);
-}
+INSTANTIATE_TEST_SUITE_P(Signals, SignalOnTheRecorderThreadTest,
+                         ::testing::Values(SignalCase{"segv", SIGSEGV},
+                                           SignalCase{"abort", SIGABRT}, SignalCase{"bus", SIGBUS}),
+                         SignalName);
 
-TEST_F(RecordE2eTest, AbortSentToTheRecorderThreadLeavesEveryCall) {
-  ExpectSignalOnRecorderThreadLeavesEveryCall(this, "abort", SIGABRT);
-}
+class CrashMidRunTest : public RecordE2eTest, public ::testing::WithParamInterface<SignalCase> {};
 
-TEST_F(RecordE2eTest, BusErrorSentToTheRecorderThreadLeavesEveryCall) {
-  ExpectSignalOnRecorderThreadLeavesEveryCall(this, "bus", SIGBUS);
-}
-
-void ExpectCrashTraceMidRun(RecordE2eTest* test, const std::string& how, int sig) {
-  const std::string trace = test->Trace(how + "_mid.cltrace");
-  Result r = test->Record(trace, absl::StrCat(CLTRACE_CRASH_APP_BIN, " during ", how));
+TEST_P(CrashMidRunTest, LeavesAReadableTrace) {
+  const std::string how = GetParam().how;
+  const int sig = GetParam().sig;
+  const std::string trace = Trace(how + "_mid.cltrace");
+  Result r = Record(trace, absl::StrCat(CLTRACE_CRASH_APP_BIN, " during ", how));
   EXPECT_EQ(r.exit, 128 + sig) << r.err;
-  Result info = test->Run(absl::StrCat(CLTRACE_BIN, " info ", trace));
+  Result info = Run(absl::StrCat(CLTRACE_BIN, " info ", trace));
   EXPECT_EQ(info.exit, 0) << info.out << info.err;
   absl::StatusOr<format::LoadedTrace> t = format::ReadAllSorted(trace);
   ASSERT_TRUE(t.ok()) << t.status();
@@ -311,13 +322,10 @@ void ExpectCrashTraceMidRun(RecordE2eTest* test, const std::string& how, int sig
   ExpectWellFormed(t->events, /*allow_incomplete=*/true);
 }
 
-TEST_F(RecordE2eTest, SegfaultMidRunLeavesAReadableTrace) {
-  ExpectCrashTraceMidRun(this, "segv", SIGSEGV);
-}
-
-TEST_F(RecordE2eTest, AbortMidRunLeavesAReadableTrace) {
-  ExpectCrashTraceMidRun(this, "abort", SIGABRT);
-}
+INSTANTIATE_TEST_SUITE_P(Signals, CrashMidRunTest,
+                         ::testing::Values(SignalCase{"segv", SIGSEGV},
+                                           SignalCase{"abort", SIGABRT}),
+                         SignalName);
 
 TEST_F(RecordE2eTest, FullDiskDoesNotStopTheProgram) {
   // /dev/full: the very first write (the file header) fails with ENOSPC: no trace could be

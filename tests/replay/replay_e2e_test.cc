@@ -164,6 +164,11 @@ class WorkloadReplayTest : public ReplayE2eTest {
     EXPECT_EQ(r.exit, expected_exit) << r.out << r.err;
     return trace;
   }
+  // How many lines of `cltrace dump TRACE` contain `text`.
+  int DumpLinesWith(const std::string& trace, const std::string& text) {
+    Result r = Run(absl::StrCat(CLTRACE_BIN, " dump ", trace, " | grep -c '", text, "'"));
+    return std::atoi(r.out.c_str());
+  }
 };
 
 TEST_F(WorkloadReplayTest, SmallClReplaysIdenticallyAndDeterministically) {
@@ -241,12 +246,18 @@ TEST_F(WorkloadReplayTest, InjectedOutOfMemoryShowsTheDriversReaction) {
 // the count of kernel-layer events in the trace.
 class KernelModelReplayTest : public WorkloadReplayTest {
  public:
-  int KernelLayerEvents(const std::string& trace) {
-    Result r = Run(absl::StrCat(CLTRACE_BIN, " dump ", trace, " | grep -c ' Dxgk'"));
-    return std::atoi(r.out.c_str());
-  }
+  int KernelLayerEvents(const std::string& trace) { return DumpLinesWith(trace, " Dxgk"); }
   static std::string ComparedLine(int n) {
     return absl::StrCat("kernel model: ", n, " kernel-layer calls compared, ");
+  }
+  // A replay with `args` that is identical, the kernel model having compared all `n`
+  // kernel-layer calls of the recording.
+  Result IdenticalReplay(const std::string& args, int n) {
+    Result r = Replay(args);
+    EXPECT_EQ(r.exit, 0) << r.out << r.err;
+    EXPECT_THAT(r.out, StartsWith("replay: identical ("));
+    EXPECT_THAT(r.out, HasSubstr(ComparedLine(n)));
+    return r;
   }
 };
 
@@ -256,10 +267,8 @@ TEST_F(KernelModelReplayTest, PresentFramesReproduceTheRecordedKernelLayer) {
   ASSERT_GT(n, 50);
   std::vector<std::string> reports;
   for (const char* mode : {"single", "recorded", "single", "recorded"}) {
-    Result r = Replay(absl::StrCat("--kernel model --digest --threads ", mode, " ", trace));
-    EXPECT_EQ(r.exit, 0) << r.out << r.err;
-    EXPECT_THAT(r.out, StartsWith("replay: identical ("));
-    EXPECT_THAT(r.out, HasSubstr(ComparedLine(n)));
+    Result r =
+        IdenticalReplay(absl::StrCat("--kernel model --digest --threads ", mode, " ", trace), n);
     // A GPU content digest after every Flush and Present, the same on every replay.
     EXPECT_THAT(r.out, HasSubstr("\nkernel model: after PresentDXGI seq "));
     EXPECT_THAT(r.out, HasSubstr("\nkernel model: after Flush seq "));
@@ -314,10 +323,8 @@ TEST_F(KernelModelReplayTest, ConcurrentKernelCallsReplayInTheRecordedKernelOrde
   ASSERT_GT(n, 300);
   std::string first;
   for (int i = 0; i < 3; ++i) {
-    Result r = Replay(absl::StrCat("--kernel model --digest --threads recorded ", trace));
-    EXPECT_EQ(r.exit, 0) << r.out << r.err;
-    EXPECT_THAT(r.out, StartsWith("replay: identical ("));
-    EXPECT_THAT(r.out, HasSubstr(ComparedLine(n)));
+    Result r =
+        IdenticalReplay(absl::StrCat("--kernel model --digest --threads recorded ", trace), n);
     // The GPU content after each Flush is the same whatever the replay threads' timing.
     if (first.empty()) first = r.out;
     EXPECT_EQ(r.out, first);
@@ -381,10 +388,7 @@ TEST_F(KernelModelReplayTest, AKernelThunkTheTraceDoesNotPlaceIsPlacedWhereTheKe
   const int n = KernelLayerEvents(trace);
   std::string first;
   for (int i = 0; i < 2; ++i) {
-    Result r = Replay(absl::StrCat("--kernel model --threads recorded ", trace));
-    EXPECT_EQ(r.exit, 0) << r.out << r.err;
-    EXPECT_THAT(r.out, StartsWith("replay: identical ("));
-    EXPECT_THAT(r.out, HasSubstr(ComparedLine(n)));
+    Result r = IdenticalReplay(absl::StrCat("--kernel model --threads recorded ", trace), n);
     if (first.empty()) first = r.out;
     EXPECT_EQ(r.out, first);
   }
@@ -432,8 +436,7 @@ TEST_F(KernelModelReplayTest, TheModelReportsTheDriversKernelViolationsOnEveryRe
 class FenceDigestReplayTest : public KernelModelReplayTest {
  public:
   int FenceDigestEvents(const std::string& trace) {
-    Result r = Run(absl::StrCat(CLTRACE_BIN, " dump ", trace, " | grep -c ' GpuFenceRetired('"));
-    return std::atoi(r.out.c_str());
+    return DumpLinesWith(trace, " GpuFenceRetired(");
   }
   static std::string FenceDigestsLine(int n) {
     return absl::StrCat(", fence digests: ", n, " compared\n");

@@ -12,18 +12,12 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/command_test.h"
 
 namespace cltrace::testing {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 class GoldenHelperTest : public ::testing::Test {
  protected:
@@ -65,7 +59,7 @@ TEST_F(GoldenHelperTest, DifferenceFailsNamingTheFirstDifferingLine) {
   EXPECT_THAT(r.message(), HasSubstr(path_ + ":2 differs"));
   EXPECT_THAT(r.message(), HasSubstr("golden: two"));
   EXPECT_THAT(r.message(), HasSubstr("actual: TWO"));
-  EXPECT_EQ(Slurp(path_), "one\ntwo\nthree\n");
+  EXPECT_EQ(ReadFile(path_), "one\ntwo\nthree\n");
 }
 
 TEST_F(GoldenHelperTest, MissingFinalNewlineIsADifference) {
@@ -93,7 +87,7 @@ TEST_F(GoldenHelperTest, AnyValueOtherThanOneCompares) {
     ::testing::AssertionResult r = MatchesGolden(path_, "changed\n");
     EXPECT_FALSE(r);
     EXPECT_THAT(r.message(), HasSubstr("only 1 rewrites"));
-    EXPECT_EQ(Slurp(path_), "one\ntwo\nthree\n") << "the golden was rewritten";
+    EXPECT_EQ(ReadFile(path_), "one\ntwo\nthree\n") << "the golden was rewritten";
   }
 }
 
@@ -101,7 +95,7 @@ TEST_F(GoldenHelperTest, OneRewritesTheFile) {
   SetUpdate("1");
   EXPECT_TRUE(UpdateGoldenRequested());
   EXPECT_TRUE(MatchesGolden(path_, "new\ntext\n"));
-  EXPECT_EQ(Slurp(path_), "new\ntext\n");
+  EXPECT_EQ(ReadFile(path_), "new\ntext\n");
   SetUpdate(nullptr);
   EXPECT_TRUE(MatchesGolden(path_, "new\ntext\n"));
 }
@@ -114,7 +108,7 @@ TEST_F(GoldenHelperTest, MissingGoldenFailsUnlessUpdating) {
   EXPECT_THAT(r.message(), HasSubstr("missing golden " + missing));
   SetUpdate("1");
   EXPECT_TRUE(MatchesGolden(missing, "x\n"));
-  EXPECT_EQ(Slurp(missing), "x\n");
+  EXPECT_EQ(ReadFile(missing), "x\n");
   unlink(missing.c_str());
 }
 

@@ -187,6 +187,11 @@ struct Dxgkrnl::Impl {
   // for one to retire when the pool is at its limit.
   DmaBuf* GetDmaBuffer(KContext* c, uint32_t min_bytes);
   HRESULT Render(KDevice* d, D3DDDICB_RENDER* p);
+  // The KMD's allocation-list entry for `a` (its segment and address now).
+  DXGK_ALLOCATIONLIST KernelListEntry(const KAllocation* a, bool write);
+  // Queues what the KMD wrote into `b` (up to dma_end and patches_end) as a packet of `c`.
+  void QueueDmaPacket(KContext* c, DmaBuf* b, const void* dma_end, const void* patches_end,
+                      std::vector<DXGK_ALLOCATIONLIST> kl, std::vector<uint32_t> ids, bool present);
   HRESULT BuildDma(KContext* c, const uint32_t* cmd, UINT length,
                    const UserAllocationListEntry* alist, UINT nalloc,
                    const D3DDDI_PATCHLOCATIONLIST* plist, UINT npatch);
@@ -213,6 +218,9 @@ struct Dxgkrnl::Impl {
   // sets `faulted` if it can never run (the caller retires it).
   bool SubmitPortion(uint32_t node, Packet* pk, bool* faulted);
   void BuildPaging(uint32_t node, const std::vector<internal::PagingOp>& ops);
+  // DxgkDdiSubmitCommand of bytes [start, end) of `b` on `node` (context {}: a paging buffer).
+  void SubmitToKmd(decltype(DXGKARG_SUBMITCOMMAND::hContext) context, const DmaBuf& b, UINT start,
+                   UINT end, uint32_t fence, UINT flags, uint32_t node);
   DmaBuf* GetPagingBuffer();
   void RetirePacket(Packet* pk);
   void Retire();
