@@ -12,7 +12,7 @@
 #include <cstdint>
 
 #include "absl/strings/string_view.h"
-#include "format/call_ids.h"
+#include "ddi/call_ids.h"
 
 namespace cltrace::check {
 

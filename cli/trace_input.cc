@@ -2,7 +2,7 @@
 
 #include <sys/stat.h>
 
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 
 namespace cltrace::cli {
 

@@ -4,7 +4,7 @@
 #include <map>
 
 #include "cltrace_version.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 
 namespace cltrace::cli {
 namespace {

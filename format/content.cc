@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 
 namespace cltrace::format {
 namespace {

@@ -30,7 +30,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "format/call_ids.h"
+#include "ddi/call_ids.h"
 
 namespace cltrace::format {
 

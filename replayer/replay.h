@@ -101,7 +101,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "format/call_ids.h"
+#include "ddi/call_ids.h"
 #include "format/event.h"
 
 namespace cltrace::replay {

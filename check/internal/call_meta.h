@@ -1,5 +1,5 @@
 // What the analysis needs to know about each catalog call, precomputed once per CallId from
-// format/catalog.h (field indexes looked up by NAME, the role of each call decided from its
+// ddi/catalog.h (field indexes looked up by NAME, the role of each call decided from its
 // name, layer and handle types). Calls the catalog does not (yet) have simply keep Op::kOther,
 // so rules about them stay silent instead of failing the build.
 //
@@ -13,9 +13,9 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/string_view.h"
-#include "format/call_ids.h"
-#include "format/catalog.h"
-#include "format/catalog_types.h"
+#include "ddi/call_ids.h"
+#include "ddi/catalog.h"
+#include "ddi/catalog_types.h"
 
 namespace cltrace::check::internal {
 

@@ -24,9 +24,9 @@
 #include <cstdint>
 #include <string>
 
-#include "format/call_ids.h"
+#include "ddi/call_ids.h"
+#include "ddi/ddi_abi.h"
 #include "format/content.h"
-#include "format/ddi_abi.h"
 
 namespace cltrace::recorder::internal {
 

@@ -1,4 +1,4 @@
-// What the replayer needs to know about each catalog call, computed once from format/catalog.h
+// What the replayer needs to know about each catalog call, computed once from ddi/catalog.h
 // and format/call_traits.h: who makes the call (the runtime side, which the replayer re-issues,
 // or the driver, whose callbacks the replayer observes), where its function pointer sits in its
 // table, which of its fields are handles of which class, which handle it creates or destroys,
@@ -13,9 +13,9 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/types/span.h"
-#include "format/call_ids.h"
-#include "format/catalog.h"
-#include "format/catalog_types.h"
+#include "ddi/call_ids.h"
+#include "ddi/catalog.h"
+#include "ddi/catalog_types.h"
 #include "format/content.h"
 
 namespace cltrace::replay::internal {

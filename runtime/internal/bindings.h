@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 #include "runtime/runtime.h"
 
 namespace cltrace::runtime::internal {

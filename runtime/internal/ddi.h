@@ -22,7 +22,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 #include "runtime/transcript.h"
 
 namespace cltrace::runtime::internal {
