@@ -97,7 +97,7 @@ std::string CallLine(const Catalog& c, const Fn& f) {
          ", Layer::" + LayerEnumerator(tab) + ", Domain::" + DomainEnumerator(tab, f) +
          ", ReturnKind::" + ReturnEnumerator(c, f) + ", " + (f.ic ? "true" : "false") + ", " +
          (f.dc ? "true" : "false") + ", " + std::to_string(f.dc_rule) + ", CallId::k" +
-         (f.group.empty() ? f.name : f.group) + "},  // " + f.name + "\n";
+         (f.group.empty() ? f.name : f.group) + ", \"" + f.name + "\"},\n";
 }
 
 // `struct Name { static constexpr int16_t field = i; ... };` for the fixed fields of a call
