@@ -1,10 +1,8 @@
 #include "format/content.h"
 
 #include <cstring>
-#include <vector>
 
 #include "absl/strings/str_format.h"
-#include "absl/strings/string_view.h"
 #include "ddi/catalog.h"
 
 namespace cltrace::format {
@@ -12,19 +10,6 @@ namespace {
 
 constexpr uint32_t kBuffer = 1;     // D3D10DDIRESOURCE_BUFFER
 constexpr uint32_t kTexture3D = 4;  // D3D10DDIRESOURCE_TEXTURE3D
-
-std::vector<ContentRole> BuildRoles() {
-  std::vector<ContentRole> roles(kCallIdCount, ContentRole::kNone);
-  for (int i = 1; i < kCallIdCount; ++i) {
-    const CallInfo* ci = GetCall(static_cast<uint32_t>(i));
-    if (ci == nullptr || ci->pfn_typedef == nullptr) continue;
-    const absl::string_view t = ci->pfn_typedef;
-    if (t == "PFND3D10DDI_RESOURCEUPDATESUBRESOURCEUP") roles[i] = ContentRole::kUploadSource;
-    if (t == "PFND3D10DDI_RESOURCEMAP") roles[i] = ContentRole::kMap;
-    if (t == "PFND3D10DDI_RESOURCEUNMAP") roles[i] = ContentRole::kUnmap;
-  }
-  return roles;
-}
 
 uint32_t MipSize(uint32_t size, uint32_t mip) {
   const uint32_t s = mip >= 32 ? 0 : size >> mip;
@@ -48,12 +33,6 @@ absl::StatusOr<uint32_t> MipOf(const ResourceShape& s, uint32_t subresource) {
 }
 
 }  // namespace
-
-ContentRole ContentRoleOf(CallId call) {
-  static const std::vector<ContentRole>* roles = new std::vector<ContentRole>(BuildRoles());
-  const size_t i = static_cast<size_t>(call);
-  return i < roles->size() ? (*roles)[i] : ContentRole::kNone;
-}
 
 std::optional<ResourceShape> ShapeOfCreate(CallId call, absl::Span<const uint64_t> args) {
   const CallInfo* ci = GetCall(call);

@@ -2,15 +2,14 @@
 // application's memory that content is: the one definition the recorder (which copies the
 // bytes) and the replayer (which hands them to the driver again) share.
 //
-// Roles come from the catalog's function-pointer typedef, so every DDI of those shapes is
-// covered wherever the catalog adds one:
-//   PFND3D10DDI_RESOURCEUPDATESUBRESOURCEUP  kUploadSource: the bytes at pSysMemUP, laid out
-//                                            by the call's pDstBox, RowPitch and DepthPitch;
-//   PFND3D10DDI_RESOURCEMAP                  kMap: pMappedSubResource says where the memory
-//                                            is and its pitches (nothing captured here);
-//   PFND3D10DDI_RESOURCEUNMAP                kUnmap: the whole mapped subresource, as the
-//                                            application left it, laid out by the Map's
-//                                            pitches (not captured for a D3D10_DDI_MAP_READ).
+// Roles are the catalog's content= (ddi/call_traits.h; a test holds them to the calls'
+// function-pointer typedefs):
+//   content=upload  kUploadSource: the bytes at pSysMemUP, laid out by the call's pDstBox,
+//                   RowPitch and DepthPitch;
+//   content=map     kMap: pMappedSubResource says where the memory is and its pitches
+//                   (nothing captured here);
+//   content=unmap   kUnmap: the whole mapped subresource, as the application left it, laid
+//                   out by the Map's pitches (not captured for a D3D10_DDI_MAP_READ).
 //
 // Geometry follows D3D11's rules for a subresource: index = mip + slice × MipLevels; a mip's
 // size is max(1, size >> mip); rows and columns count blocks (4 × 4 texels for BC formats,
@@ -31,11 +30,12 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "ddi/call_ids.h"
+#include "ddi/call_traits.h"
 
 namespace cltrace::format {
 
-enum class ContentRole : uint8_t { kNone, kUploadSource, kMap, kUnmap };
-ContentRole ContentRoleOf(CallId call);
+using ddi::ContentRole;
+constexpr ContentRole ContentRoleOf(CallId call) { return ddi::TraitsOf(call).content; }
 
 // Most bytes one call's content may hold. A recorder captures nothing above it (and says so);
 // well below what one trace chunk may hold (FORMAT.md §3.8).
