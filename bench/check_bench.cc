@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
 #include "check/checker.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 #include "format/event.h"
 
 namespace {

@@ -7,7 +7,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 #include "format/trace_reader.h"
 
 namespace cltrace::check {

@@ -1,7 +1,7 @@
 #include "check/lifecycle.h"
 
 #include "check/testing/check_fixture.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

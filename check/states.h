@@ -11,7 +11,7 @@
 
 #include <cstdint>
 
-#include "format/call_ids.h"
+#include "ddi/call_ids.h"
 #include "rules/state_machines.h"
 
 namespace cltrace::check {

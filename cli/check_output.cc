@@ -6,7 +6,7 @@
 #include "check/check_trace.h"
 #include "check/rules.h"
 #include "cli/verb.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 #include "format/jsonl.h"
 
 namespace cltrace::cli {

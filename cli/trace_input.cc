@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/verb.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 
 namespace cltrace::cli {
 

@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 #include "format/jsonl.h"
 #include "format/testing/temp_file.h"
 #include "format/trace_writer.h"

@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cltrace_version.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 
 namespace cltrace::cli {
 namespace {

@@ -10,7 +10,7 @@
 #include "cli/args.h"
 #include "cli/trace_input.h"
 #include "cli/verb.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 #include "format/jsonl.h"
 
 namespace cltrace::cli {

@@ -12,7 +12,7 @@
 #include "cli/args.h"
 #include "cli/trace_input.h"
 #include "cli/verb.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 
 namespace cltrace::cli {
 namespace {

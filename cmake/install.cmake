@@ -1,5 +1,6 @@
 # `cmake --install build --prefix P`: the tools, the recorder shim and the reference driver, and
-# the two libraries a program links (cltrace::format, cltrace::check) with their public headers,
+# the libraries a program links (cltrace::ddi, cltrace::format, cltrace::check) with their public
+# headers,
 # a CMake package (find_package(cltrace)) and a pkg-config file (cltrace.pc).
 #
 #   P/bin/                 cltrace, cltrace-workload, cltrace-inspector (when built)
@@ -35,25 +36,27 @@ foreach(dso cltrace_shim cltrace_refdriver)
   endif()
 endforeach()
 
-# The libraries (static) and their exported targets cltrace::format, cltrace::check, the
-# header-only cltrace::ddi_abi that cltrace::format carries and cltrace::rules (the rule
-# registry and state-machine table) that cltrace::check's headers include.
+# The libraries (static) and their exported targets cltrace::ddi (the DDI vocabulary),
+# cltrace::format, cltrace::check, the header-only cltrace::ddi_abi that cltrace::ddi carries and
+# cltrace::rules (the rule registry and state-machine table) that cltrace::check's headers include.
 set_target_properties(cltrace_check PROPERTIES EXPORT_NAME check)
 set_target_properties(cltrace_rules PROPERTIES EXPORT_NAME rules)
-install(TARGETS cltrace_ddi_abi cltrace_rules cltrace_format cltrace_check EXPORT cltraceTargets
-        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS cltrace_ddi_abi cltrace_ddi cltrace_rules cltrace_format cltrace_check
+        EXPORT cltraceTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT cltraceTargets NAMESPACE cltrace:: DESTINATION ${CLTRACE_INSTALL_CMAKEDIR})
 
-# Public headers: every header of rules/, format/ and check/ but the *_internal.h ones (globbed
-# so that a new public header is installed without touching this file).
+# Public headers: every header of ddi/, rules/, format/ and check/ but the *_internal.h ones
+# (globbed so that a new public header is installed without touching this file).
 install(FILES ${CMAKE_SOURCE_DIR}/rules/rule_list.inc DESTINATION ${CLTRACE_INSTALL_INCLUDEDIR}/rules)
-foreach(component rules format check)
+foreach(component ddi rules format check)
   file(GLOB headers CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/${component}/*.h)
   list(FILTER headers EXCLUDE REGEX "_internal\\.h$")
   install(FILES ${headers} DESTINATION ${CLTRACE_INSTALL_INCLUDEDIR}/${component})
 endforeach()
-install(FILES ${CLTRACE_GEN_DIR}/format/ddi_abi.h ${CLTRACE_GEN_DIR}/format/call_ids.h
-              ${CLTRACE_GEN_DIR}/format/call_traits.h ${CLTRACE_GEN_DIR}/format/call_codec_gen.h
+install(FILES ${CLTRACE_GEN_DIR}/ddi/ddi_abi.h ${CLTRACE_GEN_DIR}/ddi/call_ids.h
+              ${CLTRACE_GEN_DIR}/ddi/call_traits_gen.h ${CLTRACE_GEN_DIR}/ddi/call_traits_data.inc
+        DESTINATION ${CLTRACE_INSTALL_INCLUDEDIR}/ddi)
+install(FILES ${CLTRACE_GEN_DIR}/format/call_traits.h ${CLTRACE_GEN_DIR}/format/call_codec_gen.h
               ${CLTRACE_TRACE_PROTO_HDRS}
         DESTINATION ${CLTRACE_INSTALL_INCLUDEDIR}/format)
 install(FILES ${CLTRACE_GEN_DIR}/cltrace_version.h DESTINATION ${CLTRACE_INSTALL_INCLUDEDIR})

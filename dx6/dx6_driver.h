@@ -1,6 +1,6 @@
 // The DX6 model driver: driver-managed vertex and command buffers (DD_D3DBUFCALLBACKS) and
 // D3dDrawPrimitives2 (D3DHAL_CALLBACKS3), ddi-spec §7, through the C tables of
-// format/ddi_abi.h so a recorder can wrap them.
+// ddi/ddi_abi.h so a recorder can wrap them.
 //
 // Buffers: CreateD3DBuffer sees DDSCAPS_EXECUTEBUFFER surfaces; dwCaps2 tells the kind
 // (DDSCAPS2_COMMANDBUFFER, DDSCAPS2_VERTEXBUFFER, neither = implicit vertex buffer). Implicit
@@ -40,7 +40,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 #include "wddm/violation.h"
 
 namespace cltrace::gpu {

@@ -37,8 +37,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "ddi/ddi_abi.h"
 #include "dx6/dp2.h"
-#include "format/ddi_abi.h"
 #include "wddm/violation.h"
 
 namespace cltrace::gpu {

@@ -5,8 +5,8 @@
 #include <limits>
 
 #include "absl/strings/str_format.h"
+#include "ddi/catalog.h"
 #include "format/call_codec_internal.h"
-#include "format/catalog.h"
 #include "format/status_macros.h"
 
 namespace cltrace::format {

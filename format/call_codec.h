@@ -1,7 +1,7 @@
 // Typed call codec: turns the typed C parameters of every catalog call into Event::args and
 // back, so that the recorder can capture any DDI call and the replayer can re-issue it.
 //
-// The per-call functions are generated from format/ddi_catalog.txt into
+// The per-call functions are generated from ddi/ddi_catalog.txt into
 // build*/gen/format/call_codec_gen.h (included at the end of this header). For a call X with
 // C function-pointer type PFN_X and parameters P...:
 //
@@ -24,7 +24,7 @@
 //       array elements than the caller provided room for.
 // and InvokeCall() dispatches on a CallId at run time.
 //
-// Encoding (format/catalog_types.h has the field model): handles are mapped to ids by a
+// Encoding (ddi/catalog_types.h has the field model): handles are mapped to ids by a
 // caller-supplied functor (raw 0 <-> id 0 without asking it); signed kinds are sign-extended
 // to 64 bits; floats are their IEEE bit pattern; kPresent is 0/1; kArray is 0 for NULL, else
 // 1 + element count (embedded arrays `NAME[N]` are never NULL; they record 0 only when the
@@ -63,9 +63,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "format/call_ids.h"
-#include "format/catalog_types.h"
-#include "format/ddi_abi.h"
+#include "ddi/call_ids.h"
+#include "ddi/catalog_types.h"
+#include "ddi/ddi_abi.h"
 #include "format/event.h"
 
 namespace cltrace::format {

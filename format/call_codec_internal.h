@@ -20,8 +20,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "ddi/catalog.h"
 #include "format/call_codec.h"
-#include "format/catalog.h"
 
 namespace cltrace::format::codec_internal {
 

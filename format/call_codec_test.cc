@@ -7,7 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 #include "format/internal/trace_test_util.h"
 #include "format/testing/random_call_args.h"
 #include "gtest/gtest.h"

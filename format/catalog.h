@@ -1,64 +1,8 @@
-// Queries over the DDI call catalog (generated from format/ddi_catalog.txt).
-//
-// Thread-safety: all functions are safe to call from any thread (constant data; the name
-// index is built once, thread-safely, on first use).
-//
-// Example:
-//   const CallInfo* ci = FindCall("RecycleCreateCommandList");
-//   for (const FieldInfo& f : Fields(*ci)) std::cout << f.name << "\n";
+// Transitional forwarding header: the catalog moved to the DDI vocabulary component
+// (ddi/catalog.h). New code includes that; this one goes once no file names it.
 #ifndef CLTRACE_FORMAT_CATALOG_H_
 #define CLTRACE_FORMAT_CATALOG_H_
 
-#include <cstdint>
-#include <optional>
-#include <string>
-
-#include "absl/strings/string_view.h"
-#include "absl/types/span.h"
-#include "format/call_ids.h"
-#include "format/catalog_types.h"
-
-namespace cltrace::format {
-
-// The catalog_version of the catalog compiled into this binary.
-int CatalogVersion();
-
-// Every call; index = static_cast<int>(CallId). Entry 0 is a placeholder for kInvalid.
-absl::Span<const CallInfo> Calls();
-// nullptr for kInvalid or an out-of-range id.
-const CallInfo* GetCall(CallId id);
-const CallInfo* GetCall(uint32_t id);
-// Looks a call up by its DDI name (without "pfn"); nullptr if unknown.
-const CallInfo* FindCall(absl::string_view name);
-CallId IdOf(const CallInfo& call);
-
-// The fixed (non-element) fields of a call, in event order.
-absl::Span<const FieldInfo> Fields(const CallInfo& call);
-// The element fields of an array field.
-absl::Span<const FieldInfo> ElementFields(const FieldInfo& array_field);
-// Index of a fixed field by name within the call, or -1.
-int FieldIndex(const CallInfo& call, absl::string_view name);
-
-absl::Span<const EnumInfo> Enums();
-absl::Span<const EnumValueInfo> EnumValues(const EnumInfo& e);
-const EnumInfo* FindEnum(absl::string_view name);
-absl::Span<const HandleTypeInfo> HandleTypes();
-
-// Symbolic value of an enum (exact match) or flags (all bits named, joined by '|');
-// nullopt if it cannot be named. Zero flags have no name.
-std::optional<std::string> NameOfValue(const EnumInfo& e, uint64_t value);
-// Parses a symbolic name ("E_OUTOFMEMORY", "A|B" for flags); nullopt if unknown.
-std::optional<uint64_t> ValueOfName(const EnumInfo& e, absl::string_view name);
-
-// HRESULT names (S_OK, E_OUTOFMEMORY, D3DDDIERR_DEVICEREMOVED...).
-const EnumInfo& HresultNames();
-// "E_OUTOFMEMORY" or "0x8876ffff" for an HRESULT value.
-std::string HresultToString(int32_t hr);
-
-// Short names used in messages and JSON.
-absl::string_view LayerName(Layer layer);
-absl::string_view DomainName(Domain domain);
-
-}  // namespace cltrace::format
+#include "ddi/catalog.h"  // IWYU pragma: export
 
 #endif  // CLTRACE_FORMAT_CATALOG_H_

@@ -1,32 +1,16 @@
 #include "format/content.h"
 
 #include <cstring>
-#include <vector>
 
 #include "absl/strings/str_format.h"
-#include "absl/strings/string_view.h"
-#include "format/catalog.h"
-#include "format/ddi_abi.h"
+#include "ddi/catalog.h"
+#include "ddi/ddi_abi.h"
 
 namespace cltrace::format {
 namespace {
 
 constexpr uint32_t kBuffer = 1;     // D3D10DDIRESOURCE_BUFFER
 constexpr uint32_t kTexture3D = 4;  // D3D10DDIRESOURCE_TEXTURE3D
-
-std::vector<ContentRole> BuildRoles() {
-  std::vector<ContentRole> roles(kCallIdCount, ContentRole::kNone);
-  for (int i = 1; i < kCallIdCount; ++i) {
-    const CallInfo* ci = GetCall(static_cast<uint32_t>(i));
-    if (ci == nullptr || ci->pfn_typedef == nullptr) continue;
-    const absl::string_view t = ci->pfn_typedef;
-    if (t == "PFND3D10DDI_RESOURCEUPDATESUBRESOURCEUP") roles[i] = ContentRole::kUploadSource;
-    if (t == "PFND3D10DDI_RESOURCEMAP") roles[i] = ContentRole::kMap;
-    if (t == "PFND3D10DDI_RESOURCEUNMAP") roles[i] = ContentRole::kUnmap;
-    if (t == "LPD3DHAL_DRAWPRIMITIVES2CB") roles[i] = ContentRole::kDrawPrimitives2;
-  }
-  return roles;
-}
 
 uint32_t MipSize(uint32_t size, uint32_t mip) {
   const uint32_t s = mip >= 32 ? 0 : size >> mip;
@@ -65,12 +49,6 @@ uint32_t Dp2VertexStride(uint32_t vertex_type, uint32_t vertex_size) {
 
 uint64_t Dp2VertexBytes(uint32_t vertex_type, uint32_t vertex_size, uint32_t vertex_length) {
   return uint64_t{Dp2VertexStride(vertex_type, vertex_size)} * vertex_length;
-}
-
-ContentRole ContentRoleOf(CallId call) {
-  static const std::vector<ContentRole>* roles = new std::vector<ContentRole>(BuildRoles());
-  const size_t i = static_cast<size_t>(call);
-  return i < roles->size() ? (*roles)[i] : ContentRole::kNone;
 }
 
 std::optional<ResourceShape> ShapeOfCreate(CallId call, absl::Span<const uint64_t> args) {

@@ -2,22 +2,18 @@
 // application's memory that content is: the one definition the recorder (which copies the
 // bytes) and the replayer (which hands them to the driver again) share.
 //
-// Roles come from the catalog's function-pointer typedef, so every DDI of those shapes is
-// covered wherever the catalog adds one:
-//   PFND3D10DDI_RESOURCEUPDATESUBRESOURCEUP  kUploadSource: the bytes at pSysMemUP, laid out
-//                                            by the call's pDstBox, RowPitch and DepthPitch;
-//   PFND3D10DDI_RESOURCEMAP                  kMap: pMappedSubResource says where the memory
-//                                            is and its pitches (nothing captured here);
-//   PFND3D10DDI_RESOURCEUNMAP                kUnmap: the whole mapped subresource, as the
-//                                            application left it, laid out by the Map's
-//                                            pitches (not captured for a D3D10_DDI_MAP_READ);
-//   LPD3DHAL_DRAWPRIMITIVES2CB               kDrawPrimitives2 (DX6): the DP2 command bytes
-//                                            [dwCommandOffset, + dwCommandLength) of
-//                                            lpDDCommands, then the Dp2VertexBytes() bytes of
-//                                            the vertex source (lpVertices with
-//                                            USERMEMVERTICES, else lpDDVertex at
-//                                            dwVertexOffset), as the runtime left them at the
-//                                            call (ddi-spec §7 step 2).
+// Roles are the catalog's content= (ddi/call_traits.h; a test holds them to the calls'
+// function-pointer typedefs):
+//   content=upload  kUploadSource: the bytes at pSysMemUP, laid out by the call's pDstBox,
+//                   RowPitch and DepthPitch;
+//   content=map     kMap: pMappedSubResource says where the memory is and its pitches
+//                   (nothing captured here);
+//   content=unmap   kUnmap: the whole mapped subresource, as the application left it, laid
+//                   out by the Map's pitches (not captured for a D3D10_DDI_MAP_READ);
+//   content=dp2     kDrawPrimitives2 (DX6): the DP2 command bytes [dwCommandOffset,
+//                   + dwCommandLength) of lpDDCommands, then the Dp2VertexBytes() bytes of the
+//                   vertex source (lpVertices with USERMEMVERTICES, else lpDDVertex at
+//                   dwVertexOffset), as the runtime left them at the call (ddi-spec §7 step 2).
 //
 // Geometry follows D3D11's rules for a subresource: index = mip + slice × MipLevels; a mip's
 // size is max(1, size >> mip); rows and columns count blocks (4 × 4 texels for BC formats,
@@ -37,12 +33,13 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "format/call_ids.h"
+#include "ddi/call_ids.h"
+#include "ddi/call_traits.h"
 
 namespace cltrace::format {
 
-enum class ContentRole : uint8_t { kNone, kUploadSource, kMap, kUnmap, kDrawPrimitives2 };
-ContentRole ContentRoleOf(CallId call);
+using ddi::ContentRole;
+constexpr ContentRole ContentRoleOf(CallId call) { return ddi::TraitsOf(call).content; }
 
 // Most bytes one call's content may hold. A recorder captures nothing above it (and says so);
 // well below what one trace chunk may hold (FORMAT.md §3.8).

@@ -17,7 +17,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/string_view.h"
-#include "format/call_ids.h"
+#include "ddi/call_ids.h"
 
 namespace cltrace::format {
 
@@ -42,7 +42,7 @@ struct Event {
   int64_t ret = 0;
   // Interned annotation (the API call that caused it), 0 = none. See StringTable.
   uint64_t annotation = 0;
-  // The call's flattened fields (format/catalog_types.h): the fixed fields in catalog order,
+  // The call's flattened fields (ddi/catalog_types.h): the fixed fields in catalog order,
   // then the elements of every array. Handle fields hold handle ids (HandleTable), signed
   // scalars are sign-extended, floats are their bit pattern.
   absl::InlinedVector<uint64_t, 8> args;

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 #include "format/status_macros.h"
 #include "google/protobuf/io/coded_stream.h"
 

@@ -27,8 +27,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "format/call_ids.h"
-#include "format/catalog_types.h"
+#include "ddi/call_ids.h"
+#include "ddi/catalog_types.h"
 #include "format/event.h"
 #include "format/trace.pb.h"
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 #include "format/internal/trace_test_util.h"
 #include "format/trace.pb.h"
 #include "gtest/gtest.h"

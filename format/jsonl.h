@@ -18,7 +18,7 @@
 //   tid     required; thread id, 0 .. 2^32-1.
 //   fn      required; the catalog's call name (DDI name without "pfn"; callbacks by their
 //           table member name without "pfn", e.g. "SetErrorCb").
-//   args    required; the call's flattened fields (format/catalog_types.h) by name:
+//   args    required; the call's flattened fields (ddi/catalog_types.h) by name:
 //             kHandle   a JSON string, any opaque token; equal tokens are the same handle.
 //                       null, absent, "", "0" and "0x0" are the NULL handle.
 //             kPresent  the pointer parameter itself: null = NULL pointer (then none of its
@@ -121,7 +121,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 #include "format/event.h"
 
 namespace cltrace::format {

@@ -18,7 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 #include "format/event.h"
 
 namespace cltrace::format::jsonl_internal {

@@ -1,5 +1,5 @@
 // JSONL (format/jsonl.h): one line -> LineRecord. The line's keys, its call's flattened
-// fields (format/catalog_types.h) and its return value are read and checked here; the
+// fields (ddi/catalog_types.h) and its return value are read and checked here; the
 // positions (seq, end, parent) are taken as written and resolved by jsonl_decoder.cc.
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>

@@ -14,7 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 #include "format/internal/jsonl_test_util.h"
 #include "format/internal/trace_test_util.h"
 #include "gmock/gmock.h"

@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/types/span.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 #include "format/status_macros.h"
 #include "format/trace_writer.h"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 #include "format/trace_writer.h"
 #include "gtest/gtest.h"
 

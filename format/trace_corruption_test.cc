@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 #include "format/chunk.h"
 #include "format/event_codec.h"
 #include "format/internal/trace_test_util.h"

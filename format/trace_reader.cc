@@ -14,7 +14,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 #include "format/chunk.h"
 #include "format/event_codec.h"
 #include "format/status_macros.h"

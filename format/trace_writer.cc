@@ -20,7 +20,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 #include "format/chunk.h"
 #include "format/crc32c.h"
 #include "format/event_codec.h"

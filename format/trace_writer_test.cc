@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 #include "format/chunk.h"
 #include "format/internal/interleaved_recording.h"
 #include "format/internal/trace_test_util.h"

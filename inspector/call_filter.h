@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "format/call_ids.h"
+#include "ddi/call_ids.h"
 #include "inspector/model.h"
 
 namespace cltrace::inspector {

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 #include "format/jsonl.h"
 #include "inspector/header_table.h"
 #include "inspector/lifelines_panel.h"

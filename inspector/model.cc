@@ -8,7 +8,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 
 namespace cltrace::inspector {
 

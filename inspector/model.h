@@ -32,7 +32,7 @@
 #include "absl/types/span.h"
 #include "check/checker.h"
 #include "check/states.h"
-#include "format/call_ids.h"
+#include "ddi/call_ids.h"
 #include "format/event.h"
 #include "format/load_trace.h"
 #include "format/trace_reader.h"

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 
 namespace cltrace::inspector {
 

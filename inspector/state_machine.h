@@ -18,7 +18,7 @@
 
 #include "absl/types/span.h"
 #include "check/states.h"
-#include "format/call_ids.h"
+#include "ddi/call_ids.h"
 #include "inspector/model.h"
 #include "rules/state_machines.h"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 
 namespace cltrace::inspector {
 

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "format/call_ids.h"
+#include "ddi/call_ids.h"
 #include "inspector/model.h"
 
 namespace cltrace::inspector {

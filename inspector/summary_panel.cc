@@ -4,7 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 #include "imgui.h"
 #include "inspector/header_table.h"
 #include "inspector/lifelines_panel.h"

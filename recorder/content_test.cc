@@ -6,7 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "format/catalog.h"
+#include "ddi/catalog.h"
+#include "format/trace_reader.h"
 #include "gtest/gtest.h"
 #include "recorder/internal/content.h"
 #include "recorder/internal/fake_driver.h"

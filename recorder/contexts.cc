@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 #include "recorder/internal/core.h"
 #include "recorder/recorder.h"
 

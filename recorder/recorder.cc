@@ -20,7 +20,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 #include "format/event.h"
 #include "format/event_codec.h"
 #include "recorder/internal/content.h"

@@ -41,7 +41,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 #include "format/trace_writer.h"
 
 namespace cltrace::recorder {

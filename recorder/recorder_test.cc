@@ -19,7 +19,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 #include "format/load_trace.h"
 #include "gtest/gtest.h"
 #include "recorder/internal/fake_driver.h"

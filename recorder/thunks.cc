@@ -12,8 +12,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "ddi/catalog.h"
 #include "format/call_traits.h"
-#include "format/catalog.h"
 #include "recorder/internal/content.h"
 #include "recorder/internal/contexts.h"
 #include "recorder/internal/core.h"

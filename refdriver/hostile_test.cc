@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "refdriver/command_stream.h"

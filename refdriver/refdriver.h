@@ -1,7 +1,7 @@
 // The reference driver's out-of-band C interface: configuration and the violation channel.
 //
 // The reference driver (build/lib/libcltrace_refdriver.so) is a D3D11 user-mode driver model.
-// All DDI traffic goes through the C ABI of format/ddi_abi.h, starting at the exported entry
+// All DDI traffic goes through the C ABI of ddi/ddi_abi.h, starting at the exported entry
 // point OpenAdapter10_2. The functions below are NOT part of that DDI: they let tools configure
 // planted bugs / fault injection and read back the protocol violations the driver detected.
 // They are resolved with dlsym on the driver library; a recorder shim sitting between runtime

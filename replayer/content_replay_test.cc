@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 #include "format/event.h"
 #include "format/jsonl.h"
 #include "gmock/gmock.h"

@@ -16,7 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 #include "format/jsonl.h"
 #include "replayer/internal/call_meta.h"
 #include "replayer/internal/driver.h"

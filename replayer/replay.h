@@ -115,8 +115,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "format/call_ids.h"
-#include "format/ddi_abi.h"
+#include "ddi/call_ids.h"
+#include "ddi/ddi_abi.h"
 #include "format/event.h"
 #include "wddm/violation.h"
 

@@ -125,7 +125,7 @@ HRESULT CreateOrRecycle(ContextState* c, CommandList* cl, ClHandle** out) {
     ClHandle* h = c->cache.back();
     c->cache.pop_back();
     if (dev->sink.observer != nullptr) dev->sink.names.Set(cl, dev->sink.names.Get(h->memory));
-    hr = CLTRACE_IC_FT_DDI(dev, RecycleCreateCommandList, &a, D3D11DDI_HCOMMANDLIST{h->memory}, rt);
+    hr = CLTRACE_DDI(dev, RecycleCreateCommandList, &a, D3D11DDI_HCOMMANDLIST{h->memory}, rt);
     if (hr == S_OK) {
       *out = h;
     } else {
@@ -136,12 +136,12 @@ HRESULT CreateOrRecycle(ContextState* c, CommandList* cl, ClHandle** out) {
       }
       // T7e [INF]: the handle is dead; a destroy follows only if configured.
       if (dev->options.destroy_after_failed_recycle_create) {
-        CLTRACE_IC_FT_DDI(dev, DestroyCommandList, D3D11DDI_HCOMMANDLIST{h->memory});
+        CLTRACE_DDI(dev, DestroyCommandList, D3D11DDI_HCOMMANDLIST{h->memory});
       }
       FreeClHandle(dev, h, "after failed RecycleCreateCommandList");
     }
   } else {
-    SIZE_T size = CLTRACE_IC_FT_DDI(dev, CalcPrivateCommandListSize, &a);
+    SIZE_T size = CLTRACE_DDI(dev, CalcPrivateCommandListSize, &a);
     if (c->first_cl_size == 0) {
       c->first_cl_size = size;
     } else if (size != c->first_cl_size) {
@@ -159,7 +159,7 @@ HRESULT CreateOrRecycle(ContextState* c, CommandList* cl, ClHandle** out) {
       dev->sink.names.Set(cl, name);
     }
     internal::ErrorCapture capture;
-    CLTRACE_IC_FT_DDI(dev, CreateCommandList, &a, D3D11DDI_HCOMMANDLIST{h->memory}, rt);
+    CLTRACE_DDI(dev, CreateCommandList, &a, D3D11DDI_HCOMMANDLIST{h->memory}, rt);
     if (capture.failed()) {
       // T1e: never created; no DDI will ever name it again (R21).
       hr = capture.error();
@@ -168,7 +168,7 @@ HRESULT CreateOrRecycle(ContextState* c, CommandList* cl, ClHandle** out) {
       delete h;
     } else {
       SIZE_T local =
-          CLTRACE_IC_FT_DDI(dev, CalcDeferredContextHandleSize, D3D11DDI_HT_COMMANDLIST, h->memory);
+          CLTRACE_DDI(dev, CalcDeferredContextHandleSize, D3D11DDI_HT_COMMANDLIST, h->memory);
       bool listed = false;
       for (const D3D11DDI_HANDLESIZE& hs : dev->handle_sizes) {
         if (hs.HandleType == D3D11DDI_HT_COMMANDLIST && hs.DriverPrivateSize == local)
@@ -194,7 +194,7 @@ void RecycleDc(ContextState* c) {
   DeviceState* dev = c->dev;
   D3D11DDIARG_CREATEDEFERREDCONTEXT a = DcArgs(c);
   c->phase = Phase::kClosed;
-  HRESULT hr = CLTRACE_IC_FT_DDI(dev, RecycleCreateDeferredContext, &a);
+  HRESULT hr = CLTRACE_DDI(dev, RecycleCreateDeferredContext, &a);
   c->phase = Phase::kNormal;
   c->last_reset = 0;
   c->has_commands = false;
@@ -246,9 +246,9 @@ void DestroyCachedLists(ContextState* c) {
   }
   for (ClHandle* h : all) {
     D3D11DDI_HCOMMANDLIST hcl{h->memory};
-    CLTRACE_IC_FT_DDI(dev, DestroyCommandList, hcl);
+    CLTRACE_DDI(dev, DestroyCommandList, hcl);
     if (dev->options.misuse == Misuse::kR44 && !dev->misuse_done.exchange(true)) {
-      CLTRACE_IC_FT_DDI(dev, DestroyCommandList, hcl);  // misuse R44: destroyed twice
+      CLTRACE_DDI(dev, DestroyCommandList, hcl);  // misuse R44: destroyed twice
     }
     FreeClHandle(dev, h, "after DestroyCommandList");
   }
@@ -267,7 +267,7 @@ HRESULT Device::CreateDeferredContext(uint32_t flags, DeviceContext** out) {
   c->flags = flags;
   internal::InitCoreLayer(&c->layer, c, absl::StrCat("core:", c->name));
   D3D11DDIARG_CALCPRIVATEDEFERREDCONTEXTSIZE calc{flags};
-  SIZE_T size = CLTRACE_IC_FT_DDI(dev, CalcPrivateDeferredContextSize, &calc);
+  SIZE_T size = CLTRACE_DDI(dev, CalcPrivateDeferredContextSize, &calc);
   c->dc_memory.reset(static_cast<uint8_t*>(internal::AllocHandle(size)));
   c->dc_size = size;
   c->handle.pDrvPrivate = c->dc_memory.get();
@@ -277,7 +277,7 @@ HRESULT Device::CreateDeferredContext(uint32_t flags, DeviceContext** out) {
   }
   D3D11DDIARG_CREATEDEFERREDCONTEXT a = DcArgs(c);
   internal::ErrorCapture capture;
-  CLTRACE_IC_FT_DDI(dev, CreateDeferredContext, &a);
+  CLTRACE_DDI(dev, CreateDeferredContext, &a);
   if (capture.failed()) {
     // D1e [INF]: a failed create leaves no handle (no DestroyDevice).
     Access::DeleteContext(obj);

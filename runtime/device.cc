@@ -126,7 +126,7 @@ void* SlotValue(const D3D11DDI_DEVICEFUNCS* table, size_t offset) {
 
 // CalcDeferredContextHandleSize after every IC object creation (R35) and its R33 check.
 size_t QueryLocalSize(DeviceState* dev, D3D11DDI_HANDLETYPE type, void* ic) {
-  SIZE_T size = CLTRACE_IC_FT_DDI(dev, CalcDeferredContextHandleSize, type, ic);
+  SIZE_T size = CLTRACE_DDI(dev, CalcDeferredContextHandleSize, type, ic);
   bool listed = false;
   for (const D3D11DDI_HANDLESIZE& hs : dev->handle_sizes) {
     if (hs.HandleType == type && hs.DriverPrivateSize == size) listed = true;
@@ -165,7 +165,7 @@ void TearDown(DeviceState* dev, Device* device) {
     IcDomainScope ic(dev);
     dev->quarantine.Check(dev, false);
     // No Flush first: the driver must finish all deferred destruction itself (R70).
-    CLTRACE_IC_DDI(dev, DestroyDevice);
+    CLTRACE_DDI(dev, DestroyDevice);
     CheckFixedSlots(dev, "DestroyDevice");
   }
   {
@@ -190,8 +190,8 @@ void TearDown(DeviceState* dev, Device* device) {
     dev->kernel_device_destroyed = true;
     (void)dev->stack->kernel().DestroyDevice(dev->kdev);
   }
-  Invoke(&dev->sink, dev, nullptr, Table::kAdapter, false, "CloseAdapter",
-         dev->adapter_funcs.pfnCloseAdapter, dev->adapter);
+  Invoke(&dev->sink, dev, nullptr, Table::kAdapter, false, ddi::CallId::kCloseAdapter,
+         ddi::NameOf(ddi::CallId::kCloseAdapter), dev->adapter_funcs.pfnCloseAdapter, dev->adapter);
   dev->quarantine.Check(dev, true);
   Access::DeleteContext(dev->immediate);
   dev->immediate = nullptr;
@@ -223,6 +223,62 @@ HRESULT Device::Create(const RuntimeOptions& options, Device** device) {
   *device = d;
   return S_OK;
 }
+
+namespace {
+
+// OpenAdapter10_2, then GetCaps(THREADING) before device creation (§4.1.1, R1).
+HRESULT OpenAdapter(DeviceState* s) {
+  D3D10DDIARG_OPENADAPTER open{};
+  open.hRTAdapter.handle = s;
+  open.Interface = kInterface;
+  open.Version = kVersion;
+  open.pAdapterFuncs = &s->adapter_funcs;
+  HRESULT hr = internal::Invoke(&s->sink, s, nullptr, Table::kAdapter, false, ddi::CallId::kInvalid,
+                                "OpenAdapter10_2", s->driver.open_adapter, &open);
+  if (hr != S_OK) return hr;
+  s->adapter = open.hAdapter;
+  if (s->sink.observer != nullptr) s->sink.names.Set(s->adapter.pDrvPrivate, "ADAPTER");
+
+  D3D11DDI_THREADING_CAPS caps{};
+  D3D10_2DDIARG_GETCAPS get_caps{};
+  get_caps.Type = D3D11DDICAPS_THREADING;
+  get_caps.pData = &caps;
+  // The catalog records pInfo as the output: point both at the caps so either reading agrees.
+  get_caps.pInfo = reinterpret_cast<UINT*>(&caps);
+  get_caps.DataSize = sizeof(caps);
+  hr = internal::Invoke(&s->sink, s, nullptr, Table::kAdapter, false, ddi::CallId::kGetCaps,
+                        ddi::NameOf(ddi::CallId::kGetCaps), s->adapter_funcs.pfnGetCaps, s->adapter,
+                        &get_caps);
+  if (hr != S_OK) return hr;
+  s->caps = caps.Caps;
+  if ((s->caps & (D3D11DDICAPS_COMMANDLISTS_BUILD_2 | D3D11DDICAPS_COMMANDLISTS)) != 0 &&
+      (s->caps & D3D11DDICAPS_FREETHREADED) == 0) {
+    internal::Report(s, rules::Rule::kR1, "GetCaps", "command lists reported without FREETHREADED");
+  }
+  return S_OK;
+}
+
+// Two-pass CheckDeferredContextHandleSizes (§4.1.4, R32).
+void QueryHandleSizes(DeviceState* s) {
+  UINT count = 0;
+  CLTRACE_DDI(s, CheckDeferredContextHandleSizes, &count,
+              static_cast<D3D11DDI_HANDLESIZE*>(nullptr));
+  std::vector<D3D11DDI_HANDLESIZE> sizes(count + 1);
+  const D3D11DDI_HANDLESIZE sentinel{0xfeedu, 0xfeedfaceu};
+  sizes[count] = sentinel;
+  UINT filled = count;
+  CLTRACE_DDI(s, CheckDeferredContextHandleSizes, &filled, sizes.data());
+  if (filled > count || sizes[count].HandleType != sentinel.HandleType ||
+      sizes[count].DriverPrivateSize != sentinel.DriverPrivateSize) {
+    internal::Report(s, rules::Rule::kR32, "CheckDeferredContextHandleSizes",
+                     absl::StrCat("second pass wrote beyond the ", count,
+                                  " entries announced by the first pass"));
+  }
+  sizes.resize(std::min(filled, count));
+  s->handle_sizes = std::move(sizes);
+}
+
+}  // namespace
 
 HRESULT Device::Init(const RuntimeOptions& options) {
   DeviceState* s = state_.get();
@@ -260,38 +316,15 @@ HRESULT Device::Init(const RuntimeOptions& options) {
   }
 
   // Adapter: OpenAdapter10_2, GetCaps(THREADING) before device creation (§4.1.1).
-  D3D10DDIARG_OPENADAPTER open{};
-  open.hRTAdapter.handle = s;
-  open.Interface = kInterface;
-  open.Version = kVersion;
-  open.pAdapterFuncs = &s->adapter_funcs;
-  HRESULT hr = internal::Invoke(&s->sink, s, nullptr, Table::kAdapter, false, "OpenAdapter10_2",
-                                s->driver.open_adapter, &open);
+  HRESULT hr = OpenAdapter(s);
   if (hr != S_OK) return hr;
-  s->adapter = open.hAdapter;
-  if (s->sink.observer != nullptr) s->sink.names.Set(s->adapter.pDrvPrivate, "ADAPTER");
-
-  D3D11DDI_THREADING_CAPS caps{};
-  D3D10_2DDIARG_GETCAPS get_caps{};
-  get_caps.Type = D3D11DDICAPS_THREADING;
-  get_caps.pData = &caps;
-  // The catalog records pInfo as the output: point both at the caps so either reading agrees.
-  get_caps.pInfo = reinterpret_cast<UINT*>(&caps);
-  get_caps.DataSize = sizeof(caps);
-  hr = internal::Invoke(&s->sink, s, nullptr, Table::kAdapter, false, "GetCaps",
-                        s->adapter_funcs.pfnGetCaps, s->adapter, &get_caps);
-  if (hr != S_OK) return hr;
-  s->caps = caps.Caps;
-  if ((s->caps & (D3D11DDICAPS_COMMANDLISTS_BUILD_2 | D3D11DDICAPS_COMMANDLISTS)) != 0 &&
-      (s->caps & D3D11DDICAPS_FREETHREADED) == 0) {
-    internal::Report(s, rules::Rule::kR1, "GetCaps", "command lists reported without FREETHREADED");
-  }
 
   // Device creation (§4.1.2-3).
   D3D10DDIARG_CALCPRIVATEDEVICESIZE calc{kInterface, kVersion, options.create_device_flags};
-  SIZE_T size =
-      internal::Invoke(&s->sink, s, nullptr, Table::kAdapter, false, "CalcPrivateDeviceSize",
-                       s->adapter_funcs.pfnCalcPrivateDeviceSize, s->adapter, &calc);
+  SIZE_T size = internal::Invoke(&s->sink, s, nullptr, Table::kAdapter, false,
+                                 ddi::CallId::kCalcPrivateDeviceSize,
+                                 ddi::NameOf(ddi::CallId::kCalcPrivateDeviceSize),
+                                 s->adapter_funcs.pfnCalcPrivateDeviceSize, s->adapter, &calc);
   s->device_memory.reset(static_cast<uint8_t*>(internal::AllocHandle(size)));
   s->hdevice.pDrvPrivate = s->device_memory.get();
   if (s->sink.observer != nullptr) s->sink.names.Set(s->hdevice.pDrvPrivate, "IC");
@@ -311,8 +344,9 @@ HRESULT Device::Init(const RuntimeOptions& options) {
   create.Flags = options.create_device_flags;
   {
     internal::ErrorCapture capture;
-    hr = internal::Invoke(&s->sink, s, ic, Table::kAdapter, false, "CreateDevice",
-                          s->adapter_funcs.pfnCreateDevice, s->adapter, &create);
+    hr = internal::Invoke(&s->sink, s, ic, Table::kAdapter, false, ddi::CallId::kCreateDevice,
+                          ddi::NameOf(ddi::CallId::kCreateDevice), s->adapter_funcs.pfnCreateDevice,
+                          s->adapter, &create);
     if (hr == S_OK && capture.failed()) hr = capture.error();
   }
   if (hr != S_OK) return hr;
@@ -330,25 +364,7 @@ HRESULT Device::Init(const RuntimeOptions& options) {
     s->fixed_slots.emplace_back(f.offset, SlotValue(&s->ic_funcs, f.offset));
   }
 
-  // Two-pass CheckDeferredContextHandleSizes (§4.1.4, R32).
-  if ((s->caps & D3D11DDICAPS_COMMANDLISTS_BUILD_2) != 0) {
-    UINT count = 0;
-    CLTRACE_IC_FT_DDI(s, CheckDeferredContextHandleSizes, &count,
-                      static_cast<D3D11DDI_HANDLESIZE*>(nullptr));
-    std::vector<D3D11DDI_HANDLESIZE> sizes(count + 1);
-    const D3D11DDI_HANDLESIZE sentinel{0xfeedu, 0xfeedfaceu};
-    sizes[count] = sentinel;
-    UINT filled = count;
-    CLTRACE_IC_FT_DDI(s, CheckDeferredContextHandleSizes, &filled, sizes.data());
-    if (filled > count || sizes[count].HandleType != sentinel.HandleType ||
-        sizes[count].DriverPrivateSize != sentinel.DriverPrivateSize) {
-      internal::Report(s, rules::Rule::kR32, "CheckDeferredContextHandleSizes",
-                       absl::StrCat("second pass wrote beyond the ", count,
-                                    " entries announced by the first pass"));
-    }
-    sizes.resize(std::min(filled, count));
-    s->handle_sizes = std::move(sizes);
-  }
+  if ((s->caps & D3D11DDICAPS_COMMANDLISTS_BUILD_2) != 0) QueryHandleSizes(s);
   return S_OK;
 }
 
@@ -432,16 +448,16 @@ HRESULT Device::CreateResource(const ResourceDesc& desc, Resource** out) {
   a.ByteStride = desc.byte_stride;
   auto* r = new Resource(this, desc);
   bool primary = (desc.misc_flags & D3D10_DDI_RESOURCE_MISC_PRIMARY) != 0;
-  SIZE_T size = CLTRACE_IC_FT_DDI(dev, CalcPrivateResourceSize, &a);
+  SIZE_T size = CLTRACE_DDI(dev, CalcPrivateResourceSize, &a);
   return FinishCreate(
       dev, r, "RES", size,
       [&](void* mem) {
         if (primary) {
           internal::IcDomainScope ic(dev);  // non-shared primaries: IC domain (R11)
-          CLTRACE_IC_DDI(dev, CreateResource, &a, D3D10DDI_HRESOURCE{mem}, D3D10DDI_HRTRESOURCE{r});
+          CLTRACE_PRIMARY_DDI(dev, CreateResource, &a, D3D10DDI_HRESOURCE{mem},
+                              D3D10DDI_HRTRESOURCE{r});
         } else {
-          CLTRACE_IC_FT_DDI(dev, CreateResource, &a, D3D10DDI_HRESOURCE{mem},
-                            D3D10DDI_HRTRESOURCE{r});
+          CLTRACE_DDI(dev, CreateResource, &a, D3D10DDI_HRESOURCE{mem}, D3D10DDI_HRTRESOURCE{r});
         }
       },
       out);
@@ -456,47 +472,46 @@ HRESULT Device::CreateView(ViewKind kind, Resource* resource, const ViewDesc& de
     case ViewKind::kShaderResource: {
       D3D11DDIARG_CREATESHADERRESOURCEVIEW a{res, desc.format, desc.dimension, desc.first_element,
                                              desc.num_elements};
-      SIZE_T size = CLTRACE_IC_FT_DDI(dev, CalcPrivateShaderResourceViewSize, &a);
+      SIZE_T size = CLTRACE_DDI(dev, CalcPrivateShaderResourceViewSize, &a);
       return FinishCreate(
           dev, v, "SRV", size,
           [&](void* mem) {
-            CLTRACE_IC_FT_DDI(dev, CreateShaderResourceView, &a, D3D10DDI_HSHADERRESOURCEVIEW{mem},
-                              D3D10DDI_HRTSHADERRESOURCEVIEW{v});
+            CLTRACE_DDI(dev, CreateShaderResourceView, &a, D3D10DDI_HSHADERRESOURCEVIEW{mem},
+                        D3D10DDI_HRTSHADERRESOURCEVIEW{v});
           },
           out);
     }
     case ViewKind::kRenderTarget: {
       D3D10DDIARG_CREATERENDERTARGETVIEW a{res, desc.format, desc.dimension, desc.mip_slice};
-      SIZE_T size = CLTRACE_IC_FT_DDI(dev, CalcPrivateRenderTargetViewSize, &a);
+      SIZE_T size = CLTRACE_DDI(dev, CalcPrivateRenderTargetViewSize, &a);
       return FinishCreate(
           dev, v, "RTV", size,
           [&](void* mem) {
-            CLTRACE_IC_FT_DDI(dev, CreateRenderTargetView, &a, D3D10DDI_HRENDERTARGETVIEW{mem},
-                              D3D10DDI_HRTRENDERTARGETVIEW{v});
+            CLTRACE_DDI(dev, CreateRenderTargetView, &a, D3D10DDI_HRENDERTARGETVIEW{mem},
+                        D3D10DDI_HRTRENDERTARGETVIEW{v});
           },
           out);
     }
     case ViewKind::kDepthStencil: {
       D3D11DDIARG_CREATEDEPTHSTENCILVIEW a{res, desc.format, desc.dimension, desc.mip_slice};
-      SIZE_T size = CLTRACE_IC_FT_DDI(dev, CalcPrivateDepthStencilViewSize, &a);
+      SIZE_T size = CLTRACE_DDI(dev, CalcPrivateDepthStencilViewSize, &a);
       return FinishCreate(
           dev, v, "DSV", size,
           [&](void* mem) {
-            CLTRACE_IC_FT_DDI(dev, CreateDepthStencilView, &a, D3D10DDI_HDEPTHSTENCILVIEW{mem},
-                              D3D10DDI_HRTDEPTHSTENCILVIEW{v});
+            CLTRACE_DDI(dev, CreateDepthStencilView, &a, D3D10DDI_HDEPTHSTENCILVIEW{mem},
+                        D3D10DDI_HRTDEPTHSTENCILVIEW{v});
           },
           out);
     }
     case ViewKind::kUnorderedAccess: {
       D3D11DDIARG_CREATEUNORDEREDACCESSVIEW a{res, desc.format, desc.dimension, desc.first_element,
                                               desc.num_elements};
-      SIZE_T size = CLTRACE_IC_FT_DDI(dev, CalcPrivateUnorderedAccessViewSize, &a);
+      SIZE_T size = CLTRACE_DDI(dev, CalcPrivateUnorderedAccessViewSize, &a);
       return FinishCreate(
           dev, v, "UAV", size,
           [&](void* mem) {
-            CLTRACE_IC_FT_DDI(dev, CreateUnorderedAccessView, &a,
-                              D3D11DDI_HUNORDEREDACCESSVIEW{mem},
-                              D3D11DDI_HRTUNORDEREDACCESSVIEW{v});
+            CLTRACE_DDI(dev, CreateUnorderedAccessView, &a, D3D11DDI_HUNORDEREDACCESSVIEW{mem},
+                        D3D11DDI_HRTUNORDEREDACCESSVIEW{v});
           },
           out);
     }
@@ -511,8 +526,8 @@ HRESULT Device::CreateShader(Stage stage, const uint32_t* code, Shader** out) {
   const D3D11DDIARG_STAGE_IO_SIGNATURES* no_sig = nullptr;
   const D3D11DDIARG_TESSELLATION_IO_SIGNATURES* no_tess = nullptr;
   bool tess = stage == Stage::kHS || stage == Stage::kDS;
-  SIZE_T size = tess ? CLTRACE_IC_FT_DDI(dev, CalcPrivateTessellationShaderSize, code, no_tess)
-                     : CLTRACE_IC_FT_DDI(dev, CalcPrivateShaderSize, code, no_sig);
+  SIZE_T size = tess ? CLTRACE_DDI(dev, CalcPrivateTessellationShaderSize, code, no_tess)
+                     : CLTRACE_DDI(dev, CalcPrivateShaderSize, code, no_sig);
   static constexpr const char* kPrefix[kStageCount] = {"VS", "PS", "GS", "HS", "DS", "CS"};
   return FinishCreate(
       dev, sh, kPrefix[static_cast<int>(stage)], size,
@@ -521,22 +536,22 @@ HRESULT Device::CreateShader(Stage stage, const uint32_t* code, Shader** out) {
         D3D10DDI_HRTSHADER rt{sh};
         switch (stage) {
           case Stage::kVS:
-            CLTRACE_IC_FT_DDI(dev, CreateVertexShader, code, h, rt, no_sig);
+            CLTRACE_DDI(dev, CreateVertexShader, code, h, rt, no_sig);
             break;
           case Stage::kPS:
-            CLTRACE_IC_FT_DDI(dev, CreatePixelShader, code, h, rt, no_sig);
+            CLTRACE_DDI(dev, CreatePixelShader, code, h, rt, no_sig);
             break;
           case Stage::kGS:
-            CLTRACE_IC_FT_DDI(dev, CreateGeometryShader, code, h, rt, no_sig);
+            CLTRACE_DDI(dev, CreateGeometryShader, code, h, rt, no_sig);
             break;
           case Stage::kHS:
-            CLTRACE_IC_FT_DDI(dev, CreateHullShader, code, h, rt, no_tess);
+            CLTRACE_DDI(dev, CreateHullShader, code, h, rt, no_tess);
             break;
           case Stage::kDS:
-            CLTRACE_IC_FT_DDI(dev, CreateDomainShader, code, h, rt, no_tess);
+            CLTRACE_DDI(dev, CreateDomainShader, code, h, rt, no_tess);
             break;
           case Stage::kCS:
-            CLTRACE_IC_FT_DDI(dev, CreateComputeShader, code, h, rt);
+            CLTRACE_DDI(dev, CreateComputeShader, code, h, rt);
             break;
         }
       },
@@ -549,30 +564,29 @@ HRESULT Device::CreateInputLayout(const D3D10DDIARG_INPUT_ELEMENT_DESC* elements
   internal::ApiScope api(dev, "CreateInputLayout", "");
   auto* il = new InputLayout(this);
   D3D10DDIARG_CREATEELEMENTLAYOUT a{const_cast<D3D10DDIARG_INPUT_ELEMENT_DESC*>(elements), count};
-  SIZE_T size = CLTRACE_IC_FT_DDI(dev, CalcPrivateElementLayoutSize, &a);
+  SIZE_T size = CLTRACE_DDI(dev, CalcPrivateElementLayoutSize, &a);
   return FinishCreate(
       dev, il, "IL", size,
       [&](void* mem) {
-        CLTRACE_IC_FT_DDI(dev, CreateElementLayout, &a, D3D10DDI_HELEMENTLAYOUT{mem},
-                          D3D10DDI_HRTELEMENTLAYOUT{il});
+        CLTRACE_DDI(dev, CreateElementLayout, &a, D3D10DDI_HELEMENTLAYOUT{mem},
+                    D3D10DDI_HRTELEMENTLAYOUT{il});
       },
       out);
 }
 
 // Device::CreateBlendState, CreateDepthStencilState, CreateRasterizerState and
 // CreateSamplerState are alike (§4.2): the driver's private size for the description, then
-// its create call into handle memory of that size. Only names differ, and CLTRACE_IC_FT_DDI
+// its create call into handle memory of that size. Only names differ, and CLTRACE_DDI
 // takes DDI names as tokens, hence a macro that defines Device::Create<Object>.
 #define CLTRACE_DEFINE_CREATE_STATE(Object, Desc, prefix, CalcDdi, CreateDdi, Handle, RtHandle) \
   HRESULT Device::Create##Object(const Desc& desc, Object** out) {                              \
     DeviceState* dev = state_.get();                                                            \
     internal::ApiScope api(dev, "Create" #Object, "");                                          \
     auto* o = new Object(this);                                                                 \
-    SIZE_T size = CLTRACE_IC_FT_DDI(dev, CalcDdi, &desc);                                       \
+    SIZE_T size = CLTRACE_DDI(dev, CalcDdi, &desc);                                             \
     return FinishCreate(                                                                        \
         dev, o, prefix, size,                                                                   \
-        [&](void* mem) { CLTRACE_IC_FT_DDI(dev, CreateDdi, &desc, Handle{mem}, RtHandle{o}); }, \
-        out);                                                                                   \
+        [&](void* mem) { CLTRACE_DDI(dev, CreateDdi, &desc, Handle{mem}, RtHandle{o}); }, out); \
   }
 
 CLTRACE_DEFINE_CREATE_STATE(BlendState, D3D10_1_DDI_BLEND_DESC, "BS", CalcPrivateBlendStateSize,
@@ -593,11 +607,11 @@ HRESULT Device::CreateQuery(D3D10_DDI_QUERY type, Query** out) {
   internal::ApiScope api(dev, "CreateQuery", "");
   auto* q = new Query(this, type);
   D3D10DDIARG_CREATEQUERY a{type, 0};
-  SIZE_T size = CLTRACE_IC_FT_DDI(dev, CalcPrivateQuerySize, &a);
+  SIZE_T size = CLTRACE_DDI(dev, CalcPrivateQuerySize, &a);
   return FinishCreate(
       dev, q, "Q", size,
       [&](void* mem) {
-        CLTRACE_IC_FT_DDI(dev, CreateQuery, &a, D3D10DDI_HQUERY{mem}, D3D10DDI_HRTQUERY{q});
+        CLTRACE_DDI(dev, CreateQuery, &a, D3D10DDI_HQUERY{mem}, D3D10DDI_HRTQUERY{q});
       },
       out);
 }
@@ -613,8 +627,8 @@ HRESULT Device::Present(Resource* surface) {
     a.hSurfaceToPresent.handle = surface != nullptr ? surface->ic_handle() : nullptr;
     a.Flags = DXGI_DDI_PRESENT_FLAGS_BLT;
     a.FlipInterval = DXGI_DDI_FLIP_INTERVAL_IMMEDIATE;
-    hr = internal::Invoke(&dev->sink, dev, dev->ic, Table::kDxgi, true, "PresentDXGI",
-                          dev->dxgi_funcs.pfnPresent, &a);
+    hr = internal::Invoke(&dev->sink, dev, dev->ic, Table::kDxgi, true, ddi::CallId::kPresentDXGI,
+                          ddi::NameOf(ddi::CallId::kPresentDXGI), dev->dxgi_funcs.pfnPresent, &a);
     internal::CheckFixedSlots(dev, "PresentDXGI");
   }
   dev->quarantine.Check(dev, false);

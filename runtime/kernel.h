@@ -36,7 +36,7 @@
 #include <functional>
 #include <string>
 
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 #include "wddm/kernel_stack.h"
 
 namespace cltrace::runtime {

@@ -27,9 +27,9 @@ void DestroyIcObject(DeviceState* dev, DeviceChild* o) {
       if (primary) {
         // Non-shared primaries live in the IC domain (R11).
         internal::IcDomainScope ic(dev);
-        CLTRACE_IC_DDI(dev, DestroyResource, D3D10DDI_HRESOURCE{h});
+        CLTRACE_PRIMARY_DDI(dev, DestroyResource, D3D10DDI_HRESOURCE{h});
       } else {
-        CLTRACE_IC_FT_DDI(dev, DestroyResource, D3D10DDI_HRESOURCE{h});
+        CLTRACE_DDI(dev, DestroyResource, D3D10DDI_HRESOURCE{h});
       }
       std::lock_guard<std::mutex> lock(dev->alloc_mu);
       auto it = dev->resource_allocations.find(o);
@@ -49,37 +49,37 @@ void DestroyIcObject(DeviceState* dev, DeviceChild* o) {
       break;
     }
     case D3D10DDI_HT_SHADERRESOURCEVIEW:
-      CLTRACE_IC_FT_DDI(dev, DestroyShaderResourceView, D3D10DDI_HSHADERRESOURCEVIEW{h});
+      CLTRACE_DDI(dev, DestroyShaderResourceView, D3D10DDI_HSHADERRESOURCEVIEW{h});
       break;
     case D3D10DDI_HT_RENDERTARGETVIEW:
-      CLTRACE_IC_FT_DDI(dev, DestroyRenderTargetView, D3D10DDI_HRENDERTARGETVIEW{h});
+      CLTRACE_DDI(dev, DestroyRenderTargetView, D3D10DDI_HRENDERTARGETVIEW{h});
       break;
     case D3D10DDI_HT_DEPTHSTENCILVIEW:
-      CLTRACE_IC_FT_DDI(dev, DestroyDepthStencilView, D3D10DDI_HDEPTHSTENCILVIEW{h});
+      CLTRACE_DDI(dev, DestroyDepthStencilView, D3D10DDI_HDEPTHSTENCILVIEW{h});
       break;
     case D3D11DDI_HT_UNORDEREDACCESSVIEW:
-      CLTRACE_IC_FT_DDI(dev, DestroyUnorderedAccessView, D3D11DDI_HUNORDEREDACCESSVIEW{h});
+      CLTRACE_DDI(dev, DestroyUnorderedAccessView, D3D11DDI_HUNORDEREDACCESSVIEW{h});
       break;
     case D3D10DDI_HT_SHADER:
-      CLTRACE_IC_FT_DDI(dev, DestroyShader, D3D10DDI_HSHADER{h});
+      CLTRACE_DDI(dev, DestroyShader, D3D10DDI_HSHADER{h});
       break;
     case D3D10DDI_HT_ELEMENTLAYOUT:
-      CLTRACE_IC_FT_DDI(dev, DestroyElementLayout, D3D10DDI_HELEMENTLAYOUT{h});
+      CLTRACE_DDI(dev, DestroyElementLayout, D3D10DDI_HELEMENTLAYOUT{h});
       break;
     case D3D10DDI_HT_BLENDSTATE:
-      CLTRACE_IC_FT_DDI(dev, DestroyBlendState, D3D10DDI_HBLENDSTATE{h});
+      CLTRACE_DDI(dev, DestroyBlendState, D3D10DDI_HBLENDSTATE{h});
       break;
     case D3D10DDI_HT_DEPTHSTENCILSTATE:
-      CLTRACE_IC_FT_DDI(dev, DestroyDepthStencilState, D3D10DDI_HDEPTHSTENCILSTATE{h});
+      CLTRACE_DDI(dev, DestroyDepthStencilState, D3D10DDI_HDEPTHSTENCILSTATE{h});
       break;
     case D3D10DDI_HT_RASTERIZERSTATE:
-      CLTRACE_IC_FT_DDI(dev, DestroyRasterizerState, D3D10DDI_HRASTERIZERSTATE{h});
+      CLTRACE_DDI(dev, DestroyRasterizerState, D3D10DDI_HRASTERIZERSTATE{h});
       break;
     case D3D10DDI_HT_SAMPLERSTATE:
-      CLTRACE_IC_FT_DDI(dev, DestroySampler, D3D10DDI_HSAMPLER{h});
+      CLTRACE_DDI(dev, DestroySampler, D3D10DDI_HSAMPLER{h});
       break;
     case D3D10DDI_HT_QUERY:
-      CLTRACE_IC_FT_DDI(dev, DestroyQuery, D3D10DDI_HQUERY{h});
+      CLTRACE_DDI(dev, DestroyQuery, D3D10DDI_HQUERY{h});
       break;
     default:
       break;
@@ -155,22 +155,22 @@ void CommandList::FinalRelease() {
   if (recycle) {
     // The owning DC lives: light destroy, then onto its lock-free list; its next
     // FinishCommandList integrates the handle with RecycleCommandList (SCL pseudocode).
-    CLTRACE_IC_FT_DDI(dev, RecycleDestroyCommandList, hcl);
+    CLTRACE_DDI(dev, RecycleDestroyCommandList, hcl);
     if (o.misuse == Misuse::kR40 && !dev->misuse_done.exchange(true)) {
       // Misuse R40: executes the list after its final release (handle RecycleDestroyed).
       internal::IcDomainScope ic(dev);
-      CLTRACE_IC_DDI(dev, CommandListExecute, hcl);
+      CLTRACE_DDI(dev, CommandListExecute, hcl);
     }
     control->Push(h);
     control->Leave();
   } else {
     if (o.misuse == Misuse::kR41 && o.recycle_command_lists) {
       // Misuse R41: recycle-destroys although the owning DC is gone.
-      CLTRACE_IC_FT_DDI(dev, RecycleDestroyCommandList, hcl);
+      CLTRACE_DDI(dev, RecycleDestroyCommandList, hcl);
     }
-    CLTRACE_IC_FT_DDI(dev, DestroyCommandList, hcl);
+    CLTRACE_DDI(dev, DestroyCommandList, hcl);
     if (o.misuse == Misuse::kR44 && !dev->misuse_done.exchange(true)) {
-      CLTRACE_IC_FT_DDI(dev, DestroyCommandList, hcl);  // misuse R44: destroyed twice
+      CLTRACE_DDI(dev, DestroyCommandList, hcl);  // misuse R44: destroyed twice
     }
     internal::FreeHandle(dev, h->memory, h->size, rules::Rule::kR39,
                          absl::StrCat(rec->name, " after DestroyCommandList"));

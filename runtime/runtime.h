@@ -34,7 +34,7 @@
 #include <string>
 #include <vector>
 
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 #include "runtime/options.h"
 
 // BOOL values of the D3D11-style API (the DDI header has BOOL but not its constants).

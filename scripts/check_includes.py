@@ -19,15 +19,10 @@ import re
 import sys
 import tempfile
 
-# Headers stored under format/ that are the DDI vocabulary (the bottom layer, "ddi" in the
-# architecture's table) until issue 13 §1 moves them to ddi/: the generated C ABI
-# (build/gen/format/ddi_abi.h), the catalog and its generated ids, and the header-only
-# status macros (Abseil glue).
+# Headers stored under format/ that count as the bottom layer ("ddi"): the header-only status
+# macros (Abseil glue) lower components use too. The DDI vocabulary itself (the catalog, its
+# generated C ABI ddi/ddi_abi.h, call ids and per-call traits) lives in ddi/.
 DDI_HEADERS = {
-    "format/ddi_abi.h",
-    "format/call_ids.h",
-    "format/catalog.h",
-    "format/catalog_types.h",
     "format/status_macros.h",
 }
 
@@ -191,11 +186,13 @@ def self_test():
         return d
 
     ok_tree = {
-        "wddm/a.h": '#include "format/ddi_abi.h"\n#include "absl/status/status.h"\n',
+        "wddm/a.h": '#include "ddi/ddi_abi.h"\n#include "absl/status/status.h"\n',
         "umd/b.cc": '#include "wddm/a.h"\n#include "umd/b.h"\n',
         "umd/b_test.cc": '#include "tests/testing/golden.h"\n',
         "refdriver/c.cc": '#include "umd/b.h"\n',
         "check/d.cc": '#include "format/event.h"\n',
+        "format/e.cc": '#include "ddi/catalog.h"\n',
+        "runtime/f.cc": '#include "ddi/call_traits.h"\n',
         "inspector/app.cc": '#include "inspector/model.h"\n',
         "refdriver/e.cc": '#include "rules/finding.h"\n',
         "wddm/f.h": '#include "rules/rules.h"\n',
@@ -207,6 +204,7 @@ def self_test():
         "inspector/model.cc": '#include "inspector/theme.h"\n',
         "replayer/r.cc": '#include "runtime/internal/state.h"\n',
         "rules/s.h": '#include "format/call_ids.h"\n',
+        "ddi/q.h": '#include "wddm/a.h"\n',
     }
     failures = []
     if violations(make(ok_tree)):
@@ -214,7 +212,8 @@ def self_test():
     got = violations(make(bad_tree))
     want = ["runtime/x.cc:3: runtime -> refdriver", "wddm/y.h:1: wddm -> format",
             "umd/z.cc:1: umd -> testing", "inspector/model.cc:1: inspector -> inspector_ui",
-            "replayer/r.cc:1: replayer -> runtime/internal/", "rules/s.h:1: rules -> ddi"]
+            "replayer/r.cc:1: replayer -> runtime/internal/", "rules/s.h:1: rules -> format",
+            "ddi/q.h:1: ddi -> wddm"]
     for w in want:
         if not any(g.startswith(w) for g in got):
             failures.append(f"missing violation {w!r} in {got}")

@@ -34,7 +34,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 #include "umd/command_recording.h"
 #include "wddm/kernel_abi.h"
 #include "wddm/violation.h"

@@ -16,7 +16,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 
 namespace cltrace::gpu {
 

@@ -49,7 +49,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 #include "wddm/gpu_engine.h"
 #include "wddm/scheduler.h"
 #include "wddm/violation.h"

@@ -1,6 +1,6 @@
 // The private contract between the model UMD side (gpu::UmdDevice / gpu::UmdContext, used by
 // the reference driver) and the model KMD (gpu::ModelKmd), plus small helpers for the C ABI of
-// format/ddi_abi.h. In real WDDM this contract is vendor-private; here it is fixed and
+// ddi/ddi_abi.h. In real WDDM this contract is vendor-private; here it is fixed and
 // documented in wddm/README.md so a trace can be decoded.
 //
 // Thread-safety: plain data and pure functions.
@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 
 namespace cltrace::gpu {
 

@@ -22,7 +22,7 @@
 #include <functional>
 #include <memory>
 
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 #include "wddm/dxgkrnl.h"
 #include "wddm/model_kmd.h"
 #include "wddm/violation.h"

@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 #include "wddm/kernel_stack.h"
 #include "wddm/scheduler.h"
 

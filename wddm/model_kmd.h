@@ -1,5 +1,5 @@
 // The model kernel-mode driver: implements the DRIVER_INITIALIZATION_DATA entry points of
-// format/ddi_abi.h (DxgkDdiCreateDevice ... DxgkDdiDpcRoutine) over the gpu::GpuEngine
+// ddi/ddi_abi.h (DxgkDdiCreateDevice ... DxgkDdiDpcRoutine) over the gpu::GpuEngine
 // hardware model, and calls back into the kernel only through the DXGKRNL_INTERFACE table it
 // was started with. Because both directions go through C tables, a recorder can interpose on
 // every kernel-layer call.
@@ -37,7 +37,7 @@
 #include <map>
 #include <vector>
 
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 #include "wddm/gpu_engine.h"
 #include "wddm/violation.h"
 

@@ -1,7 +1,8 @@
 // What the analysis needs to know about each catalog call, precomputed once per CallId from
-// format/catalog.h (field indexes looked up by NAME, the role of each call decided from its
-// name, layer and handle types). Calls the catalog does not (yet) have simply keep Op::kOther,
-// so rules about them stay silent instead of failing the build.
+// ddi/catalog.h and ddi/call_traits.h: the role of each call is the catalog's role= (Op is the
+// checker's finer name for it, by layer), handle roles follow from the handle types' class=
+// and object=, and field indexes are looked up by the fields' catalog names. Calls with role
+// `other` keep Op::kOther, so rules about them stay silent.
 //
 // Thread-safety: CallTable::Get() builds the table once (thread-safe static) and it is
 // immutable afterwards.
@@ -14,9 +15,9 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/string_view.h"
 #include "check/rules.h"
-#include "format/call_ids.h"
-#include "format/catalog.h"
-#include "format/catalog_types.h"
+#include "ddi/call_ids.h"
+#include "ddi/catalog.h"
+#include "ddi/catalog_types.h"
 
 namespace cltrace::check::internal {
 
@@ -104,7 +105,7 @@ struct CallMeta {
   // Counts as recorded work on a DC (R48): not a Set*, not a local open/close.
   bool work = false;
   // Rule number to report when called through a DC table although the catalog says the
-  // runtime never does (R4 by default; R12, R13, R14, R34, R65 for the calls they name).
+  // runtime never does (the catalog's dc_rule=; R4 by default).
   Rule dc_table_rule = Rule::kR4;
   // D3D11DDI_HANDLETYPE of the object a Create/Open/Destroy handles (or a CL), -1 if none.
   int8_t object_type = -1;
@@ -133,8 +134,8 @@ struct CallMeta {
   int16_t caps_array = kNoField;    // GetCaps: pInfo
   int16_t start_slot = kNoField;    // Set* with slot arrays: the first slot
   int16_t hcontext = kNoField;      // kernel callbacks: hContext (HCONTEXT)
-  // Set*: the binding group (calls that bind the same slots share it: PsSetShader and
-  // PsSetShaderWithIfaces); the CallId of the group's canonical setter.
+  // Set*: the binding group (calls that bind the same slots share it: the catalog's group=,
+  // as PsSetShaderWithIfaces would say group=PsSetShader); the CallId of the group's setter.
   uint16_t bind_group = 0;
   // Fixed object-handle fields other than the created one (R57 checks, bindings).
   absl::InlinedVector<int16_t, 4> handle_fields;
@@ -180,10 +181,9 @@ class CallTable {
   std::vector<CallMeta> metas_;
   std::vector<int8_t> object_type_;
   Constants constants_;
-};
 
-// True if `name` is a state-setting DDI name (SetBlendState, PsSetShader, IaSetVertexBuffers).
-bool IsSetterName(absl::string_view name);
+  static Constants LookUpConstants();
+};
 
 }  // namespace cltrace::check::internal
 

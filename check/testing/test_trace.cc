@@ -7,7 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "check/internal/call_meta.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 
 namespace cltrace::check::testing {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 #include "wddm/violation.h"
 
 namespace cltrace::workloads {

@@ -13,7 +13,7 @@
 #include <random>
 #include <vector>
 
-#include "format/call_ids.h"
+#include "ddi/call_ids.h"
 #include "format/event.h"
 
 namespace cltrace::format::testing {

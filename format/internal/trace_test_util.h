@@ -14,7 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 #include "format/chunk.h"
 #include "format/crc32c.h"
 #include "format/event.h"
@@ -53,7 +53,7 @@ inline uint64_t RandomFieldValue(std::mt19937_64& rng, FieldKind kind, uint64_t 
   }
 }
 
-// The args of a call: fixed fields, then each array's elements (format/catalog_types.h).
+// The args of a call: fixed fields, then each array's elements (ddi/catalog_types.h).
 inline void RandomArgs(std::mt19937_64& rng, const CallInfo& ci, uint64_t handles, uint64_t strings,
                        Event* e) {
   e->args.clear();

@@ -28,39 +28,17 @@
 #include <cstdint>
 #include <string>
 
-#include "format/call_ids.h"
+#include "ddi/call_ids.h"
+#include "ddi/call_traits.h"
+#include "ddi/ddi_abi.h"
 #include "format/content.h"
-#include "format/ddi_abi.h"
 
 namespace cltrace::recorder::internal {
 
 // format::ContentRoleOf for the thunks, as a constant (the thunks are instantiated per call,
-// so the other calls carry no trace of content capture). recorder_test checks that it agrees
-// with the catalog for every call.
+// so the other calls carry no trace of content capture): the catalog's content=.
 constexpr format::ContentRole ThunkContentRole(format::CallId id) {
-  using format::CallId;
-  switch (id) {
-    case CallId::kResourceUpdateSubresourceUP:
-    case CallId::kDefaultConstantBufferUpdateSubresourceUP:
-      return format::ContentRole::kUploadSource;
-    case CallId::kResourceMap:
-    case CallId::kStagingResourceMap:
-    case CallId::kDynamicIABufferMapDiscard:
-    case CallId::kDynamicIABufferMapNoOverwrite:
-    case CallId::kDynamicConstantBufferMapDiscard:
-    case CallId::kDynamicResourceMapDiscard:
-      return format::ContentRole::kMap;
-    case CallId::kResourceUnmap:
-    case CallId::kStagingResourceUnmap:
-    case CallId::kDynamicIABufferUnmap:
-    case CallId::kDynamicConstantBufferUnmap:
-    case CallId::kDynamicResourceUnmap:
-      return format::ContentRole::kUnmap;
-    case CallId::kD3dDrawPrimitives2:
-      return format::ContentRole::kDrawPrimitives2;
-    default:
-      return format::ContentRole::kNone;
-  }
+  return ddi::TraitsOf(id).content;
 }
 
 // A DC-local open (ddi-spec §3.3, R56: args NULL, the HRT slot carrying the IC driver handle)

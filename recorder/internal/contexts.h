@@ -32,8 +32,8 @@
 #include <cstring>
 #include <mutex>
 
+#include "ddi/ddi_abi.h"
 #include "format/call_traits.h"
-#include "format/ddi_abi.h"
 #include "recorder/internal/handle_map.h"
 
 namespace cltrace::recorder::internal {

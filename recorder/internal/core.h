@@ -25,8 +25,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "ddi/call_ids.h"
 #include "format/call_codec.h"
-#include "format/call_ids.h"
 #include "recorder/internal/ring.h"
 
 namespace cltrace::recorder::internal {

@@ -28,7 +28,7 @@
 #include <new>
 #include <vector>
 
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 #include "recorder/recorder.h"
 
 namespace cltrace::recorder::testing {

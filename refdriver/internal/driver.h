@@ -25,7 +25,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 #include "refdriver/command_stream.h"
 #include "refdriver/internal/config.h"
 #include "refdriver/internal/domain.h"

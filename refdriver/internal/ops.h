@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 #include "refdriver/internal/driver.h"
 
 namespace cltrace::refdriver {

@@ -1,7 +1,7 @@
 // The pipeline bindings one context holds, from the driver's point of view.
 //
 // On the IC the pointers are IC handles (pDrvPrivate); on a DC they are that DC's context-local
-// handles. Slot counts are D3D11's.
+// handles. Slot counts are D3D11's (ddi/limits.h).
 //
 // Thread-safety: owned by one context; used only in its domain.
 #ifndef CLTRACE_REFDRIVER_INTERNAL_PIPELINE_STATE_H_
@@ -9,17 +9,21 @@
 
 #include <cstdint>
 
+#include "ddi/limits.h"
+
 namespace cltrace::refdriver {
 
 enum Stage : int { kVs = 0, kPs, kGs, kHs, kDs, kCs, kStageCount };
 
-inline constexpr int kCbSlots = 14;
-inline constexpr int kSrvSlots = 128;
-inline constexpr int kSamplerSlots = 16;
-inline constexpr int kVbSlots = 32;
-inline constexpr int kRtvSlots = 8;
-inline constexpr int kSoSlots = 4;
-inline constexpr int kUavSlots = 8;
+// D3D11's slot counts (ddi/limits.h), as int: the driver indexes with the DDIs' UINT
+// arguments after range checks against them.
+inline constexpr int kCbSlots = static_cast<int>(ddi::kCbSlots);
+inline constexpr int kSrvSlots = static_cast<int>(ddi::kSrvSlots);
+inline constexpr int kSamplerSlots = static_cast<int>(ddi::kSamplerSlots);
+inline constexpr int kVbSlots = static_cast<int>(ddi::kVbSlots);
+inline constexpr int kRtvSlots = static_cast<int>(ddi::kRtvSlots);
+inline constexpr int kSoSlots = static_cast<int>(ddi::kSoSlots);
+inline constexpr int kUavSlots = static_cast<int>(ddi::kUavSlots);
 
 struct PipelineState {
   void* shader[kStageCount] = {};

@@ -9,7 +9,7 @@
 #ifndef CLTRACE_REFDRIVER_INTERNAL_TABLES_H_
 #define CLTRACE_REFDRIVER_INTERNAL_TABLES_H_
 
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 
 namespace cltrace::refdriver {
 

@@ -5,6 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
+#include "ddi/call_traits.h"
 #include "format/call_traits.h"
 
 namespace cltrace::replay::internal {
@@ -50,6 +51,18 @@ Role RoleOf(Layer layer) {
   return Role::kInvalid;
 }
 
+// What a kPtr field is on replay; by the parameter names the catalog gives the table and
+// callback pointers of CreateDevice / CreateDeferredContext / CalcDeferredContextHandleSize.
+PointerRole PointerRoleOf(absl::string_view name) {
+  if (name == "p11DeviceFuncs") return PointerRole::kDeviceFuncs;
+  if (name == "pDXGIBaseDDI") return PointerRole::kDxgiFuncs;
+  if (name == "pKTCallbacks") return PointerRole::kKernelCallbacks;
+  if (name == "p11UMCallbacks") return PointerRole::kCoreCallbacks;
+  if (name == "p11ContextFuncs") return PointerRole::kContextFuncs;
+  if (name == "pICObject") return PointerRole::kIcObject;
+  return PointerRole::kInputData;
+}
+
 // Indices of the fixed fields that are parameters or members of by-value structures, i.e. not
 // members of a structure reached through a pointer.
 std::vector<uint16_t> TopLevelFields(absl::Span<const FieldInfo> fields) {
@@ -59,6 +72,99 @@ std::vector<uint16_t> TopLevelFields(absl::Span<const FieldInfo> fields) {
     if (fields[i].kind == FieldKind::kPresent) i += fields[i].elem_count;
   }
   return top;
+}
+
+// Handles, pointers, array handles and whether the call has outputs to compare.
+void ClassifyFields(absl::Span<const FieldInfo> fields, CallMeta& m) {
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const FieldInfo& f = fields[i];
+    if (f.kind == FieldKind::kHandle) {
+      m.handles.push_back(HandleField{static_cast<uint16_t>(i), ClassOfHandleType(f.type_index)});
+    } else if (f.kind == FieldKind::kPtr) {
+      m.pointers.push_back(PointerField{static_cast<uint16_t>(i), PointerRoleOf(f.name)});
+    } else if (f.kind == FieldKind::kArray) {
+      for (const FieldInfo& e : format::ElementFields(f)) {
+        if (e.kind == FieldKind::kHandle) m.array_handles = true;
+      }
+    }
+    if (f.dir == format::FieldDir::kOut && f.kind != FieldKind::kPtr) m.has_outputs = true;
+  }
+}
+
+// The fields that place a content call's bytes (format/content.h).
+void ContentFields(const format::CallInfo& info, CallMeta& m) {
+  auto field = [&](const char* a, const char* b) -> int16_t {
+    const int i = format::FieldIndex(info, a);
+    return static_cast<int16_t>(i >= 0 || b == nullptr ? i : format::FieldIndex(info, b));
+  };
+  m.resource_field = field("hResource", "hDstResource");
+  m.subresource_field = field("Subresource", "DstSubresource");
+  m.box_field = field("pDstBox", nullptr);
+  m.map_type_field = field("DDIMap", nullptr);
+  m.mapped_data_field = field("pData", nullptr);
+  m.row_pitch_field = field("RowPitch", nullptr);
+  m.depth_pitch_field = field("DepthPitch", nullptr);
+  // A catalog entry with content= but without the fields that place the bytes would be a
+  // catalog error: its content is then not replayable, and the plan says so.
+  m.content_fields_ok =
+      m.resource_field >= 0 && m.subresource_field >= 0 &&
+      (m.content_role != format::ContentRole::kUploadSource ||
+       (m.box_field >= 0 && m.row_pitch_field >= 0 && m.depth_pitch_field >= 0)) &&
+      (m.content_role != format::ContentRole::kMap ||
+       (m.map_type_field >= 0 && m.mapped_data_field >= 0 && m.row_pitch_field >= 0 &&
+        m.depth_pitch_field >= 0));
+}
+
+// The first top-level handle field after `after` of class `cls`, -1 if none.
+int16_t HandleAfter(absl::Span<const FieldInfo> fields, int after, HandleClass cls) {
+  for (uint16_t i : TopLevelFields(fields)) {
+    if (static_cast<int>(i) <= after || fields[i].kind != FieldKind::kHandle) continue;
+    if (ClassOfHandleType(fields[i].type_index) == cls) return static_cast<int16_t>(i);
+  }
+  return -1;
+}
+
+// Issued calls: the handle a call creates or destroys, the table it goes through, the size
+// queries, and the form of its argument structure.
+void IssueFields(CallId id, absl::Span<const FieldInfo> fields, CallMeta& m) {
+  const ddi::CallTraits& t = ddi::TraitsOf(id);
+  const bool device = t.layer == Layer::kDevice;
+  if (t.role == ddi::CallRole::kCreateDevice) {
+    m.create_field = ddi::fields::CreateDevice::hDrvDevice;
+    m.size_source = SizeSource::kPending;
+  } else if (t.role == ddi::CallRole::kCreateContext) {
+    m.create_field = ddi::fields::CreateDeferredContext::hDrvContext;
+    m.size_source = SizeSource::kPending;
+  } else if (device &&
+             (ddi::CreatesObject(t.role) || t.role == ddi::CallRole::kCreateCommandList)) {
+    // CreateX(hDevice, args, hX, hRTX): the first driver handle after hDevice is created; a
+    // DC-table open carries the IC object in the runtime-handle slot (ddi-spec §1.1, R56).
+    m.create_field = HandleAfter(fields, 0, HandleClass::kDriver);
+    m.rt_field = HandleAfter(fields, m.create_field, HandleClass::kRuntime);
+    m.size_source = SizeSource::kPending;  // kLocalSize when called through a DC table
+  }
+  if (t.role == ddi::CallRole::kDestroyDevice) {
+    m.destroy_field = 0;
+  } else if (device &&
+             (t.role == ddi::CallRole::kDestroy || t.role == ddi::CallRole::kDestroyCommandList)) {
+    m.destroy_field = HandleAfter(fields, 0, HandleClass::kDriver);
+  }
+  m.context_field = static_cast<int16_t>(format::FieldIndex(*m.info, "hDrvContext"));
+  if (t.layer == Layer::kDxgi && t.role == ddi::CallRole::kPresent) {
+    m.table_field = static_cast<int16_t>(format::FieldIndex(*m.info, "hDevice"));
+  }
+  m.calc_private = ddi::IsSizeQuery(t.role);
+  // The argument structure of a create / CalcPrivate* call is the parameter right after the
+  // device handle (pCreateResource...). A structure pointer further on is an optional extra
+  // (CalcPrivateShaderSize's pSignatures may be NULL) and says nothing about the call's form.
+  std::vector<uint16_t> top = TopLevelFields(fields);
+  if (top.size() > 1 && fields[top[1]].kind == FieldKind::kPresent) {
+    m.args_struct_field = static_cast<int16_t>(top[1]);
+  }
+  if (t.role == ddi::CallRole::kLocalSize) {
+    m.calc_local_size = true;
+    m.ic_object_field = ddi::fields::CalcDeferredContextHandleSize::pICObject;
+  }
 }
 
 CallMeta Build(CallId id) {
@@ -72,60 +178,12 @@ CallMeta Build(CallId id) {
     if (s.id == id) m.slot_offset = s.offset;
   }
   absl::Span<const FieldInfo> fields = format::Fields(*info);
-  for (size_t i = 0; i < fields.size(); ++i) {
-    const FieldInfo& f = fields[i];
-    if (f.kind == FieldKind::kHandle) {
-      m.handles.push_back(HandleField{static_cast<uint16_t>(i), ClassOfHandleType(f.type_index)});
-    } else if (f.kind == FieldKind::kPtr) {
-      const absl::string_view name = f.name;
-      PointerRole role = PointerRole::kInputData;
-      if (name == "p11DeviceFuncs") {
-        role = PointerRole::kDeviceFuncs;
-      } else if (name == "pDXGIBaseDDI") {
-        role = PointerRole::kDxgiFuncs;
-      } else if (name == "pKTCallbacks") {
-        role = PointerRole::kKernelCallbacks;
-      } else if (name == "p11UMCallbacks") {
-        role = PointerRole::kCoreCallbacks;
-      } else if (name == "p11ContextFuncs") {
-        role = PointerRole::kContextFuncs;
-      } else if (name == "pICObject") {
-        role = PointerRole::kIcObject;
-      }
-      m.pointers.push_back(PointerField{static_cast<uint16_t>(i), role});
-    } else if (f.kind == FieldKind::kArray) {
-      for (const FieldInfo& e : format::ElementFields(f)) {
-        if (e.kind == FieldKind::kHandle) m.array_handles = true;
-      }
-    }
-    if (f.dir == format::FieldDir::kOut && f.kind != FieldKind::kPtr) m.has_outputs = true;
-  }
+  ClassifyFields(fields, m);
   m.sysmem_field = static_cast<int16_t>(format::FieldIndex(*info, "pSysMemUP"));
   m.content_role = format::ContentRoleOf(id);
-  if (m.content_role != format::ContentRole::kNone) {
-    auto field = [&](const char* a, const char* b) -> int16_t {
-      const int i = format::FieldIndex(*info, a);
-      return static_cast<int16_t>(i >= 0 || b == nullptr ? i : format::FieldIndex(*info, b));
-    };
-    m.resource_field = field("hResource", "hDstResource");
-    m.subresource_field = field("Subresource", "DstSubresource");
-    m.box_field = field("pDstBox", nullptr);
-    m.map_type_field = field("DDIMap", nullptr);
-    m.mapped_data_field = field("pData", nullptr);
-    m.row_pitch_field = field("RowPitch", nullptr);
-    m.depth_pitch_field = field("DepthPitch", nullptr);
-    // A catalog entry of a content typedef without the fields that place the bytes would be
-    // a catalog error: its content is then not replayable, and the plan says so.
-    m.content_fields_ok =
-        m.resource_field >= 0 && m.subresource_field >= 0 &&
-        (m.content_role != format::ContentRole::kUploadSource ||
-         (m.box_field >= 0 && m.row_pitch_field >= 0 && m.depth_pitch_field >= 0)) &&
-        (m.content_role != format::ContentRole::kMap ||
-         (m.map_type_field >= 0 && m.mapped_data_field >= 0 && m.row_pitch_field >= 0 &&
-          m.depth_pitch_field >= 0));
-  }
-  if (id == CallId::kGetCaps) {
-    m.caps_size_field = static_cast<int16_t>(format::FieldIndex(*info, "DataSize"));
+  if (m.content_role != format::ContentRole::kNone) ContentFields(*info, m);
+  if (ddi::TraitsOf(id).role == ddi::CallRole::kCaps) {
+    m.caps_size_field = ddi::fields::GetCaps::DataSize;
   }
   if (info->layer == Layer::kKernelCb) {
     for (size_t i = 0; i < fields.size(); ++i) {
@@ -136,63 +194,7 @@ CallMeta Build(CallId id) {
       }
     }
   }
-  if (m.role != Role::kIssue) return m;
-
-  const absl::string_view name = info->name;
-  auto driver_handle_after = [&](uint16_t after) -> int16_t {
-    for (uint16_t i : TopLevelFields(fields)) {
-      if (i <= after || fields[i].kind != FieldKind::kHandle) continue;
-      if (ClassOfHandleType(fields[i].type_index) == HandleClass::kDriver) {
-        return static_cast<int16_t>(i);
-      }
-    }
-    return -1;
-  };
-  auto runtime_handle_after = [&](int16_t after) -> int16_t {
-    for (uint16_t i : TopLevelFields(fields)) {
-      if (static_cast<int16_t>(i) <= after || fields[i].kind != FieldKind::kHandle) continue;
-      if (ClassOfHandleType(fields[i].type_index) == HandleClass::kRuntime) {
-        return static_cast<int16_t>(i);
-      }
-    }
-    return -1;
-  };
-
-  if (id == CallId::kCreateDevice) {
-    m.create_field = static_cast<int16_t>(format::FieldIndex(*info, "hDrvDevice"));
-    m.size_source = SizeSource::kPending;
-  } else if (id == CallId::kCreateDeferredContext) {
-    m.create_field = static_cast<int16_t>(format::FieldIndex(*info, "hDrvContext"));
-    m.size_source = SizeSource::kPending;
-  } else if (info->layer == Layer::kDevice &&
-             (absl::StartsWith(name, "Create") || absl::StartsWith(name, "Open"))) {
-    // CreateX(hDevice, args, hX, hRTX): the first driver handle after hDevice is created; a
-    // DC-table open carries the IC object in the runtime-handle slot (ddi-spec §1.1, R56).
-    m.create_field = driver_handle_after(0);
-    m.rt_field = runtime_handle_after(m.create_field);
-    m.size_source = SizeSource::kPending;  // kLocalSize when called through a DC table
-  }
-  if (info->layer == Layer::kDevice && absl::StartsWith(name, "Destroy")) {
-    m.destroy_field = id == CallId::kDestroyDevice ? 0 : driver_handle_after(0);
-  }
-  m.context_field = static_cast<int16_t>(format::FieldIndex(*info, "hDrvContext"));
-  if (id == CallId::kPresentDXGI) {
-    m.table_field = static_cast<int16_t>(format::FieldIndex(*info, "hDevice"));
-  }
-  m.calc_private = absl::StartsWith(name, "CalcPrivate");
-  // The argument structure of a create / CalcPrivate* call is the parameter right after the
-  // device handle (pCreateResource...). A structure pointer further on is an optional extra
-  // (CalcPrivateShaderSize's pSignatures may be NULL) and says nothing about the call's form.
-  {
-    std::vector<uint16_t> top = TopLevelFields(fields);
-    if (top.size() > 1 && fields[top[1]].kind == FieldKind::kPresent) {
-      m.args_struct_field = static_cast<int16_t>(top[1]);
-    }
-  }
-  if (id == CallId::kCalcDeferredContextHandleSize) {
-    m.calc_local_size = true;
-    m.ic_object_field = static_cast<int16_t>(format::FieldIndex(*info, "pICObject"));
-  }
+  if (m.role == Role::kIssue) IssueFields(id, fields, m);
   return m;
 }
 
@@ -208,39 +210,12 @@ struct MetaTable {
 }  // namespace
 
 HandleClass ClassOfHandleType(uint16_t type_index) {
-  absl::Span<const format::HandleTypeInfo> types = format::HandleTypes();
-  if (type_index >= types.size()) return HandleClass::kOther;
-  const absl::string_view name = types[type_index].name;
-  if (name == "D3D10DDI_HADAPTER") return HandleClass::kAdapter;
-  if (absl::StartsWith(name, "DXGK_") || absl::StartsWith(name, "DD_") ||
-      absl::StartsWith(name, "D3DHAL_")) {
-    return HandleClass::kOther;
-  }
-  if (types[type_index].is_u32) return HandleClass::kKernel;
-  if (absl::StrContains(name, "HRT") || name == "D3DRTDEVICEHANDLE") return HandleClass::kRuntime;
-  return HandleClass::kDriver;
+  return ddi::HandleTraitsOf(type_index).handle_class;
 }
 
 uint16_t CreatedTypeOf(uint16_t type_index) {
-  static const std::vector<uint16_t>* canonical = [] {
-    auto* v = new std::vector<uint16_t>();
-    absl::Span<const format::HandleTypeInfo> types = format::HandleTypes();
-    auto find = [&](absl::string_view name) -> int {
-      for (size_t i = 0; i < types.size(); ++i) {
-        if (name == types[i].name) return static_cast<int>(i);
-      }
-      return -1;
-    };
-    for (size_t i = 0; i < types.size(); ++i) {
-      const absl::string_view name = types[i].name;
-      int to = static_cast<int>(i);
-      if (name == "DXGI_DDI_HDEVICE") to = find("D3D10DDI_HDEVICE");
-      if (name == "DXGI_DDI_HRESOURCE") to = find("D3D10DDI_HRESOURCE");
-      v->push_back(static_cast<uint16_t>(to < 0 ? i : to));
-    }
-    return v;
-  }();
-  return type_index < canonical->size() ? (*canonical)[type_index] : type_index;
+  return type_index < ddi::kHandleTraitsCount ? ddi::HandleTraitsOf(type_index).created_as
+                                              : type_index;
 }
 
 const CallMeta& CallMetaFor(CallId id) {

@@ -1,8 +1,9 @@
-// What the replayer needs to know about each catalog call, computed once from format/catalog.h
-// and format/call_traits.h: who makes the call (the runtime side, which the replayer re-issues,
-// or the driver, whose callbacks the replayer observes), where its function pointer sits in its
-// table, which of its fields are handles of which class, which handle it creates or destroys,
-// and which fields are outputs the replay compares with the recording.
+// What the replayer needs to know about each catalog call, computed once from ddi/catalog.h,
+// ddi/call_traits.h (roles, handle classes) and format/call_traits.h: who makes the call (the
+// runtime side, which the replayer re-issues, or the driver, whose callbacks the replayer
+// observes), where its function pointer sits in its table, which of its fields are handles of
+// which class, which handle it creates or destroys, and which fields are outputs the replay
+// compares with the recording.
 //
 // Thread-safety: CallMetaFor() builds the table once (thread-safe static); immutable after.
 #ifndef CLTRACE_REPLAYER_INTERNAL_CALL_META_H_
@@ -13,9 +14,10 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/types/span.h"
-#include "format/call_ids.h"
-#include "format/catalog.h"
-#include "format/catalog_types.h"
+#include "ddi/call_ids.h"
+#include "ddi/call_traits.h"
+#include "ddi/catalog.h"
+#include "ddi/catalog_types.h"
 #include "format/content.h"
 
 namespace cltrace::replay::internal {
@@ -31,14 +33,11 @@ enum class Role : uint8_t {
               // model driver by the DX6 replay (replayer/internal/dx6_replay.h)
 };
 
-// How a handle value is produced on replay.
-enum class HandleClass : uint8_t {
-  kDriver,   // pDrvPrivate memory the runtime allocates with the driver's CalcPrivate* size
-  kRuntime,  // runtime-owned opaque value (HRT*, the kernel-thunk device handle)
-  kKernel,   // 32-bit kernel handle (D3DKMT_*): the recorded value is handed out again
-  kAdapter,  // the hAdapter the driver's OpenAdapter10_2 returned
-  kOther,    // handles of the ignored kernel-mode layers
-};
+// How a handle value is produced on replay (the catalog's class= of its handle type): driver
+// handles get fresh memory, kernel handles (D3DKMT_*) hand the recorded value out again, the
+// adapter is the one OpenAdapter10_2 returned, handles of the ignored kernel-mode layers are
+// kOther.
+using HandleClass = ddi::HandleClass;
 
 // Where the size of memory for a created driver handle comes from.
 enum class SizeSource : uint8_t {

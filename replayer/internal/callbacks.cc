@@ -13,8 +13,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "ddi/catalog.h"
 #include "format/call_traits.h"
-#include "format/catalog.h"
 #include "replayer/internal/kernel_model.h"
 #include "replayer/internal/session.h"
 #include "replayer/internal/thunk_table.h"

@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 #include "format/event.h"
 #include "format/jsonl.h"
 

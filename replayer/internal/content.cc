@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 
 namespace cltrace::replay::internal {
 namespace {

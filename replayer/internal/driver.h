@@ -17,7 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 
 namespace cltrace::replay::internal {
 

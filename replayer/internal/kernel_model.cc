@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "ddi/catalog.h"
 #include "format/call_traits.h"
-#include "format/catalog.h"
 #include "format/jsonl.h"
 #include "replayer/internal/compare.h"
 #include "replayer/internal/session.h"

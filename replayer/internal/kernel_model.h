@@ -68,8 +68,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "ddi/ddi_abi.h"
 #include "format/call_codec.h"
-#include "format/ddi_abi.h"
 #include "format/event.h"
 #include "replayer/internal/plan.h"
 #include "replayer/replay.h"

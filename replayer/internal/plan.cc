@@ -6,8 +6,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "ddi/catalog.h"
 #include "format/call_codec.h"
-#include "format/catalog.h"
 #include "format/jsonl.h"
 #include "replayer/internal/dx6_replay.h"
 

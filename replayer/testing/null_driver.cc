@@ -2,7 +2,7 @@
 // no adapter function at all, and none of the reference driver's out-of-band interface. Replays
 // into it show how the replayer reports a table slot the recorded driver had and this one lacks,
 // and that fault injection needs a driver's own configuration interface.
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 
 extern "C" __attribute__((visibility("default"))) HRESULT APIENTRY
 OpenAdapter10_2(D3D10DDIARG_OPENADAPTER* open) {

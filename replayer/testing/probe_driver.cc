@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 
 namespace {
 

@@ -10,19 +10,21 @@
 #include <cstdint>
 #include <vector>
 
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
+#include "ddi/limits.h"
 #include "runtime/runtime.h"
 
 namespace cltrace::runtime::internal {
 
-inline constexpr uint32_t kCbSlots = 14;
-inline constexpr uint32_t kSrvSlots = 128;
-inline constexpr uint32_t kSamplerSlots = 16;
-inline constexpr uint32_t kVbSlots = 32;
-inline constexpr uint32_t kRtvSlots = 8;
-inline constexpr uint32_t kSoSlots = 4;
-inline constexpr uint32_t kUavSlots = 8;
-inline constexpr uint32_t kViewportSlots = 16;
+// D3D11's slot counts (ddi/limits.h).
+using ddi::kCbSlots;
+using ddi::kRtvSlots;
+using ddi::kSamplerSlots;
+using ddi::kSoSlots;
+using ddi::kSrvSlots;
+using ddi::kUavSlots;
+using ddi::kVbSlots;
+using ddi::kViewportSlots;
 
 struct Bindings {
   Shader* shader[kStageCount] = {};

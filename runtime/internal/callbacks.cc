@@ -4,7 +4,6 @@
 // of R49/R60 (answered by re-sending bindings through the driver's Set* DDIs).
 #include "runtime/internal/callbacks.h"
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/internal/common.h"
 #include "runtime/internal/send.h"
@@ -14,21 +13,39 @@ namespace {
 
 CoreLayer* LayerOf(D3D10DDI_HRTCORELAYER h) { return static_cast<CoreLayer*>(h.handle); }
 
-bool Is(const char* a, absl::string_view b) { return absl::string_view(a) == b; }
+// A size query: CalcPrivate*Size or CalcDeferredContextHandleSize (R31).
+bool IsCalc(ddi::CallId id) {
+  const ddi::CallRole role = ddi::TraitsOf(id).role;
+  return ddi::IsSizeQuery(role) || role == ddi::CallRole::kLocalSize;
+}
 
-bool IsCalc(const char* name) {
-  absl::string_view n(name);
-  return absl::StartsWith(n, "CalcPrivate") || n == "CalcDeferredContextHandleSize";
+// The calls that may fail only with D3DDDIERR_DEVICEREMOVED (R25).
+bool OnlyDeviceRemoved(ddi::CallId id) {
+  using ddi::CallId;
+  switch (id) {
+    case CallId::kDestroyCommandList:
+    case CallId::kRecycleDestroyCommandList:
+    case CallId::kDestroyDevice:
+    case CallId::kFlush:
+    case CallId::kQueryBegin:
+    case CallId::kQueryEnd:
+    case CallId::kDestroyResource:
+    case CallId::kRecycleCommandList:
+      return true;
+    default:
+      return false;
+  }
 }
 
 // Entry of every callback: counting, R6 generation check, frame, transcript line.
 class CallbackEntry {
  public:
   template <typename... A>
-  CallbackEntry(int generation, D3D10DDI_HRTCORELAYER h, const char* name, const A&... args)
+  CallbackEntry(int generation, D3D10DDI_HRTCORELAYER h, ddi::CallId id, const A&... args)
       : layer_(LayerOf(h)),
         dev_(layer_->ctx->dev),
-        scope_(&dev_->sink, dev_, layer_->ctx, Table::kCallback, false, name) {
+        scope_(&dev_->sink, dev_, layer_->ctx, Table::kCallback, false, ddi::NameOf(id), id) {
+    const char* name = ddi::NameOf(id);
     dev_->sink.calls->fetch_add(1, std::memory_order_relaxed);
     if (dev_->sink.observer != nullptr) {
       EmitLine(&dev_->sink, 0,
@@ -43,6 +60,7 @@ class CallbackEntry {
   CoreLayer* layer() const { return layer_; }
   ContextState* ctx() const { return layer_->ctx; }
   DeviceState* dev() const { return dev_; }
+  const char* name() { return scope_.frame().name; }
 
  private:
   CoreLayer* layer_;
@@ -83,32 +101,32 @@ void CheckError(CallbackEntry& e, HRESULT hr) {
     Report(dev, rules::Rule::kR30, fn,
            "E_INVALIDARG reported (application errors use D3DDDIERR_APPLICATIONERROR)");
   }
-  if (IsCalc(fn)) {
+  using ddi::CallId;
+  const CallId id = f->id;
+  if (IsCalc(id)) {
     Report(dev, rules::Rule::kR31, fn,
            absl::StrCat("pfnSetErrorCb(", code, ") from a CalcPrivate/size function"));
-  } else if (Is(fn, "CheckDeferredContextHandleSizes")) {
+  } else if (id == CallId::kCheckDeferredContextHandleSizes) {
     Report(dev, rules::Rule::kR27, fn,
            absl::StrCat("pfnSetErrorCb(", code, ") from a capability check"));
-  } else if (Is(fn, "CreateCommandList") && !dc) {
+  } else if (id == CallId::kCreateCommandList && !dc) {
     if (!oom && !removed)
       Report(dev, rules::Rule::kR20, fn, absl::StrCat(code, " is not a legal code"));
-  } else if (Is(fn, "RecycleCreateCommandList")) {
+  } else if (id == CallId::kRecycleCreateCommandList) {
     if (oom)
       Report(dev, rules::Rule::kR22, fn,
              "E_OUTOFMEMORY through pfnSetErrorCb (must be the return value)");
-  } else if (Is(fn, "RecycleCreateDeferredContext")) {
+  } else if (id == CallId::kRecycleCreateDeferredContext) {
     if (oom)
       Report(dev, rules::Rule::kR23, fn,
              "E_OUTOFMEMORY through pfnSetErrorCb (must be the return value)");
-  } else if (Is(fn, "CommandListExecute")) {
+  } else if (id == CallId::kCommandListExecute) {
     if (!oom && !removed)
       Report(dev, rules::Rule::kR24, fn, absl::StrCat(code, " is a critical error here"));
-  } else if (Is(fn, "AbandonCommandList")) {
+  } else if (id == CallId::kAbandonCommandList) {
     Report(dev, rules::Rule::kR26, fn,
            absl::StrCat(code, ": AbandonCommandList may only fail critically"));
-  } else if (Is(fn, "DestroyCommandList") || Is(fn, "RecycleDestroyCommandList") ||
-             Is(fn, "DestroyDevice") || Is(fn, "Flush") || Is(fn, "QueryBegin") ||
-             Is(fn, "QueryEnd") || Is(fn, "DestroyResource") || Is(fn, "RecycleCommandList")) {
+  } else if (OnlyDeviceRemoved(id)) {
     if (!removed && !(dc && oom)) {
       Report(dev, rules::Rule::kR25, fn,
              absl::StrCat(code, ": only D3DDDIERR_DEVICEREMOVED is allowed"));
@@ -124,25 +142,25 @@ void CheckError(CallbackEntry& e, HRESULT hr) {
 template <int G>
 struct Thunks {
   static void APIENTRY SetErrorCb(D3D10DDI_HRTCORELAYER h, HRESULT hr) {
-    CallbackEntry e(G, h, "SetErrorCb", HresultName(hr));
+    CallbackEntry e(G, h, ddi::CallId::kSetErrorCb, HresultName(hr));
     ErrorCapture::Record(hr);
     CheckError(e, hr);
   }
 
   static void APIENTRY PerformAmortizedProcessingCb(D3D10DDI_HRTCORELAYER h) {
-    CallbackEntry e(G, h, "PerformAmortizedProcessingCb", h);
+    CallbackEntry e(G, h, ddi::CallId::kPerformAmortizedProcessingCb, h);
     DeviceState* dev = e.dev();
     ContextState* ctx = e.ctx();
     Frame* f = CurrentDdiFrame();
     bool dc = ctx->deferred;
     if (f == nullptr || (dc && f->ctx != ctx) || (!dc && f->table == Table::kDc)) {
-      Report(dev, rules::Rule::kR19, "PerformAmortizedProcessingCb",
+      Report(dev, rules::Rule::kR19, e.name(),
              absl::StrCat("pumped ", ctx->layer.name, " from ",
                           f == nullptr ? "outside any DDI call"
                                        : absl::StrCat("inside ", f->name, " of another context")));
     }
     if (f != nullptr && ++f->amortized_calls > 1) {
-      Report(dev, dc ? rules::Rule::kR72 : rules::Rule::kR71, "PerformAmortizedProcessingCb",
+      Report(dev, dc ? rules::Rule::kR72 : rules::Rule::kR71, e.name(),
              absl::StrCat("pumped ", ctx->layer.name, " twice within one ", f->name,
                           " (at most once per submit)"));
     }
@@ -150,27 +168,27 @@ struct Thunks {
   }
 
   static void APIENTRY DisableDeferredStagingResourceDestruction(D3D10DDI_HRTCORELAYER h) {
-    CallbackEntry e(G, h, "DisableDeferredStagingResourceDestruction", h);
+    CallbackEntry e(G, h, ddi::CallId::kDisableDeferredStagingResourceDestruction, h);
     Frame* f = CurrentDdiFrame();
-    if (e.ctx()->deferred || f == nullptr || !Is(f->name, "CreateDevice")) {
-      Report(e.dev(), rules::Rule::kR7, "DisableDeferredStagingResourceDestruction",
+    if (e.ctx()->deferred || f == nullptr || f->id != ddi::CallId::kCreateDevice) {
+      Report(e.dev(), rules::Rule::kR7, e.name(),
              "called outside the immediate context's CreateDevice");
     }
   }
 
 #define CLTRACE_REFRESH_SINGLE(Cb, Send)             \
   static void APIENTRY Cb(D3D10DDI_HRTCORELAYER h) { \
-    CallbackEntry e(G, h, #Cb, h);                   \
+    CallbackEntry e(G, h, ddi::CallId::k##Cb, h);    \
     Send(e.ctx(), RefreshMode(e.ctx()));             \
   }
 #define CLTRACE_REFRESH_STAGE_SINGLE(Cb, stage)       \
   static void APIENTRY Cb(D3D10DDI_HRTCORELAYER h) {  \
-    CallbackEntry e(G, h, #Cb, h);                    \
+    CallbackEntry e(G, h, ddi::CallId::k##Cb, h);     \
     SendShader(e.ctx(), stage, RefreshMode(e.ctx())); \
   }
 #define CLTRACE_REFRESH_RANGE(Cb, Send, stage)                              \
   static void APIENTRY Cb(D3D10DDI_HRTCORELAYER h, UINT base, UINT count) { \
-    CallbackEntry e(G, h, #Cb, h, base, count);                             \
+    CallbackEntry e(G, h, ddi::CallId::k##Cb, h, base, count);              \
     Send(e.ctx(), stage, base, count, RefreshMode(e.ctx()));                \
   }
 
@@ -210,16 +228,16 @@ struct Thunks {
   CLTRACE_REFRESH_SINGLE(StateRsScissorCb, SendScissorRects)
 
   static void APIENTRY StateIaVertexBufCb(D3D10DDI_HRTCORELAYER h, UINT base, UINT count) {
-    CallbackEntry e(G, h, "StateIaVertexBufCb", h, base, count);
+    CallbackEntry e(G, h, ddi::CallId::kStateIaVertexBufCb, h, base, count);
     SendVertexBuffers(e.ctx(), base, count, RefreshMode(e.ctx()));
   }
   static void APIENTRY StateCsUavCb(D3D10DDI_HRTCORELAYER h, UINT base, UINT count) {
-    CallbackEntry e(G, h, "StateCsUavCb", h, base, count);
+    CallbackEntry e(G, h, ddi::CallId::kStateCsUavCb, h, base, count);
     SendCsUavs(e.ctx(), base, count, RefreshMode(e.ctx()));
   }
   // The D3D11 DDI table in scope has no SetTextFilterSize: nothing to re-send.
   static void APIENTRY StateTextFilterSizeCb(D3D10DDI_HRTCORELAYER h) {
-    CallbackEntry e(G, h, "StateTextFilterSizeCb", h);
+    CallbackEntry e(G, h, ddi::CallId::kStateTextFilterSizeCb, h);
   }
 
 #undef CLTRACE_REFRESH_SINGLE

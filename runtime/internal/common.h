@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "ddi/call_traits.h"
 #include "runtime/internal/state.h"
 
 namespace cltrace::runtime::internal {
@@ -104,26 +105,34 @@ void CheckFixedSlots(DeviceState* dev, const char* when);
 
 }  // namespace cltrace::runtime::internal
 
+// DDI call sites. The thread domain of a call (an IC-domain DDI: R10, R16) is the catalog's
+// domain= (ddi/call_traits.h), a constant per call, so no call site chooses it by hand.
+
 // DDI call through a context's own table (IC table for the IC, DC table for a DC).
-#define CLTRACE_CTX_DDI(c, Name, ...)                                                            \
-  ::cltrace::runtime::internal::Invoke(&(c)->dev->sink, (c)->dev, (c),                           \
-                                       (c)->deferred ? ::cltrace::runtime::internal::Table::kDc  \
-                                                     : ::cltrace::runtime::internal::Table::kIc, \
-                                       !(c)->deferred, #Name, (c)->funcs->pfn##Name,             \
-                                       (c)->handle __VA_OPT__(, ) __VA_ARGS__)
+#define CLTRACE_CTX_DDI(c, Name, ...)                                                \
+  ::cltrace::runtime::internal::Invoke(                                              \
+      &(c)->dev->sink, (c)->dev, (c),                                                \
+      (c)->deferred ? ::cltrace::runtime::internal::Table::kDc                       \
+                    : ::cltrace::runtime::internal::Table::kIc,                      \
+      !(c)->deferred && ::cltrace::ddi::InIcDomain(::cltrace::ddi::CallId::k##Name), \
+      ::cltrace::ddi::CallId::k##Name, #Name, (c)->funcs->pfn##Name,                 \
+      (c)->handle __VA_OPT__(, ) __VA_ARGS__)
 
-// Free-threaded DDI call through the IC table (creates, destroys, CL functions).
-#define CLTRACE_IC_FT_DDI(dev, Name, ...)                                                          \
-  ::cltrace::runtime::internal::Invoke(&(dev)->sink, (dev), ::cltrace::runtime::internal::Ic(dev), \
-                                       ::cltrace::runtime::internal::Table::kIc, false, #Name,     \
-                                       (dev)->ic_funcs.pfn##Name,                                  \
-                                       (dev)->hdevice __VA_OPT__(, ) __VA_ARGS__)
+// DDI call through the IC table.
+#define CLTRACE_DDI(dev, Name, ...)                                      \
+  ::cltrace::runtime::internal::Invoke(                                  \
+      &(dev)->sink, (dev), ::cltrace::runtime::internal::Ic(dev),        \
+      ::cltrace::runtime::internal::Table::kIc,                          \
+      ::cltrace::ddi::InIcDomain(::cltrace::ddi::CallId::k##Name),       \
+      ::cltrace::ddi::CallId::k##Name, #Name, (dev)->ic_funcs.pfn##Name, \
+      (dev)->hdevice __VA_OPT__(, ) __VA_ARGS__)
 
-// IC-domain DDI call through the IC table.
-#define CLTRACE_IC_DDI(dev, Name, ...)                                                             \
-  ::cltrace::runtime::internal::Invoke(&(dev)->sink, (dev), ::cltrace::runtime::internal::Ic(dev), \
-                                       ::cltrace::runtime::internal::Table::kIc, true, #Name,      \
-                                       (dev)->ic_funcs.pfn##Name,                                  \
-                                       (dev)->hdevice __VA_OPT__(, ) __VA_ARGS__)
+// A free-threaded DDI called in the IC domain although the catalog says FT: the create and
+// destroy of a non-shared primary, which lives in the IC domain (R11).
+#define CLTRACE_PRIMARY_DDI(dev, Name, ...)                                                   \
+  ::cltrace::runtime::internal::Invoke(                                                       \
+      &(dev)->sink, (dev), ::cltrace::runtime::internal::Ic(dev),                             \
+      ::cltrace::runtime::internal::Table::kIc, true, ::cltrace::ddi::CallId::k##Name, #Name, \
+      (dev)->ic_funcs.pfn##Name, (dev)->hdevice __VA_OPT__(, ) __VA_ARGS__)
 
 #endif  // CLTRACE_RUNTIME_INTERNAL_COMMON_H_

@@ -80,9 +80,10 @@ Frame* CurrentDdiFrame() {
 int FrameCount() { return t_depth; }
 
 FrameScope::FrameScope(CallSink* sink, DeviceState* dev, ContextState* ctx, Table table,
-                       bool ic_domain, const char* name)
+                       bool ic_domain, const char* name, ddi::CallId id)
     : sink_(sink) {
   frame_.name = name;
+  frame_.id = id;
   frame_.table = table;
   frame_.ic_domain = ic_domain;
   frame_.ctx = ctx;

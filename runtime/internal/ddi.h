@@ -22,7 +22,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "format/ddi_abi.h"
+#include "ddi/call_traits.h"
+#include "ddi/ddi_abi.h"
 #include "runtime/transcript.h"
 
 namespace cltrace::runtime::internal {
@@ -53,6 +54,7 @@ enum class Table : uint8_t { kAdapter, kIc, kDc, kDxgi, kCallback };
 
 struct Frame {
   const char* name = "";
+  ddi::CallId id = ddi::CallId::kInvalid;  // the catalog call (kInvalid: OpenAdapter10_2)
   Table table = Table::kAdapter;
   bool ic_domain = false;       // an IC-domain DDI (R10, R16)
   ContextState* ctx = nullptr;  // context whose table was used / callback's context
@@ -73,7 +75,7 @@ int FrameCount();
 class FrameScope {
  public:
   FrameScope(CallSink* sink, DeviceState* dev, ContextState* ctx, Table table, bool ic_domain,
-             const char* name);
+             const char* name, ddi::CallId id = ddi::CallId::kInvalid);
   ~FrameScope();
   FrameScope(const FrameScope&) = delete;
   FrameScope& operator=(const FrameScope&) = delete;
@@ -197,13 +199,12 @@ std::string FormatArgs(const HandleNames& n, const A&... args) {
 std::string TablePrefix(ContextState* ctx, Table table);
 
 template <typename R>
-std::string FormatResult(const char* name, R r) {
+std::string FormatResult(ddi::CallId id, R r) {
   if constexpr (std::is_same_v<R, SIZE_T>) {
     return absl::StrCat(r);
   } else {
-    // BOOL and HRESULT are both int32_t: the BOOL-returning DDIs are named here.
-    absl::string_view fn(name);
-    if (fn == "Flush" || fn == "ResourceIsStagingBusy") return r ? "TRUE" : "FALSE";
+    // BOOL and HRESULT are both int32_t: the catalog's ret= tells them apart.
+    if (ddi::TraitsOf(id).ret == ddi::ReturnKind::kBool) return r ? "TRUE" : "FALSE";
     return HresultName(static_cast<HRESULT>(r));
   }
 }
@@ -213,7 +214,7 @@ void ReportNullSlot(DeviceState* dev, ContextState* ctx, Table table, const char
 
 template <typename R, typename... P, typename... A>
 R Invoke(CallSink* sink, DeviceState* dev, ContextState* ctx, Table table, bool ic_domain,
-         const char* name, R(APIENTRY* fn)(P...), const A&... args) {
+         ddi::CallId id, const char* name, R(APIENTRY* fn)(P...), const A&... args) {
   // The driver's exported entry point is not a table call: the catalog (and so a trace) does
   // not hold it, and `calls: N` counts what a trace of the run must hold.
   if constexpr (!std::is_same_v<R(APIENTRY*)(P...), PFND3D10DDI_OPENADAPTER>) {
@@ -227,7 +228,7 @@ R Invoke(CallSink* sink, DeviceState* dev, ContextState* ctx, Table table, bool 
       return R{};
     }
   }
-  FrameScope scope(sink, dev, ctx, table, ic_domain, name);
+  FrameScope scope(sink, dev, ctx, table, ic_domain, name, id);
   if (sink->observer != nullptr) {
     scope.SetHead(
         absl::StrCat(TablePrefix(ctx, table), name, "(", FormatArgs(sink->names, args...), ")"));
@@ -236,7 +237,7 @@ R Invoke(CallSink* sink, DeviceState* dev, ContextState* ctx, Table table, bool 
     fn(args...);
   } else {
     R r = fn(args...);
-    if (sink->observer != nullptr) scope.SetResult(FormatResult(name, r));
+    if (sink->observer != nullptr) scope.SetResult(FormatResult(id, r));
     return r;
   }
 }

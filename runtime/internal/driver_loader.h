@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 #include "runtime/annotation.h"
 #include "wddm/draw_state.h"
 

@@ -38,8 +38,10 @@ std::optional<DeviceState::SubmitBuffers> BuffersOf(DeviceState* dev, uint32_t h
 class KernelEntry {
  public:
   template <typename... A>
-  KernelEntry(D3DRTDEVICEHANDLE h, const char* name, const A&... args)
-      : dev_(DevOf(h)), scope_(&dev_->sink, dev_, nullptr, Table::kCallback, false, name) {
+  KernelEntry(D3DRTDEVICEHANDLE h, ddi::CallId id, const A&... args)
+      : dev_(DevOf(h)),
+        scope_(&dev_->sink, dev_, nullptr, Table::kCallback, false, ddi::NameOf(id), id) {
+    const char* name = ddi::NameOf(id);
     dev_->sink.calls->fetch_add(1, std::memory_order_relaxed);
     if (dev_->sink.observer != nullptr) {
       EmitLine(&dev_->sink, 0,
@@ -47,6 +49,7 @@ class KernelEntry {
     }
   }
   DeviceState* dev() const { return dev_; }
+  const char* name() { return scope_.frame().name; }
 
  private:
   DeviceState* dev_;
@@ -79,7 +82,7 @@ const char* InnermostName() {
 }
 
 HRESULT APIENTRY AllocateCb(D3DRTDEVICEHANDLE h, D3DDDICB_ALLOCATE* a) {
-  KernelEntry e(h, "AllocateCb", a);
+  KernelEntry e(h, ddi::CallId::kAllocateCb, a);
   DeviceState* dev = e.dev();
   HRESULT hr = dev->kcb->pfnAllocateCb(dev->kdev, a);
   if (hr == S_OK && a != nullptr) {
@@ -97,7 +100,7 @@ HRESULT APIENTRY AllocateCb(D3DRTDEVICEHANDLE h, D3DDDICB_ALLOCATE* a) {
 }
 
 HRESULT APIENTRY DeallocateCb(D3DRTDEVICEHANDLE h, const D3DDDICB_DEALLOCATE* a) {
-  KernelEntry e(h, "DeallocateCb", a);
+  KernelEntry e(h, ddi::CallId::kDeallocateCb, a);
   DeviceState* dev = e.dev();
   if (a != nullptr) {
     std::lock_guard<std::mutex> lock(dev->alloc_mu);
@@ -110,7 +113,7 @@ HRESULT APIENTRY DeallocateCb(D3DRTDEVICEHANDLE h, const D3DDDICB_DEALLOCATE* a)
 }
 
 HRESULT APIENTRY CreateContextCb(D3DRTDEVICEHANDLE h, D3DDDICB_CREATECONTEXT* a) {
-  KernelEntry e(h, "CreateContextCb", a);
+  KernelEntry e(h, ddi::CallId::kCreateContextCb, a);
   DeviceState* dev = e.dev();
   HRESULT hr = dev->kcb->pfnCreateContextCb(dev->kdev, a);
   if (hr == S_OK) {
@@ -122,8 +125,8 @@ HRESULT APIENTRY CreateContextCb(D3DRTDEVICEHANDLE h, D3DDDICB_CREATECONTEXT* a)
 }
 
 HRESULT APIENTRY DestroyContextCb(D3DRTDEVICEHANDLE h, const D3DDDICB_DESTROYCONTEXT* a) {
-  KernelEntry e(h, "DestroyContextCb", a);
-  HcontextUse use(e.dev(), "DestroyContextCb");
+  KernelEntry e(h, ddi::CallId::kDestroyContextCb, a);
+  HcontextUse use(e.dev(), e.name());
   HRESULT hr = e.dev()->kcb->pfnDestroyContextCb(e.dev()->kdev, a);
   if (hr == S_OK && a != nullptr) {
     std::lock_guard<std::mutex> lock(e.dev()->buffers_mu);
@@ -133,21 +136,21 @@ HRESULT APIENTRY DestroyContextCb(D3DRTDEVICEHANDLE h, const D3DDDICB_DESTROYCON
 }
 
 HRESULT APIENTRY RenderCb(D3DRTDEVICEHANDLE h, D3DDDICB_RENDER* a) {
-  KernelEntry e(h, "RenderCb", a);
+  KernelEntry e(h, ddi::CallId::kRenderCb, a);
   DeviceState* dev = e.dev();
   if (!dev->context_created) {
-    Report(dev, rules::Rule::kR74, "RenderCb", "pfnRenderCb before pfnCreateContextCb");
+    Report(dev, rules::Rule::kR74, e.name(), "pfnRenderCb before pfnCreateContextCb");
     return static_cast<HRESULT>(E_INVALIDARG);
   }
   if (!InsideIcDomain()) {
     // Refused without touching the context's buffers: they belong to the IC domain, which
     // may be running on another thread right now.
-    Report(dev, rules::Rule::kR16, "RenderCb",
+    Report(dev, rules::Rule::kR16, e.name(),
            absl::StrCat("pfnRenderCb from inside ", InnermostName(),
                         ", not an immediate-context DDI (refused)"));
     return static_cast<HRESULT>(E_INVALIDARG);
   }
-  HcontextUse use(dev, "RenderCb");
+  HcontextUse use(dev, e.name());
   uint32_t hcontext = a->hContext.value;
   // Out-of-range offsets/counts are the kernel's R74 check; only what lies inside the buffers
   // handed out is read here.
@@ -158,7 +161,7 @@ HRESULT APIENTRY RenderCb(D3DRTDEVICEHANDLE h, D3DDDICB_RENDER* a) {
         uint32_t handle = b->allocations[i].hAllocation.value;
         auto it = dev->allocations.find(handle);
         if (it != dev->allocations.end() && it->second.deallocated) {
-          Report(dev, rules::Rule::kR67, "RenderCb",
+          Report(dev, rules::Rule::kR67, e.name(),
                  absl::StrCat("submitted commands reference allocation ", handle, " of ",
                               it->second.owner, " which was already deallocated"));
         }
@@ -172,7 +175,7 @@ HRESULT APIENTRY RenderCb(D3DRTDEVICEHANDLE h, D3DDDICB_RENDER* a) {
   if (++dev->submits_since_amortized > dev->options.amortized_starvation_submits &&
       !dev->r71_reported) {
     dev->r71_reported = true;
-    Report(dev, rules::Rule::kR71, "RenderCb",
+    Report(dev, rules::Rule::kR71, e.name(),
            absl::StrCat(dev->submits_since_amortized - 1,
                         " submits without pfnPerformAmortizedProcessingCb"));
   }
@@ -184,76 +187,76 @@ HRESULT APIENTRY RenderCb(D3DRTDEVICEHANDLE h, D3DDDICB_RENDER* a) {
 }
 
 HRESULT APIENTRY PresentCb(D3DRTDEVICEHANDLE h, const D3DDDICB_PRESENT* a) {
-  KernelEntry e(h, "PresentCb", a);
+  KernelEntry e(h, ddi::CallId::kPresentCb, a);
   DeviceState* dev = e.dev();
-  HcontextUse use(dev, "PresentCb");
+  HcontextUse use(dev, e.name());
   Frame* f = CurrentDdiFrame();
   if (f == nullptr || f->table != Table::kDxgi) {
-    Report(dev, rules::Rule::kR17, "PresentCb",
+    Report(dev, rules::Rule::kR17, e.name(),
            absl::StrCat("pfnPresentCb from inside ", InnermostName(), ", not PresentDXGI"));
   }
   return dev->kcb->pfnPresentCb(dev->kdev, a);
 }
 
 HRESULT APIENTRY LockCb(D3DRTDEVICEHANDLE h, D3DDDICB_LOCK* a) {
-  KernelEntry e(h, "LockCb", a);
+  KernelEntry e(h, ddi::CallId::kLockCb, a);
   return e.dev()->kcb->pfnLockCb(e.dev()->kdev, a);
 }
 
 HRESULT APIENTRY UnlockCb(D3DRTDEVICEHANDLE h, const D3DDDICB_UNLOCK* a) {
-  KernelEntry e(h, "UnlockCb", a);
+  KernelEntry e(h, ddi::CallId::kUnlockCb, a);
   return e.dev()->kcb->pfnUnlockCb(e.dev()->kdev, a);
 }
 
 HRESULT APIENTRY SetDisplayModeCb(D3DRTDEVICEHANDLE h, D3DDDICB_SETDISPLAYMODE* a) {
-  KernelEntry e(h, "SetDisplayModeCb", a);
+  KernelEntry e(h, ddi::CallId::kSetDisplayModeCb, a);
   // The DXGI table in scope has no SetDisplayModeDXGI, so no call can be legal (R17).
-  Report(e.dev(), rules::Rule::kR17, "SetDisplayModeCb",
+  Report(e.dev(), rules::Rule::kR17, e.name(),
          absl::StrCat("pfnSetDisplayModeCb from inside ", InnermostName()));
   return e.dev()->kcb->pfnSetDisplayModeCb(e.dev()->kdev, a);
 }
 
 // Kernel services without UMD-boundary checks of their own.
 HRESULT APIENTRY SetPriorityCb(D3DRTDEVICEHANDLE h, const D3DDDICB_SETPRIORITY* a) {
-  KernelEntry e(h, "SetPriorityCb", a);
+  KernelEntry e(h, ddi::CallId::kSetPriorityCb, a);
   return e.dev()->kcb->pfnSetPriorityCb(e.dev()->kdev, a);
 }
 HRESULT APIENTRY QueryResidencyCb(D3DRTDEVICEHANDLE h, const D3DDDICB_QUERYRESIDENCY* a) {
-  KernelEntry e(h, "QueryResidencyCb", a);
+  KernelEntry e(h, ddi::CallId::kQueryResidencyCb, a);
   return e.dev()->kcb->pfnQueryResidencyCb(e.dev()->kdev, a);
 }
 HRESULT APIENTRY EscapeCb(D3DRTDEVICEHANDLE h, const D3DDDICB_ESCAPE* a) {
-  KernelEntry e(h, "EscapeCb", a);
-  HcontextUse use(e.dev(), "EscapeCb");
+  KernelEntry e(h, ddi::CallId::kEscapeCb, a);
+  HcontextUse use(e.dev(), e.name());
   return e.dev()->kcb->pfnEscapeCb(e.dev()->kdev, a);
 }
 HRESULT APIENTRY CreateSynchronizationObjectCb(D3DRTDEVICEHANDLE h,
                                                D3DDDICB_CREATESYNCHRONIZATIONOBJECT* a) {
-  KernelEntry e(h, "CreateSynchronizationObjectCb", a);
+  KernelEntry e(h, ddi::CallId::kCreateSynchronizationObjectCb, a);
   return e.dev()->kcb->pfnCreateSynchronizationObjectCb(e.dev()->kdev, a);
 }
 HRESULT APIENTRY DestroySynchronizationObjectCb(D3DRTDEVICEHANDLE h,
                                                 const D3DDDICB_DESTROYSYNCHRONIZATIONOBJECT* a) {
-  KernelEntry e(h, "DestroySynchronizationObjectCb", a);
+  KernelEntry e(h, ddi::CallId::kDestroySynchronizationObjectCb, a);
   return e.dev()->kcb->pfnDestroySynchronizationObjectCb(e.dev()->kdev, a);
 }
 HRESULT APIENTRY WaitForSynchronizationObjectCb(D3DRTDEVICEHANDLE h,
                                                 const D3DDDICB_WAITFORSYNCHRONIZATIONOBJECT* a) {
-  KernelEntry e(h, "WaitForSynchronizationObjectCb", a);
-  HcontextUse use(e.dev(), "WaitForSynchronizationObjectCb");
+  KernelEntry e(h, ddi::CallId::kWaitForSynchronizationObjectCb, a);
+  HcontextUse use(e.dev(), e.name());
   return e.dev()->kcb->pfnWaitForSynchronizationObjectCb(e.dev()->kdev, a);
 }
 HRESULT APIENTRY SignalSynchronizationObjectCb(D3DRTDEVICEHANDLE h,
                                                const D3DDDICB_SIGNALSYNCHRONIZATIONOBJECT* a) {
-  KernelEntry e(h, "SignalSynchronizationObjectCb", a);
-  HcontextUse use(e.dev(), "SignalSynchronizationObjectCb");
+  KernelEntry e(h, ddi::CallId::kSignalSynchronizationObjectCb, a);
+  HcontextUse use(e.dev(), e.name());
   return e.dev()->kcb->pfnSignalSynchronizationObjectCb(e.dev()->kdev, a);
 }
 
 // One draw the driver's probe decoded against the runtime's expectation (R47/R60).
 void CheckDraw(DeviceState* dev, const uint64_t* used) {
   if (dev->expected_draws.empty()) {
-    ReportOnce(dev, "draw-extra", rules::Rule::kR60, "RenderCb",
+    ReportOnce(dev, "draw-extra", rules::Rule::kR60, ddi::NameOf(ddi::CallId::kRenderCb),
                "the driver submitted more draws than the application made");
     return;
   }
@@ -263,7 +266,8 @@ void CheckDraw(DeviceState* dev, const uint64_t* used) {
     if (used[slot] == want.state[slot]) continue;
     const rules::Rule rule = want.since == 1 ? rules::Rule::kR60 : rules::Rule::kR47;
     ReportOnce(
-        dev, absl::StrCat("draw-", rules::RuleId(rule), "-", slot), rule, "RenderCb",
+        dev, absl::StrCat("draw-", rules::RuleId(rule), "-", slot), rule,
+        ddi::NameOf(ddi::CallId::kRenderCb),
         absl::StrCat("a draw used ", dev->sink.names.Get(reinterpret_cast<void*>(used[slot])),
                      " in slot ", gpu::DrawSlotName(slot), " but the runtime bound ",
                      dev->sink.names.Get(reinterpret_cast<void*>(want.state[slot])),
@@ -325,7 +329,7 @@ void CheckSubmittedCommands(DeviceState* dev, const uint8_t* data, uint32_t size
     if (dev->draw_probe(c.payload.data(), c.payload.size(), &OnProbedDraw, dev) ==
         gpu::kPrivateDrawsMalformed) {
       ReportOnce(
-          dev, "stream-corrupt", rules::Rule::kR74, "RenderCb",
+          dev, "stream-corrupt", rules::Rule::kR74, ddi::NameOf(ddi::CallId::kRenderCb),
           absl::StrCat("malformed driver-private records in a private command at word ", pos));
       return;
     }

@@ -17,7 +17,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 #include "runtime/internal/bindings.h"
 #include "runtime/internal/ddi.h"
 #include "runtime/internal/driver_loader.h"

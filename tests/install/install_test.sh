@@ -18,10 +18,11 @@ prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" >/dev/null
 
 for f in bin/cltrace bin/cltrace-workload lib/libcltrace_shim.so lib/libcltrace_refdriver.so \
-         lib/libcltrace_format.a lib/libcltrace_check.a lib/libcltrace_rules.a \
-         include/cltrace/rules/rules.h include/cltrace/rules/rule_list.inc \
-         include/cltrace/format/trace_reader.h \
-         include/cltrace/format/ddi_abi.h include/cltrace/format/trace.pb.h \
+         lib/libcltrace_ddi.a lib/libcltrace_format.a lib/libcltrace_check.a \
+         lib/libcltrace_rules.a include/cltrace/rules/rules.h include/cltrace/rules/rule_list.inc \
+         include/cltrace/format/trace_reader.h include/cltrace/ddi/ddi_abi.h \
+         include/cltrace/ddi/catalog.h include/cltrace/ddi/call_traits.h \
+         include/cltrace/ddi/call_traits_gen.h include/cltrace/format/trace.pb.h \
          include/cltrace/check/checker.h lib/cmake/cltrace/cltraceConfig.cmake \
          lib/cmake/cltrace/cltraceConfigVersion.cmake lib/pkgconfig/cltrace.pc \
          share/bash-completion/completions/cltrace; do

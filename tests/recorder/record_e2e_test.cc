@@ -29,7 +29,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 #include "format/load_trace.h"
 #include "format/trace_reader.h"
 #include "format/trace_writer.h"

@@ -36,7 +36,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 #include "format/load_trace.h"
 #include "format/trace_reader.h"
 #include "format/trace_writer.h"

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <string>
 
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 
 namespace {
 

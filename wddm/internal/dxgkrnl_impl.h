@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 #include "wddm/content_model.h"
 #include "wddm/dxgkrnl.h"
 #include "wddm/gpu_engine.h"

@@ -1,9 +1,9 @@
 // Types of the DDI call catalog's in-memory tables.
 //
-// The catalog (format/ddi_catalog.txt) is the one source of truth for every DDI function and
-// runtime callback cltrace knows. At build time format/internal/catalog_gen.cc turns it into
-// the C ABI header (format/ddi_abi.h), the call-id enum (format/call_ids.h) and constant
-// tables of the types below (catalog_data.inc), which format/catalog.h exposes.
+// The catalog (ddi/ddi_catalog.txt) is the one source of truth for every DDI function and
+// runtime callback cltrace knows. At build time ddi/internal/catalog_gen.cc turns it into
+// the C ABI header (ddi/ddi_abi.h), the call-id enum (ddi/call_ids.h) and constant
+// tables of the types below (catalog_data.inc), which ddi/catalog.h exposes.
 //
 // Thread-safety: everything here is immutable constant data.
 //
@@ -15,12 +15,12 @@
 // whose value is 0 for a NULL pointer and 1 + element count otherwise. The element fields of
 // arrays are not in the fixed list: an event stores the fixed fields first, then every
 // array's elements (each element's fields in order), arrays in fixed-field order.
-#ifndef CLTRACE_FORMAT_CATALOG_TYPES_H_
-#define CLTRACE_FORMAT_CATALOG_TYPES_H_
+#ifndef CLTRACE_DDI_CATALOG_TYPES_H_
+#define CLTRACE_DDI_CATALOG_TYPES_H_
 
 #include <cstdint>
 
-namespace cltrace::format {
+namespace cltrace::ddi {
 
 // What a recorded 64-bit field value means.
 enum class FieldKind : uint8_t {
@@ -144,6 +144,21 @@ struct CallInfo {
 
 inline constexpr uint16_t kNoEnum = 0xffff;
 
+}  // namespace cltrace::ddi
+
+// The trace library and its users name the vocabulary format:: too.
+namespace cltrace::format {
+using ::cltrace::ddi::CallInfo;
+using ::cltrace::ddi::Domain;
+using ::cltrace::ddi::EnumInfo;
+using ::cltrace::ddi::EnumValueInfo;
+using ::cltrace::ddi::FieldDir;
+using ::cltrace::ddi::FieldInfo;
+using ::cltrace::ddi::FieldKind;
+using ::cltrace::ddi::HandleTypeInfo;
+using ::cltrace::ddi::kNoEnum;
+using ::cltrace::ddi::Layer;
+using ::cltrace::ddi::ReturnKind;
 }  // namespace cltrace::format
 
-#endif  // CLTRACE_FORMAT_CATALOG_TYPES_H_
+#endif  // CLTRACE_DDI_CATALOG_TYPES_H_

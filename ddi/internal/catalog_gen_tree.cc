@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "format/internal/catalog_gen_model.h"
+#include "ddi/internal/catalog_gen_model.h"
 
 namespace cltrace::catalog_gen {
 

@@ -1,11 +1,14 @@
-// catalog_gen: turns format/ddi_catalog.txt into generated sources (build time only).
+// catalog_gen: turns ddi/ddi_catalog.txt into generated sources (build time only).
 //
-//   catalog_gen CATALOG OUT_DIR
+//   catalog_gen CATALOG OUT_DIR ddi|format
 //
-// writes into OUT_DIR/format/:
+// `ddi` writes the DDI vocabulary into OUT_DIR/ddi/:
 //   ddi_abi.h            the C ABI: handles, enums, argument structures, PFN typedefs, tables
 //   call_ids.h           enum class CallId
-//   catalog_data.inc     constant tables of format/catalog_types.h (included by catalog.cc)
+//   catalog_data.inc     constant tables of ddi/catalog_types.h (included by catalog.cc)
+//   call_traits_gen.h    enum class CallRole (the roles role= accepts)
+//   call_traits_data.inc per-call and per-handle traits and field indices (ddi/call_traits.h)
+// `format` writes the trace library's per-call codec into OUT_DIR/format/:
 //   call_codec_gen.h     typed per-call capture / invoke / apply-outputs declarations
 //   call_codec_gen.inc   their definitions and the CallId dispatch table (call_codec.cc)
 //   call_codec_roundtrip_test.inc  per-call capturing implementations and round-trip tests
@@ -26,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "format/internal/catalog_gen_model.h"
+#include "ddi/internal/catalog_gen_model.h"
 
 namespace cltrace::catalog_gen {
 
@@ -48,17 +51,23 @@ void Write(const std::string& path, const std::string& text) {
 }  // namespace
 
 int Run(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: catalog_gen CATALOG OUT_DIR\n");
+  const std::string what = argc == 4 ? argv[3] : "";
+  if (what != "ddi" && what != "format") {
+    std::fprintf(stderr, "usage: catalog_gen CATALOG OUT_DIR ddi|format\n");
     return 2;
   }
   Catalog c = Parse(argv[1]);
   std::vector<CallTree> trees;
   for (const Fn* f : CallOrder(c)) trees.push_back(BuildTree(c, *f));
   std::string out = argv[2];
-  Write(out + "/format/ddi_abi.h", EmitHeader(c));
-  Write(out + "/format/call_ids.h", EmitCallIds(c));
-  Write(out + "/format/catalog_data.inc", EmitData(c, trees));
+  if (what == "ddi") {
+    Write(out + "/ddi/ddi_abi.h", EmitHeader(c));
+    Write(out + "/ddi/call_ids.h", EmitCallIds(c));
+    Write(out + "/ddi/catalog_data.inc", EmitData(c, trees));
+    Write(out + "/ddi/call_traits_gen.h", EmitDdiTraitsEnum());
+    Write(out + "/ddi/call_traits_data.inc", EmitDdiTraits(c, trees));
+    return 0;
+  }
   Write(out + "/format/call_codec_gen.h", EmitCodecHeader(c, trees));
   Write(out + "/format/call_codec_gen.inc", EmitCodecImpl(c, trees));
   Write(out + "/format/call_codec_roundtrip_test.inc", EmitCodecTest(c, trees));

@@ -1,27 +1,30 @@
 // catalog_gen: call_ids.h (enum class CallId) and catalog_data.inc (the constant tables of
-// format/catalog_types.h: enums, handle types, fields, calls).
+// ddi/catalog_types.h: enums, handle types, fields, calls).
 #include <map>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "format/internal/catalog_gen_model.h"
+#include "ddi/internal/catalog_gen_model.h"
 
 namespace cltrace::catalog_gen {
 
 std::string EmitCallIds(const Catalog& c) {
   std::ostringstream o;
-  o << "// Generated from format/ddi_catalog.txt. Do not edit.\n"
-       "#ifndef CLTRACE_FORMAT_CALL_IDS_H_\n#define CLTRACE_FORMAT_CALL_IDS_H_\n\n"
-       "#include <cstdint>\n\nnamespace cltrace::format {\n\n"
+  o << "// Generated from ddi/ddi_catalog.txt. Do not edit.\n"
+       "#ifndef CLTRACE_DDI_CALL_IDS_H_\n#define CLTRACE_DDI_CALL_IDS_H_\n\n"
+       "#include <cstdint>\n\nnamespace cltrace::ddi {\n\n"
        "// Catalog order; 0 is no call. Stable only within one catalog_version: traces store\n"
        "// the names, readers remap by name.\nenum class CallId : uint16_t {\n  kInvalid = 0,\n";
   int id = 1;
   for (const Fn* f : CallOrder(c)) o << "  k" << f->name << " = " << id++ << ",\n";
   o << "};\n\ninline constexpr int kCallIdCount = " << id
-    << ";\n\n}  // namespace cltrace::format\n\n"
-       "#endif  // CLTRACE_FORMAT_CALL_IDS_H_\n";
+    << ";\n\n}  // namespace cltrace::ddi\n\n"
+       "// The trace library and its users name the vocabulary format:: too.\n"
+       "namespace cltrace::format {\nusing ::cltrace::ddi::CallId;\n"
+       "using ::cltrace::ddi::kCallIdCount;\n}  // namespace cltrace::format\n\n"
+       "#endif  // CLTRACE_DDI_CALL_IDS_H_\n";
   return o.str();
 }
 
@@ -45,9 +48,48 @@ std::string FieldLine(const Field& f, int elem_first, int elem_count) {
 
 }  // namespace
 
+std::string DomainEnumerator(const Table& tab, const Fn& f) {
+  static const std::map<std::string, std::string> kDomains = {
+      {"IC", "kIC"},       {"DC", "kDC"},     {"FT", "kFT"},  {"FT!", "kFTAlways"},
+      {"CB", "kCallback"}, {"KM", "kKernel"}, {"ANY", "kAny"}};
+  std::string dom = f.domain;
+  if (dom.empty()) {
+    if (tab.layer == "corelayer" || tab.layer == "kernelcb" || tab.layer == "dxgkrnl")
+      dom = "CB";
+    else if (tab.layer == "kmd")
+      dom = "KM";
+    else
+      dom = "ANY";
+  }
+  auto d = kDomains.find(dom);
+  if (d == kDomains.end()) Die(f.line, "unknown domain " + dom);
+  return d->second;
+}
+
+std::string ReturnEnumerator(const Catalog& c, const Fn& f) {
+  if (f.ret == "void") return "kVoid";
+  const Type& rt = Lookup(c, f.ret, f.line);
+  if (rt.kind != Type::kScalar) Die(f.line, "return type must be a scalar");
+  if (rt.field_kind == "kHresult") return f.ret == "NTSTATUS" ? "kNtstatus" : "kHresult";
+  if (rt.field_kind == "kSize") return "kSize";
+  if (rt.field_kind == "kBool") return "kBool";
+  if (rt.field_kind == "kU32") return "kU32";
+  Die(f.line, "return kind must be HRESULT, NTSTATUS, SIZE_T, BOOL or a 32-bit unsigned");
+}
+
+std::string LayerEnumerator(const Table& tab) {
+  static const std::map<std::string, std::string> kLayers = {
+      {"adapter", "kAdapter"},     {"device", "kDevice"},     {"dxgi", "kDxgi"},
+      {"corelayer", "kCoreLayer"}, {"kernelcb", "kKernelCb"}, {"kmd", "kKmd"},
+      {"dxgkrnl", "kDxgkrnl"},     {"dx6", "kDx6"},           {"api", "kApi"}};
+  auto lay = kLayers.find(tab.layer);
+  if (lay == kLayers.end()) Die(tab.line, "unknown layer " + tab.layer);
+  return lay->second;
+}
+
 std::string EmitData(const Catalog& c, const std::vector<CallTree>& trees) {
   std::ostringstream o;
-  o << "// Generated from format/ddi_catalog.txt. Do not edit. Included by format/catalog.cc.\n\n";
+  o << "// Generated from ddi/ddi_catalog.txt. Do not edit. Included by ddi/catalog.cc.\n\n";
   // Enums (index 0..n-1).
   o << "constexpr EnumValueInfo kEnumValues[] = {\n";
   std::vector<std::pair<int, int>> ranges;
@@ -99,13 +141,6 @@ std::string EmitData(const Catalog& c, const std::vector<CallTree>& trees) {
   if (lines.empty() && elem_lines.empty())
     o << "    {\"\", FieldKind::kU32, FieldDir::kIn, false, 0, 0, 0},\n";
   o << "};\n\n";
-  const std::map<std::string, std::string> layers = {
-      {"adapter", "kAdapter"},     {"device", "kDevice"},     {"dxgi", "kDxgi"},
-      {"corelayer", "kCoreLayer"}, {"kernelcb", "kKernelCb"}, {"kmd", "kKmd"},
-      {"dxgkrnl", "kDxgkrnl"},     {"dx6", "kDx6"},           {"api", "kApi"}};
-  const std::map<std::string, std::string> domains = {
-      {"IC", "kIC"},       {"DC", "kDC"},     {"FT", "kFT"},  {"FT!", "kFTAlways"},
-      {"CB", "kCallback"}, {"KM", "kKernel"}, {"ANY", "kAny"}};
   o << "constexpr CallInfo kCalls[] = {\n    {\"\", \"\", \"\", \"\", Layer::kApi, Domain::kAny, "
        "ReturnKind::kVoid, kNoEnum, false, false, 0, 0},\n";
   for (size_t k = 0; k < trees.size(); ++k) {
@@ -113,42 +148,18 @@ std::string EmitData(const Catalog& c, const std::vector<CallTree>& trees) {
     const Table* tab = nullptr;
     for (const Table& t : c.tables)
       if (t.name == f.table) tab = &t;
-    auto lay = layers.find(tab->layer);
-    if (lay == layers.end()) Die(tab->line, "unknown layer " + tab->layer);
-    std::string dom = f.domain;
-    if (dom.empty()) {
-      if (tab->layer == "corelayer" || tab->layer == "kernelcb" || tab->layer == "dxgkrnl")
-        dom = "CB";
-      else if (tab->layer == "kmd")
-        dom = "KM";
-      else
-        dom = "ANY";
-    }
-    auto d = domains.find(dom);
-    if (d == domains.end()) Die(f.line, "unknown domain " + dom);
-    std::string ret = "kVoid";
+    std::string ret = ReturnEnumerator(c, f);
     std::string ret_enum = "kNoEnum";
     if (f.ret != "void") {
       const Type& rt = Lookup(c, f.ret, f.line);
-      if (rt.kind != Type::kScalar) Die(f.line, "return type must be a scalar");
-      if (rt.field_kind == "kHresult")
-        ret = f.ret == "NTSTATUS" ? "kNtstatus" : "kHresult";
-      else if (rt.field_kind == "kSize")
-        ret = "kSize";
-      else if (rt.field_kind == "kBool")
-        ret = "kBool";
-      else if (rt.field_kind == "kU32")
-        ret = "kU32";
-      else
-        Die(f.line, "return kind must be HRESULT, NTSTATUS, SIZE_T, BOOL or a 32-bit unsigned");
       if (!rt.names_enum.empty())
         ret_enum = std::to_string(Lookup(c, rt.names_enum, f.line).enum_index);
     }
     o << "    {" << Quote(f.name) << ", " << Quote(f.table) << ", " << Quote(f.member) << ", "
-      << Quote(f.typedef_name) << ", Layer::" << lay->second << ", Domain::" << d->second
-      << ", ReturnKind::" << ret << ", " << ret_enum << ", " << (f.ic ? "true" : "false") << ", "
-      << (f.dc ? "true" : "false") << ", " << call_ranges[k].first << ", " << call_ranges[k].second
-      << "},\n";
+      << Quote(f.typedef_name) << ", Layer::" << LayerEnumerator(*tab)
+      << ", Domain::" << DomainEnumerator(*tab, f) << ", ReturnKind::" << ret << ", " << ret_enum
+      << ", " << (f.ic ? "true" : "false") << ", " << (f.dc ? "true" : "false") << ", "
+      << call_ranges[k].first << ", " << call_ranges[k].second << "},\n";
   }
   o << "};\n";
   return o.str();

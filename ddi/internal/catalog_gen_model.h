@@ -7,9 +7,11 @@
 //   catalog_gen_codec.cc         call_codec_gen.inc
 //   catalog_gen_codec_decls.cc   call_codec_gen.h, call_codec_roundtrip_test.inc, call_traits.h
 //                                and the signature/wrapping helpers the codec shares
+//   catalog_gen_traits.cc        ddi/call_traits_gen.h (the roles), ddi/call_traits_data.inc
+//                                (per-call and per-handle traits, field indices)
 // Deliberately dependency-free (only the standard library).
-#ifndef CLTRACE_FORMAT_INTERNAL_CATALOG_GEN_MODEL_H_
-#define CLTRACE_FORMAT_INTERNAL_CATALOG_GEN_MODEL_H_
+#ifndef CLTRACE_DDI_INTERNAL_CATALOG_GEN_MODEL_H_
+#define CLTRACE_DDI_INTERNAL_CATALOG_GEN_MODEL_H_
 
 #include <map>
 #include <string>
@@ -48,6 +50,9 @@ struct Type {
   std::string member;
   bool u32 = false;
   int handle_index = -1;
+  std::string handle_class;  // class=: driver runtime kernel adapter other
+  std::string object;        // object=: D3D11DDI_HANDLETYPE value name, "" if none
+  std::string created;       // created=: handle type the value was created as, "" = itself
   // enum
   bool flags = false;
   std::vector<EnumVal> values;
@@ -59,6 +64,9 @@ struct Type {
 struct Fn {
   std::string name, table, ret, domain, typedef_name, member;
   bool ic = false, dc = false;
+  // Per-call traits (ddi/call_traits.h): role=, content=, dc_rule= (rule number), group=.
+  std::string role, content, group;
+  int dc_rule = 4;
   std::vector<Decl> params;
   int line = 0;
 };
@@ -145,6 +153,10 @@ std::vector<const Fn*> CallOrder(const Catalog& c);
 // The C type of a parameter (in_struct false) or structure member, as ddi_abi.h spells it.
 std::string CType(const Catalog& c, const Decl& d, bool in_struct);
 const Table& TableOf(const Catalog& c, const Fn& f);
+// The Layer / Domain enumerator ("kDevice", "kIC") of a table / call (catalog_gen_tables.cc).
+std::string LayerEnumerator(const Table& tab);
+std::string DomainEnumerator(const Table& tab, const Fn& f);
+std::string ReturnEnumerator(const Catalog& c, const Fn& f);  // ReturnKind: "kHresult"
 
 // `head(piece, piece, ...)tail` wrapped at 100 columns with a 4-space continuation indent;
 // `indent` spaces precede the head.
@@ -175,8 +187,17 @@ std::string EmitCodecImpl(const Catalog& c,
                           const std::vector<CallTree>& trees);  // call_codec_gen.inc
 std::string EmitCodecTest(const Catalog& c,
                           const std::vector<CallTree>& trees);  // call_codec_roundtrip_test.inc
-std::string EmitCallTraits(const Catalog& c);                   // call_traits.h
+std::string EmitCallTraits(const Catalog& c);                   // format/call_traits.h
+std::string EmitDdiTraitsEnum();                                // ddi/call_traits_gen.h
+std::string EmitDdiTraits(const Catalog& c,
+                          const std::vector<CallTree>& trees);  // ddi/call_traits_data.inc
 
+// The call roles role= accepts, in CallRole order (catalog_gen_traits.cc).
+struct RoleName {
+  const char* name;     // as the catalog spells it
+  const char* comment;  // what the role means (copied into the generated enum)
+};
+const std::vector<RoleName>& Roles();
 }  // namespace cltrace::catalog_gen
 
-#endif  // CLTRACE_FORMAT_INTERNAL_CATALOG_GEN_MODEL_H_
+#endif  // CLTRACE_DDI_INTERNAL_CATALOG_GEN_MODEL_H_

@@ -3,7 +3,7 @@
  * disagreement between the two languages would corrupt every call across the boundary. */
 #include <stddef.h>
 
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 
 /* Sizes and offsets, in this order, for the C++ side to compare (see catalog_test.cc). */
 size_t CltraceAbiCLayout(int which) {

@@ -1,4 +1,4 @@
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
@@ -6,12 +6,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 
-namespace cltrace::format {
+namespace cltrace::ddi {
 namespace {
 
-#include "format/catalog_data.inc"
+#include "ddi/catalog_data.inc"
 
 static_assert(sizeof(kCalls) / sizeof(kCalls[0]) == kCallIdCount,
               "call id enum and call table disagree");
@@ -43,6 +43,11 @@ const CallInfo* FindCall(absl::string_view name) {
 }
 
 CallId IdOf(const CallInfo& call) { return static_cast<CallId>(&call - kCalls); }
+
+CallId CallIdOfName(absl::string_view name) {
+  const CallInfo* call = FindCall(name);
+  return call == nullptr ? CallId::kInvalid : IdOf(*call);
+}
 
 absl::Span<const FieldInfo> Fields(const CallInfo& call) {
   return absl::MakeConstSpan(kFields + call.field_first, call.field_count);
@@ -168,4 +173,4 @@ absl::string_view DomainName(Domain domain) {
   return "?";
 }
 
-}  // namespace cltrace::format
+}  // namespace cltrace::ddi

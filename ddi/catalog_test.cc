@@ -1,4 +1,4 @@
-#include "format/catalog.h"
+#include "ddi/catalog.h"
 
 #include <cstddef>
 #include <map>
@@ -6,13 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 #include "gtest/gtest.h"
 
-// format/ddi_abi_c_test.c: the same header compiled as C11.
+// ddi/ddi_abi_c_test.c: the same header compiled as C11.
 extern "C" size_t CltraceAbiCLayout(int which);
 
-namespace cltrace::format {
+namespace cltrace::ddi {
 namespace {
 
 TEST(CatalogTest, IdsAndNamesAgree) {
@@ -617,4 +617,4 @@ TEST(CatalogScopeTest, ArgumentStructuresAgreeBetweenCAndCxx) {
 }
 
 }  // namespace
-}  // namespace cltrace::format
+}  // namespace cltrace::ddi
