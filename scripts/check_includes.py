@@ -28,7 +28,7 @@ DDI_HEADERS = {
 
 # Path prefix -> component; the longest matching prefix wins.
 COMPONENT_PREFIXES = {
-    "rules/": "rules",  # rule registry, Finding, §3 state-machine table (issue 13 §2)
+    "rules/": "rules",  # rule registry, Finding, §3 state-machine table
     "ddi/": "ddi",
     "format/": "format",
     "wddm/": "wddm",
