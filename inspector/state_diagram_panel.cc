@@ -61,8 +61,9 @@ std::string NodeName(const rules::MachineTable& m, State s) {
   return std::string(s == State::kNone ? absl::string_view(m.none_name) : check::StateName(s));
 }
 
-std::string StateNames(const DiagramEdge& e) {
-  return absl::StrCat(check::StateName(e.from), " -> ", check::StateName(e.to));
+// "unallocated -> Valid": the states of an edge, kNone named as under its node.
+std::string StateNames(const rules::MachineTable& m, const DiagramEdge& e) {
+  return absl::StrCat(NodeName(m, e.from), " -> ", NodeName(m, e.to));
 }
 
 }  // namespace
@@ -117,7 +118,7 @@ void StateDiagramPanel::Draw(const char* title, const TraceModel& model, View& v
   ImGui::Dummy(ImVec2(avail.x, box_h));
   if (hovered != nullptr) {
     ImGui::BeginTooltip();
-    ImGui::TextUnformatted(StateNames(*hovered).c_str());
+    ImGui::TextUnformatted(StateNames(*diagram_.machine, *hovered).c_str());
     ImGui::TextUnformatted(hovered->label.c_str());
     ImGui::EndTooltip();
   }
@@ -273,7 +274,7 @@ void StateDiagramPanel::DrawEdgeTable() const {
     ImGui::TableNextColumn();
     ImGui::TextColored(col, "%s", e.illegal ? "ILLEGAL" : e.id.c_str());
     ImGui::TableNextColumn();
-    ImGui::TextColored(col, "%s", StateNames(e).c_str());
+    ImGui::TextColored(col, "%s", StateNames(*diagram_.machine, e).c_str());
     ImGui::TableNextColumn();
     ImGui::TextColored(col, "%llu", static_cast<unsigned long long>(e.count));
     ImGui::TableNextColumn();
