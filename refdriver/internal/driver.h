@@ -181,9 +181,12 @@ struct DcEntry {
                                 // straight to recycle/destroy after the closes (D5e)
 };
 
-// True if `call` takes a deferred context from `from` to `to` in the §3.2 table.
+// True if `call` takes a deferred context from `from` to `to` by an edge of the §3.2 table that
+// names it: D2 (Rec -> Rec, "any DC-table DDI") must not make an IC call such as
+// RecycleCreateDeferredContext legal in Rec.
 inline bool IsDcEdge(DcState from, DcState to, const char* call) {
-  return rules::FindEdge(rules::Machine::kDeferredContext, from, to, call) != nullptr;
+  const rules::Edge* e = rules::FindEdge(rules::Machine::kDeferredContext, from, to, call);
+  return e != nullptr && e->calls[0] != nullptr;
 }
 // The §3.2 table state of a DC entry: Finishing after a failed create is D5e's FinishFailed.
 inline DcState TableState(const DcEntry& e) {
