@@ -12,9 +12,10 @@
 namespace cltrace::refdriver {
 namespace {
 
-// Validates the DC named by a Create/RecycleCreateCommandList and moves it to Finishing.
+// Validates the DC named by `fn`, a Create/RecycleCreateCommandList, and moves it to Finishing.
 // Returns nullptr (reported) if the DC cannot produce a command list now.
-DeferredContext* BeginCreate(Device* dev, const D3D11DDIARG_CREATECOMMANDLIST* args) {
+DeferredContext* BeginCreate(Device* dev, const D3D11DDIARG_CREATECOMMANDLIST* args,
+                             const char* fn) {
   (void)dev;
   if (args == nullptr) {
     Report(rules::Rule::kR53, nullptr, "pCreateCommandList is NULL on the IC table");
@@ -26,7 +27,8 @@ DeferredContext* BeginCreate(Device* dev, const D3D11DDIARG_CREATECOMMANDLIST* a
     Report(rules::Rule::kR53, h, "hDeferredContext is not a live deferred context");
     return nullptr;
   }
-  if (entry.state != DcState::kRecording && entry.state != DcState::kFinishing) {
+  // D5 of the §3.2 table (from Rec or Fin; a create after a failed one is D5 again).
+  if (!IsDcEdge(entry.state, DcState::kClosed, fn)) {
     Report(rules::Rule::kR53, h,
            absl::StrCat("command list created from a deferred context in state ",
                         rules::StateName(entry.state), " (expected Recording/Finishing)"));
@@ -210,7 +212,7 @@ void APIENTRY CreateCommandList(D3D10DDI_HDEVICE hDevice, const D3D11DDIARG_CREA
            absl::StrCat("CreateCommandList into the memory of ", ObjectKind(h)));
     return;
   }
-  DeferredContext* dc = BeginCreate(dev, args);
+  DeferredContext* dc = BeginCreate(dev, args, "CreateCommandList");
   if (dc == nullptr) {
     std::lock_guard<std::mutex> lock(dev->cls_mu);
     dev->cls[h] = ClEntry{ClState::kCreateFailed, nullptr, false};
@@ -245,7 +247,7 @@ HRESULT APIENTRY RecycleCreateCommandList(D3D10DDI_HDEVICE hDevice,
   if (!HandleMemoryPresent(h, "RecycleCreateCommandList", "hCommandList")) {
     return static_cast<HRESULT>(E_OUTOFMEMORY);
   }
-  DeferredContext* dc = BeginCreate(dev, args);
+  DeferredContext* dc = BeginCreate(dev, args, "RecycleCreateCommandList");
   if (dc == nullptr) return static_cast<HRESULT>(E_OUTOFMEMORY);
   bool object_alive = false;  // the handle memory holds a constructed CommandList
   {
@@ -259,18 +261,21 @@ HRESULT APIENTRY RecycleCreateCommandList(D3D10DDI_HDEVICE hDevice,
     if (e == nullptr) {
       Report(rules::Rule::kR43, h,
              "RecycleCreateCommandList on a handle that was never a command list");
-    } else if (e->state == ClState::kRecycleDestroyed) {
-      Report(rules::Rule::kR45, h,
-             "RecycleCreateCommandList on a RecycleDestroyed handle that did not go through "
-             "RecycleCommandList (RD->V shortcut)");
-      object_alive = true;
-    } else if (e->state != ClState::kRecycled) {
-      Report(rules::Rule::kR43, h,
-             absl::StrCat("RecycleCreateCommandList on a handle in state ",
-                          rules::StateName(e->state), " (expected Recycled)"));
-      object_alive = e->state == ClState::kValid;
+    } else if (!IsClEdge(e->state, ClState::kValid, "RecycleCreateCommandList")) {
+      // Not T7 (RC -> V) nor the T7e retry: RD -> V is the shortcut R45 names, the rest R43.
+      if (e->state == ClState::kRecycleDestroyed) {
+        Report(rules::Rule::kR45, h,
+               "RecycleCreateCommandList on a RecycleDestroyed handle that did not go through "
+               "RecycleCommandList (RD->V shortcut)");
+      } else {
+        Report(rules::Rule::kR43, h,
+               absl::StrCat("RecycleCreateCommandList on a handle in state ",
+                            rules::StateName(e->state), " (expected Recycled)"));
+      }
+      object_alive = e->state == ClState::kRecycleDestroyed || e->state == ClState::kValid;
     } else {
-      object_alive = true;
+      // T7 keeps the recycled object; the T7e retry builds it again (the failure destroyed it).
+      object_alive = e->state == ClState::kRecycled;
       if (e->owner_dc != dc) {
         Report(rules::Rule::kR43, h,
                absl::StrCat("handle sits in the cache of deferred context ",
@@ -416,16 +421,20 @@ void APIENTRY RecycleCommandList(D3D10DDI_HDEVICE hDevice, D3D11DDI_HCOMMANDLIST
   DcCallScope call(hDevice, rules::Rule::kR42);
   if (!call.ok()) return;
   DeferredContext* dc = call.dc();
-  if (call.state() == DcState::kClosed) {
+  // D4 of the §3.2 table (Rec -> Fin); its "0..n times" keeps a Finishing DC there.
+  const bool d4 = IsDcEdge(call.state(), DcState::kFinishing, "RecycleCommandList") ||
+                  (call.state() == DcState::kFinishing &&
+                   IsDcEdge(DcState::kRecording, DcState::kFinishing, "RecycleCommandList"));
+  if (d4) {
+    UpdateDc(dc, [](DcEntry& e) { e.state = DcState::kFinishing; });
+  } else if (call.state() == DcState::kClosed) {
     Report(rules::Rule::kR46, hDevice.pDrvPrivate,
            "RecycleCommandList after Create/RecycleCreateCommandList in the same "
            "FinishCommandList");
-  } else if (call.state() != DcState::kRecording && call.state() != DcState::kFinishing) {
+  } else {
     Report(rules::Rule::kR42, hDevice.pDrvPrivate,
            absl::StrCat("RecycleCommandList on a deferred context in state ",
                         rules::StateName(call.state())));
-  } else {
-    UpdateDc(dc, [](DcEntry& e) { e.state = DcState::kFinishing; });
   }
   void* h = hCommandList.pDrvPrivate;
   Device* dev = dc->device;

@@ -113,9 +113,8 @@ HRESULT APIENTRY RecycleCreateDeferredContext(D3D10DDI_HDEVICE hDevice,
     return static_cast<HRESULT>(E_OUTOFMEMORY);
   }
   auto* dc = static_cast<DeferredContext*>(h);
-  bool closed_after_failure = entry.state == DcState::kFinishing && entry.create_failed;
-  if (entry.state != DcState::kClosed && entry.state != DcState::kAbandoned &&
-      !closed_after_failure) {
+  // D9 (from Clo/Abd) or D5e (from Fin after a failed create) of the §3.2 table.
+  if (!IsDcEdge(TableState(entry), DcState::kRecording, "RecycleCreateDeferredContext")) {
     Report(rules::Rule::kR48, h,
            absl::StrCat("RecycleCreateDeferredContext in state ", rules::StateName(entry.state),
                         " (only after AbandonCommandList or Create/RecycleCreateCommandList)"));
@@ -151,7 +150,8 @@ void APIENTRY AbandonCommandList(D3D10DDI_HDEVICE hDevice) {
   DcCallScope call(hDevice, rules::Rule::kR51);
   if (!call.ok()) return;
   DeferredContext* dc = call.dc();
-  if (call.state() == DcState::kClosed || call.state() == DcState::kAbandoned) {
+  // D7 (from Rec) or D5e (from Fin after a failed create) of the §3.2 table.
+  if (!IsDcEdge(TableState(call.entry()), DcState::kAbandoned, "AbandonCommandList")) {
     Report(rules::Rule::kR51, dc,
            absl::StrCat("AbandonCommandList on a deferred context in state ",
                         rules::StateName(call.state())));
@@ -178,7 +178,8 @@ void APIENTRY DcDestroyDevice(D3D10DDI_HDEVICE hDevice) {
            absl::StrCat("DestroyDevice with ", dc->locals.size(),
                         " context-local handle(s) still open"));
   }
-  if (entry.state == DcState::kFinishing && !entry.create_failed) {
+  // D10/D11, D5e and D9e of the §3.2 table: only a Finish in progress has no destroy edge.
+  if (!IsDcEdge(TableState(entry), DcState::kDestroyed, "DestroyDevice")) {
     Report(rules::Rule::kR48, h, "DestroyDevice in the middle of FinishCommandList");
   }
   if (!dc->building_queries.empty() || !dc->rec.stream.empty()) {

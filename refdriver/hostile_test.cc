@@ -375,6 +375,122 @@ TEST_F(HostileTest, NullArgumentStructuresOfOtherDdisAreReportedR56) {
   ExpectDriverStillWorks();
 }
 
+// The §3 state checks take their legality from the edge table (rules/state_machines.h); each
+// non-edge is reported with the rule and text it always had.
+class StateEdgeTest : public HostileTest {
+ protected:
+  // A command list of `dc` created into fresh handle memory (D5 Rec -> Clo, T1 U -> V), and
+  // the DC recycled back to Recording (D9).
+  D3D11DDI_HCOMMANDLIST NewCommandList(D3D10DDI_HDEVICE dc) {
+    D3D11DDIARG_CREATECOMMANDLIST a{dc};
+    D3D11DDI_HCOMMANDLIST cl{Memory(ic_.pfnCalcPrivateCommandListSize(dev_, &a))};
+    ic_.pfnCreateCommandList(dev_, &a, cl, D3D11DDI_HRTCOMMANDLIST{&a});
+    RecycleDc(dc);
+    return cl;
+  }
+  HRESULT RecycleDc(D3D10DDI_HDEVICE dc) {
+    D3D11DDIARG_CREATEDEFERREDCONTEXT a{};
+    a.p11ContextFuncs = &dc_;
+    a.hDrvContext = dc;
+    a.hRTCoreLayer.handle = &dc_layer_;
+    a.p11UMCallbacks = &callbacks_;
+    return ic_.pfnRecycleCreateDeferredContext(dev_, &a);
+  }
+  HRESULT RecycleCreate(D3D10DDI_HDEVICE dc, D3D11DDI_HCOMMANDLIST cl) {
+    D3D11DDIARG_CREATECOMMANDLIST a{dc};
+    return ic_.pfnRecycleCreateCommandList(dev_, &a, cl, D3D11DDI_HRTCOMMANDLIST{&a});
+  }
+};
+
+TEST_F(StateEdgeTest, DeferredContextNonEdgesKeepTheirRulesAndTexts) {
+  D3D10DDI_HDEVICE dc = NewDeferredContext();
+  EXPECT_EQ(RecycleDc(dc), S_OK);  // Rec -> Rec: no D9
+  dc_.pfnAbandonCommandList(dc);   // D7
+  dc_.pfnAbandonCommandList(dc);   // Abd -> Abd: none
+  EXPECT_THAT(
+      Violations(),
+      ElementsAre(AllOf(StartsWith("R48 "), HasSubstr("fn=RecycleCreateDeferredContext"),
+                        HasSubstr("RecycleCreateDeferredContext in state Recording (only after "
+                                  "AbandonCommandList or Create/RecycleCreateCommandList)")),
+                  AllOf(StartsWith("R51 "), HasSubstr("fn=AbandonCommandList"),
+                        HasSubstr("AbandonCommandList on a deferred context in state Abandoned"))));
+  Lib().clear();
+  EXPECT_EQ(RecycleDc(dc), S_OK);  // D9 from Abd
+  // RecycleCommandList of a handle that is no command list still takes the DC to Fin (D4).
+  dc_.pfnRecycleCommandList(dc, D3D11DDI_HCOMMANDLIST{Memory(64)});
+  dc_.pfnAbandonCommandList(dc);  // Fin -> Abd is D5e only after a failed create
+  EXPECT_EQ(RecycleDc(dc), S_OK);
+  dc_.pfnRecycleCommandList(dc, D3D11DDI_HCOMMANDLIST{Memory(64)});
+  dc_.pfnDestroyDevice(dc);  // Fin -> X: none
+  EXPECT_THAT(
+      Violations(),
+      ElementsAre(StartsWith("R42 "),
+                  AllOf(StartsWith("R51 "),
+                        HasSubstr("AbandonCommandList on a deferred context in state Finishing")),
+                  StartsWith("R42 "),
+                  AllOf(StartsWith("R48 "), HasSubstr("fn=DestroyDevice"),
+                        HasSubstr("DestroyDevice in the middle of FinishCommandList"))));
+}
+
+TEST_F(StateEdgeTest, CommandListNonEdgesKeepTheirRulesAndTexts) {
+  D3D10DDI_HDEVICE dc = NewDeferredContext();
+  D3D11DDI_HCOMMANDLIST cl = NewCommandList(dc);
+  ASSERT_THAT(Violations(), IsEmpty());
+  EXPECT_EQ(RecycleCreate(dc, cl), S_OK);  // V -> V: no T7
+  EXPECT_EQ(RecycleDc(dc), S_OK);
+  ic_.pfnRecycleDestroyCommandList(dev_, cl);  // T3
+  EXPECT_EQ(RecycleCreate(dc, cl), S_OK);      // RD -> V: the shortcut R45 names
+  dc_.pfnRecycleCommandList(dc, cl);           // Clo: after the create in one Finish
+  EXPECT_THAT(
+      Violations(),
+      ElementsAre(AllOf(StartsWith("R43 "), HasSubstr("fn=RecycleCreateCommandList"),
+                        HasSubstr("on a handle in state Valid (expected Recycled)")),
+                  AllOf(StartsWith("R45 "), HasSubstr("(RD->V shortcut)")),
+                  AllOf(StartsWith("R46 "), HasSubstr("fn=RecycleCommandList"),
+                        HasSubstr("RecycleCommandList after Create/RecycleCreateCommandList")),
+                  AllOf(StartsWith("R42 "), HasSubstr("fn=RecycleCommandList"),
+                        HasSubstr("on a handle in state Valid (expected RecycleDestroyed)"))));
+  Lib().clear();
+  D3D11DDIARG_CREATECOMMANDLIST a{dc};
+  ic_.pfnCreateCommandList(dev_, &a, D3D11DDI_HCOMMANDLIST{Memory(256)},
+                           D3D11DDI_HRTCOMMANDLIST{&a});  // Clo -> Clo: no D5
+  EXPECT_THAT(Violations(),
+              ElementsAre(AllOf(StartsWith("R53 "), HasSubstr("fn=CreateCommandList"),
+                                HasSubstr("command list created from a deferred context in state "
+                                          "Closed (expected Recording/Finishing)"))));
+}
+
+TEST_F(StateEdgeTest, LocalHandleNonEdgesKeepTheirRulesAndTexts) {
+  D3D10DDI_HDEVICE dc = NewDeferredContext();
+  D3D10DDI_HRESOURCE r = NewBuffer();
+  D3D10DDI_HRESOURCE local = OpenLocal(dc, r);                                     // L1
+  dc_.pfnCreateResource(dc, nullptr, local, D3D10DDI_HRTRESOURCE{r.pDrvPrivate});  // O -> O
+  dc_.pfnDestroyResource(dc, local);                                               // L3
+  dc_.pfnDestroyResource(dc, local);                                               // C -> C
+  EXPECT_THAT(Violations(), ElementsAre(AllOf(StartsWith("R58 "), HasSubstr("fn=CreateResource"),
+                                              HasSubstr("opened twice without a close")),
+                                        AllOf(StartsWith("R57 "), HasSubstr("fn=DestroyResource"),
+                                              HasSubstr("close of a handle that is not open"))));
+}
+
+// T7e: after RecycleCreateCommandList failed, retrying it on the handle is an edge of the
+// table (the spec leaves retry or destroy to the runtime); it builds a working command list.
+class RecycleCreateRetryTest : public StateEdgeTest {
+ protected:
+  RecycleCreateRetryTest() { config_ = "oom:RecycleCreateCommandList=1"; }
+};
+
+TEST_F(RecycleCreateRetryTest, RetryAfterAFailedRecycleCreateIsAccepted) {
+  D3D10DDI_HDEVICE dc = NewDeferredContext();
+  D3D11DDI_HCOMMANDLIST cl = NewCommandList(dc);
+  ic_.pfnRecycleDestroyCommandList(dev_, cl);
+  dc_.pfnRecycleCommandList(dc, cl);
+  EXPECT_EQ(RecycleCreate(dc, cl), static_cast<HRESULT>(E_OUTOFMEMORY));  // T7e, D5e
+  EXPECT_EQ(RecycleCreate(dc, cl), S_OK);                                 // T7e retry
+  ic_.pfnCommandListExecute(dev_, cl);                                    // T2: it is Valid
+  EXPECT_THAT(Violations(), IsEmpty());
+}
+
 // A device removal reported from CreateResource fails the create: the runtime frees the handle
 // without DestroyResource, so the driver must not have allocated anything for it (else R70 at
 // DestroyDevice; seen when threads made the removal land on a CreateResource).

@@ -139,7 +139,8 @@ void CloseOnDc(D3D10DDI_HDEVICE hDevice, uint32_t type, const char* fn, void* lo
 // ---- local-handle bookkeeping (ops.h) ----
 
 bool LocalOpen(DeferredContext* dc, uint32_t type, void* local, void* ic, void* dependency_local) {
-  if (dc->locals.contains(local)) {
+  // L1/L4 of the §3.3 table (a closed handle is N again here: its entry is gone).
+  if (!IsLocalEdge(dc->locals.contains(local), rules::State::kOpen)) {
     Report(rules::Rule::kR58, local, "context-local handle memory opened twice without a close");
     return false;
   }
@@ -180,7 +181,8 @@ bool LocalOpen(DeferredContext* dc, uint32_t type, void* local, void* ic, void* 
 
 bool LocalClose(DeferredContext* dc, uint32_t type, void* local) {
   auto it = dc->locals.find(local);
-  if (it == dc->locals.end()) {
+  // L3 of the §3.3 table; a handle that is not open has no close edge.
+  if (!IsLocalEdge(it != dc->locals.end(), rules::State::kClosedLocal)) {
     Report(rules::Rule::kR57, local, "close of a handle that is not open on this deferred context");
     return false;
   }

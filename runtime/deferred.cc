@@ -9,6 +9,7 @@
 #include "runtime/internal/access.h"
 #include "runtime/internal/callbacks.h"
 #include "runtime/internal/common.h"
+#include "runtime/internal/lifecycle.h"
 #include "runtime/internal/locals.h"
 #include "runtime/internal/send.h"
 #include "runtime/runtime.h"
@@ -100,6 +101,18 @@ void DrainRecycleList(ContextState* c) {
   while (h != nullptr) {
     ClHandle* next = h->next;
     if (c->dev->options.misuse != Misuse::kR45) {
+      // D4 takes a Rec DC to Fin; its "0..n times" keeps a Fin DC there. From Clo (misuse R46:
+      // after the create) it is no edge.
+      const rules::State from =
+          c->dc_state == rules::State::kFinishing ? rules::State::kRecording : c->dc_state;
+      if (internal::CheckStep(
+              rules::Machine::kDeferredContext, from, rules::State::kFinishing,
+              "RecycleCommandList",
+              c->dc_state == rules::State::kClosed ? rules::Rule::kR46 : rules::Rule::kR42)) {
+        c->dc_state = rules::State::kFinishing;
+      }
+      internal::Step(rules::Machine::kCommandList, &h->state, rules::State::kRecycled,
+                     "RecycleCommandList", rules::Rule::kR42);  // T5
       CLTRACE_CTX_DDI(c, RecycleCommandList, D3D11DDI_HCOMMANDLIST{h->memory});
     }  // misuse R45: straight into the cache, skipping RecycleCommandList
     c->cache.push_back(h);
@@ -125,10 +138,23 @@ HRESULT CreateOrRecycle(ContextState* c, CommandList* cl, ClHandle** out) {
     ClHandle* h = c->cache.back();
     c->cache.pop_back();
     if (dev->sink.observer != nullptr) dev->sink.names.Set(cl, dev->sink.names.Get(h->memory));
+    // T7 (RD -> V, after misuse R45 skipped RecycleCommandList, is no edge) and D5.
+    internal::CheckStep(
+        rules::Machine::kCommandList, h->state, rules::State::kValid, "RecycleCreateCommandList",
+        h->state == rules::State::kRecycleDestroyed ? rules::Rule::kR45 : rules::Rule::kR43);
+    internal::CheckStep(rules::Machine::kDeferredContext, c->dc_state, rules::State::kClosed,
+                        "RecycleCreateCommandList", rules::Rule::kR53);
     hr = CLTRACE_DDI(dev, RecycleCreateCommandList, &a, D3D11DDI_HCOMMANDLIST{h->memory}, rt);
     if (hr == S_OK) {
+      h->state = rules::State::kValid;
+      c->dc_state = rules::State::kClosed;
       *out = h;
     } else {
+      // T7e and D5e.
+      internal::Step(rules::Machine::kCommandList, &h->state, rules::State::kRecycleCreateFailed,
+                     "RecycleCreateCommandList", rules::Rule::kR22);
+      internal::Step(rules::Machine::kDeferredContext, &c->dc_state, rules::State::kFinishFailed,
+                     "RecycleCreateCommandList", rules::Rule::kR48);
       if (static_cast<uint32_t>(hr) != E_OUTOFMEMORY) {
         internal::Report(
             dev, rules::Rule::kR22, "RecycleCreateCommandList",
@@ -136,6 +162,8 @@ HRESULT CreateOrRecycle(ContextState* c, CommandList* cl, ClHandle** out) {
       }
       // T7e [INF]: the handle is dead; a destroy follows only if configured.
       if (dev->options.destroy_after_failed_recycle_create) {
+        internal::Step(rules::Machine::kCommandList, &h->state, rules::State::kDestroyed,
+                       "DestroyCommandList", rules::Rule::kR44);
         CLTRACE_DDI(dev, DestroyCommandList, D3D11DDI_HCOMMANDLIST{h->memory});
       }
       FreeClHandle(dev, h, "after failed RecycleCreateCommandList");
@@ -159,8 +187,17 @@ HRESULT CreateOrRecycle(ContextState* c, CommandList* cl, ClHandle** out) {
       dev->sink.names.Set(cl, name);
     }
     internal::ErrorCapture capture;
+    internal::Step(rules::Machine::kCommandList, &h->state, rules::State::kValid,
+                   "CreateCommandList", rules::Rule::kR46);  // T1
+    internal::Step(rules::Machine::kDeferredContext, &c->dc_state, rules::State::kClosed,
+                   "CreateCommandList", rules::Rule::kR53);  // D5
     CLTRACE_DDI(dev, CreateCommandList, &a, D3D11DDI_HCOMMANDLIST{h->memory}, rt);
     if (capture.failed()) {
+      // T1e and D5e: the error makes the handle dead and the Finish failed.
+      internal::Step(rules::Machine::kCommandList, &h->state, rules::State::kCreateFailed,
+                     "SetErrorCb", rules::Rule::kR21);
+      internal::Step(rules::Machine::kDeferredContext, &c->dc_state, rules::State::kFinishFailed,
+                     "SetErrorCb", rules::Rule::kR48);
       // T1e: never created; no DDI will ever name it again (R21).
       hr = capture.error();
       dev->sink.names.Erase(h->memory);
@@ -194,6 +231,9 @@ void RecycleDc(ContextState* c) {
   DeviceState* dev = c->dev;
   D3D11DDIARG_CREATEDEFERREDCONTEXT a = DcArgs(c);
   c->phase = Phase::kClosed;
+  // D9 (from Clo/Abd) or D5e (from Fin after a failed create).
+  internal::CheckStep(rules::Machine::kDeferredContext, c->dc_state, rules::State::kRecording,
+                      "RecycleCreateDeferredContext", rules::Rule::kR48);
   HRESULT hr = CLTRACE_DDI(dev, RecycleCreateDeferredContext, &a);
   c->phase = Phase::kNormal;
   c->last_reset = 0;
@@ -201,6 +241,9 @@ void RecycleDc(ContextState* c) {
   c->local_removed = false;
   c->mapped_this_recording.clear();
   if (hr != S_OK) {
+    internal::Step(rules::Machine::kDeferredContext, &c->dc_state, rules::State::kRecycleFailed,
+                   "RecycleCreateDeferredContext",
+                   rules::Rule::kR23);  // D9e
     if (static_cast<uint32_t>(hr) != E_OUTOFMEMORY) {
       internal::Report(
           dev, rules::Rule::kR23, "RecycleCreateDeferredContext",
@@ -212,18 +255,24 @@ void RecycleDc(ContextState* c) {
     c->control->MarkDeadAndWait();
     if (dev->options.destroy_dc_after_failed_recycle) {
       if (dev->options.destroy_cached_lists_before_dc) DestroyCachedLists(c);
+      internal::Step(rules::Machine::kDeferredContext, &c->dc_state, rules::State::kDestroyed,
+                     "DestroyDevice", rules::Rule::kR48);  // D9e
       CLTRACE_CTX_DDI(c, DestroyDevice);
       c->handle_destroyed = true;
       if (!dev->options.destroy_cached_lists_before_dc) DestroyCachedLists(c);
     }
     return;
   }
+  c->dc_state = rules::State::kRecording;
   if (dev->options.probe_callback_caching) internal::SwapCoreCallbacks(&c->layer);
 }
 
 // §4.7: AbandonCommandList, unbind one by one, close every local handle; the caller recycles
 // or destroys the context.
 void Abandon(ContextState* c) {
+  // D7 (from Rec) or D5e (from Fin after a failed create).
+  internal::Step(rules::Machine::kDeferredContext, &c->dc_state, rules::State::kAbandoned,
+                 "AbandonCommandList", rules::Rule::kR51);
   CLTRACE_CTX_DDI(c, AbandonCommandList);
   internal::SendAllBound(c, SendMode::kNull);
   c->phase = Phase::kClosed;
@@ -246,9 +295,13 @@ void DestroyCachedLists(ContextState* c) {
   }
   for (ClHandle* h : all) {
     D3D11DDI_HCOMMANDLIST hcl{h->memory};
+    internal::Step(rules::Machine::kCommandList, &h->state, rules::State::kDestroyed,
+                   "DestroyCommandList", rules::Rule::kR44);  // T6/T8
     CLTRACE_DDI(dev, DestroyCommandList, hcl);
     if (dev->options.misuse == Misuse::kR44 && !dev->misuse_done.exchange(true)) {
-      CLTRACE_DDI(dev, DestroyCommandList, hcl);  // misuse R44: destroyed twice
+      internal::Step(rules::Machine::kCommandList, &h->state, rules::State::kDestroyed,
+                     "DestroyCommandList", rules::Rule::kR44);  // X: none
+      CLTRACE_DDI(dev, DestroyCommandList, hcl);                // misuse R44: destroyed twice
     }
     FreeClHandle(dev, h, "after DestroyCommandList");
   }
@@ -277,8 +330,12 @@ HRESULT Device::CreateDeferredContext(uint32_t flags, DeviceContext** out) {
   }
   D3D11DDIARG_CREATEDEFERREDCONTEXT a = DcArgs(c);
   internal::ErrorCapture capture;
+  internal::Step(rules::Machine::kDeferredContext, &c->dc_state, rules::State::kRecording,
+                 "CreateDeferredContext", rules::Rule::kR47);  // D1
   CLTRACE_DDI(dev, CreateDeferredContext, &a);
   if (capture.failed()) {
+    internal::Step(rules::Machine::kDeferredContext, &c->dc_state, rules::State::kCreateFailed,
+                   "SetErrorCb", rules::Rule::kR48);  // D1e
     // D1e [INF]: a failed create leaves no handle (no DestroyDevice).
     Access::DeleteContext(obj);
     return capture.error();
@@ -439,6 +496,9 @@ void DeviceContext::ExecuteCommandList(CommandList* cl, BOOL restore) {
     // The context still ends in the default state (§8.8: explicit unbinds).
     internal::SendAllBound(c, SendMode::kNull);
   } else if (!c->deferred) {
+    internal::CheckStep(rules::Machine::kCommandList, Access::Handle(cl)->state,
+                        rules::State::kValid, "CommandListExecute",
+                        rules::Rule::kR40);  // T2
     dev->expected_draws.insert(dev->expected_draws.end(), r->draws.begin(), r->draws.end());
     CLTRACE_CTX_DDI(c, CommandListExecute, D3D11DDI_HCOMMANDLIST{Access::Handle(cl)->memory});
     internal::CheckFixedSlots(dev, "CommandListExecute");
@@ -483,6 +543,9 @@ void DeviceContext::FinalRelease() {
     }
     if (o.destroy_cached_lists_before_dc) DestroyCachedLists(c);
     if (!c->handle_destroyed) {
+      // D11 (Rec), D10 (Abd) or D9e (Rec!).
+      internal::Step(rules::Machine::kDeferredContext, &c->dc_state, rules::State::kDestroyed,
+                     "DestroyDevice", rules::Rule::kR48);
       CLTRACE_CTX_DDI(c, DestroyDevice);
       c->handle_destroyed = true;
     }

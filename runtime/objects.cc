@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/internal/access.h"
 #include "runtime/internal/common.h"
+#include "runtime/internal/lifecycle.h"
 #include "runtime/runtime.h"
 
 namespace cltrace::runtime {
@@ -155,9 +156,15 @@ void CommandList::FinalRelease() {
   if (recycle) {
     // The owning DC lives: light destroy, then onto its lock-free list; its next
     // FinishCommandList integrates the handle with RecycleCommandList (SCL pseudocode).
+    internal::Step(rules::Machine::kCommandList, &h->state, rules::State::kRecycleDestroyed,
+                   "RecycleDestroyCommandList",
+                   rules::Rule::kR41);  // T3
     CLTRACE_DDI(dev, RecycleDestroyCommandList, hcl);
     if (o.misuse == Misuse::kR40 && !dev->misuse_done.exchange(true)) {
-      // Misuse R40: executes the list after its final release (handle RecycleDestroyed).
+      // Misuse R40: executes the list after its final release (handle RecycleDestroyed): no
+      // edge of the §3.1 table.
+      internal::CheckStep(rules::Machine::kCommandList, h->state, rules::State::kValid,
+                          "CommandListExecute", rules::Rule::kR40);
       internal::IcDomainScope ic(dev);
       CLTRACE_DDI(dev, CommandListExecute, hcl);
     }
@@ -165,12 +172,20 @@ void CommandList::FinalRelease() {
     control->Leave();
   } else {
     if (o.misuse == Misuse::kR41 && o.recycle_command_lists) {
-      // Misuse R41: recycle-destroys although the owning DC is gone.
+      // Misuse R41: recycle-destroys although the owning DC is gone (T3 itself is an edge;
+      // the dead owner is what R41 forbids).
+      internal::Step(rules::Machine::kCommandList, &h->state, rules::State::kRecycleDestroyed,
+                     "RecycleDestroyCommandList", rules::Rule::kR41);
       CLTRACE_DDI(dev, RecycleDestroyCommandList, hcl);
     }
+    internal::Step(rules::Machine::kCommandList, &h->state, rules::State::kDestroyed,
+                   "DestroyCommandList", rules::Rule::kR44);  // T4/T6
     CLTRACE_DDI(dev, DestroyCommandList, hcl);
     if (o.misuse == Misuse::kR44 && !dev->misuse_done.exchange(true)) {
-      CLTRACE_DDI(dev, DestroyCommandList, hcl);  // misuse R44: destroyed twice
+      // Misuse R44: destroyed twice (X -> X is no edge).
+      internal::Step(rules::Machine::kCommandList, &h->state, rules::State::kDestroyed,
+                     "DestroyCommandList", rules::Rule::kR44);
+      CLTRACE_DDI(dev, DestroyCommandList, hcl);
     }
     internal::FreeHandle(dev, h->memory, h->size, rules::Rule::kR39,
                          absl::StrCat(rec->name, " after DestroyCommandList"));

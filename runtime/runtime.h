@@ -35,6 +35,8 @@
 #include <vector>
 
 #include "ddi/ddi_abi.h"
+#include "rules/rules.h"
+#include "rules/state_machines.h"
 #include "runtime/options.h"
 
 // BOOL values of the D3D11-style API (the DDI header has BOOL but not its constants).
@@ -406,6 +408,24 @@ uint64_t ProcessCallCount();
 std::vector<std::string> ProcessDriverViolations();
 // Forgets the lines of ProcessDriverViolations (CltraceRefDriverClearViolations).
 void ClearProcessDriverViolations();
+
+// The §3 state-machine steps (rules/state_machines.h) of the lifecycle DDIs every device of
+// this process issued on command lists, deferred contexts and context-local handles: the
+// runtime checks each against the table before issuing it. Read it while no device is busy.
+struct LifecycleNonEdge {
+  rules::Machine machine = rules::Machine::kCommandList;
+  rules::State from = rules::State::kNone;
+  rules::State to = rules::State::kNone;
+  const char* call = "";  // catalog name: "CommandListExecute"
+  rules::Rule rule{};     // the rule the call breaks (a runtime-misuse mode's)
+};
+struct LifecycleSteps {
+  uint64_t edges[3] = {};  // per rules::Machine: steps that are edges of the table
+  uint64_t non_edge_count = 0;
+  std::vector<LifecycleNonEdge> non_edges;  // the first 64 steps that are no edge
+};
+LifecycleSteps ProcessLifecycleSteps();
+void ClearProcessLifecycleSteps();
 
 // Releases a runtime object pointer if non-null and nulls it (convenience for tests).
 template <typename T>

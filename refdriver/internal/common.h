@@ -58,6 +58,7 @@ class DcCallScope {
   bool ok() const { return dc_ != nullptr; }
   DeferredContext* dc() const { return dc_; }
   DcState state() const { return entry_.state; }
+  const DcEntry& entry() const { return entry_; }
 
  private:
   DeferredContext* dc_ = nullptr;

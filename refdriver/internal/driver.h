@@ -181,6 +181,24 @@ struct DcEntry {
                                 // straight to recycle/destroy after the closes (D5e)
 };
 
+// True if `call` takes a deferred context from `from` to `to` by an edge of the §3.2 table that
+// names it: D2 (Rec -> Rec, "any DC-table DDI") must not make an IC call such as
+// RecycleCreateDeferredContext legal in Rec.
+inline bool IsDcEdge(DcState from, DcState to, const char* call) {
+  const rules::Edge* e = rules::FindEdge(rules::Machine::kDeferredContext, from, to, call);
+  return e != nullptr && e->calls[0] != nullptr;
+}
+// The §3.2 table state of a DC entry: Finishing after a failed create is D5e's FinishFailed.
+inline DcState TableState(const DcEntry& e) {
+  return e.state == DcState::kFinishing && e.create_failed ? DcState::kFinishFailed : e.state;
+}
+// True if a DC::pfnCreate* (to kOpen) or DC::pfnDestroy* (to kClosedLocal) takes a local handle
+// that is open (`open`) or not from its state to `to` in the §3.3 table.
+inline bool IsLocalEdge(bool open, rules::State to) {
+  return rules::FindEdge(rules::Machine::kLocal, open ? rules::State::kOpen : rules::State::kNone,
+                         to, "") != nullptr;
+}
+
 // Process-wide registry of deferred-context handles (sharded by address): a DC-table call must
 // be validated without reading the handle memory, which the runtime frees after DestroyDevice.
 // Returns false if the handle was never a DC of this driver.

@@ -2,6 +2,7 @@
 
 #include "runtime/internal/access.h"
 #include "runtime/internal/common.h"
+#include "runtime/internal/lifecycle.h"
 
 namespace cltrace::runtime::internal {
 namespace {
@@ -159,6 +160,8 @@ void* EnsureLocal(ContextState* c, DeviceChild* o) {
     dev->sink.names.Set(mem, absl::StrCat(o->debug_name(), "@", c->name));
   }
   ErrorCapture capture;
+  CheckStep(rules::Machine::kLocal, rules::State::kNone, rules::State::kOpen, "",
+            rules::Rule::kR58);  // L1/L4 (not in `locals`: none or closed)
   OpenLocal(c, o, mem, dep);
   if (capture.failed()) {
     // A failed open leaves no handle (nothing to close); the recording is lost (R29) and the
@@ -182,6 +185,8 @@ void* EnsureLocalList(ContextState* c, CommandList* cl) {
   if (dev->sink.observer != nullptr) {
     dev->sink.names.Set(mem, absl::StrCat(cl->debug_name(), "@", c->name));
   }
+  CheckStep(rules::Machine::kLocal, rules::State::kNone, rules::State::kOpen, "",
+            rules::Rule::kR58);  // L1/L4
   CLTRACE_CTX_DDI(c, CreateCommandList, static_cast<const D3D11DDIARG_CREATECOMMANDLIST*>(nullptr),
                   D3D11DDI_HCOMMANDLIST{mem}, D3D11DDI_HRTCOMMANDLIST{h->memory});
   cl->InternalAddRef();
@@ -197,12 +202,16 @@ void CloseAllLocals(ContextState* c, std::vector<DeviceChild*>* keep,
   for (auto it = c->open_order.rbegin(); it != c->open_order.rend(); ++it) {
     if (it->object != nullptr) {
       LocalHandle lh = c->locals[it->object];
+      CheckStep(rules::Machine::kLocal, rules::State::kOpen, rules::State::kClosedLocal, "",
+                rules::Rule::kR57);  // L3: every entry of open_order is open
       CloseLocal(c, it->object, lh.memory);
       FreeHandle(dev, lh.memory, lh.size, rules::Rule::kR50,
                  absl::StrCat("context-local handle ", it->object->debug_name(), "@", c->name,
                               " (closed)"));
     } else {
       LocalHandle lh = c->local_lists[it->list];
+      CheckStep(rules::Machine::kLocal, rules::State::kOpen, rules::State::kClosedLocal, "",
+                rules::Rule::kR57);  // L3
       CLTRACE_CTX_DDI(c, DestroyCommandList, D3D11DDI_HCOMMANDLIST{lh.memory});
       FreeHandle(
           dev, lh.memory, lh.size, rules::Rule::kR50,

@@ -18,6 +18,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "ddi/ddi_abi.h"
+#include "rules/state_machines.h"
 #include "runtime/internal/bindings.h"
 #include "runtime/internal/ddi.h"
 #include "runtime/internal/driver_loader.h"
@@ -48,7 +49,8 @@ struct ClHandle {
   size_t local_size = 0;     // CalcDeferredContextHandleSize(D3D11DDI_HT_COMMANDLIST) result
   ClHandle* next = nullptr;  // lock-free list link
   uint64_t serial = 0;
-  bool failed_recycle = false;  // T7e: dead handle kept only for a configured destroy
+  bool failed_recycle = false;               // T7e: dead handle kept only for a configured destroy
+  rules::State state = rules::State::kNone;  // §3.1, as the runtime's DDIs moved it
 };
 
 // Shared between a deferred context and its command lists: liveness and the lock-free list of
@@ -168,6 +170,7 @@ struct ContextState {
   bool local_removed = false;                            // a DC DDI reported E_OUTOFMEMORY (R29)
   bool lost = false;              // RecycleCreateDeferredContext failed: no more recording
   bool handle_destroyed = false;  // DC::DestroyDevice already called (D9e)
+  rules::State dc_state = rules::State::kNone;  // §3.2, as the runtime's DDIs moved it
   std::shared_ptr<DcControl> control;
   std::vector<ClHandle*> cache;  // RC handles (this DC's thread only)
   size_t first_cl_size = 0;      // R36
