@@ -1,14 +1,9 @@
 // Command-list handle state machine (ddi-spec §3.1): R20-R22, R40-R46. Each rule has a
 // violating trace and a legal near-miss.
 #include "check/testing/check_fixture.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 
 namespace cltrace::check::testing {
 namespace {
-
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
 
 class CommandListTest : public CheckTest {
  protected:

@@ -2,21 +2,12 @@
 // trackers (§3.4) and the table rules R4, R13, R29, R34, R65. Each rule has a violating
 // trace and a legal near-miss.
 #include "check/testing/check_fixture.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 
 namespace cltrace::check::testing {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
-
-class DeferredContextTest : public CheckTest {
+class DeferredContextTest : public DcTest {
  protected:
-  void SetUp() override {
-    Device();
-    Dc("dc1");
-  }
   void MapDiscard(const std::string& ctx, const std::string& res,
                   const std::string& how = "D3D10_DDI_MAP_WRITE_DISCARD",
                   const std::string& fn = "DynamicResourceMapDiscard") {

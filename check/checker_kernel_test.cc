@@ -1,14 +1,9 @@
 // Deferred destruction, submission and the GPU-model rules (ddi-spec §5.9, §5.10): R67-R80.
 #include "absl/strings/str_split.h"
 #include "check/testing/check_fixture.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 
 namespace cltrace::check::testing {
 namespace {
-
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
 
 class KernelTest : public CheckTest {
  protected:

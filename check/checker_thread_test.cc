@@ -1,21 +1,12 @@
 // Thread domains and callback placement (ddi-spec §0.2, §2.4): R7, R10-R19. Overlap is
 // judged from entry/exit positions, never from thread ids.
 #include "check/testing/check_fixture.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 
 namespace cltrace::check::testing {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
-
-class ThreadTest : public CheckTest {
+class ThreadTest : public DcTest {
  protected:
-  void SetUp() override {
-    Device();
-    Dc("dc1");
-  }
   Args DrawArgs(const std::string& ctx) { return {{"hDevice", ctx}, {"VertexCount", "3"}}; }
   // The IC's CreateResource of the shared resource "shared" (with its allocation made inside
   // when `allocate_inside`) and its handle-size query.

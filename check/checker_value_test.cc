@@ -1,20 +1,11 @@
 // Values, errors and sizes (ddi-spec §5.1, §5.3, §5.4): R1, R24-R28, R30-R33, R35-R37.
 #include "check/testing/check_fixture.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 
 namespace cltrace::check::testing {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
-
-class ValueTest : public CheckTest {
+class ValueTest : public DcTest {
  protected:
-  void SetUp() override {
-    Device();
-    Dc("dc1");
-  }
   // `fn` through `ctx` reporting `hr` to core layer `rt`.
   void Report(const std::string& fn, const Args& args, const std::string& rt, const std::string& hr,
               uint32_t tid = 1) {

@@ -2,14 +2,9 @@
 // only the peers it queries (the rule tests through the whole checker are in
 // checker_cl_test.cc).
 #include "check/testing/tracker_fixture.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 
 namespace cltrace::check::testing {
 namespace {
-
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
 
 class CommandListTrackerTest : public TrackerTest {
  protected:

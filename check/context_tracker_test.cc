@@ -2,14 +2,9 @@
 // trace fragment and thread domains (R10), fed event by event (the rule tests through the
 // whole checker are in checker_dc_test.cc and checker_thread_test.cc).
 #include "check/testing/tracker_fixture.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 
 namespace cltrace::check::testing {
 namespace {
-
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
 
 class ContextTrackerTest : public TrackerTest {
  protected:

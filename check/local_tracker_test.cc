@@ -1,14 +1,9 @@
 // LocalTracker on its own: context-local handles (§3.3) and the local-size protocol (R35),
 // fed event by event (the rule tests through the whole checker are in checker_dc_test.cc).
 #include "check/testing/tracker_fixture.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 
 namespace cltrace::check::testing {
 namespace {
-
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
 
 class LocalTrackerTest : public TrackerTest {
  protected:

@@ -2,13 +2,9 @@
 // including the [INF] proposals (§3.1 T7e, §3.2 D5e/D9e/D11, §4.6 destroy order) and
 // interleavings of the IC and DC threads.
 #include "check/testing/check_fixture.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 
 namespace cltrace::check::testing {
 namespace {
-
-using ::testing::IsEmpty;
 
 class SequenceTest : public CheckTest {
  protected:

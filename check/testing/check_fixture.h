@@ -19,9 +19,14 @@
 #include "check/check_trace.h"
 #include "check/checker.h"
 #include "check/testing/test_trace.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace cltrace::check::testing {
+
+// The matchers every checker test asserts with.
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
 
 class CheckTest : public ::testing::Test {
  protected:
@@ -241,6 +246,15 @@ class CheckTest : public ::testing::Test {
 
  private:
   CheckResult last_;
+};
+
+// A CheckTest whose trace starts with the device (§4.1) and one deferred context "dc1" (§4.3).
+class DcTest : public CheckTest {
+ protected:
+  void SetUp() override {
+    Device();
+    Dc("dc1");
+  }
 };
 
 }  // namespace cltrace::check::testing
