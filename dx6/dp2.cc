@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "format/ddi_abi.h"
 
 namespace cltrace::gpu {
 namespace {
@@ -36,6 +37,17 @@ int64_t PayloadSize(uint8_t op, uint16_t count) {
 
 }  // namespace
 
+uint32_t FvfStride(uint32_t fvf) {
+  uint32_t s = 0;
+  if (fvf & D3DFVF_XYZ) s += 12;
+  if (fvf & D3DFVF_XYZRHW) s += 16;
+  if (fvf & D3DFVF_NORMAL) s += 12;
+  if (fvf & D3DFVF_DIFFUSE) s += 4;
+  if (fvf & D3DFVF_SPECULAR) s += 4;
+  if (fvf & D3DFVF_TEX1) s += 8;
+  return s;
+}
+
 std::string Dp2OpName(uint8_t op) {
   switch (static_cast<Dp2Op>(op)) {
     case Dp2Op::kPoints:
@@ -66,6 +78,10 @@ std::string Dp2OpName(uint8_t op) {
   return absl::StrFormat("DP2OP_%u", op);
 }
 
+void Dp2Writer::Run(Dp2Op op, uint16_t vstart, uint16_t count) {
+  Header(op, count);
+  U16(vstart);
+}
 void Dp2Writer::Header(Dp2Op op, uint16_t count) {
   bytes_.push_back(static_cast<uint8_t>(op));
   bytes_.push_back(0);
@@ -111,25 +127,18 @@ void Dp2Writer::Points(uint16_t count, uint16_t vstart) {
   U16(count);
   U16(vstart);
 }
-void Dp2Writer::LineList(uint16_t vstart, uint16_t count) {
-  Header(Dp2Op::kLineList, count);
-  U16(vstart);
-}
+void Dp2Writer::LineList(uint16_t vstart, uint16_t count) { Run(Dp2Op::kLineList, vstart, count); }
 void Dp2Writer::LineStrip(uint16_t vstart, uint16_t count) {
-  Header(Dp2Op::kLineStrip, count);
-  U16(vstart);
+  Run(Dp2Op::kLineStrip, vstart, count);
 }
 void Dp2Writer::TriangleList(uint16_t vstart, uint16_t count) {
-  Header(Dp2Op::kTriangleList, count);
-  U16(vstart);
+  Run(Dp2Op::kTriangleList, vstart, count);
 }
 void Dp2Writer::TriangleStrip(uint16_t vstart, uint16_t count) {
-  Header(Dp2Op::kTriangleStrip, count);
-  U16(vstart);
+  Run(Dp2Op::kTriangleStrip, vstart, count);
 }
 void Dp2Writer::TriangleFan(uint16_t vstart, uint16_t count) {
-  Header(Dp2Op::kTriangleFan, count);
-  U16(vstart);
+  Run(Dp2Op::kTriangleFan, vstart, count);
 }
 void Dp2Writer::IndexedTriangleList(absl::Span<const uint16_t> indices) {
   Header(Dp2Op::kIndexedTriangleList, static_cast<uint16_t>(indices.size() / 3));
