@@ -17,10 +17,7 @@ class CommandListTrackerTest : public TrackerTest {
   }
   // Feeds the contexts' creation and cl1's CreateCommandList; returns cl1's index.
   int32_t Made() {
-    ic_ = DeviceFrom(SeqOf("CreateDevice"));
-    uint64_t dc = SeqOf("CreateDeferredContext");
-    trk().contexts.OnCreateDeferredContext(E(dc), M(dc), ic_);
-    dc_ = SlotOf("dc1").ctx;
+    DeviceAndDc();
     uint64_t create = SeqOf("CreateCommandList");
     trk().lists.OnCreate(E(create), M(create), ic_, /*recycle=*/false);
     return SlotOf("cl1").cl;
@@ -44,8 +41,6 @@ class CommandListTrackerTest : public TrackerTest {
         FAIL() << fn << " is not a command-list call";
     }
   }
-  int32_t ic_ = -1;
-  int32_t dc_ = -1;
 };
 
 TEST_F(CommandListTrackerTest, CreateClosesTheDcAndObligesTheThreadToQueryTheLocalSize) {

@@ -6,17 +6,7 @@
 namespace cltrace::check::testing {
 namespace {
 
-class ContextTrackerTest : public TrackerTest {
- protected:
-  // Feeds the device's CreateDevice and dc1's CreateDeferredContext; returns dc1's index.
-  int32_t DeviceAndDc() {
-    ic_ = DeviceFrom(SeqOf("CreateDevice"));
-    uint64_t create = SeqOf("CreateDeferredContext");
-    trk().contexts.OnCreateDeferredContext(E(create), M(create), ic_);
-    return SlotOf("dc1").ctx;
-  }
-  int32_t ic_ = -1;
-};
+class ContextTrackerTest : public TrackerTest {};
 
 TEST_F(ContextTrackerTest, DeferredContextRecordsAbandonsIsRecycledAndDies) {
   Device();
