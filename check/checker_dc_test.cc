@@ -234,9 +234,7 @@ TEST_F(DeferredContextTest, R53_NearMiss_RefreshAnswersInsideDcDestroyDevice) {
                                 {"pStrides", "0"},
                                 {"pOffsets", "0"}});
   t.End();
-  t.Begin("StateVsShaderCb", {{"hRuntimeDevice", "rtdc1"}});
-  t.Call("VsSetShader", {{"hDevice", "dc1"}, {"hShader", "0"}});
-  t.End();
+  ShaderRefresh("Vs", "rtdc1", "dc1");
   t.End();
   EXPECT_THAT(Errors(), IsEmpty()) << Report();
 }
@@ -247,9 +245,7 @@ TEST_F(DeferredContextTest, R53_SetterAfterDcDestroyDevice) {
   FinishNew("dc1", "cl1");
   t.On(kDcThread).Call("DestroyDevice", {{"hDevice", "dc1"}});
   t.Begin("Draw", {{"hDevice", "ic"}, {"VertexCount", "3"}});
-  t.Begin("StateVsShaderCb", {{"hRuntimeDevice", "rtic"}});
-  t.Call("VsSetShader", {{"hDevice", "dc1"}, {"hShader", "0"}});
-  t.End();
+  ShaderRefresh("Vs", "rtic", "dc1");
   t.End();
   EXPECT_THAT(Errors(), ElementsAre("R53")) << Report();
 }

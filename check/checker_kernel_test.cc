@@ -23,13 +23,15 @@ class KernelTest : public CheckTest {
   }
   // A pfnRenderCb submitting `length` bytes, answered with a `buffer_out`-byte command buffer
   // (and 256-entry lists); `extra` adds arguments (what the runtime asked for, ...).
-  void RenderCb(const std::string& length, const std::string& buffer_out, Args extra = {}) {
+  // A RenderCb submitting `length` bytes and returning `ret` ("" = success).
+  void RenderCb(const std::string& length, const std::string& buffer_out, Args extra = {},
+                const std::string& ret = "") {
     Args args = {{"hDevice", "rtdev"}, {"hContext", "hctx"}, {"CommandLength", length}};
     args.insert(args.end(), extra.begin(), extra.end());
     args.insert(args.end(), {{"NewCommandBufferSizeOut", buffer_out},
                              {"NewAllocationListSizeOut", "256"},
                              {"NewPatchLocationListSizeOut", "256"}});
-    t.Call("RenderCb", args);
+    t.Call("RenderCb", args, ret);
   }
   // Flush with a submit, amortized processing, and the given deallocations inside.
   void Flush(const std::vector<std::string>& deallocs = {}, bool submit = true) {
@@ -298,28 +300,14 @@ TEST_F(KernelTest, R74_KernelRefusesCommandsWrittenIntoAStaleBuffer) {
   // finds nothing written in the one it handed out and refuses the submission.
   t.On(1).Begin("Flush", {{"hDevice", "ic"}});
   RenderCb("64", "65536");
-  t.Call("RenderCb",
-         {{"hDevice", "rtdev"},
-          {"hContext", "hctx"},
-          {"CommandLength", "64"},
-          {"NewCommandBufferSizeOut", "65536"},
-          {"NewAllocationListSizeOut", "256"},
-          {"NewPatchLocationListSizeOut", "256"}},
-         "D3DDDIERR_INVALIDUSERBUFFER");
+  RenderCb("64", "65536", {}, "D3DDDIERR_INVALIDUSERBUFFER");
   t.End();
   EXPECT_THAT(Errors(), ElementsAre("R74")) << Report();
 }
 
 TEST_F(KernelTest, R74_NearMiss_OtherRenderFailuresAndEmptySubmissions) {
   t.On(1).Begin("Flush", {{"hDevice", "ic"}});
-  t.Call("RenderCb",
-         {{"hDevice", "rtdev"},
-          {"hContext", "hctx"},
-          {"CommandLength", "64"},
-          {"NewCommandBufferSizeOut", "65536"},
-          {"NewAllocationListSizeOut", "256"},
-          {"NewPatchLocationListSizeOut", "256"}},
-         "E_OUTOFMEMORY");
+  RenderCb("64", "65536", {}, "E_OUTOFMEMORY");
   t.End();
   EXPECT_THAT(Errors(), IsEmpty()) << Report();
 }

@@ -57,9 +57,7 @@ TEST_F(ThreadTest, R10_NearMiss_ThreadsTakeTurnsAndDomainsRunConcurrently) {
 TEST_F(ThreadTest, R10_NearMiss_NestedRefreshIsNotOverlap) {
   // State refresh: the runtime re-enters the driver's Set* inside the callback.
   t.On(1).Begin("Draw", DrawArgs("ic"));
-  t.Begin("StatePsShaderCb", {{"hRuntimeDevice", "rtic"}});
-  t.Call("PsSetShader", {{"hDevice", "ic"}, {"hShader", "0"}});
-  t.End();
+  ShaderRefresh("Ps", "rtic", "ic");
   t.End();
   EXPECT_THAT(Errors(), IsEmpty()) << Report();
 }

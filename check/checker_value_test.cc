@@ -256,7 +256,22 @@ TEST_F(TableRewriteTest, R5_NearMiss_NotJudgedWithoutTheStringTable) {
 }
 
 // R35 in traces without DC-support evidence: fragments and late-attach recordings.
-class FragmentTest : public CheckTest {};
+class FragmentTest : public CheckTest {
+ protected:
+  // Evidence that deferred contexts are unsupported: threading caps without
+  // COMMANDLISTS(_BUILD_2), then a device (never showing DC support) and its resource "r".
+  void DeviceWithoutCommandListCaps() {
+    t.On(1).Call("GetCaps", {{"hAdapter", "adapter"},
+                             {"Type", "D3D11DDICAPS_THREADING"},
+                             {"pInfo", "1"},
+                             {"DataSize", "4"}});
+    t.Call("CreateDevice", {{"hAdapter", "adapter"},
+                            {"hDrvDevice", "ic"},
+                            {"hRTCoreLayer", "rtic"},
+                            {"hRTDevice", "rtdev"}});
+    t.Call("CreateResource", {{"hDevice", "ic"}, {"hResource", "r"}, {"hRTResource", "rt_r"}});
+  }
+};
 
 TEST_F(FragmentTest, R35_NearMiss_FragmentWithoutSupportEvidence) {
   // The trace begins after CreateDevice, CheckDeferredContextHandleSizes and
@@ -291,32 +306,14 @@ TEST_F(FragmentTest, R35_SizeQueryWithoutCreationInAFragment) {
 }
 
 TEST_F(FragmentTest, R35_SizeQueryThoughCapsReportNoCommandLists) {
-  // Evidence that deferred contexts are unsupported: the threading caps lack
-  // COMMANDLISTS(_BUILD_2), and the device never shows DC support.
-  t.On(1).Call("GetCaps", {{"hAdapter", "adapter"},
-                           {"Type", "D3D11DDICAPS_THREADING"},
-                           {"pInfo", "1"},
-                           {"DataSize", "4"}});
-  t.Call("CreateDevice", {{"hAdapter", "adapter"},
-                          {"hDrvDevice", "ic"},
-                          {"hRTCoreLayer", "rtic"},
-                          {"hRTDevice", "rtdev"}});
-  t.Call("CreateResource", {{"hDevice", "ic"}, {"hResource", "r"}, {"hRTResource", "rt_r"}});
+  DeviceWithoutCommandListCaps();
   t.Call("CalcDeferredContextHandleSize",
          {{"hDevice", "ic"}, {"HandleType", "D3D10DDI_HT_RESOURCE"}}, "64");
   EXPECT_THAT(Errors(), ElementsAre("R35")) << CheckTest::Report();
 }
 
 TEST_F(FragmentTest, R35_NearMiss_NoCommandListCapsAndNoSizeQuery) {
-  t.On(1).Call("GetCaps", {{"hAdapter", "adapter"},
-                           {"Type", "D3D11DDICAPS_THREADING"},
-                           {"pInfo", "1"},
-                           {"DataSize", "4"}});
-  t.Call("CreateDevice", {{"hAdapter", "adapter"},
-                          {"hDrvDevice", "ic"},
-                          {"hRTCoreLayer", "rtic"},
-                          {"hRTDevice", "rtdev"}});
-  t.Call("CreateResource", {{"hDevice", "ic"}, {"hResource", "r"}, {"hRTResource", "rt_r"}});
+  DeviceWithoutCommandListCaps();
   Draw("ic");
   EXPECT_THAT(Errors(), IsEmpty()) << CheckTest::Report();
 }

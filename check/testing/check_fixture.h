@@ -234,6 +234,13 @@ class CheckTest : public ::testing::Test {
     t.On(ctx == "ic" ? kIcThread : kDcThread);
     t.Call("Draw", {{"hDevice", ctx}, {"VertexCount", "3"}});
   }
+  // A state refresh on the current thread: the runtime's State<stage>ShaderCb on core layer
+  // `rt` (stage "Vs", "Ps", ...), the driver re-setting a null shader through `ctx` inside it.
+  void ShaderRefresh(const std::string& stage, const std::string& rt, const std::string& ctx) {
+    t.Begin("State" + stage + "ShaderCb", {{"hRuntimeDevice", rt}});
+    t.Call(stage + "SetShader", {{"hDevice", ctx}, {"hShader", "0"}});
+    t.End();
+  }
   // A whole small command list on dc: record a draw, finish into cl, recycle the DC.
   void SmallList(const std::string& dc, const std::string& cl) {
     Draw(dc);
