@@ -12,6 +12,20 @@ namespace {
 
 uint16_t ReadU16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
 
+// Vertices a non-indexed primitive command {u16 wVStart} with `count` primitives spans.
+uint64_t RunVertexCount(Dp2Op op, uint16_t count) {
+  switch (op) {
+    case Dp2Op::kLineList:
+      return 2ull * count;
+    case Dp2Op::kLineStrip:
+      return 1ull + count;
+    case Dp2Op::kTriangleList:
+      return 3ull * count;
+    default:  // kTriangleStrip, kTriangleFan
+      return 2ull + count;
+  }
+}
+
 // Payload size of a known opcode with `count` entries; -1 for unknown opcodes.
 int64_t PayloadSize(uint8_t op, uint16_t count) {
   switch (static_cast<Dp2Op>(op)) {
@@ -226,22 +240,15 @@ Dp2ParseResult ParseDp2(
         break;
       }
       case Dp2Op::kLineList:
-        use(ReadU16(p), ReadU16(p) + 2ull * c.count);
-        c.primitive_count = c.count;
-        break;
       case Dp2Op::kLineStrip:
-        use(ReadU16(p), ReadU16(p) + 1ull + c.count);
-        c.primitive_count = c.count;
-        break;
       case Dp2Op::kTriangleList:
-        use(ReadU16(p), ReadU16(p) + 3ull * c.count);
-        c.primitive_count = c.count;
-        break;
       case Dp2Op::kTriangleStrip:
-      case Dp2Op::kTriangleFan:
-        use(ReadU16(p), ReadU16(p) + 2ull + c.count);
+      case Dp2Op::kTriangleFan: {
+        const uint64_t vstart = ReadU16(p);
+        use(vstart, vstart + RunVertexCount(static_cast<Dp2Op>(c.op), c.count));
         c.primitive_count = c.count;
         break;
+      }
       default:
         break;
     }
