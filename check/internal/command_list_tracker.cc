@@ -1,6 +1,8 @@
 #include "check/internal/command_list_tracker.h"
 
 #include <algorithm>
+#include <string>
+#include <utility>
 
 #include "check/internal/trackers.h"
 
@@ -8,9 +10,7 @@ namespace cltrace::check::internal {
 
 void CommandListTracker::To(int32_t i, State s, const Event& e) {
   CommandList& c = cls_[i];
-  State from = c.state;
-  c.state = s;
-  c.last.Push(s, e.seq, e.call);
+  State from = Advance(c, s, e);
   env_.Emit(HandleRole::kCommandList, from, s, static_cast<uint32_t>(i + 1), c.handle, e,
             c.owner >= 0 ? ctx(c.owner).handle : 0, 0, 0);
 }
@@ -182,13 +182,18 @@ void CommandListTracker::CheckExecuteTarget(const Event& e, const CommandList& c
   }
 }
 
+int32_t CommandListTracker::IcTarget(const Event& e, uint64_t h, int32_t ic, Rule rule,
+                                     std::string message) {
+  int32_t ci = h ? Slot(h).cl : -1;
+  if (ci < 0 && Complete(ic)) Flag(rule, e, h, std::move(message));
+  return ci;
+}
+
 void CommandListTracker::OnExecute(const Event& e, const CallMeta& m, int32_t ic) {
   uint64_t h = Arg(e, m.handle);
-  int32_t ci = h ? Slot(h).cl : -1;
-  if (ci < 0) {
-    if (Complete(ic))
-      Flag(Rule::kR40, e, h, "CommandListExecute on a handle that is not a command list");
-  } else {
+  int32_t ci =
+      IcTarget(e, h, ic, Rule::kR40, "CommandListExecute on a handle that is not a command list");
+  if (ci >= 0) {
     CommandList& c = cls_[ci];
     if (c.state == State::kValid) {
       CheckExecuteTarget(e, c, ic, h);
@@ -208,12 +213,9 @@ void CommandListTracker::OnExecute(const Event& e, const CallMeta& m, int32_t ic
 
 void CommandListTracker::OnRecycleDestroy(const Event& e, const CallMeta& m, int32_t ic) {
   uint64_t h = Arg(e, m.handle);
-  int32_t ci = h ? Slot(h).cl : -1;
-  if (ci < 0) {
-    if (Complete(ic))
-      Flag(Rule::kR41, e, h, "RecycleDestroyCommandList on a handle that was never a command list");
-    return;
-  }
+  int32_t ci = IcTarget(e, h, ic, Rule::kR41,
+                        "RecycleDestroyCommandList on a handle that was never a command list");
+  if (ci < 0) return;
   CommandList& c = cls_[ci];
   if (c.state == State::kCreateFailed) {
     Flag(Rule::kR21, e, h,
@@ -241,12 +243,9 @@ void CommandListTracker::OnRecycleDestroy(const Event& e, const CallMeta& m, int
 
 void CommandListTracker::OnDestroy(const Event& e, const CallMeta& m, int32_t ic) {
   uint64_t h = Arg(e, m.handle);
-  int32_t ci = h ? Slot(h).cl : -1;
-  if (ci < 0) {
-    if (Complete(ic))
-      Flag(Rule::kR44, e, h, "DestroyCommandList on a handle that was never a command list");
-    return;
-  }
+  int32_t ci = IcTarget(e, h, ic, Rule::kR44,
+                        "DestroyCommandList on a handle that was never a command list");
+  if (ci < 0) return;
   CommandList& c = cls_[ci];
   switch (c.state) {
     case State::kValid:

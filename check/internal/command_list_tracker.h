@@ -15,6 +15,7 @@
 #define CLTRACE_CHECK_INTERNAL_COMMAND_LIST_TRACKER_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "check/internal/tracker.h"
@@ -55,6 +56,9 @@ class CommandListTracker : public TrackerBase {
  private:
   // The DC a Finish ends must be recording, with no open query or map (R53, R29, R52).
   bool CheckFinishingDc(const Event& e, int32_t d);
+  // The list handle `h` of an IC-table call names; -1 when it never was one (flagged `rule`
+  // with `message` when the trace shows the IC from its start).
+  int32_t IcTarget(const Event& e, uint64_t h, int32_t ic, Rule rule, std::string message);
   int32_t CreateFresh(const Event& e, uint64_t h, int32_t d);
   // RecycleCreateCommandList of `h` (R22, R43, R45); *ok: it succeeded.
   int32_t RecycleCreate(const Event& e, uint64_t h, int32_t d, int32_t ic, bool* ok);
