@@ -108,21 +108,16 @@ void Checker::Impl::JudgeErrorCode(const Event& e, const CallMeta& pm, bool pdc,
                           "legal (others are critical)"));
       break;
     case Op::kRecycleCreateCommandList:
+    case Op::kRecycleCreateDeferredContext: {
+      // The recycle creates report E_OUTOFMEMORY by return value.
+      const Rule rule = pm.op == Op::kRecycleCreateCommandList ? Rule::kR22 : Rule::kR23;
       if (oom) {
-        Flag(Rule::kR22, e, rt, absl::StrCat(what, "; E_OUTOFMEMORY is reported by return value"));
+        Flag(rule, e, rt, absl::StrCat(what, "; E_OUTOFMEMORY is reported by return value"));
       } else {
-        Warn(Rule::kR22, e, rt,
-             absl::StrCat(what, " via pfnSetErrorCb (not addressed by the sources)"));
+        Warn(rule, e, rt, absl::StrCat(what, " via pfnSetErrorCb (not addressed by the sources)"));
       }
       break;
-    case Op::kRecycleCreateDeferredContext:
-      if (oom) {
-        Flag(Rule::kR23, e, rt, absl::StrCat(what, "; E_OUTOFMEMORY is reported by return value"));
-      } else {
-        Warn(Rule::kR23, e, rt,
-             absl::StrCat(what, " via pfnSetErrorCb (not addressed by the sources)"));
-      }
-      break;
+    }
     case Op::kCommandListExecute:
       if (!oom && !removed)
         Flag(Rule::kR24, e, rt,
