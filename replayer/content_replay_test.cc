@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -155,6 +156,41 @@ class ContentReplayTest : public ::testing::Test {
     EXPECT_EQ(probe_.Log(), o.log) << "the driver saw other bytes on the second replay";
     return o;
   }
+  // tests/replay/small_cl.jsonl with `block` inserted before the line of seq `before`.
+  static std::string SmallClWith(uint64_t before, const std::string& block) {
+    std::ifstream in(CLTRACE_SOURCE_DIR "/tests/replay/small_cl.jsonl");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string at = absl::StrCat("{\"seq\":", before, ",");
+    std::string out;
+    for (absl::string_view line : absl::StrSplit(ss.str(), '\n', absl::SkipEmpty())) {
+      if (absl::StartsWith(line, at)) absl::StrAppend(&out, block);
+      absl::StrAppend(&out, line, "\n");
+    }
+    return out;
+  }
+  // The reference driver hashes the first bytes it is given into the command it submits: the
+  // submitted-command digest (--digest) of `trace_of(content)` replayed with `options` (one
+  // submission each) is the same for zero content as for none (`zeros_note`), differs for two
+  // different ramps, and repeats for the same content.
+  void ExpectDigestFollowsContent(
+      const std::function<std::string(const std::vector<uint8_t>*)>& trace_of,
+      ReplayOptions options, const char* zeros_note) {
+    options.driver_path = CLTRACE_REFDRIVER_LIB;
+    options.digest = true;
+    const std::vector<uint8_t> zeros(256, 0), a = Ramp(256, 1), b = Ramp(256, 2);
+    auto digest = [&](const std::vector<uint8_t>* content) {
+      Replayed o = Run(trace_of(content), options);
+      EXPECT_EQ(o.result.kernel.submissions, 1u) << o.report;
+      return o.result.kernel.digest;
+    };
+    const uint64_t none = digest(nullptr);
+    EXPECT_EQ(digest(&zeros), none) << zeros_note;
+    EXPECT_NE(digest(&a), none);
+    EXPECT_NE(digest(&b), digest(&a));
+    EXPECT_EQ(digest(&a), digest(&a));
+    EXPECT_EQ(digest(&b), digest(&b));
+  }
   Replayed Run(const std::string& jsonl, ThreadMode mode = ThreadMode::kSingle) {
     ReplayOptions options;
     options.threads = mode;
@@ -207,40 +243,18 @@ TEST_F(ContentReplayTest, UploadOfABoxAndOfPitchedRows) {
 // The reference driver puts a hash of the first bytes it is given into its update command:
 // the submitted-command digest (--digest) shows which bytes reached it, with either kernel.
 TEST_F(ContentReplayTest, ReferenceDriverDigestFollowsTheUploadedBytes) {
-  std::ifstream in(CLTRACE_SOURCE_DIR "/tests/replay/small_cl.jsonl");
-  std::stringstream ss;
-  ss << in.rdbuf();
   // An update of buffer 0xa001 (256 bytes) right before the recorded Flush at seq 710.
-  auto with_update = [&](const std::vector<uint8_t>* content) {
-    std::string out;
-    for (absl::string_view line : absl::StrSplit(ss.str(), '\n', absl::SkipEmpty())) {
-      if (absl::StartsWith(line, "{\"seq\":710,")) {
-        const std::string update = absl::StrCat(
-            R"({"seq":705,"tid":1,"fn":"ResourceUpdateSubresourceUP","args":{"hDevice":"ic","hDstResource":"0xa001","DstSubresource":0,"pDstBox":null,"pSysMemUP":"0x8000","RowPitch":0,"DepthPitch":0}})");
-        absl::StrAppend(&out, content == nullptr ? update + "\n" : WithContent(update, *content));
-      }
-      absl::StrAppend(&out, line, "\n");
-    }
-    return out;
+  auto with_update = [](const std::vector<uint8_t>* content) {
+    const std::string update = absl::StrCat(
+        R"({"seq":705,"tid":1,"fn":"ResourceUpdateSubresourceUP","args":{"hDevice":"ic","hDstResource":"0xa001","DstSubresource":0,"pDstBox":null,"pSysMemUP":"0x8000","RowPitch":0,"DepthPitch":0}})");
+    return SmallClWith(710, content == nullptr ? update + "\n" : WithContent(update, *content));
   };
-  const std::vector<uint8_t> zeros(256, 0), a = Ramp(256, 1), b = Ramp(256, 2);
   for (KernelMode kernel : {KernelMode::kRecorded, KernelMode::kModel}) {
     ReplayOptions options;
-    options.driver_path = CLTRACE_REFDRIVER_LIB;
     options.threads = ThreadMode::kSingle;
     options.kernel = kernel;
-    options.digest = true;
     options.keep_going = true;  // the update makes the recorded command length differ
-    auto digest = [&](const std::vector<uint8_t>* content) {
-      Replayed o = Run(with_update(content), options);
-      EXPECT_EQ(o.result.kernel.submissions, 1u) << o.report;
-      return o.result.kernel.digest;
-    };
-    const uint64_t none = digest(nullptr);
-    EXPECT_EQ(digest(&zeros), none) << "no content is the zero region";
-    EXPECT_NE(digest(&a), none);
-    EXPECT_NE(digest(&b), digest(&a));
-    EXPECT_EQ(digest(&a), digest(&a));
+    ExpectDigestFollowsContent(with_update, options, "no content is the zero region");
   }
 }
 
@@ -289,43 +303,22 @@ TEST_F(ContentReplayTest, DeferredContextDiscardWritesTheContentIntoTheMapping) 
 // The reference driver's deferred-context discard hands out a fresh alias whose bytes it
 // hashes into an update command at Unmap: the digest follows the content.
 TEST_F(ContentReplayTest, ReferenceDriverDigestFollowsTheMappedBytes) {
-  std::ifstream in(CLTRACE_SOURCE_DIR "/tests/replay/small_cl.jsonl");
-  std::stringstream ss;
-  ss << in.rdbuf();
   // A discard of dc1.src (the 256-byte buffer 0xa001 opened on dc1) in the second recording.
-  auto with_map = [&](const std::vector<uint8_t>* content) {
-    std::string out;
-    for (absl::string_view line : absl::StrSplit(ss.str(), '\n', absl::SkipEmpty())) {
-      if (absl::StartsWith(line, "{\"seq\":460,")) {
-        absl::StrAppend(
-            &out,
+  auto with_map = [](const std::vector<uint8_t>* content) {
+    return SmallClWith(
+        460,
+        absl::StrCat(
             Map(455, "DynamicResourceMapDiscard", "dc1", "dc1.src",
                 R"("DDIMap":"D3D10_DDI_MAP_WRITE_DISCARD","Flags":0,"pData":"0x9000","RowPitch":256,"DepthPitch":256)",
                 2),
-            Unmap(457, "DynamicResourceUnmap", "dc1", "dc1.src", content, 2));
-      }
-      absl::StrAppend(&out, line, "\n");
-    }
-    return out;
+            Unmap(457, "DynamicResourceUnmap", "dc1", "dc1.src", content, 2)));
   };
-  const std::vector<uint8_t> zeros(256, 0), a = Ramp(256, 1), b = Ramp(256, 2);
   for (ThreadMode mode : {ThreadMode::kSingle, ThreadMode::kRecorded}) {
     ReplayOptions options;
-    options.driver_path = CLTRACE_REFDRIVER_LIB;
     options.threads = mode;
     options.kernel = KernelMode::kModel;
-    options.digest = true;
     options.keep_going = true;  // the alias allocation is a callback the recording lacks
-    auto digest = [&](const std::vector<uint8_t>* content) {
-      Replayed o = Run(with_map(content), options);
-      EXPECT_EQ(o.result.kernel.submissions, 1u) << o.report;
-      return o.result.kernel.digest;
-    };
-    const uint64_t none = digest(nullptr);
-    EXPECT_EQ(digest(&zeros), none) << "the alias starts zeroed";
-    EXPECT_NE(digest(&a), none);
-    EXPECT_NE(digest(&b), digest(&a));
-    EXPECT_EQ(digest(&b), digest(&b));
+    ExpectDigestFollowsContent(with_map, options, "the alias starts zeroed");
   }
 }
 
