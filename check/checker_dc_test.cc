@@ -227,12 +227,7 @@ TEST_F(DeferredContextTest, R53_NearMiss_RefreshAnswersInsideDcDestroyDevice) {
   Close("dc1", "lvb");
   t.On(kDcThread).Begin("DestroyDevice", {{"hDevice", "dc1"}});
   t.Begin("StateIaVertexBufCb", {{"hRuntimeDevice", "rtdc1"}});
-  t.Call("IaSetVertexBuffers", {{"hDevice", "dc1"},
-                                {"StartBuffer", "0"},
-                                {"NumBuffers", "1"},
-                                {"phBuffers", "0"},
-                                {"pStrides", "0"},
-                                {"pOffsets", "0"}});
+  BindVb("dc1", "0", "0");  // unbinds slot 0
   t.End();
   ShaderRefresh("Vs", "rtdc1", "dc1");
   t.End();

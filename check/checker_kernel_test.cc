@@ -23,15 +23,20 @@ class KernelTest : public CheckTest {
   }
   // A pfnRenderCb submitting `length` bytes, answered with a `buffer_out`-byte command buffer
   // (and 256-entry lists); `extra` adds arguments (what the runtime asked for, ...).
-  // A RenderCb submitting `length` bytes and returning `ret` ("" = success).
-  void RenderCb(const std::string& length, const std::string& buffer_out, Args extra = {},
-                const std::string& ret = "") {
+  // The arguments of a RenderCb submitting `length` bytes.
+  static Args RenderCbArgs(const std::string& length, const std::string& buffer_out,
+                           Args extra = {}) {
     Args args = {{"hDevice", "rtdev"}, {"hContext", "hctx"}, {"CommandLength", length}};
     args.insert(args.end(), extra.begin(), extra.end());
     args.insert(args.end(), {{"NewCommandBufferSizeOut", buffer_out},
                              {"NewAllocationListSizeOut", "256"},
                              {"NewPatchLocationListSizeOut", "256"}});
-    t.Call("RenderCb", args, ret);
+    return args;
+  }
+  // A RenderCb submitting `length` bytes and returning `ret` ("" = success).
+  void RenderCb(const std::string& length, const std::string& buffer_out, Args extra = {},
+                const std::string& ret = "") {
+    t.Call("RenderCb", RenderCbArgs(length, buffer_out, std::move(extra)), ret);
   }
   // Flush with a submit, amortized processing, and the given deallocations inside.
   void Flush(const std::vector<std::string>& deallocs = {}, bool submit = true) {
@@ -86,12 +91,7 @@ class IdleDestructionTest : public KernelTest {
   // `deallocs`.
   void FlushFilling(const std::string& dma, const std::vector<std::string>& deallocs = {}) {
     t.On(1).Begin("Flush", {{"hDevice", "ic"}});
-    t.Begin("RenderCb", {{"hDevice", "rtdev"},
-                         {"hContext", "hctx"},
-                         {"CommandLength", "64"},
-                         {"NewCommandBufferSizeOut", "65536"},
-                         {"NewAllocationListSizeOut", "256"},
-                         {"NewPatchLocationListSizeOut", "256"}});
+    t.Begin("RenderCb", RenderCbArgs("64", "65536"));
     t.Call("DxgkDdiRender", {{"hContext", "gctx"}, {"DmaBufferPhysicalAddress", dma}});
     t.End();
     t.Call("PerformAmortizedProcessingCb", {{"hRuntimeDevice", "rtic"}});

@@ -148,16 +148,15 @@ TEST_F(ThreadTest, R15_NearMiss_DifferentHContexts) {
 }
 
 TEST_F(ThreadTest, R16_RenderCbInsideDcCall) {
-  t.On(2).Begin("Draw", DrawArgs("dc1"));
-  t.Call("RenderCb", {{"hDevice", "rtdev"}, {"hContext", "hctx"}});
-  t.End();
+  CallbackInside(2, "Draw", DrawArgs("dc1"), "RenderCb",
+                 {{"hDevice", "rtdev"}, {"hContext", "hctx"}});
   EXPECT_THAT(Errors(), ElementsAre("R16")) << Report();
 }
 
 TEST_F(ThreadTest, R16_RenderCbInsideFreeThreadedCall) {
-  t.On(3).Begin("CreateResource", {{"hDevice", "ic"}, {"hResource", "r"}, {"hRTResource", "rt_r"}});
-  t.Call("RenderCb", {{"hDevice", "rtdev"}, {"hContext", "hctx"}});
-  t.End();
+  CallbackInside(3, "CreateResource",
+                 {{"hDevice", "ic"}, {"hResource", "r"}, {"hRTResource", "rt_r"}}, "RenderCb",
+                 {{"hDevice", "rtdev"}, {"hContext", "hctx"}});
   t.Call("CalcDeferredContextHandleSize",
          {{"hDevice", "ic"}, {"HandleType", "D3D10DDI_HT_RESOURCE"}}, "64");
   EXPECT_THAT(Errors(), ElementsAre("R16")) << Report();
@@ -176,16 +175,13 @@ TEST_F(ThreadTest, R16_NearMiss_RenderCbInsideFlushAndPresent) {
 }
 
 TEST_F(ThreadTest, R17_PresentCbOutsidePresent) {
-  t.On(1).Begin("Flush", {{"hDevice", "ic"}});
-  t.Call("PresentCb", {{"hDevice", "rtdev"}, {"hContext", "hctx"}});
-  t.End();
+  CallbackInside(1, "Flush", {{"hDevice", "ic"}}, "PresentCb",
+                 {{"hDevice", "rtdev"}, {"hContext", "hctx"}});
   EXPECT_THAT(Errors(), ElementsAre("R17")) << Report();
 }
 
 TEST_F(ThreadTest, R17_SetDisplayModeCbOutsideSetDisplayMode) {
-  t.On(1).Begin("PresentDXGI", {{"hDevice", "ic"}});
-  t.Call("SetDisplayModeCb", {{"hDevice", "rtdev"}});
-  t.End();
+  CallbackInside(1, "PresentDXGI", {{"hDevice", "ic"}}, "SetDisplayModeCb", {{"hDevice", "rtdev"}});
   EXPECT_THAT(Errors(), ElementsAre("R17")) << Report();
 }
 
@@ -199,10 +195,9 @@ TEST_F(ThreadTest, R18_SharedAllocationOutsideCreateResource) {
 
 TEST_F(ThreadTest, R18_NearMiss_SharedInsideCreateAndPlainAnywhere) {
   SharedResource(/*allocate_inside=*/true);
-  t.On(4).Begin("Flush", {{"hDevice", "ic"}});
-  t.Call("AllocateCb",
-         {{"hDevice", "rtdev"}, {"NumAllocations", "1"}, {"pAllocationInfo", "alloc2:0:0:0:0:0"}});
-  t.End();
+  CallbackInside(
+      4, "Flush", {{"hDevice", "ic"}}, "AllocateCb",
+      {{"hDevice", "rtdev"}, {"NumAllocations", "1"}, {"pAllocationInfo", "alloc2:0:0:0:0:0"}});
   EXPECT_THAT(Errors(), IsEmpty()) << Report();
 }
 
@@ -212,30 +207,26 @@ TEST_F(ThreadTest, R19_AmortizedOutsideAnyCall) {
 }
 
 TEST_F(ThreadTest, R19_AmortizedWithAnotherContextsCoreLayer) {
-  t.On(1).Begin("Flush", {{"hDevice", "ic"}});
-  t.Call("PerformAmortizedProcessingCb", {{"hRuntimeDevice", "rtdc1"}});
-  t.End();
+  CallbackInside(1, "Flush", {{"hDevice", "ic"}}, "PerformAmortizedProcessingCb",
+                 {{"hRuntimeDevice", "rtdc1"}});
   EXPECT_THAT(Errors(), ElementsAre("R19")) << Report();
 }
 
 TEST_F(ThreadTest, R19_NearMiss_OwnCoreLayerInsideCall) {
-  t.On(2).Begin("Draw", DrawArgs("dc1"));
-  t.Call("PerformAmortizedProcessingCb", {{"hRuntimeDevice", "rtdc1"}});
-  t.End();
+  CallbackInside(2, "Draw", DrawArgs("dc1"), "PerformAmortizedProcessingCb",
+                 {{"hRuntimeDevice", "rtdc1"}});
   EXPECT_THAT(Errors(), IsEmpty()) << Report();
 }
 
 TEST_F(ThreadTest, R7_DisableStagingOutsideCreateDevice) {
-  t.On(1).Begin("Flush", {{"hDevice", "ic"}});
-  t.Call("DisableDeferredStagingResourceDestruction", {{"hRuntimeDevice", "rtic"}});
-  t.End();
+  CallbackInside(1, "Flush", {{"hDevice", "ic"}}, "DisableDeferredStagingResourceDestruction",
+                 {{"hRuntimeDevice", "rtic"}});
   EXPECT_THAT(Errors(), ElementsAre("R7")) << Report();
 }
 
 TEST_F(ThreadTest, R7_DisableStagingThroughDcCallbacks) {
-  t.On(2).Begin("Draw", DrawArgs("dc1"));
-  t.Call("DisableDeferredStagingResourceDestruction", {{"hRuntimeDevice", "rtdc1"}});
-  t.End();
+  CallbackInside(2, "Draw", DrawArgs("dc1"), "DisableDeferredStagingResourceDestruction",
+                 {{"hRuntimeDevice", "rtdc1"}});
   EXPECT_THAT(Errors(), ElementsAre("R7")) << Report();
 }
 

@@ -190,9 +190,9 @@ TEST_F(ValueTest, R35_NearMiss_QueryAfterEveryCreateButNotAfterFailure) {
   Resource("vb");
   Srv("srv", "vb");
   Query("q");
-  t.On(1).Begin("CreateResource", {{"hDevice", "ic"}, {"hResource", "r"}, {"hRTResource", "rt_r"}});
-  t.Call("SetErrorCb", {{"hRuntimeDevice", "rtic"}, {"hResult", "E_OUTOFMEMORY"}});
-  t.End();
+  CallbackInside(1, "CreateResource",
+                 {{"hDevice", "ic"}, {"hResource", "r"}, {"hRTResource", "rt_r"}}, "SetErrorCb",
+                 {{"hRuntimeDevice", "rtic"}, {"hResult", "E_OUTOFMEMORY"}});
   Draw("ic");  // a failed create is followed by no size query
   SmallList("dc1", "cl1");
   EXPECT_THAT(Errors(), IsEmpty()) << CheckTest::Report();

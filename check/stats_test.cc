@@ -45,9 +45,8 @@ TEST_F(StatsTest, RecycleHitRateAndListsPerFinish) {
 TEST_F(StatsTest, CallbacksPerDdiByTable) {
   Device();
   Dc("dc1");
-  t.On(2).Begin("Draw", {{"hDevice", "dc1"}});
-  t.Call("PerformAmortizedProcessingCb", {{"hRuntimeDevice", "rtdc1"}});
-  t.End();
+  CallbackInside(2, "Draw", {{"hDevice", "dc1"}}, "PerformAmortizedProcessingCb",
+                 {{"hRuntimeDevice", "rtdc1"}});
   for (int i = 0; i < 2; ++i) {
     t.On(1).Begin("Flush", {{"hDevice", "ic"}});
     t.Call("RenderCb", {{"hDevice", "rtdev"}, {"hContext", "hctx"}});

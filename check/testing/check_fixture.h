@@ -234,6 +234,13 @@ class CheckTest : public ::testing::Test {
     t.On(ctx == "ic" ? kIcThread : kDcThread);
     t.Call("Draw", {{"hDevice", ctx}, {"VertexCount", "3"}});
   }
+  // Callback `cb` made inside DDI call `fn` on thread `tid` (the whole DDI call).
+  void CallbackInside(uint32_t tid, const std::string& fn, const Args& fn_args,
+                      const std::string& cb, const Args& cb_args) {
+    t.On(tid).Begin(fn, fn_args);
+    t.Call(cb, cb_args);
+    t.End();
+  }
   // A state refresh on the current thread: the runtime's State<stage>ShaderCb on core layer
   // `rt` (stage "Vs", "Ps", ...), the driver re-setting a null shader through `ctx` inside it.
   void ShaderRefresh(const std::string& stage, const std::string& rt, const std::string& ctx) {
