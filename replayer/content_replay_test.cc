@@ -562,21 +562,26 @@ TEST_F(ContentBadInputTest, ContentIdTheTraceDoesNotDefine) {
                                    "0)"));
 }
 
-// An upload (seq 50) whose content the recorded arguments cannot take.
-struct UploadCase {
+// A content-bearing call whose content the recorded arguments cannot take.
+struct BadContentCase {
   const char* name;
-  const char* texture;  // kProbeTexture when the upload goes to it (0xa002)
+  const char* texture;  // kProbeTexture when the call is about it (0xa002)
   const char* resource;
-  const char* args;
+  const char* args;  // the upload's box and pitches, or the recorded Map's arguments
   size_t bytes;
   const char* message;
 };
 
+std::string CaseName(const ::testing::TestParamInfo<BadContentCase>& info) {
+  return info.param.name;
+}
+
+// Uploads (seq 50).
 class UploadContentBadInputTest : public ContentBadInputTest,
-                                  public ::testing::WithParamInterface<UploadCase> {};
+                                  public ::testing::WithParamInterface<BadContentCase> {};
 
 TEST_P(UploadContentBadInputTest, IsBadInputAtTheUpload) {
-  const UploadCase& c = GetParam();
+  const BadContentCase& c = GetParam();
   const std::vector<uint8_t> bytes = Ramp(c.bytes, 0);
   ExpectBadInput(absl::StrCat(kProbeDevice, c.texture, Upload(50, c.resource, c.args, &bytes)), 50,
                  c.message);
@@ -585,20 +590,21 @@ TEST_P(UploadContentBadInputTest, IsBadInputAtTheUpload) {
 INSTANTIATE_TEST_SUITE_P(
     ContentBadInput, UploadContentBadInputTest,
     ::testing::Values(
-        UploadCase{"ContentOfTheWrongSize", "", "0xa001", R"("pDstBox":null)", 15,
-                   "content is 15 bytes, but DstSubresource 0 with no box (the whole "
-                   "subresource), RowPitch 0 and DepthPitch 0 describes 16 bytes of source data"},
+        BadContentCase{
+            "ContentOfTheWrongSize", "", "0xa001", R"("pDstBox":null)", 15,
+            "content is 15 bytes, but DstSubresource 0 with no box (the whole "
+            "subresource), RowPitch 0 and DepthPitch 0 describes 16 bytes of source data"},
         // Two 12-byte rows at RowPitch 20 need 32 bytes; 24 (the rows without the gap) is short.
-        UploadCase{"RowsLongerThanTheContent", kProbeTexture, "0xa002",
-                   R"("pDstBox":null,"RowPitch":20,"DepthPitch":40)", 24,
-                   "content is 24 bytes, but DstSubresource 0 with no box (the whole "
-                   "subresource), RowPitch 20 and DepthPitch 40 describes 32 bytes of source "
-                   "data"},
-        UploadCase{"BoxTheResourceCannotTake", "", "0xa001",
-                   R"("left":8,"top":0,"front":0,"right":20,"bottom":1,"back":1)", 12,
-                   "content of an UpdateSubresourceUP the resource cannot take: box [8, 20) is "
-                   "empty or outside the 16-byte buffer"}),
-    [](const ::testing::TestParamInfo<UploadCase>& info) { return info.param.name; });
+        BadContentCase{"RowsLongerThanTheContent", kProbeTexture, "0xa002",
+                       R"("pDstBox":null,"RowPitch":20,"DepthPitch":40)", 24,
+                       "content is 24 bytes, but DstSubresource 0 with no box (the whole "
+                       "subresource), RowPitch 20 and DepthPitch 40 describes 32 bytes of source "
+                       "data"},
+        BadContentCase{"BoxTheResourceCannotTake", "", "0xa001",
+                       R"("left":8,"top":0,"front":0,"right":20,"bottom":1,"back":1)", 12,
+                       "content of an UpdateSubresourceUP the resource cannot take: box [8, 20) is "
+                       "empty or outside the 16-byte buffer"}),
+    CaseName);
 
 TEST_F(ContentBadInputTest, UploadToAResourceWithoutARecordedShape) {
   const std::vector<uint8_t> bytes = Ramp(16, 0);
@@ -631,24 +637,15 @@ TEST_F(ContentBadInputTest, UnmapContentAfterAnUnmapEndedTheMap) {
                  "mapped: there are no pitches to lay out its 16 bytes by");
 }
 
-// An Unmap (seq 70) whose content the recorded Map (seq 60) cannot take.
-struct UnmapCase {
-  const char* name;
-  const char* texture;  // kProbeTexture when the map is of it (0xa002)
-  const char* resource;
-  const char* map_args;
-  size_t bytes;
-  const char* message;
-};
-
+// Unmaps (seq 70) of a recorded Map (seq 60).
 class UnmapContentBadInputTest : public ContentBadInputTest,
-                                 public ::testing::WithParamInterface<UnmapCase> {};
+                                 public ::testing::WithParamInterface<BadContentCase> {};
 
 TEST_P(UnmapContentBadInputTest, IsBadInputAtTheUnmap) {
-  const UnmapCase& c = GetParam();
+  const BadContentCase& c = GetParam();
   const std::vector<uint8_t> bytes = Ramp(c.bytes, 0);
   ExpectBadInput(
-      absl::StrCat(kProbeDevice, c.texture, Map(60, "ResourceMap", "ic", c.resource, c.map_args),
+      absl::StrCat(kProbeDevice, c.texture, Map(60, "ResourceMap", "ic", c.resource, c.args),
                    Unmap(70, "ResourceUnmap", "ic", c.resource, &bytes)),
       70, c.message);
 }
@@ -656,26 +653,26 @@ TEST_P(UnmapContentBadInputTest, IsBadInputAtTheUnmap) {
 INSTANTIATE_TEST_SUITE_P(
     ContentBadInput, UnmapContentBadInputTest,
     ::testing::Values(
-        UnmapCase{
+        BadContentCase{
             "OfAReadMap", "", "0xa001",
             R"("DDIMap":"D3D10_DDI_MAP_READ","Flags":0,"pData":"0x9000","RowPitch":16,"DepthPitch":16)",
             16,
             "content for the Unmap of a D3D10_DDI_MAP_READ map (seq 60): the application writes "
             "nothing through a read map"},
         // The recorded Map laid the 3 × 2 texture out at RowPitch 64: 76 bytes, not 24.
-        UnmapCase{
+        BadContentCase{
             "OfTheWrongSize", kProbeTexture, "0xa002",
             R"("DDIMap":"D3D10_DDI_MAP_WRITE","Flags":0,"pData":"0x9000","RowPitch":64,"DepthPitch":128)",
             24,
             "content is 24 bytes, but subresource 0 with the recorded Map's pitches (seq 60: "
             "RowPitch 64, DepthPitch 128) is 76 bytes"},
-        UnmapCase{
+        BadContentCase{
             "WhoseRecordedPitchesCannotHoldTheSubresource", kProbeTexture, "0xa002",
             R"("DDIMap":"D3D10_DDI_MAP_WRITE","Flags":0,"pData":"0x9000","RowPitch":4,"DepthPitch":8)",
             16,
             "content of subresource 0 as the recorded Map (seq 60) laid it out: RowPitch 4 is "
             "smaller than a row of the region (12 bytes)"}),
-    [](const ::testing::TestParamInfo<UnmapCase>& info) { return info.param.name; });
+    CaseName);
 
 // Content-bearing calls damaged at random (any argument to a handle id or an extreme value, the
 // content id to another or an undefined one): every replay ends in one of the three reports and
