@@ -99,39 +99,56 @@ class CheckTest : public ::testing::Test {
     t.Call("CreateDeferredContext",
            {{"hDevice", ic}, {"hDrvContext", dc}, {"hRTCoreLayer", "rt" + dc}});
   }
+  // A call with its arguments and return value.
+  struct CallSpec {
+    std::string fn;
+    Args args;
+    std::string ret;
+  };
+  // A DC-handle-size answer: the handle type and its size.
+  struct HandleSize {
+    std::string type;
+    std::string size;
+  };
+  // §4.2's create protocol on the current thread: the private-size query, the create, then
+  // the IC's CalcDeferredContextHandleSize of the new object.
+  void SizedCreate(const CallSpec& size_query, const std::string& create, const Args& args,
+                   const HandleSize& handle) {
+    t.Call(size_query.fn, size_query.args, size_query.ret);
+    t.Call(create, args);
+    t.Call("CalcDeferredContextHandleSize", {{"hDevice", "ic"}, {"HandleType", handle.type}},
+           handle.size);
+  }
   // §4.2 for a buffer resource.
   void Resource(const std::string& h, bool dynamic = false, Args extra = {}) {
     t.On(kIcThread);
-    t.Call("CalcPrivateResourceSize", {{"hDevice", "ic"}}, "128");
     Args args = {{"hDevice", "ic"},
                  {"hResource", h},
                  {"hRTResource", "rt_" + h},
                  {"ResourceDimension", "D3D10DDIRESOURCE_BUFFER"},
                  {"Usage", dynamic ? "D3D10_DDI_USAGE_DYNAMIC" : "D3D10_DDI_USAGE_DEFAULT"}};
     args.insert(args.end(), extra.begin(), extra.end());
-    t.Call("CreateResource", args);
-    t.Call("CalcDeferredContextHandleSize",
-           {{"hDevice", "ic"}, {"HandleType", "D3D10DDI_HT_RESOURCE"}}, "64");
+    SizedCreate({"CalcPrivateResourceSize", {{"hDevice", "ic"}}, "128"}, "CreateResource", args,
+                {"D3D10DDI_HT_RESOURCE", "64"});
   }
   void Srv(const std::string& h, const std::string& resource) {
     t.On(kIcThread);
-    t.Call("CalcPrivateShaderResourceViewSize", {{"hDevice", "ic"}}, "32");
-    t.Call("CreateShaderResourceView", {{"hDevice", "ic"},
-                                        {"hDrvResource", resource},
-                                        {"hShaderResourceView", h},
-                                        {"hRTShaderResourceView", "rt_" + h}});
-    t.Call("CalcDeferredContextHandleSize",
-           {{"hDevice", "ic"}, {"HandleType", "D3D10DDI_HT_SHADERRESOURCEVIEW"}}, "16");
+    SizedCreate({"CalcPrivateShaderResourceViewSize", {{"hDevice", "ic"}}, "32"},
+                "CreateShaderResourceView",
+                {{"hDevice", "ic"},
+                 {"hDrvResource", resource},
+                 {"hShaderResourceView", h},
+                 {"hRTShaderResourceView", "rt_" + h}},
+                {"D3D10DDI_HT_SHADERRESOURCEVIEW", "16"});
   }
   void Query(const std::string& h) {
     t.On(kIcThread);
-    t.Call("CalcPrivateQuerySize", {{"hDevice", "ic"}}, "32");
-    t.Call("CreateQuery", {{"hDevice", "ic"},
-                           {"Query", "D3D10_DDI_QUERY_OCCLUSION"},
-                           {"hQuery", h},
-                           {"hRTQuery", "rt_" + h}});
-    t.Call("CalcDeferredContextHandleSize",
-           {{"hDevice", "ic"}, {"HandleType", "D3D10DDI_HT_QUERY"}}, "32");
+    SizedCreate({"CalcPrivateQuerySize", {{"hDevice", "ic"}}, "32"}, "CreateQuery",
+                {{"hDevice", "ic"},
+                 {"Query", "D3D10_DDI_QUERY_OCCLUSION"},
+                 {"hQuery", h},
+                 {"hRTQuery", "rt_" + h}},
+                {"D3D10DDI_HT_QUERY", "32"});
   }
   // §4.2 for a buffer whose CreateResource makes one allocation (pfnAllocateCb) named
   // `alloc`; `extra` adds CreateResource arguments (MiscFlags, Usage, ...).
@@ -180,13 +197,14 @@ class CheckTest : public ::testing::Test {
     t.On(kDcThread);
     for (const std::string& d : drained)
       t.Call("RecycleCommandList", {{"hDevice", dc}, {"hCommandList", d}});
-    t.Call("CalcPrivateCommandListSize", {{"hDevice", "ic"}, {"hDeferredContext", dc}}, "256");
-    t.Call("CreateCommandList", {{"hDevice", "ic"},
-                                 {"hDeferredContext", dc},
-                                 {"hCommandList", cl},
-                                 {"hRTCommandList", "rt_" + cl}});
-    t.Call("CalcDeferredContextHandleSize",
-           {{"hDevice", "ic"}, {"HandleType", "D3D11DDI_HT_COMMANDLIST"}}, "16");
+    SizedCreate(
+        {"CalcPrivateCommandListSize", {{"hDevice", "ic"}, {"hDeferredContext", dc}}, "256"},
+        "CreateCommandList",
+        {{"hDevice", "ic"},
+         {"hDeferredContext", dc},
+         {"hCommandList", cl},
+         {"hRTCommandList", "rt_" + cl}},
+        {"D3D11DDI_HT_COMMANDLIST", "16"});
   }
   // §4.5 steps 2-3 with a recycled handle: drain, then RecycleCreateCommandList(cl) returning
   // `ret`.
