@@ -562,8 +562,10 @@ TEST_F(ContentBadInputTest, ContentIdTheTraceDoesNotDefine) {
                                    "0)"));
 }
 
-// A content-bearing call whose content the recorded arguments cannot take.
+// A content-bearing call whose content the recorded arguments cannot take: an upload (seq 50)
+// or the Unmap (seq 70) of a recorded Map (seq 60).
 struct BadContentCase {
+  enum class Via { kUpload, kUnmap } via;
   const char* name;
   const char* texture;  // kProbeTexture when the call is about it (0xa002)
   const char* resource;
@@ -576,31 +578,38 @@ std::string CaseName(const ::testing::TestParamInfo<BadContentCase>& info) {
   return info.param.name;
 }
 
-// Uploads (seq 50).
-class UploadContentBadInputTest : public ContentBadInputTest,
-                                  public ::testing::WithParamInterface<BadContentCase> {};
+class BadContentTest : public ContentBadInputTest,
+                       public ::testing::WithParamInterface<BadContentCase> {};
 
-TEST_P(UploadContentBadInputTest, IsBadInputAtTheUpload) {
+TEST_P(BadContentTest, IsBadInputAtTheContentCall) {
   const BadContentCase& c = GetParam();
   const std::vector<uint8_t> bytes = Ramp(c.bytes, 0);
-  ExpectBadInput(absl::StrCat(kProbeDevice, c.texture, Upload(50, c.resource, c.args, &bytes)), 50,
-                 c.message);
+  if (c.via == BadContentCase::Via::kUpload) {
+    ExpectBadInput(absl::StrCat(kProbeDevice, c.texture, Upload(50, c.resource, c.args, &bytes)),
+                   50, c.message);
+  } else {
+    ExpectBadInput(
+        absl::StrCat(kProbeDevice, c.texture, Map(60, "ResourceMap", "ic", c.resource, c.args),
+                     Unmap(70, "ResourceUnmap", "ic", c.resource, &bytes)),
+        70, c.message);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    ContentBadInput, UploadContentBadInputTest,
+    Upload, BadContentTest,
     ::testing::Values(
         BadContentCase{
-            "ContentOfTheWrongSize", "", "0xa001", R"("pDstBox":null)", 15,
+            BadContentCase::Via::kUpload, "ContentOfTheWrongSize", "", "0xa001",
+            R"("pDstBox":null)", 15,
             "content is 15 bytes, but DstSubresource 0 with no box (the whole "
             "subresource), RowPitch 0 and DepthPitch 0 describes 16 bytes of source data"},
         // Two 12-byte rows at RowPitch 20 need 32 bytes; 24 (the rows without the gap) is short.
-        BadContentCase{"RowsLongerThanTheContent", kProbeTexture, "0xa002",
-                       R"("pDstBox":null,"RowPitch":20,"DepthPitch":40)", 24,
+        BadContentCase{BadContentCase::Via::kUpload, "RowsLongerThanTheContent", kProbeTexture,
+                       "0xa002", R"("pDstBox":null,"RowPitch":20,"DepthPitch":40)", 24,
                        "content is 24 bytes, but DstSubresource 0 with no box (the whole "
                        "subresource), RowPitch 20 and DepthPitch 40 describes 32 bytes of source "
                        "data"},
-        BadContentCase{"BoxTheResourceCannotTake", "", "0xa001",
+        BadContentCase{BadContentCase::Via::kUpload, "BoxTheResourceCannotTake", "", "0xa001",
                        R"("left":8,"top":0,"front":0,"right":20,"bottom":1,"back":1)", 12,
                        "content of an UpdateSubresourceUP the resource cannot take: box [8, 20) is "
                        "empty or outside the 16-byte buffer"}),
@@ -637,37 +646,25 @@ TEST_F(ContentBadInputTest, UnmapContentAfterAnUnmapEndedTheMap) {
                  "mapped: there are no pitches to lay out its 16 bytes by");
 }
 
-// Unmaps (seq 70) of a recorded Map (seq 60).
-class UnmapContentBadInputTest : public ContentBadInputTest,
-                                 public ::testing::WithParamInterface<BadContentCase> {};
-
-TEST_P(UnmapContentBadInputTest, IsBadInputAtTheUnmap) {
-  const BadContentCase& c = GetParam();
-  const std::vector<uint8_t> bytes = Ramp(c.bytes, 0);
-  ExpectBadInput(
-      absl::StrCat(kProbeDevice, c.texture, Map(60, "ResourceMap", "ic", c.resource, c.args),
-                   Unmap(70, "ResourceUnmap", "ic", c.resource, &bytes)),
-      70, c.message);
-}
-
 INSTANTIATE_TEST_SUITE_P(
-    ContentBadInput, UnmapContentBadInputTest,
+    Unmap, BadContentTest,
     ::testing::Values(
         BadContentCase{
-            "OfAReadMap", "", "0xa001",
+            BadContentCase::Via::kUnmap, "OfAReadMap", "", "0xa001",
             R"("DDIMap":"D3D10_DDI_MAP_READ","Flags":0,"pData":"0x9000","RowPitch":16,"DepthPitch":16)",
             16,
             "content for the Unmap of a D3D10_DDI_MAP_READ map (seq 60): the application writes "
             "nothing through a read map"},
         // The recorded Map laid the 3 × 2 texture out at RowPitch 64: 76 bytes, not 24.
         BadContentCase{
-            "OfTheWrongSize", kProbeTexture, "0xa002",
+            BadContentCase::Via::kUnmap, "OfTheWrongSize", kProbeTexture, "0xa002",
             R"("DDIMap":"D3D10_DDI_MAP_WRITE","Flags":0,"pData":"0x9000","RowPitch":64,"DepthPitch":128)",
             24,
             "content is 24 bytes, but subresource 0 with the recorded Map's pitches (seq 60: "
             "RowPitch 64, DepthPitch 128) is 76 bytes"},
         BadContentCase{
-            "WhoseRecordedPitchesCannotHoldTheSubresource", kProbeTexture, "0xa002",
+            BadContentCase::Via::kUnmap, "WhoseRecordedPitchesCannotHoldTheSubresource",
+            kProbeTexture, "0xa002",
             R"("DDIMap":"D3D10_DDI_MAP_WRITE","Flags":0,"pData":"0x9000","RowPitch":4,"DepthPitch":8)",
             16,
             "content of subresource 0 as the recorded Map (seq 60) laid it out: RowPitch 4 is "
