@@ -147,12 +147,6 @@ TEST_F(ThreadTest, R15_NearMiss_DifferentHContexts) {
   EXPECT_THAT(Errors(), IsEmpty()) << Report();
 }
 
-TEST_F(ThreadTest, R16_RenderCbInsideDcCall) {
-  CallbackInside(2, "Draw", DrawArgs("dc1"), "RenderCb",
-                 {{"hDevice", "rtdev"}, {"hContext", "hctx"}});
-  EXPECT_THAT(Errors(), ElementsAre("R16")) << Report();
-}
-
 TEST_F(ThreadTest, R16_RenderCbInsideFreeThreadedCall) {
   CallbackInside(3, "CreateResource",
                  {{"hDevice", "ic"}, {"hResource", "r"}, {"hRTResource", "rt_r"}}, "RenderCb",
@@ -172,17 +166,6 @@ TEST_F(ThreadTest, R16_NearMiss_RenderCbInsideFlushAndPresent) {
   t.Call("PresentCb", {{"hDevice", "rtdev"}, {"hContext", "hctx"}});
   t.End();
   EXPECT_THAT(Errors(), IsEmpty()) << Report();
-}
-
-TEST_F(ThreadTest, R17_PresentCbOutsidePresent) {
-  CallbackInside(1, "Flush", {{"hDevice", "ic"}}, "PresentCb",
-                 {{"hDevice", "rtdev"}, {"hContext", "hctx"}});
-  EXPECT_THAT(Errors(), ElementsAre("R17")) << Report();
-}
-
-TEST_F(ThreadTest, R17_SetDisplayModeCbOutsideSetDisplayMode) {
-  CallbackInside(1, "PresentDXGI", {{"hDevice", "ic"}}, "SetDisplayModeCb", {{"hDevice", "rtdev"}});
-  EXPECT_THAT(Errors(), ElementsAre("R17")) << Report();
 }
 
 TEST_F(ThreadTest, R18_SharedAllocationOutsideCreateResource) {
@@ -206,29 +189,83 @@ TEST_F(ThreadTest, R19_AmortizedOutsideAnyCall) {
   EXPECT_THAT(Errors(), ElementsAre("R19")) << Report();
 }
 
-TEST_F(ThreadTest, R19_AmortizedWithAnotherContextsCoreLayer) {
-  CallbackInside(1, "Flush", {{"hDevice", "ic"}}, "PerformAmortizedProcessingCb",
-                 {{"hRuntimeDevice", "rtdc1"}});
-  EXPECT_THAT(Errors(), ElementsAre("R19")) << Report();
+// A callback made inside a DDI call, judged by where it is made: the rule it breaks ("" for
+// a legal placement).
+struct PlacementCase {
+  const char* name;
+  uint32_t tid;
+  std::string fn;
+  Args fn_args;
+  std::string cb;
+  Args cb_args;
+  std::string rule;
+};
+
+class CallbackPlacementTest : public ThreadTest,
+                              public ::testing::WithParamInterface<PlacementCase> {};
+
+TEST_P(CallbackPlacementTest, IsJudgedByTheEnclosingCall) {
+  const PlacementCase& c = GetParam();
+  CallbackInside(c.tid, c.fn, c.fn_args, c.cb, c.cb_args);
+  if (c.rule.empty()) {
+    EXPECT_THAT(Errors(), IsEmpty()) << Report();
+  } else {
+    EXPECT_THAT(Errors(), ElementsAre(c.rule)) << Report();
+  }
 }
 
-TEST_F(ThreadTest, R19_NearMiss_OwnCoreLayerInsideCall) {
-  CallbackInside(2, "Draw", DrawArgs("dc1"), "PerformAmortizedProcessingCb",
-                 {{"hRuntimeDevice", "rtdc1"}});
-  EXPECT_THAT(Errors(), IsEmpty()) << Report();
-}
-
-TEST_F(ThreadTest, R7_DisableStagingOutsideCreateDevice) {
-  CallbackInside(1, "Flush", {{"hDevice", "ic"}}, "DisableDeferredStagingResourceDestruction",
-                 {{"hRuntimeDevice", "rtic"}});
-  EXPECT_THAT(Errors(), ElementsAre("R7")) << Report();
-}
-
-TEST_F(ThreadTest, R7_DisableStagingThroughDcCallbacks) {
-  CallbackInside(2, "Draw", DrawArgs("dc1"), "DisableDeferredStagingResourceDestruction",
-                 {{"hRuntimeDevice", "rtdc1"}});
-  EXPECT_THAT(Errors(), ElementsAre("R7")) << Report();
-}
+INSTANTIATE_TEST_SUITE_P(
+    ThreadTest, CallbackPlacementTest,
+    ::testing::Values(PlacementCase{"R16_RenderCbInsideDcCall",
+                                    2,
+                                    "Draw",
+                                    {{"hDevice", "dc1"}, {"VertexCount", "3"}},
+                                    "RenderCb",
+                                    {{"hDevice", "rtdev"}, {"hContext", "hctx"}},
+                                    "R16"},
+                      PlacementCase{"R17_PresentCbOutsidePresent",
+                                    1,
+                                    "Flush",
+                                    {{"hDevice", "ic"}},
+                                    "PresentCb",
+                                    {{"hDevice", "rtdev"}, {"hContext", "hctx"}},
+                                    "R17"},
+                      PlacementCase{"R17_SetDisplayModeCbOutsideSetDisplayMode",
+                                    1,
+                                    "PresentDXGI",
+                                    {{"hDevice", "ic"}},
+                                    "SetDisplayModeCb",
+                                    {{"hDevice", "rtdev"}},
+                                    "R17"},
+                      PlacementCase{"R19_AmortizedWithAnotherContextsCoreLayer",
+                                    1,
+                                    "Flush",
+                                    {{"hDevice", "ic"}},
+                                    "PerformAmortizedProcessingCb",
+                                    {{"hRuntimeDevice", "rtdc1"}},
+                                    "R19"},
+                      PlacementCase{"R19_NearMiss_OwnCoreLayerInsideCall",
+                                    2,
+                                    "Draw",
+                                    {{"hDevice", "dc1"}, {"VertexCount", "3"}},
+                                    "PerformAmortizedProcessingCb",
+                                    {{"hRuntimeDevice", "rtdc1"}},
+                                    ""},
+                      PlacementCase{"R7_DisableStagingOutsideCreateDevice",
+                                    1,
+                                    "Flush",
+                                    {{"hDevice", "ic"}},
+                                    "DisableDeferredStagingResourceDestruction",
+                                    {{"hRuntimeDevice", "rtic"}},
+                                    "R7"},
+                      PlacementCase{"R7_DisableStagingThroughDcCallbacks",
+                                    2,
+                                    "Draw",
+                                    {{"hDevice", "dc1"}, {"VertexCount", "3"}},
+                                    "DisableDeferredStagingResourceDestruction",
+                                    {{"hRuntimeDevice", "rtdc1"}},
+                                    "R7"}),
+    [](const ::testing::TestParamInfo<PlacementCase>& info) { return info.param.name; });
 
 TEST(ThreadTestNoFixture, R7_NearMiss_InsideCreateDevice) {
   TestTrace t;
