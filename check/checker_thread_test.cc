@@ -5,9 +5,11 @@
 namespace cltrace::check::testing {
 namespace {
 
+// A Draw's arguments through context `ctx`.
+Args DrawArgs(const std::string& ctx) { return {{"hDevice", ctx}, {"VertexCount", "3"}}; }
+
 class ThreadTest : public DcTest {
  protected:
-  Args DrawArgs(const std::string& ctx) { return {{"hDevice", ctx}, {"VertexCount", "3"}}; }
   // The IC's CreateResource of the shared resource "shared" (with its allocation made inside
   // when `allocate_inside`) and its handle-size query.
   void SharedResource(bool allocate_inside) {
@@ -214,57 +216,29 @@ TEST_P(CallbackPlacementTest, IsJudgedByTheEnclosingCall) {
   }
 }
 
+// Argument lists of the placement cases: a call's hDevice, a callback's core layer, and the
+// kernel callbacks' device and HCONTEXT.
+Args DeviceArg(const std::string& h) { return {{"hDevice", h}}; }
+Args CoreLayerArg(const std::string& rt) { return {{"hRuntimeDevice", rt}}; }
+Args KernelArgs() { return {{"hDevice", "rtdev"}, {"hContext", "hctx"}}; }
+
 INSTANTIATE_TEST_SUITE_P(
     ThreadTest, CallbackPlacementTest,
-    ::testing::Values(PlacementCase{"R16_RenderCbInsideDcCall",
-                                    2,
-                                    "Draw",
-                                    {{"hDevice", "dc1"}, {"VertexCount", "3"}},
-                                    "RenderCb",
-                                    {{"hDevice", "rtdev"}, {"hContext", "hctx"}},
-                                    "R16"},
-                      PlacementCase{"R17_PresentCbOutsidePresent",
-                                    1,
-                                    "Flush",
-                                    {{"hDevice", "ic"}},
-                                    "PresentCb",
-                                    {{"hDevice", "rtdev"}, {"hContext", "hctx"}},
-                                    "R17"},
-                      PlacementCase{"R17_SetDisplayModeCbOutsideSetDisplayMode",
-                                    1,
-                                    "PresentDXGI",
-                                    {{"hDevice", "ic"}},
-                                    "SetDisplayModeCb",
-                                    {{"hDevice", "rtdev"}},
-                                    "R17"},
-                      PlacementCase{"R19_AmortizedWithAnotherContextsCoreLayer",
-                                    1,
-                                    "Flush",
-                                    {{"hDevice", "ic"}},
-                                    "PerformAmortizedProcessingCb",
-                                    {{"hRuntimeDevice", "rtdc1"}},
-                                    "R19"},
-                      PlacementCase{"R19_NearMiss_OwnCoreLayerInsideCall",
-                                    2,
-                                    "Draw",
-                                    {{"hDevice", "dc1"}, {"VertexCount", "3"}},
-                                    "PerformAmortizedProcessingCb",
-                                    {{"hRuntimeDevice", "rtdc1"}},
-                                    ""},
-                      PlacementCase{"R7_DisableStagingOutsideCreateDevice",
-                                    1,
-                                    "Flush",
-                                    {{"hDevice", "ic"}},
-                                    "DisableDeferredStagingResourceDestruction",
-                                    {{"hRuntimeDevice", "rtic"}},
-                                    "R7"},
-                      PlacementCase{"R7_DisableStagingThroughDcCallbacks",
-                                    2,
-                                    "Draw",
-                                    {{"hDevice", "dc1"}, {"VertexCount", "3"}},
-                                    "DisableDeferredStagingResourceDestruction",
-                                    {{"hRuntimeDevice", "rtdc1"}},
-                                    "R7"}),
+    ::testing::Values(
+        PlacementCase{"R16_RenderCbInsideDcCall", 2, "Draw", DrawArgs("dc1"), "RenderCb",
+                      KernelArgs(), "R16"},
+        PlacementCase{"R17_PresentCbOutsidePresent", 1, "Flush", DeviceArg("ic"), "PresentCb",
+                      KernelArgs(), "R17"},
+        PlacementCase{"R17_SetDisplayModeCbOutsideSetDisplayMode", 1, "PresentDXGI",
+                      DeviceArg("ic"), "SetDisplayModeCb", DeviceArg("rtdev"), "R17"},
+        PlacementCase{"R19_AmortizedWithAnotherContextsCoreLayer", 1, "Flush", DeviceArg("ic"),
+                      "PerformAmortizedProcessingCb", CoreLayerArg("rtdc1"), "R19"},
+        PlacementCase{"R19_NearMiss_OwnCoreLayerInsideCall", 2, "Draw", DrawArgs("dc1"),
+                      "PerformAmortizedProcessingCb", CoreLayerArg("rtdc1"), ""},
+        PlacementCase{"R7_DisableStagingOutsideCreateDevice", 1, "Flush", DeviceArg("ic"),
+                      "DisableDeferredStagingResourceDestruction", CoreLayerArg("rtic"), "R7"},
+        PlacementCase{"R7_DisableStagingThroughDcCallbacks", 2, "Draw", DrawArgs("dc1"),
+                      "DisableDeferredStagingResourceDestruction", CoreLayerArg("rtdc1"), "R7"}),
     [](const ::testing::TestParamInfo<PlacementCase>& info) { return info.param.name; });
 
 TEST(ThreadTestNoFixture, R7_NearMiss_InsideCreateDevice) {
