@@ -35,6 +35,15 @@ struct Frame {
     ASSERT_TRUE(ctx.Emit(Command::Clear(a->value, value)).ok());
     ASSERT_TRUE(ctx.Flush().ok());
   }
+  // Context `ctx` waits for sync object `sync` (pfnWaitForSynchronizationObjectCb); returns
+  // the callback's result.
+  HRESULT WaitFor(const UmdContext& ctx, D3DKMT_HSYNCOBJECT sync) {
+    D3DDDICB_WAITFORSYNCHRONIZATIONOBJECT w{};
+    w.hContext = ctx.handle();
+    w.ObjectCount = 1;
+    w.ObjectHandleArray[0] = sync;
+    return stack.device_callbacks()->pfnWaitForSynchronizationObjectCb(dev, &w);
+  }
   // The same on a new context, kept in `ctx`.
   void SubmitClearedOnNewContext(uint64_t value, D3DKMT_HALLOCATION* a) {
     ctx = umd->CreateContext(0).value();
@@ -405,11 +414,7 @@ TEST(KernelFlowTest, WaitOnSignalOrdersWorkAcrossNodes) {
   cs.Info.MaxCount = 4;
   ASSERT_EQ(cb->pfnCreateSynchronizationObjectCb(f.dev, &cs), 0);
   // The graphics context waits for the copy context's signal before copying src -> dst.
-  D3DDDICB_WAITFORSYNCHRONIZATIONOBJECT w{};
-  w.hContext = gfx_ctx->handle();
-  w.ObjectCount = 1;
-  w.ObjectHandleArray[0] = cs.hSyncObject;
-  ASSERT_EQ(cb->pfnWaitForSynchronizationObjectCb(f.dev, &w), 0);
+  ASSERT_EQ(f.WaitFor(*gfx_ctx, cs.hSyncObject), 0);
   ASSERT_TRUE(gfx_ctx->Emit(Command::Copy(dst.value, src.value)).ok());
   ASSERT_TRUE(gfx_ctx->Flush().ok());
   ASSERT_TRUE(copy_ctx->Emit(Command::Clear(src.value, 0xC0FFEE)).ok());
@@ -431,11 +436,7 @@ TEST(KernelFlowTest, UnsignalledWaitIsReportedByWaitIdle) {
   D3DDDICB_CREATESYNCHRONIZATIONOBJECT cs{};
   cs.Info.Type = D3DDDI_SYNCHRONIZATION_MUTEX;
   ASSERT_EQ(cb->pfnCreateSynchronizationObjectCb(f.dev, &cs), 0);
-  D3DDDICB_WAITFORSYNCHRONIZATIONOBJECT w{};
-  w.hContext = ctx->handle();
-  w.ObjectCount = 1;
-  w.ObjectHandleArray[0] = cs.hSyncObject;
-  ASSERT_EQ(cb->pfnWaitForSynchronizationObjectCb(f.dev, &w), 0);
+  ASSERT_EQ(f.WaitFor(*ctx, cs.hSyncObject), 0);
   EXPECT_EQ(f.stack.kernel().WaitIdle().code(), absl::StatusCode::kFailedPrecondition);
 }
 
