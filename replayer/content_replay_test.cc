@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/functional/function_ref.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -156,6 +157,18 @@ class ContentReplayTest : public ::testing::Test {
     EXPECT_EQ(probe_.Log(), o.log) << "the driver saw other bytes on the second replay";
     return o;
   }
+  // Replays `trace` single-threaded and on the recorded threads, each with a fresh probe:
+  // identical to the recording, the probe logged `log`, and `more` holds of the outcome.
+  void ForBothThreadModes(const std::string& trace, const std::string& log,
+                          absl::FunctionRef<void(const Replayed&)> more) {
+    for (ThreadMode mode : {ThreadMode::kSingle, ThreadMode::kRecorded}) {
+      probe_.Reset();
+      Replayed o = Run(trace, mode);
+      EXPECT_EQ(o.exit, kExitIdentical) << o.report;
+      EXPECT_EQ(o.log, log);
+      more(o);
+    }
+  }
   // tests/replay/small_cl.jsonl with `block` inserted before the line of seq `before`.
   static std::string SmallClWith(uint64_t before, const std::string& block) {
     std::ifstream in(CLTRACE_SOURCE_DIR "/tests/replay/small_cl.jsonl");
@@ -205,16 +218,14 @@ TEST_F(ContentReplayTest, UploadSourceIsTheContent) {
   const std::vector<uint8_t> bytes = Ramp(16, 0x10);
   const std::string trace =
       absl::StrCat(kProbeDevice, Upload(50, "0xa001", R"("pDstBox":null)", &bytes));
-  for (ThreadMode mode : {ThreadMode::kSingle, ThreadMode::kRecorded}) {
-    probe_.Reset();
-    Replayed o = Run(trace, mode);
-    EXPECT_EQ(o.exit, kExitIdentical) << o.report;
-    EXPECT_EQ(o.log, absl::StrCat("upload 1 sub 0: ", Hex(bytes), "\n"));
-    EXPECT_EQ(o.result.content.uploads, 1u);
-    EXPECT_EQ(o.result.content.bytes, 16u);
-    EXPECT_THAT(o.report, HasSubstr("\ncontent: 1 UpdateSubresourceUP sources and 0 mapped "
-                                    "subresources handed to the driver (16 bytes)\n"));
-  }
+  ForBothThreadModes(
+      trace, absl::StrCat("upload 1 sub 0: ", Hex(bytes), "\n"), [](const Replayed& o) {
+        EXPECT_EQ(o.result.content.uploads, 1u);
+        EXPECT_EQ(o.result.content.bytes, 16u);
+        EXPECT_THAT(o.report, HasSubstr("\ncontent: 1 UpdateSubresourceUP sources and 0 "
+                                        "mapped subresources handed to the driver (16 "
+                                        "bytes)\n"));
+      });
 }
 
 TEST_F(ContentReplayTest, UploadWithoutContentIsTheZeroRegion) {
@@ -291,13 +302,8 @@ TEST_F(ContentReplayTest, DeferredContextDiscardWritesTheContentIntoTheMapping) 
 )",
       Map(140, "DynamicResourceMapDiscard", "dc1", "dc1.r", kDiscard16, 2),
       Unmap(150, "DynamicResourceUnmap", "dc1", "dc1.r", &bytes, 2));
-  for (ThreadMode mode : {ThreadMode::kSingle, ThreadMode::kRecorded}) {
-    probe_.Reset();
-    Replayed o = Run(trace, mode);
-    EXPECT_EQ(o.exit, kExitIdentical) << o.report;
-    EXPECT_EQ(o.log, absl::StrCat("unmap 1 sub 0: ", Hex(bytes), "\n"));
-    EXPECT_EQ(o.result.content.unmaps, 1u);
-  }
+  ForBothThreadModes(trace, absl::StrCat("unmap 1 sub 0: ", Hex(bytes), "\n"),
+                     [](const Replayed& o) { EXPECT_EQ(o.result.content.unmaps, 1u); });
 }
 
 // The reference driver's deferred-context discard hands out a fresh alias whose bytes it
