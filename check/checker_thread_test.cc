@@ -10,6 +10,15 @@ Args DrawArgs(const std::string& ctx) { return {{"hDevice", ctx}, {"VertexCount"
 
 class ThreadTest : public DcTest {
  protected:
+  // Thread 3's EscapeCb on HCONTEXT `hcontext` while thread 1's Flush is inside its RenderCb
+  // on "hctx".
+  void EscapeDuringRender(const std::string& hcontext) {
+    uint64_t flush = t.On(1).Begin("Flush", {{"hDevice", "ic"}});
+    uint64_t render = t.Begin("RenderCb", {{"hDevice", "rtdev"}, {"hContext", "hctx"}});
+    t.On(3).Call("EscapeCb", {{"hDevice", "rtdev"}, {"hContext", hcontext}});
+    t.On(1).EndSeq(render);
+    t.EndSeq(flush);
+  }
   // The IC's CreateResource of the shared resource "shared" (with its allocation made inside
   // when `allocate_inside`) and its handle-size query.
   void SharedResource(bool allocate_inside) {
@@ -132,20 +141,12 @@ TEST_F(ThreadTest, R14_NearMiss_DestroysOverlapIcCalls) {
 }
 
 TEST_F(ThreadTest, R15_SameHContextConcurrently) {
-  uint64_t flush = t.On(1).Begin("Flush", {{"hDevice", "ic"}});
-  uint64_t render = t.Begin("RenderCb", {{"hDevice", "rtdev"}, {"hContext", "hctx"}});
-  t.On(3).Call("EscapeCb", {{"hDevice", "rtdev"}, {"hContext", "hctx"}});
-  t.On(1).EndSeq(render);
-  t.EndSeq(flush);
+  EscapeDuringRender("hctx");
   EXPECT_THAT(Errors(), ElementsAre("R15")) << Report();
 }
 
 TEST_F(ThreadTest, R15_NearMiss_DifferentHContexts) {
-  uint64_t flush = t.On(1).Begin("Flush", {{"hDevice", "ic"}});
-  uint64_t render = t.Begin("RenderCb", {{"hDevice", "rtdev"}, {"hContext", "hctx"}});
-  t.On(3).Call("EscapeCb", {{"hDevice", "rtdev"}, {"hContext", "hctx2"}});
-  t.On(1).EndSeq(render);
-  t.EndSeq(flush);
+  EscapeDuringRender("hctx2");
   EXPECT_THAT(Errors(), IsEmpty()) << Report();
 }
 
