@@ -6,6 +6,7 @@
 #include "dx6/dp2.h"
 #include "wddm/content_model.h"
 #include "wddm/digest.h"
+#include "wddm/free_ranges.h"
 #include "wddm/kernel_abi.h"
 
 namespace cltrace::gpu {
@@ -352,20 +353,7 @@ void Dx6Driver::FreeBuffer(Buffer* b) {
   if (b->video) {
     const uint32_t need = (b->size + kHeapAlign - 1) / kHeapAlign * kHeapAlign;
     video_in_use_ -= need;
-    auto [it, ok] = heap_free_.emplace(b->video_offset, need);
-    (void)ok;
-    auto next = std::next(it);
-    if (next != heap_free_.end() && it->first + it->second == next->first) {
-      it->second += next->second;
-      heap_free_.erase(next);
-    }
-    if (it != heap_free_.begin()) {
-      auto prev = std::prev(it);
-      if (prev->first + prev->second == it->first) {
-        prev->second += it->second;
-        heap_free_.erase(it);
-      }
-    }
+    ReleaseRange(heap_free_, b->video_offset, need);
     b->video = false;
   }
   b->system.clear();
