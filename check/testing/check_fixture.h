@@ -197,6 +197,12 @@ class CheckTest : public ::testing::Test {
     t.On(kDcThread);
     for (const std::string& d : drained)
       t.Call("RecycleCommandList", {{"hDevice", dc}, {"hCommandList", d}});
+    CreateList(dc, cl);
+  }
+  // §4.5 step 4 on the current thread: the size query, CreateCommandList(cl) for `dc` and
+  // the list's handle size `handle_size`.
+  void CreateList(const std::string& dc, const std::string& cl,
+                  const std::string& handle_size = "16") {
     SizedCreate(
         {"CalcPrivateCommandListSize", {{"hDevice", "ic"}, {"hDeferredContext", dc}}, "256"},
         "CreateCommandList",
@@ -204,7 +210,7 @@ class CheckTest : public ::testing::Test {
          {"hDeferredContext", dc},
          {"hCommandList", cl},
          {"hRTCommandList", "rt_" + cl}},
-        {"D3D11DDI_HT_COMMANDLIST", "16"});
+        {"D3D11DDI_HT_COMMANDLIST", handle_size});
   }
   // §4.5 steps 2-3 with a recycled handle: drain, then RecycleCreateCommandList(cl) returning
   // `ret`.
