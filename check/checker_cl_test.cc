@@ -23,10 +23,7 @@ class CommandListTest : public CheckTest {
   void FailedCreate(const std::string& hr) {
     t.On(kDcThread);
     t.Call("CalcPrivateCommandListSize", {{"hDevice", "ic"}, {"hDeferredContext", "dc1"}}, "256");
-    t.Begin("CreateCommandList", {{"hDevice", "ic"},
-                                  {"hDeferredContext", "dc1"},
-                                  {"hCommandList", "cl1"},
-                                  {"hRTCommandList", "rt_cl1"}});
+    t.Begin("CreateCommandList", CreateListArgs("dc1", "cl1"));
     t.Call("SetErrorCb", {{"hRuntimeDevice", "rtic"}, {"hResult", hr}});
     t.End();
   }
@@ -44,12 +41,7 @@ class CommandListTest : public CheckTest {
   // but reports `hr` through pfnSetErrorCb.
   void RecycleCreateReporting(const std::string& hr) {
     t.On(kDcThread).Call("RecycleCommandList", {{"hDevice", "dc1"}, {"hCommandList", "cl1"}});
-    t.Begin("RecycleCreateCommandList",
-            {{"hDevice", "ic"},
-             {"hDeferredContext", "dc1"},
-             {"hCommandList", "cl1"},
-             {"hRTCommandList", "rt_cl1"}},
-            "S_OK");
+    t.Begin("RecycleCreateCommandList", CreateListArgs("dc1", "cl1"), "S_OK");
     t.Call("SetErrorCb", {{"hRuntimeDevice", "rtic"}, {"hResult", hr}});
     t.End();
   }

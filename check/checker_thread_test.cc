@@ -105,10 +105,7 @@ TEST_F(ThreadTest, R12_FinishCallOverlapsItsDcsDomain) {
   Draw("dc1");
   t.On(2).Call("CalcPrivateCommandListSize", {{"hDevice", "ic"}, {"hDeferredContext", "dc1"}},
                "256");
-  uint64_t create = t.On(2).Begin("CreateCommandList", {{"hDevice", "ic"},
-                                                        {"hDeferredContext", "dc1"},
-                                                        {"hCommandList", "cl1"},
-                                                        {"hRTCommandList", "rt_cl1"}});
+  uint64_t create = t.On(2).Begin("CreateCommandList", CreateListArgs("dc1", "cl1"));
   t.On(3).Call("AbandonCommandList", {{"hDevice", "dc1"}});
   t.On(2).EndSeq(create);
   EXPECT_THAT(Errors(), ::testing::Contains("R12")) << Report();

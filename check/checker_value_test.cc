@@ -117,12 +117,7 @@ TEST_F(ValueTest, R28_NearMiss_RoutedByTable) {
   Draw("dc1");
   t.On(2).Call("CalcPrivateCommandListSize", {{"hDevice", "ic"}, {"hDeferredContext", "dc1"}},
                "256");
-  Report("CreateCommandList",
-         {{"hDevice", "ic"},
-          {"hDeferredContext", "dc1"},
-          {"hCommandList", "cl1"},
-          {"hRTCommandList", "rt_cl1"}},
-         "rtic", "E_OUTOFMEMORY", 2);
+  Report("CreateCommandList", CreateListArgs("dc1", "cl1"), "rtic", "E_OUTOFMEMORY", 2);
   t.Call("AbandonCommandList", {{"hDevice", "dc1"}});
   RecycleDc("dc1");
   Resource("vb");

@@ -199,18 +199,21 @@ class CheckTest : public ::testing::Test {
       t.Call("RecycleCommandList", {{"hDevice", dc}, {"hCommandList", d}});
     CreateList(dc, cl);
   }
+  // The arguments of the IC's CreateCommandList (or RecycleCreateCommandList) of list `cl` for
+  // `dc`.
+  static Args CreateListArgs(const std::string& dc, const std::string& cl) {
+    return {{"hDevice", "ic"},
+            {"hDeferredContext", dc},
+            {"hCommandList", cl},
+            {"hRTCommandList", "rt_" + cl}};
+  }
   // §4.5 step 4 on the current thread: the size query, CreateCommandList(cl) for `dc` and
   // the list's handle size `handle_size`.
   void CreateList(const std::string& dc, const std::string& cl,
                   const std::string& handle_size = "16") {
     SizedCreate(
         {"CalcPrivateCommandListSize", {{"hDevice", "ic"}, {"hDeferredContext", dc}}, "256"},
-        "CreateCommandList",
-        {{"hDevice", "ic"},
-         {"hDeferredContext", dc},
-         {"hCommandList", cl},
-         {"hRTCommandList", "rt_" + cl}},
-        {"D3D11DDI_HT_COMMANDLIST", handle_size});
+        "CreateCommandList", CreateListArgs(dc, cl), {"D3D11DDI_HT_COMMANDLIST", handle_size});
   }
   // §4.5 steps 2-3 with a recycled handle: drain, then RecycleCreateCommandList(cl) returning
   // `ret`.
@@ -219,12 +222,7 @@ class CheckTest : public ::testing::Test {
     t.On(kDcThread);
     for (const std::string& d : drained)
       t.Call("RecycleCommandList", {{"hDevice", dc}, {"hCommandList", d}});
-    t.Call("RecycleCreateCommandList",
-           {{"hDevice", "ic"},
-            {"hDeferredContext", dc},
-            {"hCommandList", cl},
-            {"hRTCommandList", "rt_" + cl}},
-           ret);
+    t.Call("RecycleCreateCommandList", CreateListArgs(dc, cl), ret);
   }
   // §4.5 step 5.
   void RecycleDc(const std::string& dc, const std::string& ret = "S_OK") {
