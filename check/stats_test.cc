@@ -1,17 +1,13 @@
 #include "check/stats.h"
 
 #include "check/testing/check_fixture.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 
 namespace cltrace::check::testing {
 namespace {
 
-class StatsTest : public CheckTest {};
+class StatsTest : public DcTest {};
 
 TEST_F(StatsTest, RecycleHitRateAndListsPerFinish) {
-  Device();
-  Dc("dc1");
   SmallList("dc1", "cl1");  // created
   Execute("cl1");
   RecycleDestroy("cl1");
@@ -43,8 +39,6 @@ TEST_F(StatsTest, RecycleHitRateAndListsPerFinish) {
 }
 
 TEST_F(StatsTest, CallbacksPerDdiByTable) {
-  Device();
-  Dc("dc1");
   CallbackInside(2, "Draw", {{"hDevice", "dc1"}}, "PerformAmortizedProcessingCb",
                  {{"hRuntimeDevice", "rtdc1"}});
   for (int i = 0; i < 2; ++i) {
