@@ -1,14 +1,9 @@
 // Command-list handle state machine (ddi-spec §3.1): R20-R22, R40-R46. Each rule has a
 // violating trace and a legal near-miss.
 #include "check/testing/check_fixture.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 
 namespace cltrace::check::testing {
 namespace {
-
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
 
 class CommandListTest : public CheckTest {
  protected:
@@ -28,10 +23,7 @@ class CommandListTest : public CheckTest {
   void FailedCreate(const std::string& hr) {
     t.On(kDcThread);
     t.Call("CalcPrivateCommandListSize", {{"hDevice", "ic"}, {"hDeferredContext", "dc1"}}, "256");
-    t.Begin("CreateCommandList", {{"hDevice", "ic"},
-                                  {"hDeferredContext", "dc1"},
-                                  {"hCommandList", "cl1"},
-                                  {"hRTCommandList", "rt_cl1"}});
+    t.Begin("CreateCommandList", CreateListArgs("dc1", "cl1"));
     t.Call("SetErrorCb", {{"hRuntimeDevice", "rtic"}, {"hResult", hr}});
     t.End();
   }
@@ -49,12 +41,7 @@ class CommandListTest : public CheckTest {
   // but reports `hr` through pfnSetErrorCb.
   void RecycleCreateReporting(const std::string& hr) {
     t.On(kDcThread).Call("RecycleCommandList", {{"hDevice", "dc1"}, {"hCommandList", "cl1"}});
-    t.Begin("RecycleCreateCommandList",
-            {{"hDevice", "ic"},
-             {"hDeferredContext", "dc1"},
-             {"hCommandList", "cl1"},
-             {"hRTCommandList", "rt_cl1"}},
-            "S_OK");
+    t.Begin("RecycleCreateCommandList", CreateListArgs("dc1", "cl1"), "S_OK");
     t.Call("SetErrorCb", {{"hRuntimeDevice", "rtic"}, {"hResult", hr}});
     t.End();
   }

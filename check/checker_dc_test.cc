@@ -2,21 +2,12 @@
 // trackers (§3.4) and the table rules R4, R13, R29, R34, R65. Each rule has a violating
 // trace and a legal near-miss.
 #include "check/testing/check_fixture.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 
 namespace cltrace::check::testing {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
-
-class DeferredContextTest : public CheckTest {
+class DeferredContextTest : public DcTest {
  protected:
-  void SetUp() override {
-    Device();
-    Dc("dc1");
-  }
   void MapDiscard(const std::string& ctx, const std::string& res,
                   const std::string& how = "D3D10_DDI_MAP_WRITE_DISCARD",
                   const std::string& fn = "DynamicResourceMapDiscard") {
@@ -236,16 +227,9 @@ TEST_F(DeferredContextTest, R53_NearMiss_RefreshAnswersInsideDcDestroyDevice) {
   Close("dc1", "lvb");
   t.On(kDcThread).Begin("DestroyDevice", {{"hDevice", "dc1"}});
   t.Begin("StateIaVertexBufCb", {{"hRuntimeDevice", "rtdc1"}});
-  t.Call("IaSetVertexBuffers", {{"hDevice", "dc1"},
-                                {"StartBuffer", "0"},
-                                {"NumBuffers", "1"},
-                                {"phBuffers", "0"},
-                                {"pStrides", "0"},
-                                {"pOffsets", "0"}});
+  BindVb("dc1", "0", "0");  // unbinds slot 0
   t.End();
-  t.Begin("StateVsShaderCb", {{"hRuntimeDevice", "rtdc1"}});
-  t.Call("VsSetShader", {{"hDevice", "dc1"}, {"hShader", "0"}});
-  t.End();
+  ShaderRefresh("Vs", "rtdc1", "dc1");
   t.End();
   EXPECT_THAT(Errors(), IsEmpty()) << Report();
 }
@@ -256,9 +240,7 @@ TEST_F(DeferredContextTest, R53_SetterAfterDcDestroyDevice) {
   FinishNew("dc1", "cl1");
   t.On(kDcThread).Call("DestroyDevice", {{"hDevice", "dc1"}});
   t.Begin("Draw", {{"hDevice", "ic"}, {"VertexCount", "3"}});
-  t.Begin("StateVsShaderCb", {{"hRuntimeDevice", "rtic"}});
-  t.Call("VsSetShader", {{"hDevice", "dc1"}, {"hShader", "0"}});
-  t.End();
+  ShaderRefresh("Vs", "rtic", "dc1");
   t.End();
   EXPECT_THAT(Errors(), ElementsAre("R53")) << Report();
 }

@@ -1,14 +1,9 @@
 // Deferred destruction, submission and the GPU-model rules (ddi-spec §5.9, §5.10): R67-R80.
 #include "absl/strings/str_split.h"
 #include "check/testing/check_fixture.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 
 namespace cltrace::check::testing {
 namespace {
-
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
 
 class KernelTest : public CheckTest {
  protected:
@@ -28,13 +23,20 @@ class KernelTest : public CheckTest {
   }
   // A pfnRenderCb submitting `length` bytes, answered with a `buffer_out`-byte command buffer
   // (and 256-entry lists); `extra` adds arguments (what the runtime asked for, ...).
-  void RenderCb(const std::string& length, const std::string& buffer_out, Args extra = {}) {
+  // The arguments of a RenderCb submitting `length` bytes.
+  static Args RenderCbArgs(const std::string& length, const std::string& buffer_out,
+                           Args extra = {}) {
     Args args = {{"hDevice", "rtdev"}, {"hContext", "hctx"}, {"CommandLength", length}};
     args.insert(args.end(), extra.begin(), extra.end());
     args.insert(args.end(), {{"NewCommandBufferSizeOut", buffer_out},
                              {"NewAllocationListSizeOut", "256"},
                              {"NewPatchLocationListSizeOut", "256"}});
-    t.Call("RenderCb", args);
+    return args;
+  }
+  // A RenderCb submitting `length` bytes and returning `ret` ("" = success).
+  void RenderCb(const std::string& length, const std::string& buffer_out, Args extra = {},
+                const std::string& ret = "") {
+    t.Call("RenderCb", RenderCbArgs(length, buffer_out, std::move(extra)), ret);
   }
   // Flush with a submit, amortized processing, and the given deallocations inside.
   void Flush(const std::vector<std::string>& deallocs = {}, bool submit = true) {
@@ -89,12 +91,7 @@ class IdleDestructionTest : public KernelTest {
   // `deallocs`.
   void FlushFilling(const std::string& dma, const std::vector<std::string>& deallocs = {}) {
     t.On(1).Begin("Flush", {{"hDevice", "ic"}});
-    t.Begin("RenderCb", {{"hDevice", "rtdev"},
-                         {"hContext", "hctx"},
-                         {"CommandLength", "64"},
-                         {"NewCommandBufferSizeOut", "65536"},
-                         {"NewAllocationListSizeOut", "256"},
-                         {"NewPatchLocationListSizeOut", "256"}});
+    t.Begin("RenderCb", RenderCbArgs("64", "65536"));
     t.Call("DxgkDdiRender", {{"hContext", "gctx"}, {"DmaBufferPhysicalAddress", dma}});
     t.End();
     t.Call("PerformAmortizedProcessingCb", {{"hRuntimeDevice", "rtic"}});
@@ -303,28 +300,14 @@ TEST_F(KernelTest, R74_KernelRefusesCommandsWrittenIntoAStaleBuffer) {
   // finds nothing written in the one it handed out and refuses the submission.
   t.On(1).Begin("Flush", {{"hDevice", "ic"}});
   RenderCb("64", "65536");
-  t.Call("RenderCb",
-         {{"hDevice", "rtdev"},
-          {"hContext", "hctx"},
-          {"CommandLength", "64"},
-          {"NewCommandBufferSizeOut", "65536"},
-          {"NewAllocationListSizeOut", "256"},
-          {"NewPatchLocationListSizeOut", "256"}},
-         "D3DDDIERR_INVALIDUSERBUFFER");
+  RenderCb("64", "65536", {}, "D3DDDIERR_INVALIDUSERBUFFER");
   t.End();
   EXPECT_THAT(Errors(), ElementsAre("R74")) << Report();
 }
 
 TEST_F(KernelTest, R74_NearMiss_OtherRenderFailuresAndEmptySubmissions) {
   t.On(1).Begin("Flush", {{"hDevice", "ic"}});
-  t.Call("RenderCb",
-         {{"hDevice", "rtdev"},
-          {"hContext", "hctx"},
-          {"CommandLength", "64"},
-          {"NewCommandBufferSizeOut", "65536"},
-          {"NewAllocationListSizeOut", "256"},
-          {"NewPatchLocationListSizeOut", "256"}},
-         "E_OUTOFMEMORY");
+  RenderCb("64", "65536", {}, "E_OUTOFMEMORY");
   t.End();
   EXPECT_THAT(Errors(), IsEmpty()) << Report();
 }

@@ -1,22 +1,24 @@
 // Thread domains and callback placement (ddi-spec §0.2, §2.4): R7, R10-R19. Overlap is
 // judged from entry/exit positions, never from thread ids.
 #include "check/testing/check_fixture.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 
 namespace cltrace::check::testing {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
+// A Draw's arguments through context `ctx`.
+Args DrawArgs(const std::string& ctx) { return {{"hDevice", ctx}, {"VertexCount", "3"}}; }
 
-class ThreadTest : public CheckTest {
+class ThreadTest : public DcTest {
  protected:
-  void SetUp() override {
-    Device();
-    Dc("dc1");
+  // Thread 3's EscapeCb on HCONTEXT `hcontext` while thread 1's Flush is inside its RenderCb
+  // on "hctx".
+  void EscapeDuringRender(const std::string& hcontext) {
+    uint64_t flush = t.On(1).Begin("Flush", {{"hDevice", "ic"}});
+    uint64_t render = t.Begin("RenderCb", {{"hDevice", "rtdev"}, {"hContext", "hctx"}});
+    t.On(3).Call("EscapeCb", {{"hDevice", "rtdev"}, {"hContext", hcontext}});
+    t.On(1).EndSeq(render);
+    t.EndSeq(flush);
   }
-  Args DrawArgs(const std::string& ctx) { return {{"hDevice", ctx}, {"VertexCount", "3"}}; }
   // The IC's CreateResource of the shared resource "shared" (with its allocation made inside
   // when `allocate_inside`) and its handle-size query.
   void SharedResource(bool allocate_inside) {
@@ -66,9 +68,7 @@ TEST_F(ThreadTest, R10_NearMiss_ThreadsTakeTurnsAndDomainsRunConcurrently) {
 TEST_F(ThreadTest, R10_NearMiss_NestedRefreshIsNotOverlap) {
   // State refresh: the runtime re-enters the driver's Set* inside the callback.
   t.On(1).Begin("Draw", DrawArgs("ic"));
-  t.Begin("StatePsShaderCb", {{"hRuntimeDevice", "rtic"}});
-  t.Call("PsSetShader", {{"hDevice", "ic"}, {"hShader", "0"}});
-  t.End();
+  ShaderRefresh("Ps", "rtic", "ic");
   t.End();
   EXPECT_THAT(Errors(), IsEmpty()) << Report();
 }
@@ -105,10 +105,7 @@ TEST_F(ThreadTest, R12_FinishCallOverlapsItsDcsDomain) {
   Draw("dc1");
   t.On(2).Call("CalcPrivateCommandListSize", {{"hDevice", "ic"}, {"hDeferredContext", "dc1"}},
                "256");
-  uint64_t create = t.On(2).Begin("CreateCommandList", {{"hDevice", "ic"},
-                                                        {"hDeferredContext", "dc1"},
-                                                        {"hCommandList", "cl1"},
-                                                        {"hRTCommandList", "rt_cl1"}});
+  uint64_t create = t.On(2).Begin("CreateCommandList", CreateListArgs("dc1", "cl1"));
   t.On(3).Call("AbandonCommandList", {{"hDevice", "dc1"}});
   t.On(2).EndSeq(create);
   EXPECT_THAT(Errors(), ::testing::Contains("R12")) << Report();
@@ -141,34 +138,19 @@ TEST_F(ThreadTest, R14_NearMiss_DestroysOverlapIcCalls) {
 }
 
 TEST_F(ThreadTest, R15_SameHContextConcurrently) {
-  uint64_t flush = t.On(1).Begin("Flush", {{"hDevice", "ic"}});
-  uint64_t render = t.Begin("RenderCb", {{"hDevice", "rtdev"}, {"hContext", "hctx"}});
-  t.On(3).Call("EscapeCb", {{"hDevice", "rtdev"}, {"hContext", "hctx"}});
-  t.On(1).EndSeq(render);
-  t.EndSeq(flush);
+  EscapeDuringRender("hctx");
   EXPECT_THAT(Errors(), ElementsAre("R15")) << Report();
 }
 
 TEST_F(ThreadTest, R15_NearMiss_DifferentHContexts) {
-  uint64_t flush = t.On(1).Begin("Flush", {{"hDevice", "ic"}});
-  uint64_t render = t.Begin("RenderCb", {{"hDevice", "rtdev"}, {"hContext", "hctx"}});
-  t.On(3).Call("EscapeCb", {{"hDevice", "rtdev"}, {"hContext", "hctx2"}});
-  t.On(1).EndSeq(render);
-  t.EndSeq(flush);
+  EscapeDuringRender("hctx2");
   EXPECT_THAT(Errors(), IsEmpty()) << Report();
 }
 
-TEST_F(ThreadTest, R16_RenderCbInsideDcCall) {
-  t.On(2).Begin("Draw", DrawArgs("dc1"));
-  t.Call("RenderCb", {{"hDevice", "rtdev"}, {"hContext", "hctx"}});
-  t.End();
-  EXPECT_THAT(Errors(), ElementsAre("R16")) << Report();
-}
-
 TEST_F(ThreadTest, R16_RenderCbInsideFreeThreadedCall) {
-  t.On(3).Begin("CreateResource", {{"hDevice", "ic"}, {"hResource", "r"}, {"hRTResource", "rt_r"}});
-  t.Call("RenderCb", {{"hDevice", "rtdev"}, {"hContext", "hctx"}});
-  t.End();
+  CallbackInside(3, "CreateResource",
+                 {{"hDevice", "ic"}, {"hResource", "r"}, {"hRTResource", "rt_r"}}, "RenderCb",
+                 {{"hDevice", "rtdev"}, {"hContext", "hctx"}});
   t.Call("CalcDeferredContextHandleSize",
          {{"hDevice", "ic"}, {"HandleType", "D3D10DDI_HT_RESOURCE"}}, "64");
   EXPECT_THAT(Errors(), ElementsAre("R16")) << Report();
@@ -186,20 +168,6 @@ TEST_F(ThreadTest, R16_NearMiss_RenderCbInsideFlushAndPresent) {
   EXPECT_THAT(Errors(), IsEmpty()) << Report();
 }
 
-TEST_F(ThreadTest, R17_PresentCbOutsidePresent) {
-  t.On(1).Begin("Flush", {{"hDevice", "ic"}});
-  t.Call("PresentCb", {{"hDevice", "rtdev"}, {"hContext", "hctx"}});
-  t.End();
-  EXPECT_THAT(Errors(), ElementsAre("R17")) << Report();
-}
-
-TEST_F(ThreadTest, R17_SetDisplayModeCbOutsideSetDisplayMode) {
-  t.On(1).Begin("PresentDXGI", {{"hDevice", "ic"}});
-  t.Call("SetDisplayModeCb", {{"hDevice", "rtdev"}});
-  t.End();
-  EXPECT_THAT(Errors(), ElementsAre("R17")) << Report();
-}
-
 TEST_F(ThreadTest, R18_SharedAllocationOutsideCreateResource) {
   SharedResource(/*allocate_inside=*/false);
   t.Begin("Flush", {{"hDevice", "ic"}});
@@ -210,10 +178,9 @@ TEST_F(ThreadTest, R18_SharedAllocationOutsideCreateResource) {
 
 TEST_F(ThreadTest, R18_NearMiss_SharedInsideCreateAndPlainAnywhere) {
   SharedResource(/*allocate_inside=*/true);
-  t.On(4).Begin("Flush", {{"hDevice", "ic"}});
-  t.Call("AllocateCb",
-         {{"hDevice", "rtdev"}, {"NumAllocations", "1"}, {"pAllocationInfo", "alloc2:0:0:0:0:0"}});
-  t.End();
+  CallbackInside(
+      4, "Flush", {{"hDevice", "ic"}}, "AllocateCb",
+      {{"hDevice", "rtdev"}, {"NumAllocations", "1"}, {"pAllocationInfo", "alloc2:0:0:0:0:0"}});
   EXPECT_THAT(Errors(), IsEmpty()) << Report();
 }
 
@@ -222,33 +189,55 @@ TEST_F(ThreadTest, R19_AmortizedOutsideAnyCall) {
   EXPECT_THAT(Errors(), ElementsAre("R19")) << Report();
 }
 
-TEST_F(ThreadTest, R19_AmortizedWithAnotherContextsCoreLayer) {
-  t.On(1).Begin("Flush", {{"hDevice", "ic"}});
-  t.Call("PerformAmortizedProcessingCb", {{"hRuntimeDevice", "rtdc1"}});
-  t.End();
-  EXPECT_THAT(Errors(), ElementsAre("R19")) << Report();
+// A callback made inside a DDI call, judged by where it is made: the rule it breaks ("" for
+// a legal placement).
+struct PlacementCase {
+  const char* name;
+  uint32_t tid;
+  std::string fn;
+  Args fn_args;
+  std::string cb;
+  Args cb_args;
+  std::string rule;
+};
+
+class CallbackPlacementTest : public ThreadTest,
+                              public ::testing::WithParamInterface<PlacementCase> {};
+
+TEST_P(CallbackPlacementTest, IsJudgedByTheEnclosingCall) {
+  const PlacementCase& c = GetParam();
+  CallbackInside(c.tid, c.fn, c.fn_args, c.cb, c.cb_args);
+  if (c.rule.empty()) {
+    EXPECT_THAT(Errors(), IsEmpty()) << Report();
+  } else {
+    EXPECT_THAT(Errors(), ElementsAre(c.rule)) << Report();
+  }
 }
 
-TEST_F(ThreadTest, R19_NearMiss_OwnCoreLayerInsideCall) {
-  t.On(2).Begin("Draw", DrawArgs("dc1"));
-  t.Call("PerformAmortizedProcessingCb", {{"hRuntimeDevice", "rtdc1"}});
-  t.End();
-  EXPECT_THAT(Errors(), IsEmpty()) << Report();
-}
+// Argument lists of the placement cases: a call's hDevice, a callback's core layer, and the
+// kernel callbacks' device and HCONTEXT.
+Args DeviceArg(const std::string& h) { return {{"hDevice", h}}; }
+Args CoreLayerArg(const std::string& rt) { return {{"hRuntimeDevice", rt}}; }
+Args KernelArgs() { return {{"hDevice", "rtdev"}, {"hContext", "hctx"}}; }
 
-TEST_F(ThreadTest, R7_DisableStagingOutsideCreateDevice) {
-  t.On(1).Begin("Flush", {{"hDevice", "ic"}});
-  t.Call("DisableDeferredStagingResourceDestruction", {{"hRuntimeDevice", "rtic"}});
-  t.End();
-  EXPECT_THAT(Errors(), ElementsAre("R7")) << Report();
-}
-
-TEST_F(ThreadTest, R7_DisableStagingThroughDcCallbacks) {
-  t.On(2).Begin("Draw", DrawArgs("dc1"));
-  t.Call("DisableDeferredStagingResourceDestruction", {{"hRuntimeDevice", "rtdc1"}});
-  t.End();
-  EXPECT_THAT(Errors(), ElementsAre("R7")) << Report();
-}
+INSTANTIATE_TEST_SUITE_P(
+    ThreadTest, CallbackPlacementTest,
+    ::testing::Values(
+        PlacementCase{"R16_RenderCbInsideDcCall", 2, "Draw", DrawArgs("dc1"), "RenderCb",
+                      KernelArgs(), "R16"},
+        PlacementCase{"R17_PresentCbOutsidePresent", 1, "Flush", DeviceArg("ic"), "PresentCb",
+                      KernelArgs(), "R17"},
+        PlacementCase{"R17_SetDisplayModeCbOutsideSetDisplayMode", 1, "PresentDXGI",
+                      DeviceArg("ic"), "SetDisplayModeCb", DeviceArg("rtdev"), "R17"},
+        PlacementCase{"R19_AmortizedWithAnotherContextsCoreLayer", 1, "Flush", DeviceArg("ic"),
+                      "PerformAmortizedProcessingCb", CoreLayerArg("rtdc1"), "R19"},
+        PlacementCase{"R19_NearMiss_OwnCoreLayerInsideCall", 2, "Draw", DrawArgs("dc1"),
+                      "PerformAmortizedProcessingCb", CoreLayerArg("rtdc1"), ""},
+        PlacementCase{"R7_DisableStagingOutsideCreateDevice", 1, "Flush", DeviceArg("ic"),
+                      "DisableDeferredStagingResourceDestruction", CoreLayerArg("rtic"), "R7"},
+        PlacementCase{"R7_DisableStagingThroughDcCallbacks", 2, "Draw", DrawArgs("dc1"),
+                      "DisableDeferredStagingResourceDestruction", CoreLayerArg("rtdc1"), "R7"}),
+    [](const ::testing::TestParamInfo<PlacementCase>& info) { return info.param.name; });
 
 TEST(ThreadTestNoFixture, R7_NearMiss_InsideCreateDevice) {
   TestTrace t;

@@ -1,20 +1,11 @@
 // Values, errors and sizes (ddi-spec §5.1, §5.3, §5.4): R1, R24-R28, R30-R33, R35-R37.
 #include "check/testing/check_fixture.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 
 namespace cltrace::check::testing {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
-
-class ValueTest : public CheckTest {
+class ValueTest : public DcTest {
  protected:
-  void SetUp() override {
-    Device();
-    Dc("dc1");
-  }
   // `fn` through `ctx` reporting `hr` to core layer `rt`.
   void Report(const std::string& fn, const Args& args, const std::string& rt, const std::string& hr,
               uint32_t tid = 1) {
@@ -126,12 +117,7 @@ TEST_F(ValueTest, R28_NearMiss_RoutedByTable) {
   Draw("dc1");
   t.On(2).Call("CalcPrivateCommandListSize", {{"hDevice", "ic"}, {"hDeferredContext", "dc1"}},
                "256");
-  Report("CreateCommandList",
-         {{"hDevice", "ic"},
-          {"hDeferredContext", "dc1"},
-          {"hCommandList", "cl1"},
-          {"hRTCommandList", "rt_cl1"}},
-         "rtic", "E_OUTOFMEMORY", 2);
+  Report("CreateCommandList", CreateListArgs("dc1", "cl1"), "rtic", "E_OUTOFMEMORY", 2);
   t.Call("AbandonCommandList", {{"hDevice", "dc1"}});
   RecycleDc("dc1");
   Resource("vb");
@@ -199,9 +185,9 @@ TEST_F(ValueTest, R35_NearMiss_QueryAfterEveryCreateButNotAfterFailure) {
   Resource("vb");
   Srv("srv", "vb");
   Query("q");
-  t.On(1).Begin("CreateResource", {{"hDevice", "ic"}, {"hResource", "r"}, {"hRTResource", "rt_r"}});
-  t.Call("SetErrorCb", {{"hRuntimeDevice", "rtic"}, {"hResult", "E_OUTOFMEMORY"}});
-  t.End();
+  CallbackInside(1, "CreateResource",
+                 {{"hDevice", "ic"}, {"hResource", "r"}, {"hRTResource", "rt_r"}}, "SetErrorCb",
+                 {{"hRuntimeDevice", "rtic"}, {"hResult", "E_OUTOFMEMORY"}});
   Draw("ic");  // a failed create is followed by no size query
   SmallList("dc1", "cl1");
   EXPECT_THAT(Errors(), IsEmpty()) << CheckTest::Report();
@@ -265,7 +251,22 @@ TEST_F(TableRewriteTest, R5_NearMiss_NotJudgedWithoutTheStringTable) {
 }
 
 // R35 in traces without DC-support evidence: fragments and late-attach recordings.
-class FragmentTest : public CheckTest {};
+class FragmentTest : public CheckTest {
+ protected:
+  // Evidence that deferred contexts are unsupported: threading caps without
+  // COMMANDLISTS(_BUILD_2), then a device (never showing DC support) and its resource "r".
+  void DeviceWithoutCommandListCaps() {
+    t.On(1).Call("GetCaps", {{"hAdapter", "adapter"},
+                             {"Type", "D3D11DDICAPS_THREADING"},
+                             {"pInfo", "1"},
+                             {"DataSize", "4"}});
+    t.Call("CreateDevice", {{"hAdapter", "adapter"},
+                            {"hDrvDevice", "ic"},
+                            {"hRTCoreLayer", "rtic"},
+                            {"hRTDevice", "rtdev"}});
+    t.Call("CreateResource", {{"hDevice", "ic"}, {"hResource", "r"}, {"hRTResource", "rt_r"}});
+  }
+};
 
 TEST_F(FragmentTest, R35_NearMiss_FragmentWithoutSupportEvidence) {
   // The trace begins after CreateDevice, CheckDeferredContextHandleSizes and
@@ -300,32 +301,14 @@ TEST_F(FragmentTest, R35_SizeQueryWithoutCreationInAFragment) {
 }
 
 TEST_F(FragmentTest, R35_SizeQueryThoughCapsReportNoCommandLists) {
-  // Evidence that deferred contexts are unsupported: the threading caps lack
-  // COMMANDLISTS(_BUILD_2), and the device never shows DC support.
-  t.On(1).Call("GetCaps", {{"hAdapter", "adapter"},
-                           {"Type", "D3D11DDICAPS_THREADING"},
-                           {"pInfo", "1"},
-                           {"DataSize", "4"}});
-  t.Call("CreateDevice", {{"hAdapter", "adapter"},
-                          {"hDrvDevice", "ic"},
-                          {"hRTCoreLayer", "rtic"},
-                          {"hRTDevice", "rtdev"}});
-  t.Call("CreateResource", {{"hDevice", "ic"}, {"hResource", "r"}, {"hRTResource", "rt_r"}});
+  DeviceWithoutCommandListCaps();
   t.Call("CalcDeferredContextHandleSize",
          {{"hDevice", "ic"}, {"HandleType", "D3D10DDI_HT_RESOURCE"}}, "64");
   EXPECT_THAT(Errors(), ElementsAre("R35")) << CheckTest::Report();
 }
 
 TEST_F(FragmentTest, R35_NearMiss_NoCommandListCapsAndNoSizeQuery) {
-  t.On(1).Call("GetCaps", {{"hAdapter", "adapter"},
-                           {"Type", "D3D11DDICAPS_THREADING"},
-                           {"pInfo", "1"},
-                           {"DataSize", "4"}});
-  t.Call("CreateDevice", {{"hAdapter", "adapter"},
-                          {"hDrvDevice", "ic"},
-                          {"hRTCoreLayer", "rtic"},
-                          {"hRTDevice", "rtdev"}});
-  t.Call("CreateResource", {{"hDevice", "ic"}, {"hResource", "r"}, {"hRTResource", "rt_r"}});
+  DeviceWithoutCommandListCaps();
   Draw("ic");
   EXPECT_THAT(Errors(), IsEmpty()) << CheckTest::Report();
 }
@@ -361,14 +344,8 @@ TEST_F(ValueTest, R37_NearMiss_NewLifetimeMayHaveAnotherSize) {
   SmallList("dc1", "cl1");
   DestroyCl("cl1");
   Draw("dc1");
-  t.On(2).Call("CalcPrivateCommandListSize", {{"hDevice", "ic"}, {"hDeferredContext", "dc1"}},
-               "256");
-  t.Call("CreateCommandList", {{"hDevice", "ic"},
-                               {"hDeferredContext", "dc1"},
-                               {"hCommandList", "cl1"},
-                               {"hRTCommandList", "rt_cl1"}});
-  t.Call("CalcDeferredContextHandleSize",
-         {{"hDevice", "ic"}, {"HandleType", "D3D11DDI_HT_COMMANDLIST"}}, "24");
+  t.On(2);
+  CreateList("dc1", "cl1", "24");
   RecycleDc("dc1");
   EXPECT_THAT(Errors(), IsEmpty()) << CheckTest::Report();
 }

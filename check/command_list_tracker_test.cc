@@ -2,14 +2,9 @@
 // only the peers it queries (the rule tests through the whole checker are in
 // checker_cl_test.cc).
 #include "check/testing/tracker_fixture.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 
 namespace cltrace::check::testing {
 namespace {
-
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
 
 class CommandListTrackerTest : public TrackerTest {
  protected:
@@ -22,10 +17,7 @@ class CommandListTrackerTest : public TrackerTest {
   }
   // Feeds the contexts' creation and cl1's CreateCommandList; returns cl1's index.
   int32_t Made() {
-    ic_ = DeviceFrom(SeqOf("CreateDevice"));
-    uint64_t dc = SeqOf("CreateDeferredContext");
-    trk().contexts.OnCreateDeferredContext(E(dc), M(dc), ic_);
-    dc_ = SlotOf("dc1").ctx;
+    DeviceAndDc();
     uint64_t create = SeqOf("CreateCommandList");
     trk().lists.OnCreate(E(create), M(create), ic_, /*recycle=*/false);
     return SlotOf("cl1").cl;
@@ -49,8 +41,6 @@ class CommandListTrackerTest : public TrackerTest {
         FAIL() << fn << " is not a command-list call";
     }
   }
-  int32_t ic_ = -1;
-  int32_t dc_ = -1;
 };
 
 TEST_F(CommandListTrackerTest, CreateClosesTheDcAndObligesTheThreadToQueryTheLocalSize) {

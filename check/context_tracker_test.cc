@@ -2,26 +2,11 @@
 // trace fragment and thread domains (R10), fed event by event (the rule tests through the
 // whole checker are in checker_dc_test.cc and checker_thread_test.cc).
 #include "check/testing/tracker_fixture.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 
 namespace cltrace::check::testing {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
-
-class ContextTrackerTest : public TrackerTest {
- protected:
-  // Feeds the device's CreateDevice and dc1's CreateDeferredContext; returns dc1's index.
-  int32_t DeviceAndDc() {
-    ic_ = DeviceFrom(SeqOf("CreateDevice"));
-    uint64_t create = SeqOf("CreateDeferredContext");
-    trk().contexts.OnCreateDeferredContext(E(create), M(create), ic_);
-    return SlotOf("dc1").ctx;
-  }
-  int32_t ic_ = -1;
-};
+class ContextTrackerTest : public TrackerTest {};
 
 TEST_F(ContextTrackerTest, DeferredContextRecordsAbandonsIsRecycledAndDies) {
   Device();

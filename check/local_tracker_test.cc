@@ -1,14 +1,9 @@
 // LocalTracker on its own: context-local handles (§3.3) and the local-size protocol (R35),
 // fed event by event (the rule tests through the whole checker are in checker_dc_test.cc).
 #include "check/testing/tracker_fixture.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 
 namespace cltrace::check::testing {
 namespace {
-
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
 
 class LocalTrackerTest : public TrackerTest {
  protected:
@@ -21,18 +16,13 @@ class LocalTrackerTest : public TrackerTest {
   }
   // Feeds the contexts, r1's creation and l1's open; returns r1's object index.
   int32_t Opened() {
-    ic_ = DeviceFrom(SeqOf("CreateDevice"));
-    uint64_t dc = SeqOf("CreateDeferredContext");
-    trk().contexts.OnCreateDeferredContext(E(dc), M(dc), ic_);
-    dc_ = SlotOf("dc1").ctx;
+    DeviceAndDc();
     uint64_t res = SeqOf("CreateResource");
     trk().objects.OnCreate(E(res), M(res), ic_);
     uint64_t open = SeqOf("CreateResource", 1);
     trk().locals.OnOpen(E(open), M(open), dc_);
     return SlotOf("r1").obj;
   }
-  int32_t ic_ = -1;
-  int32_t dc_ = -1;
 };
 
 TEST_F(LocalTrackerTest, LocalHandleStandsForItsIcObjectUntilClosed) {

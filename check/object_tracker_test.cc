@@ -2,14 +2,9 @@
 // (R63), fed event by event (the rule tests through the whole checker are in
 // checker_dc_test.cc and checker_value_test.cc).
 #include "check/testing/tracker_fixture.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 
 namespace cltrace::check::testing {
 namespace {
-
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
 
 class ObjectTrackerTest : public TrackerTest {
  protected:

@@ -1,17 +1,13 @@
 #include "check/stats.h"
 
 #include "check/testing/check_fixture.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 
 namespace cltrace::check::testing {
 namespace {
 
-class StatsTest : public CheckTest {};
+class StatsTest : public DcTest {};
 
 TEST_F(StatsTest, RecycleHitRateAndListsPerFinish) {
-  Device();
-  Dc("dc1");
   SmallList("dc1", "cl1");  // created
   Execute("cl1");
   RecycleDestroy("cl1");
@@ -43,11 +39,8 @@ TEST_F(StatsTest, RecycleHitRateAndListsPerFinish) {
 }
 
 TEST_F(StatsTest, CallbacksPerDdiByTable) {
-  Device();
-  Dc("dc1");
-  t.On(2).Begin("Draw", {{"hDevice", "dc1"}});
-  t.Call("PerformAmortizedProcessingCb", {{"hRuntimeDevice", "rtdc1"}});
-  t.End();
+  CallbackInside(2, "Draw", {{"hDevice", "dc1"}}, "PerformAmortizedProcessingCb",
+                 {{"hRuntimeDevice", "rtdc1"}});
   for (int i = 0; i < 2; ++i) {
     t.On(1).Begin("Flush", {{"hDevice", "ic"}});
     t.Call("RenderCb", {{"hDevice", "rtdev"}, {"hContext", "hctx"}});

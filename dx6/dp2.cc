@@ -5,11 +5,26 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "format/ddi_abi.h"
 
 namespace cltrace::gpu {
 namespace {
 
 uint16_t ReadU16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
+
+// Vertices a non-indexed primitive command {u16 wVStart} with `count` primitives spans.
+uint64_t RunVertexCount(Dp2Op op, uint16_t count) {
+  switch (op) {
+    case Dp2Op::kLineList:
+      return 2ull * count;
+    case Dp2Op::kLineStrip:
+      return 1ull + count;
+    case Dp2Op::kTriangleList:
+      return 3ull * count;
+    default:  // kTriangleStrip, kTriangleFan
+      return 2ull + count;
+  }
+}
 
 // Payload size of a known opcode with `count` entries; -1 for unknown opcodes.
 int64_t PayloadSize(uint8_t op, uint16_t count) {
@@ -35,6 +50,17 @@ int64_t PayloadSize(uint8_t op, uint16_t count) {
 }
 
 }  // namespace
+
+uint32_t FvfStride(uint32_t fvf) {
+  uint32_t s = 0;
+  if (fvf & D3DFVF_XYZ) s += 12;
+  if (fvf & D3DFVF_XYZRHW) s += 16;
+  if (fvf & D3DFVF_NORMAL) s += 12;
+  if (fvf & D3DFVF_DIFFUSE) s += 4;
+  if (fvf & D3DFVF_SPECULAR) s += 4;
+  if (fvf & D3DFVF_TEX1) s += 8;
+  return s;
+}
 
 std::string Dp2OpName(uint8_t op) {
   switch (static_cast<Dp2Op>(op)) {
@@ -66,6 +92,10 @@ std::string Dp2OpName(uint8_t op) {
   return absl::StrFormat("DP2OP_%u", op);
 }
 
+void Dp2Writer::Run(Dp2Op op, uint16_t vstart, uint16_t count) {
+  Header(op, count);
+  U16(vstart);
+}
 void Dp2Writer::Header(Dp2Op op, uint16_t count) {
   bytes_.push_back(static_cast<uint8_t>(op));
   bytes_.push_back(0);
@@ -111,25 +141,18 @@ void Dp2Writer::Points(uint16_t count, uint16_t vstart) {
   U16(count);
   U16(vstart);
 }
-void Dp2Writer::LineList(uint16_t vstart, uint16_t count) {
-  Header(Dp2Op::kLineList, count);
-  U16(vstart);
-}
+void Dp2Writer::LineList(uint16_t vstart, uint16_t count) { Run(Dp2Op::kLineList, vstart, count); }
 void Dp2Writer::LineStrip(uint16_t vstart, uint16_t count) {
-  Header(Dp2Op::kLineStrip, count);
-  U16(vstart);
+  Run(Dp2Op::kLineStrip, vstart, count);
 }
 void Dp2Writer::TriangleList(uint16_t vstart, uint16_t count) {
-  Header(Dp2Op::kTriangleList, count);
-  U16(vstart);
+  Run(Dp2Op::kTriangleList, vstart, count);
 }
 void Dp2Writer::TriangleStrip(uint16_t vstart, uint16_t count) {
-  Header(Dp2Op::kTriangleStrip, count);
-  U16(vstart);
+  Run(Dp2Op::kTriangleStrip, vstart, count);
 }
 void Dp2Writer::TriangleFan(uint16_t vstart, uint16_t count) {
-  Header(Dp2Op::kTriangleFan, count);
-  U16(vstart);
+  Run(Dp2Op::kTriangleFan, vstart, count);
 }
 void Dp2Writer::IndexedTriangleList(absl::Span<const uint16_t> indices) {
   Header(Dp2Op::kIndexedTriangleList, static_cast<uint16_t>(indices.size() / 3));
@@ -217,22 +240,15 @@ Dp2ParseResult ParseDp2(
         break;
       }
       case Dp2Op::kLineList:
-        use(ReadU16(p), ReadU16(p) + 2ull * c.count);
-        c.primitive_count = c.count;
-        break;
       case Dp2Op::kLineStrip:
-        use(ReadU16(p), ReadU16(p) + 1ull + c.count);
-        c.primitive_count = c.count;
-        break;
       case Dp2Op::kTriangleList:
-        use(ReadU16(p), ReadU16(p) + 3ull * c.count);
-        c.primitive_count = c.count;
-        break;
       case Dp2Op::kTriangleStrip:
-      case Dp2Op::kTriangleFan:
-        use(ReadU16(p), ReadU16(p) + 2ull + c.count);
+      case Dp2Op::kTriangleFan: {
+        const uint64_t vstart = ReadU16(p);
+        use(vstart, vstart + RunVertexCount(static_cast<Dp2Op>(c.op), c.count));
         c.primitive_count = c.count;
         break;
+      }
       default:
         break;
     }

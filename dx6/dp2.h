@@ -47,6 +47,10 @@ enum class Dp2Op : uint8_t {
 
 std::string Dp2OpName(uint8_t op);
 
+// Bytes per vertex of a flexible vertex format (the D3DFVF_* bits the model knows; others add
+// nothing). The runtime model and the model driver size vertex buffers with it.
+uint32_t FvfStride(uint32_t fvf);
+
 // Builds a DP2 command stream.
 class Dp2Writer {
  public:
@@ -70,6 +74,8 @@ class Dp2Writer {
   void clear() { bytes_.clear(); }
 
  private:
+  // The non-indexed primitives' form: the header, then {u16 wVStart}.
+  void Run(Dp2Op op, uint16_t vstart, uint16_t count);
   void Header(Dp2Op op, uint16_t count);
   void U16(uint16_t v);
   void U32(uint32_t v);

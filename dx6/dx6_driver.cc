@@ -6,6 +6,7 @@
 #include "dx6/dp2.h"
 #include "wddm/content_model.h"
 #include "wddm/digest.h"
+#include "wddm/free_ranges.h"
 #include "wddm/kernel_abi.h"
 
 namespace cltrace::gpu {
@@ -37,22 +38,20 @@ namespace {
 
 constexpr uint32_t kHeapAlign = 16;
 
-uint32_t FvfStride(uint32_t fvf) {
-  uint32_t s = 0;
-  if (fvf & D3DFVF_XYZ) s += 12;
-  if (fvf & D3DFVF_XYZRHW) s += 16;
-  if (fvf & D3DFVF_NORMAL) s += 12;
-  if (fvf & D3DFVF_DIFFUSE) s += 4;
-  if (fvf & D3DFVF_SPECULAR) s += 4;
-  if (fvf & D3DFVF_TEX1) s += 8;
-  return s;
-}
-
 }  // namespace
 
 // The C entry points.
 struct Dx6EntryPoints {
   static Dx6Driver* driver;  // the tables carry no state: one model driver per process
+
+  // The buffer a DirectDraw surface call names; E_INVALIDARG in its ddRVal (and null) when the
+  // handle is not one of ours.
+  template <typename Request>
+  static Dx6Driver::Buffer* SurfaceOf(Request* p) {
+    Dx6Driver::Buffer* b = driver->Find(p->lpDDSurface);
+    if (b == nullptr) p->ddRVal = Hr(E_INVALIDARG);
+    return b;
+  }
 
   static uint8_t* Data(Dx6Driver* d, Dx6Driver::Buffer* b) {
     return b->video ? d->heap_.data() + b->video_offset : b->system.data();
@@ -117,11 +116,8 @@ struct Dx6EntryPoints {
 
   static DDHAL_DRIVER_RESULT APIENTRY Destroy(DD_DESTROYSURFACEDATA* p) {
     Dx6Driver* d = driver;
-    Dx6Driver::Buffer* b = d->Find(p->lpDDSurface);
-    if (b == nullptr) {
-      p->ddRVal = Hr(E_INVALIDARG);
-      return DDHAL_DRIVER_HANDLED;
-    }
+    Dx6Driver::Buffer* b = SurfaceOf(p);
+    if (b == nullptr) return DDHAL_DRIVER_HANDLED;
     // Destroying any member tears down the whole set the driver made (ddi-spec §7 step 7).
     Dx6Driver::Set* set = b->set;
     for (auto& m : set->members) {
@@ -138,11 +134,8 @@ struct Dx6EntryPoints {
 
   static DDHAL_DRIVER_RESULT APIENTRY Lock(DD_LOCKDATA* p) {
     Dx6Driver* d = driver;
-    Dx6Driver::Buffer* b = d->Find(p->lpDDSurface);
-    if (b == nullptr) {
-      p->ddRVal = Hr(E_INVALIDARG);
-      return DDHAL_DRIVER_HANDLED;
-    }
+    Dx6Driver::Buffer* b = SurfaceOf(p);
+    if (b == nullptr) return DDHAL_DRIVER_HANDLED;
     if (b->busy > 0) {
       if (p->dwFlags & DDLOCK_DONOTWAIT) {
         p->ddRVal = Hr(D3DDDIERR_WASSTILLDRAWING);  // same value as DDERR_WASSTILLDRAWING
@@ -360,20 +353,7 @@ void Dx6Driver::FreeBuffer(Buffer* b) {
   if (b->video) {
     const uint32_t need = (b->size + kHeapAlign - 1) / kHeapAlign * kHeapAlign;
     video_in_use_ -= need;
-    auto [it, ok] = heap_free_.emplace(b->video_offset, need);
-    (void)ok;
-    auto next = std::next(it);
-    if (next != heap_free_.end() && it->first + it->second == next->first) {
-      it->second += next->second;
-      heap_free_.erase(next);
-    }
-    if (it != heap_free_.begin()) {
-      auto prev = std::prev(it);
-      if (prev->first + prev->second == it->first) {
-        prev->second += it->second;
-        heap_free_.erase(it);
-      }
-    }
+    ReleaseRange(heap_free_, b->video_offset, need);
     b->video = false;
   }
   b->system.clear();

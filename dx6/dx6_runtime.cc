@@ -14,18 +14,13 @@ namespace {
 // unknown opcode, so a driver that reads past the length fails on it (R80).
 constexpr uint8_t kStaleCommand[4] = {0xFF, 0x00, 0x01, 0x00};
 
-uint32_t FvfStride(uint32_t fvf) {
-  uint32_t s = 0;
-  if (fvf & D3DFVF_XYZ) s += 12;
-  if (fvf & D3DFVF_XYZRHW) s += 16;
-  if (fvf & D3DFVF_NORMAL) s += 12;
-  if (fvf & D3DFVF_DIFFUSE) s += 4;
-  if (fvf & D3DFVF_SPECULAR) s += 4;
-  if (fvf & D3DFVF_TEX1) s += 8;
-  return s;
-}
-
 }  // namespace
+
+std::vector<uint8_t> PatternTriangles(uint32_t count, uint32_t stride, uint64_t seed) {
+  std::vector<uint8_t> v(static_cast<size_t>(count) * 3 * stride);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<uint8_t>(seed + i * 7);
+  return v;
+}
 
 Dx6Runtime::Dx6Runtime(const DD_D3DBUFCALLBACKS* buffers, const D3DHAL_CALLBACKS3* hal,
                        std::pair<const uint8_t*, size_t> video_heap, D3DHAL_HCONTEXT context,

@@ -43,6 +43,10 @@
 
 namespace cltrace::gpu {
 
+// The vertex bytes of `count` triangles of `stride`-byte vertices, a pattern made from `seed`
+// (byte i is seed + 7 i): what tests and workloads draw.
+std::vector<uint8_t> PatternTriangles(uint32_t count, uint32_t stride, uint64_t seed);
+
 struct Dx6RuntimeOptions {
   uint32_t command_buffer_size = 4096;
   uint32_t vertex_buffer_size = 8192;

@@ -8,12 +8,6 @@
 namespace cltrace::gpu {
 namespace {
 
-std::vector<uint8_t> Triangles(uint32_t count, uint32_t stride, uint8_t seed) {
-  std::vector<uint8_t> v(static_cast<size_t>(count) * 3 * stride);
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<uint8_t>(seed + i * 7);
-  return v;
-}
-
 struct Dx6Fixture {
   explicit Dx6Fixture(PlantedBug bug = PlantedBug::kNone, Dx6RuntimeOptions ro = {}) {
     Dx6DriverOptions o;
@@ -35,17 +29,17 @@ void RunFrames(Dx6Fixture& f, int frames) {
   ASSERT_TRUE(f.runtime->Init().ok());
   auto vb = f.runtime->CreateExplicitVertexBuffer(60 * f.runtime->stride(), /*write_only=*/true);
   ASSERT_TRUE(vb.ok()) << vb.status();
-  ASSERT_TRUE(f.runtime->WriteExplicit(*vb, Triangles(20, f.runtime->stride(), 3)).ok());
+  ASSERT_TRUE(f.runtime->WriteExplicit(*vb, PatternTriangles(20, f.runtime->stride(), 3)).ok());
   for (int frame = 0; frame < frames; ++frame) {
     ASSERT_TRUE(f.runtime->SetRenderState(7, frame).ok());
     for (int i = 0; i < 40; ++i) {
-      ASSERT_TRUE(
-          f.runtime
-              ->DrawTriangles(Triangles(3, f.runtime->stride(), static_cast<uint8_t>(frame + i)))
-              .ok());
+      ASSERT_TRUE(f.runtime
+                      ->DrawTriangles(
+                          PatternTriangles(3, f.runtime->stride(), static_cast<uint8_t>(frame + i)))
+                      .ok());
     }
     ASSERT_TRUE(f.runtime->DrawExplicit(*vb, 0, 20).ok());
-    ASSERT_TRUE(f.runtime->DrawUserMemory(Triangles(2, f.runtime->stride(), 9)).ok());
+    ASSERT_TRUE(f.runtime->DrawUserMemory(PatternTriangles(2, f.runtime->stride(), 9)).ok());
     ASSERT_TRUE(f.runtime->Flush(frame == 1 ? 8192 : 0, 0).ok());
   }
 }
@@ -104,7 +98,7 @@ TEST(Dx6Test, InvalidCommandGetsErrorOffsetOfFirstUnhandledCommand) {
 TEST(Dx6Test, VertexBeyondLengthIsReportedByTheDriver) {
   Dx6Fixture f;
   ASSERT_TRUE(f.runtime->Init().ok());
-  ASSERT_TRUE(f.runtime->DrawTriangles(Triangles(1, f.runtime->stride(), 1)).ok());
+  ASSERT_TRUE(f.runtime->DrawTriangles(PatternTriangles(1, f.runtime->stride(), 1)).ok());
   Dp2Writer w;
   w.TriangleList(2, 1);  // vertices 2..4, only 3 in the VB
   ASSERT_TRUE(f.runtime->AppendRaw(w.bytes()).ok());

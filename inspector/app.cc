@@ -12,9 +12,6 @@ namespace cltrace::inspector {
 
 namespace {
 
-constexpr ImGuiWindowFlags kFixed =
-    ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse;
-
 void Place(const App::Rect& r) {
   ImGui::SetNextWindowPos(ImVec2(r.x, r.y), ImGuiCond_Always);
   ImGui::SetNextWindowSize(ImVec2(r.w, r.h), ImGuiCond_Always);
@@ -143,7 +140,7 @@ void App::DrawLoading() {
   const ImVec2 d = ImGui::GetIO().DisplaySize;
   ImGui::SetNextWindowPos(ImVec2(d.x * 0.5f, d.y * 0.5f), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
   ImGui::SetNextWindowSize(ImVec2(std::min(d.x - 20, 560.0f), 0), ImGuiCond_Always);
-  ImGui::Begin("Loading", nullptr, kFixed | ImGuiWindowFlags_NoTitleBar);
+  ImGui::Begin("Loading", nullptr, kFixedWindowFlags | ImGuiWindowFlags_NoTitleBar);
   ImGui::Text("cltrace-inspector: loading %s", path_.c_str());
   const float p = loader_ ? loader_->progress() : 0.0f;
   std::string overlay =
@@ -156,7 +153,7 @@ void App::DrawError() {
   const ImVec2 d = ImGui::GetIO().DisplaySize;
   ImGui::SetNextWindowPos(ImVec2(d.x * 0.5f, d.y * 0.5f), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
   ImGui::SetNextWindowSize(ImVec2(std::min(d.x - 20, 760.0f), 0), ImGuiCond_Always);
-  ImGui::Begin("Cannot load the trace", nullptr, kFixed);
+  ImGui::Begin("Cannot load the trace", nullptr, kFixedWindowFlags);
   ImGui::PushTextWrapPos(0);
   ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", error_.ToString().c_str());
   ImGui::PopTextWrapPos();
@@ -182,7 +179,7 @@ void App::Draw() {
   Place(l.details);
   details_.Draw("Selected call###details", *model_, view_);
   Place(l.tabs);
-  if (ImGui::Begin("###tabs", nullptr, kFixed | ImGuiWindowFlags_NoTitleBar)) {
+  if (ImGui::Begin("###tabs", nullptr, kFixedWindowFlags | ImGuiWindowFlags_NoTitleBar)) {
     if (ImGui::BeginTabBar("tabs")) {
       std::string findings =
           absl::StrCat("Checker findings (", model_->violations().size(), ")###f");

@@ -15,9 +15,6 @@
 namespace cltrace::inspector {
 namespace {
 
-constexpr ImGuiWindowFlags kPanelFlags =
-    ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse;
-
 std::string ArgsText(const TraceModel& m, const format::Event& e) {
   if (!format::CheckEventLayout(e).ok()) return "(arguments do not match the catalog)";
   return format::ArgsToText(e, m.handles(), m.data().strings);
@@ -117,10 +114,7 @@ CallFilterSpec CallsPanel::SpecFromInputs(const TraceModel& model) const {
 }
 
 void CallsPanel::Draw(const char* title, const TraceModel& model, View& view) {
-  if (!ImGui::Begin(title, nullptr, kPanelFlags)) {
-    ImGui::End();
-    return;
-  }
+  if (!BeginPanel(title)) return;
   Prepare(model);
   DrawFilters();
   StepFilter(model);
@@ -245,10 +239,7 @@ float CallsPanel::RowCenterY(size_t i) const {
 }
 
 void CallDetailsPanel::Draw(const char* title, const TraceModel& model, View& view) {
-  if (!ImGui::Begin(title, nullptr, kPanelFlags)) {
-    ImGui::End();
-    return;
-  }
+  if (!BeginPanel(title)) return;
   const int64_t ev = view.selected_event;
   if (ev < 0 || ev >= static_cast<int64_t>(model.events().size())) {
     ImGui::TextDisabled("select a call (calls list, or click a lifeline)");

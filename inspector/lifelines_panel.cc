@@ -86,12 +86,7 @@ void LifelinesPanel::DrawAxis(const TraceModel& model, const View& view) {
 }
 
 void LifelinesPanel::Draw(const char* title, const TraceModel& model, View& view) {
-  if (!ImGui::Begin(
-          title, nullptr,
-          ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse)) {
-    ImGui::End();
-    return;
-  }
+  if (!BeginPanel(title)) return;
   const std::vector<Row>& rows = model.rows();
   ImGui::Text("%zu handle rows, %s state spans, %s calls   view: seq %s .. %s", rows.size(),
               FormatSeq(model.span_count()).c_str(), FormatSeq(model.events().size()).c_str(),

@@ -77,12 +77,7 @@ ImVec2 StateDiagramPanel::NodeCenter(State s) const {
 }
 
 void StateDiagramPanel::Draw(const char* title, const TraceModel& model, View& view) {
-  if (!ImGui::Begin(
-          title, nullptr,
-          ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse)) {
-    ImGui::End();
-    return;
-  }
+  if (!BeginPanel(title)) return;
   const int row = view.selected_row;
   const bool have_selection = row >= 0 && row < static_cast<int>(model.rows().size());
   const RowKind kind = have_selection ? model.rows()[row].kind : RowKind::kCommandList;

@@ -53,6 +53,12 @@ absl::Span<const State> LegendStates() {
   return kStates;
 }
 
+bool BeginPanel(const char* title) {
+  if (ImGui::Begin(title, nullptr, kFixedWindowFlags)) return true;
+  ImGui::End();
+  return false;
+}
+
 void ApplyStyle() {
   ImGui::StyleColorsDark();
   ImGuiStyle& s = ImGui::GetStyle();

@@ -30,6 +30,14 @@ inline constexpr ImU32 kColorViolation = IM_COL32(235, 40, 40, 255);
 inline constexpr ImU32 kColorSelectedRow = IM_COL32(70, 90, 140, 110);
 inline constexpr ImU32 kColorIllegalEdge = IM_COL32(235, 50, 50, 255);
 
+// The inspector's windows are laid out by the app: none moves, resizes or collapses.
+inline constexpr ImGuiWindowFlags kFixedWindowFlags =
+    ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse;
+
+// Begins a panel's fixed window. False when there is nothing to draw (the window is already
+// ended); true when the caller draws its content and then calls ImGui::End().
+bool BeginPanel(const char* title);
+
 // Dark style, slightly tighter spacing than ImGui's default.
 void ApplyStyle();
 

@@ -7,12 +7,14 @@
 
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/functional/function_ref.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -155,6 +157,53 @@ class ContentReplayTest : public ::testing::Test {
     EXPECT_EQ(probe_.Log(), o.log) << "the driver saw other bytes on the second replay";
     return o;
   }
+  // Replays `trace` single-threaded and on the recorded threads, each with a fresh probe:
+  // identical to the recording, the probe logged `log`, and `more` holds of the outcome.
+  void ForBothThreadModes(const std::string& trace, const std::string& log,
+                          absl::FunctionRef<void(const Replayed&)> more) {
+    for (ThreadMode mode : {ThreadMode::kSingle, ThreadMode::kRecorded}) {
+      probe_.Reset();
+      Replayed o = Run(trace, mode);
+      EXPECT_EQ(o.exit, kExitIdentical) << o.report;
+      EXPECT_EQ(o.log, log);
+      more(o);
+    }
+  }
+  // tests/replay/small_cl.jsonl with `block` inserted before the line of seq `before`.
+  static std::string SmallClWith(uint64_t before, const std::string& block) {
+    std::ifstream in(CLTRACE_SOURCE_DIR "/tests/replay/small_cl.jsonl");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string at = absl::StrCat("{\"seq\":", before, ",");
+    std::string out;
+    for (absl::string_view line : absl::StrSplit(ss.str(), '\n', absl::SkipEmpty())) {
+      if (absl::StartsWith(line, at)) absl::StrAppend(&out, block);
+      absl::StrAppend(&out, line, "\n");
+    }
+    return out;
+  }
+  // The reference driver hashes the first bytes it is given into the command it submits: the
+  // submitted-command digest (--digest) of `trace_of(content)` replayed with `options` (one
+  // submission each) is the same for zero content as for none (`zeros_note`), differs for two
+  // different ramps, and repeats for the same content.
+  void ExpectDigestFollowsContent(
+      const std::function<std::string(const std::vector<uint8_t>*)>& trace_of,
+      ReplayOptions options, const char* zeros_note) {
+    options.driver_path = CLTRACE_REFDRIVER_LIB;
+    options.digest = true;
+    const std::vector<uint8_t> zeros(256, 0), a = Ramp(256, 1), b = Ramp(256, 2);
+    auto digest = [&](const std::vector<uint8_t>* content) {
+      Replayed o = Run(trace_of(content), options);
+      EXPECT_EQ(o.result.kernel.submissions, 1u) << o.report;
+      return o.result.kernel.digest;
+    };
+    const uint64_t none = digest(nullptr);
+    EXPECT_EQ(digest(&zeros), none) << zeros_note;
+    EXPECT_NE(digest(&a), none);
+    EXPECT_NE(digest(&b), digest(&a));
+    EXPECT_EQ(digest(&a), digest(&a));
+    EXPECT_EQ(digest(&b), digest(&b));
+  }
   Replayed Run(const std::string& jsonl, ThreadMode mode = ThreadMode::kSingle) {
     ReplayOptions options;
     options.threads = mode;
@@ -169,16 +218,14 @@ TEST_F(ContentReplayTest, UploadSourceIsTheContent) {
   const std::vector<uint8_t> bytes = Ramp(16, 0x10);
   const std::string trace =
       absl::StrCat(kProbeDevice, Upload(50, "0xa001", R"("pDstBox":null)", &bytes));
-  for (ThreadMode mode : {ThreadMode::kSingle, ThreadMode::kRecorded}) {
-    probe_.Reset();
-    Replayed o = Run(trace, mode);
-    EXPECT_EQ(o.exit, kExitIdentical) << o.report;
-    EXPECT_EQ(o.log, absl::StrCat("upload 1 sub 0: ", Hex(bytes), "\n"));
-    EXPECT_EQ(o.result.content.uploads, 1u);
-    EXPECT_EQ(o.result.content.bytes, 16u);
-    EXPECT_THAT(o.report, HasSubstr("\ncontent: 1 UpdateSubresourceUP sources and 0 mapped "
-                                    "subresources handed to the driver (16 bytes)\n"));
-  }
+  ForBothThreadModes(
+      trace, absl::StrCat("upload 1 sub 0: ", Hex(bytes), "\n"), [](const Replayed& o) {
+        EXPECT_EQ(o.result.content.uploads, 1u);
+        EXPECT_EQ(o.result.content.bytes, 16u);
+        EXPECT_THAT(o.report, HasSubstr("\ncontent: 1 UpdateSubresourceUP sources and 0 "
+                                        "mapped subresources handed to the driver (16 "
+                                        "bytes)\n"));
+      });
 }
 
 TEST_F(ContentReplayTest, UploadWithoutContentIsTheZeroRegion) {
@@ -207,40 +254,18 @@ TEST_F(ContentReplayTest, UploadOfABoxAndOfPitchedRows) {
 // The reference driver puts a hash of the first bytes it is given into its update command:
 // the submitted-command digest (--digest) shows which bytes reached it, with either kernel.
 TEST_F(ContentReplayTest, ReferenceDriverDigestFollowsTheUploadedBytes) {
-  std::ifstream in(CLTRACE_SOURCE_DIR "/tests/replay/small_cl.jsonl");
-  std::stringstream ss;
-  ss << in.rdbuf();
   // An update of buffer 0xa001 (256 bytes) right before the recorded Flush at seq 710.
-  auto with_update = [&](const std::vector<uint8_t>* content) {
-    std::string out;
-    for (absl::string_view line : absl::StrSplit(ss.str(), '\n', absl::SkipEmpty())) {
-      if (absl::StartsWith(line, "{\"seq\":710,")) {
-        const std::string update = absl::StrCat(
-            R"({"seq":705,"tid":1,"fn":"ResourceUpdateSubresourceUP","args":{"hDevice":"ic","hDstResource":"0xa001","DstSubresource":0,"pDstBox":null,"pSysMemUP":"0x8000","RowPitch":0,"DepthPitch":0}})");
-        absl::StrAppend(&out, content == nullptr ? update + "\n" : WithContent(update, *content));
-      }
-      absl::StrAppend(&out, line, "\n");
-    }
-    return out;
+  auto with_update = [](const std::vector<uint8_t>* content) {
+    const std::string update = absl::StrCat(
+        R"({"seq":705,"tid":1,"fn":"ResourceUpdateSubresourceUP","args":{"hDevice":"ic","hDstResource":"0xa001","DstSubresource":0,"pDstBox":null,"pSysMemUP":"0x8000","RowPitch":0,"DepthPitch":0}})");
+    return SmallClWith(710, content == nullptr ? update + "\n" : WithContent(update, *content));
   };
-  const std::vector<uint8_t> zeros(256, 0), a = Ramp(256, 1), b = Ramp(256, 2);
   for (KernelMode kernel : {KernelMode::kRecorded, KernelMode::kModel}) {
     ReplayOptions options;
-    options.driver_path = CLTRACE_REFDRIVER_LIB;
     options.threads = ThreadMode::kSingle;
     options.kernel = kernel;
-    options.digest = true;
     options.keep_going = true;  // the update makes the recorded command length differ
-    auto digest = [&](const std::vector<uint8_t>* content) {
-      Replayed o = Run(with_update(content), options);
-      EXPECT_EQ(o.result.kernel.submissions, 1u) << o.report;
-      return o.result.kernel.digest;
-    };
-    const uint64_t none = digest(nullptr);
-    EXPECT_EQ(digest(&zeros), none) << "no content is the zero region";
-    EXPECT_NE(digest(&a), none);
-    EXPECT_NE(digest(&b), digest(&a));
-    EXPECT_EQ(digest(&a), digest(&a));
+    ExpectDigestFollowsContent(with_update, options, "no content is the zero region");
   }
 }
 
@@ -277,55 +302,29 @@ TEST_F(ContentReplayTest, DeferredContextDiscardWritesTheContentIntoTheMapping) 
 )",
       Map(140, "DynamicResourceMapDiscard", "dc1", "dc1.r", kDiscard16, 2),
       Unmap(150, "DynamicResourceUnmap", "dc1", "dc1.r", &bytes, 2));
-  for (ThreadMode mode : {ThreadMode::kSingle, ThreadMode::kRecorded}) {
-    probe_.Reset();
-    Replayed o = Run(trace, mode);
-    EXPECT_EQ(o.exit, kExitIdentical) << o.report;
-    EXPECT_EQ(o.log, absl::StrCat("unmap 1 sub 0: ", Hex(bytes), "\n"));
-    EXPECT_EQ(o.result.content.unmaps, 1u);
-  }
+  ForBothThreadModes(trace, absl::StrCat("unmap 1 sub 0: ", Hex(bytes), "\n"),
+                     [](const Replayed& o) { EXPECT_EQ(o.result.content.unmaps, 1u); });
 }
 
 // The reference driver's deferred-context discard hands out a fresh alias whose bytes it
 // hashes into an update command at Unmap: the digest follows the content.
 TEST_F(ContentReplayTest, ReferenceDriverDigestFollowsTheMappedBytes) {
-  std::ifstream in(CLTRACE_SOURCE_DIR "/tests/replay/small_cl.jsonl");
-  std::stringstream ss;
-  ss << in.rdbuf();
   // A discard of dc1.src (the 256-byte buffer 0xa001 opened on dc1) in the second recording.
-  auto with_map = [&](const std::vector<uint8_t>* content) {
-    std::string out;
-    for (absl::string_view line : absl::StrSplit(ss.str(), '\n', absl::SkipEmpty())) {
-      if (absl::StartsWith(line, "{\"seq\":460,")) {
-        absl::StrAppend(
-            &out,
+  auto with_map = [](const std::vector<uint8_t>* content) {
+    return SmallClWith(
+        460,
+        absl::StrCat(
             Map(455, "DynamicResourceMapDiscard", "dc1", "dc1.src",
                 R"("DDIMap":"D3D10_DDI_MAP_WRITE_DISCARD","Flags":0,"pData":"0x9000","RowPitch":256,"DepthPitch":256)",
                 2),
-            Unmap(457, "DynamicResourceUnmap", "dc1", "dc1.src", content, 2));
-      }
-      absl::StrAppend(&out, line, "\n");
-    }
-    return out;
+            Unmap(457, "DynamicResourceUnmap", "dc1", "dc1.src", content, 2)));
   };
-  const std::vector<uint8_t> zeros(256, 0), a = Ramp(256, 1), b = Ramp(256, 2);
   for (ThreadMode mode : {ThreadMode::kSingle, ThreadMode::kRecorded}) {
     ReplayOptions options;
-    options.driver_path = CLTRACE_REFDRIVER_LIB;
     options.threads = mode;
     options.kernel = KernelMode::kModel;
-    options.digest = true;
     options.keep_going = true;  // the alias allocation is a callback the recording lacks
-    auto digest = [&](const std::vector<uint8_t>* content) {
-      Replayed o = Run(with_map(content), options);
-      EXPECT_EQ(o.result.kernel.submissions, 1u) << o.report;
-      return o.result.kernel.digest;
-    };
-    const uint64_t none = digest(nullptr);
-    EXPECT_EQ(digest(&zeros), none) << "the alias starts zeroed";
-    EXPECT_NE(digest(&a), none);
-    EXPECT_NE(digest(&b), digest(&a));
-    EXPECT_EQ(digest(&b), digest(&b));
+    ExpectDigestFollowsContent(with_map, options, "the alias starts zeroed");
   }
 }
 
@@ -569,43 +568,58 @@ TEST_F(ContentBadInputTest, ContentIdTheTraceDoesNotDefine) {
                                    "0)"));
 }
 
-// An upload (seq 50) whose content the recorded arguments cannot take.
-struct UploadCase {
+// A content-bearing call whose content the recorded arguments cannot take: an upload (seq 50)
+// or the Unmap (seq 70) of a recorded Map (seq 60).
+struct BadContentCase {
+  enum class Via { kUpload, kUnmap } via;
   const char* name;
-  const char* texture;  // kProbeTexture when the upload goes to it (0xa002)
+  const char* texture;  // kProbeTexture when the call is about it (0xa002)
   const char* resource;
-  const char* args;
+  const char* args;  // the upload's box and pitches, or the recorded Map's arguments
   size_t bytes;
   const char* message;
 };
 
-class UploadContentBadInputTest : public ContentBadInputTest,
-                                  public ::testing::WithParamInterface<UploadCase> {};
+std::string CaseName(const ::testing::TestParamInfo<BadContentCase>& info) {
+  return info.param.name;
+}
 
-TEST_P(UploadContentBadInputTest, IsBadInputAtTheUpload) {
-  const UploadCase& c = GetParam();
+class BadContentTest : public ContentBadInputTest,
+                       public ::testing::WithParamInterface<BadContentCase> {};
+
+TEST_P(BadContentTest, IsBadInputAtTheContentCall) {
+  const BadContentCase& c = GetParam();
   const std::vector<uint8_t> bytes = Ramp(c.bytes, 0);
-  ExpectBadInput(absl::StrCat(kProbeDevice, c.texture, Upload(50, c.resource, c.args, &bytes)), 50,
-                 c.message);
+  if (c.via == BadContentCase::Via::kUpload) {
+    ExpectBadInput(absl::StrCat(kProbeDevice, c.texture, Upload(50, c.resource, c.args, &bytes)),
+                   50, c.message);
+  } else {
+    ExpectBadInput(
+        absl::StrCat(kProbeDevice, c.texture, Map(60, "ResourceMap", "ic", c.resource, c.args),
+                     Unmap(70, "ResourceUnmap", "ic", c.resource, &bytes)),
+        70, c.message);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    ContentBadInput, UploadContentBadInputTest,
+    Upload, BadContentTest,
     ::testing::Values(
-        UploadCase{"ContentOfTheWrongSize", "", "0xa001", R"("pDstBox":null)", 15,
-                   "content is 15 bytes, but DstSubresource 0 with no box (the whole "
-                   "subresource), RowPitch 0 and DepthPitch 0 describes 16 bytes of source data"},
+        BadContentCase{
+            BadContentCase::Via::kUpload, "ContentOfTheWrongSize", "", "0xa001",
+            R"("pDstBox":null)", 15,
+            "content is 15 bytes, but DstSubresource 0 with no box (the whole "
+            "subresource), RowPitch 0 and DepthPitch 0 describes 16 bytes of source data"},
         // Two 12-byte rows at RowPitch 20 need 32 bytes; 24 (the rows without the gap) is short.
-        UploadCase{"RowsLongerThanTheContent", kProbeTexture, "0xa002",
-                   R"("pDstBox":null,"RowPitch":20,"DepthPitch":40)", 24,
-                   "content is 24 bytes, but DstSubresource 0 with no box (the whole "
-                   "subresource), RowPitch 20 and DepthPitch 40 describes 32 bytes of source "
-                   "data"},
-        UploadCase{"BoxTheResourceCannotTake", "", "0xa001",
-                   R"("left":8,"top":0,"front":0,"right":20,"bottom":1,"back":1)", 12,
-                   "content of an UpdateSubresourceUP the resource cannot take: box [8, 20) is "
-                   "empty or outside the 16-byte buffer"}),
-    [](const ::testing::TestParamInfo<UploadCase>& info) { return info.param.name; });
+        BadContentCase{BadContentCase::Via::kUpload, "RowsLongerThanTheContent", kProbeTexture,
+                       "0xa002", R"("pDstBox":null,"RowPitch":20,"DepthPitch":40)", 24,
+                       "content is 24 bytes, but DstSubresource 0 with no box (the whole "
+                       "subresource), RowPitch 20 and DepthPitch 40 describes 32 bytes of source "
+                       "data"},
+        BadContentCase{BadContentCase::Via::kUpload, "BoxTheResourceCannotTake", "", "0xa001",
+                       R"("left":8,"top":0,"front":0,"right":20,"bottom":1,"back":1)", 12,
+                       "content of an UpdateSubresourceUP the resource cannot take: box [8, 20) is "
+                       "empty or outside the 16-byte buffer"}),
+    CaseName);
 
 TEST_F(ContentBadInputTest, UploadToAResourceWithoutARecordedShape) {
   const std::vector<uint8_t> bytes = Ramp(16, 0);
@@ -638,51 +652,30 @@ TEST_F(ContentBadInputTest, UnmapContentAfterAnUnmapEndedTheMap) {
                  "mapped: there are no pitches to lay out its 16 bytes by");
 }
 
-// An Unmap (seq 70) whose content the recorded Map (seq 60) cannot take.
-struct UnmapCase {
-  const char* name;
-  const char* texture;  // kProbeTexture when the map is of it (0xa002)
-  const char* resource;
-  const char* map_args;
-  size_t bytes;
-  const char* message;
-};
-
-class UnmapContentBadInputTest : public ContentBadInputTest,
-                                 public ::testing::WithParamInterface<UnmapCase> {};
-
-TEST_P(UnmapContentBadInputTest, IsBadInputAtTheUnmap) {
-  const UnmapCase& c = GetParam();
-  const std::vector<uint8_t> bytes = Ramp(c.bytes, 0);
-  ExpectBadInput(
-      absl::StrCat(kProbeDevice, c.texture, Map(60, "ResourceMap", "ic", c.resource, c.map_args),
-                   Unmap(70, "ResourceUnmap", "ic", c.resource, &bytes)),
-      70, c.message);
-}
-
 INSTANTIATE_TEST_SUITE_P(
-    ContentBadInput, UnmapContentBadInputTest,
+    Unmap, BadContentTest,
     ::testing::Values(
-        UnmapCase{
-            "OfAReadMap", "", "0xa001",
+        BadContentCase{
+            BadContentCase::Via::kUnmap, "OfAReadMap", "", "0xa001",
             R"("DDIMap":"D3D10_DDI_MAP_READ","Flags":0,"pData":"0x9000","RowPitch":16,"DepthPitch":16)",
             16,
             "content for the Unmap of a D3D10_DDI_MAP_READ map (seq 60): the application writes "
             "nothing through a read map"},
         // The recorded Map laid the 3 × 2 texture out at RowPitch 64: 76 bytes, not 24.
-        UnmapCase{
-            "OfTheWrongSize", kProbeTexture, "0xa002",
+        BadContentCase{
+            BadContentCase::Via::kUnmap, "OfTheWrongSize", kProbeTexture, "0xa002",
             R"("DDIMap":"D3D10_DDI_MAP_WRITE","Flags":0,"pData":"0x9000","RowPitch":64,"DepthPitch":128)",
             24,
             "content is 24 bytes, but subresource 0 with the recorded Map's pitches (seq 60: "
             "RowPitch 64, DepthPitch 128) is 76 bytes"},
-        UnmapCase{
-            "WhoseRecordedPitchesCannotHoldTheSubresource", kProbeTexture, "0xa002",
+        BadContentCase{
+            BadContentCase::Via::kUnmap, "WhoseRecordedPitchesCannotHoldTheSubresource",
+            kProbeTexture, "0xa002",
             R"("DDIMap":"D3D10_DDI_MAP_WRITE","Flags":0,"pData":"0x9000","RowPitch":4,"DepthPitch":8)",
             16,
             "content of subresource 0 as the recorded Map (seq 60) laid it out: RowPitch 4 is "
             "smaller than a row of the region (12 bytes)"}),
-    [](const ::testing::TestParamInfo<UnmapCase>& info) { return info.param.name; });
+    CaseName);
 
 // Content-bearing calls damaged at random (any argument to a handle id or an extreme value, the
 // content id to another or an undefined one): every replay ends in one of the three reports and

@@ -55,6 +55,14 @@ Result Replay(const std::string& jsonl) {
   return out;
 }
 
+// Replays `jsonl` and expects it refused as bad input at `seq`, the message containing
+// `message`.
+void ExpectRefusedAt(const std::string& jsonl, uint64_t seq, const std::string& message) {
+  Result r = Replay(jsonl);
+  EXPECT_EQ(r.result.bad_seq, seq);
+  EXPECT_THAT(r.result.bad_message, HasSubstr(message));
+}
+
 TEST(HostileTraceTest, CallOnADeviceNoCallCreated) {
   Result r = Replay(absl::StrCat(
       kBringUp, R"({"seq":60,"tid":1,"fn":"Draw","args":{"hDevice":"nowhere","VertexCount":3}})"));
@@ -110,20 +118,15 @@ TEST(HostileTraceTest, PointerNamingNoHandle) {
 TEST(HostileTraceTest, ImpossibleKernelBufferSize) {
   std::string trace = kBringUp;
   trace.replace(trace.find("\"CommandBufferSize\":65536"), 25, "\"CommandBufferSize\":4294967295");
-  Result r = Replay(trace);
-  EXPECT_EQ(r.result.bad_seq, 40u);
-  EXPECT_THAT(r.result.bad_message,
-              HasSubstr("impossible size: CommandBufferSize = 4294967295 asks for a 4294967295-"
-                        "byte kernel buffer"));
+  ExpectRefusedAt(trace, 40,
+                  "impossible size: CommandBufferSize = 4294967295 asks for a 4294967295-"
+                  "byte kernel buffer");
 }
 
 TEST(HostileTraceTest, ImpossibleRecordedHandleSize) {
   std::string trace = kBringUp;
   trace.replace(trace.find("\"ret\":9056"), 10, "\"ret\":5000000000");
-  Result r = Replay(trace);
-  EXPECT_EQ(r.result.bad_seq, 20u);
-  EXPECT_THAT(r.result.bad_message,
-              HasSubstr("impossible size: the recorded driver answered 5000000000 bytes"));
+  ExpectRefusedAt(trace, 20, "impossible size: the recorded driver answered 5000000000 bytes");
 }
 
 TEST(HostileTraceTest, ImpossibleSourceDataSize) {
@@ -137,28 +140,24 @@ TEST(HostileTraceTest, ImpossibleCapsSize) {
   std::string trace = kBringUp;
   // pInfo's element count follows DataSize, so the codec's validation names the mismatch.
   trace.replace(trace.find("\"DataSize\":4"), 12, "\"DataSize\":4000000000");
-  Result r = Replay(trace);
-  EXPECT_EQ(r.result.bad_seq, 10u);
-  EXPECT_THAT(r.result.bad_message, HasSubstr("pInfo"));
+  ExpectRefusedAt(trace, 10, "pInfo");
 }
 
 TEST(HostileTraceTest, DdiCallNestedInADdiCall) {
-  Result r = Replay(
+  ExpectRefusedAt(
       absl::StrCat(kBringUp,
                    R"({"seq":60,"tid":1,"fn":"Flush","args":{"hDevice":"ic"},"ret":1,"end":80}
-{"seq":70,"tid":1,"fn":"Flush","args":{"hDevice":"ic"},"ret":1,"parent":60})"));
-  EXPECT_EQ(r.result.bad_seq, 70u);
-  EXPECT_THAT(r.result.bad_message, HasSubstr("a DDI call made directly inside DDI call seq 60"));
+{"seq":70,"tid":1,"fn":"Flush","args":{"hDevice":"ic"},"ret":1,"parent":60})"),
+      70, "a DDI call made directly inside DDI call seq 60");
 }
 
 TEST(HostileTraceTest, CallbackNestedInACallback) {
-  Result r = Replay(
+  ExpectRefusedAt(
       absl::StrCat(kBringUp,
                    R"({"seq":60,"tid":1,"fn":"Flush","args":{"hDevice":"ic"},"ret":1,"end":90}
 {"seq":70,"tid":1,"fn":"PerformAmortizedProcessingCb","args":{"hRuntimeDevice":"rtcore.ic"},"parent":60,"end":85}
-{"seq":80,"tid":1,"fn":"SetErrorCb","args":{"hRuntimeDevice":"rtcore.ic","hResult":"E_FAIL"},"parent":70})"));
-  EXPECT_EQ(r.result.bad_seq, 80u);
-  EXPECT_THAT(r.result.bad_message, HasSubstr("made inside callback seq 70"));
+{"seq":80,"tid":1,"fn":"SetErrorCb","args":{"hRuntimeDevice":"rtcore.ic","hResult":"E_FAIL"},"parent":70})"),
+      80, "made inside callback seq 70");
 }
 
 // DX6 (replayer/internal/dx6_replay.h): the DX6 runtime creates its command buffer and locks
@@ -178,66 +177,63 @@ TEST(HostileTraceTest, Dx6CallOnASurfaceNoCallCreated) {
 }
 
 TEST(HostileTraceTest, Dx6SurfaceUsedAfterItsDestroy) {
-  Result r = Replay(absl::StrCat(
-      kDx6Buffer,
-      R"({"seq":120,"tid":1,"fn":"DestroyD3DBuffer","args":{"pDestroySurface":true,"lpDDSurface":"cmd"},"ret":"DDHAL_DRIVER_HANDLED"}
-{"seq":130,"tid":1,"fn":"D3dDrawPrimitives2","args":{"pdp":true,"dwhContext":"0x1","dwFlags":"D3DHALDP2_SWAPCOMMANDBUFFER","lpDDCommands":"cmd","lpDDCommandsOut":"cmd"},"ret":"DDHAL_DRIVER_HANDLED"})"));
-  EXPECT_EQ(r.result.bad_seq, 130u);
-  EXPECT_THAT(r.result.bad_message,
-              HasSubstr("surface cmd (lpDDCommands) is used after seq 120 destroyed it"));
+  ExpectRefusedAt(
+      absl::StrCat(
+          kDx6Buffer,
+          R"({"seq":120,"tid":1,"fn":"DestroyD3DBuffer","args":{"pDestroySurface":true,"lpDDSurface":"cmd"},"ret":"DDHAL_DRIVER_HANDLED"}
+{"seq":130,"tid":1,"fn":"D3dDrawPrimitives2","args":{"pdp":true,"dwhContext":"0x1","dwFlags":"D3DHALDP2_SWAPCOMMANDBUFFER","lpDDCommands":"cmd","lpDDCommandsOut":"cmd"},"ret":"DDHAL_DRIVER_HANDLED"})"),
+      130, "surface cmd (lpDDCommands) is used after seq 120 destroyed it");
 }
 
 TEST(HostileTraceTest, Dx6CallsNestedInD3D11CallsOrTheOtherWayRound) {
   // The D3D11 and DX6 layers replay into different drivers; a trace that nests one in the
   // other was not made by any runtime.
-  Result inside_d3d11 = Replay(absl::StrCat(
-      kBringUp, R"({"seq":60,"tid":1,"fn":"Flush","args":{"hDevice":"ic"},"ret":1,"end":90}
-{"seq":70,"tid":1,"fn":"CanCreateD3DBuffer","args":{"pCanCreateSurface":true,"dwCaps":"DDSCAPS_EXECUTEBUFFER","dwLinearSize":64},"ret":"DDHAL_DRIVER_HANDLED","parent":60})"));
-  EXPECT_EQ(inside_d3d11.result.bad_seq, 70u);
-  EXPECT_THAT(inside_d3d11.result.bad_message,
-              HasSubstr("CanCreateD3DBuffer made inside seq 60 (Flush); DX6-layer calls are "
-                        "top-level runtime calls"));
+  ExpectRefusedAt(
+      absl::StrCat(kBringUp,
+                   R"({"seq":60,"tid":1,"fn":"Flush","args":{"hDevice":"ic"},"ret":1,"end":90}
+{"seq":70,"tid":1,"fn":"CanCreateD3DBuffer","args":{"pCanCreateSurface":true,"dwCaps":"DDSCAPS_EXECUTEBUFFER","dwLinearSize":64},"ret":"DDHAL_DRIVER_HANDLED","parent":60})"),
+      70,
+      "CanCreateD3DBuffer made inside seq 60 (Flush); DX6-layer calls are "
+      "top-level runtime calls");
 
-  Result inside_dx6 = Replay(absl::StrCat(
-      kBringUp, kDx6Buffer,
-      R"({"seq":120,"tid":1,"fn":"UnlockD3DBuffer","args":{"pUnlockData":true,"lpDDSurface":"cmd"},"ret":"DDHAL_DRIVER_HANDLED","end":140}
-{"seq":130,"tid":1,"fn":"SetErrorCb","args":{"hRuntimeDevice":"rtcore.ic","hResult":"E_FAIL"},"parent":120})"));
-  EXPECT_EQ(inside_dx6.result.bad_seq, 130u);
-  EXPECT_THAT(inside_dx6.result.bad_message,
-              HasSubstr("SetErrorCb made inside seq 120 (UnlockD3DBuffer)"));
+  ExpectRefusedAt(
+      absl::StrCat(
+          kBringUp, kDx6Buffer,
+          R"({"seq":120,"tid":1,"fn":"UnlockD3DBuffer","args":{"pUnlockData":true,"lpDDSurface":"cmd"},"ret":"DDHAL_DRIVER_HANDLED","end":140}
+{"seq":130,"tid":1,"fn":"SetErrorCb","args":{"hRuntimeDevice":"rtcore.ic","hResult":"E_FAIL"},"parent":120})"),
+      130, "SetErrorCb made inside seq 120 (UnlockD3DBuffer)");
 }
 
 TEST(HostileTraceTest, Dx6CallWithoutItsArgumentStructure) {
-  Result r = Replay(absl::StrCat(
-      kDx6Buffer,
-      R"({"seq":120,"tid":1,"fn":"D3dDrawPrimitives2","args":{"pdp":null},"ret":"DDHAL_DRIVER_HANDLED"})"));
-  EXPECT_EQ(r.result.bad_seq, 120u);
-  EXPECT_THAT(r.result.bad_message, HasSubstr("without its argument structure (pdp is NULL)"));
+  ExpectRefusedAt(
+      absl::StrCat(
+          kDx6Buffer,
+          R"({"seq":120,"tid":1,"fn":"D3dDrawPrimitives2","args":{"pdp":null},"ret":"DDHAL_DRIVER_HANDLED"})"),
+      120, "without its argument structure (pdp is NULL)");
 }
 
 TEST(HostileTraceTest, Dx6ContentOfTheWrongSizeOrOnACallThatTakesNone) {
   // 8 command bytes recorded for a 12-byte dwCommandLength.
-  Result wrong_size = Replay(absl::StrCat(
-      kDx6Buffer,
-      R"({"seq":120,"tid":1,"fn":"D3dDrawPrimitives2","args":{"pdp":true,"dwhContext":"0x1","dwFlags":"D3DHALDP2_SWAPCOMMANDBUFFER","lpDDCommands":"cmd","lpDDCommandsOut":"cmd","dwCommandLength":12},"ret":"DDHAL_DRIVER_HANDLED","content":"0800010007000000"})"));
-  EXPECT_EQ(wrong_size.result.bad_seq, 120u);
-  EXPECT_THAT(wrong_size.result.bad_message,
-              HasSubstr("its content has 8 bytes, but dwCommandLength 12 and 0 vertex bytes"));
+  ExpectRefusedAt(
+      absl::StrCat(
+          kDx6Buffer,
+          R"({"seq":120,"tid":1,"fn":"D3dDrawPrimitives2","args":{"pdp":true,"dwhContext":"0x1","dwFlags":"D3DHALDP2_SWAPCOMMANDBUFFER","lpDDCommands":"cmd","lpDDCommandsOut":"cmd","dwCommandLength":12},"ret":"DDHAL_DRIVER_HANDLED","content":"0800010007000000"})"),
+      120, "its content has 8 bytes, but dwCommandLength 12 and 0 vertex bytes");
 
-  Result on_lock = Replay(absl::StrCat(
-      kDx6Buffer,
-      R"({"seq":120,"tid":1,"fn":"UnlockD3DBuffer","args":{"pUnlockData":true,"lpDDSurface":"cmd"},"ret":"DDHAL_DRIVER_HANDLED","content":"00"})"));
-  EXPECT_EQ(on_lock.result.bad_seq, 120u);
-  EXPECT_THAT(on_lock.result.bad_message, HasSubstr("UnlockD3DBuffer carries content"));
+  ExpectRefusedAt(
+      absl::StrCat(
+          kDx6Buffer,
+          R"({"seq":120,"tid":1,"fn":"UnlockD3DBuffer","args":{"pUnlockData":true,"lpDDSurface":"cmd"},"ret":"DDHAL_DRIVER_HANDLED","content":"00"})"),
+      120, "UnlockD3DBuffer carries content");
 }
 
 TEST(HostileTraceTest, OverlappingDx6Calls) {
-  Result r = Replay(absl::StrCat(
-      kDx6Buffer,
-      R"({"seq":120,"tid":1,"fn":"UnlockD3DBuffer","args":{"pUnlockData":true,"lpDDSurface":"cmd"},"ret":"DDHAL_DRIVER_HANDLED","end":140}
-{"seq":130,"tid":2,"fn":"LockD3DBuffer","args":{"pLockData":true,"lpDDSurface":"cmd","dwFlags":"DDLOCK_WAIT","lpSurfData":"0x9000"},"ret":"DDHAL_DRIVER_HANDLED","end":135})"));
-  EXPECT_EQ(r.result.bad_seq, 130u);
-  EXPECT_THAT(r.result.bad_message, HasSubstr("starts before DX6-layer call seq 120 returned"));
+  ExpectRefusedAt(
+      absl::StrCat(
+          kDx6Buffer,
+          R"({"seq":120,"tid":1,"fn":"UnlockD3DBuffer","args":{"pUnlockData":true,"lpDDSurface":"cmd"},"ret":"DDHAL_DRIVER_HANDLED","end":140}
+{"seq":130,"tid":2,"fn":"LockD3DBuffer","args":{"pLockData":true,"lpDDSurface":"cmd","dwFlags":"DDLOCK_WAIT","lpSurfData":"0x9000"},"ret":"DDHAL_DRIVER_HANDLED","end":135})"),
+      130, "starts before DX6-layer call seq 120 returned");
 }
 
 TEST(HostileTraceTest, TruncatedOrForeignDx6EventsOfACorpusTrace) {

@@ -8,8 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-generator=()
-command -v ninja >/dev/null && generator=(-G Ninja)
+source scripts/sanitizer_lib.sh
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache
                                           -DCMAKE_C_COMPILER_LAUNCHER=ccache)
@@ -18,7 +17,7 @@ if [[ ! -f build-asan/CMakeCache.txt ]]; then
   # here (the sanitizers make GCC warn about code it cannot see through; CI's -Werror build is
   # the normal one).
   flags="-O1 -g1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all"
-  cmake -S . -B build-asan "${generator[@]}" "${launcher[@]}" -DCMAKE_CXX_COMPILER=g++ \
+  cmake -S . -B build-asan "${sanitizer_generator[@]}" "${launcher[@]}" -DCMAKE_CXX_COMPILER=g++ \
     -DCMAKE_C_COMPILER=gcc -DCLTRACE_WERROR=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$flags" -DCMAKE_C_FLAGS_RELWITHDEBINFO="$flags" \
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
@@ -36,25 +35,12 @@ cmake --build build-asan -j "$(nproc)" --target "${tests[@]}" cltrace cltrace-wo
 # handle memory allocated on purpose (the driver may still hold them, replayer/internal/
 # session.cc ~Session), so every such replay would be a "leak" by design.
 reports="$PWD/build-asan/asan-reports"
-rm -rf "$reports"
-mkdir -p "$reports"
+sanitizer_fresh_dir "$reports"
 export ASAN_OPTIONS="halt_on_error=1 detect_leaks=0 log_path=$reports/asan verify_asan_link_order=0"
 export UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1 log_path=$reports/ubsan"
 export CLTRACE_BUILD_DIR="$PWD/build-asan"
 status=0
-for t in "${tests[@]}"; do
-  echo "asan: $t"
-  if ! build-asan/bin/"$t" --gtest_brief=1 "$@" > "$reports/$t.log" 2>&1; then
-    echo "asan: $t FAILED (log: $reports/$t.log)" >&2
-    tail -40 "$reports/$t.log" >&2
-    status=1
-  fi
-done
-for f in "$reports"/asan.* "$reports"/ubsan.*; do
-  [[ -e "$f" ]] || continue
-  echo "asan: sanitizer report in $f" >&2
-  head -60 "$f" >&2
-  status=1
-done
+sanitizer_run_tests asan build-asan "$reports" "${tests[@]}" -- "$@" || status=1
+sanitizer_check_reports asan sanitizer "$reports"/asan.* "$reports"/ubsan.* || status=1
 [[ $status -eq 0 ]] && echo "asan: ${#tests[@]} test programs, no AddressSanitizer/UBSan reports"
 exit $status

@@ -9,11 +9,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-generator=()
-command -v ninja >/dev/null && generator=(-G Ninja)
+source scripts/sanitizer_lib.sh
 if [[ ! -f build-tsan/CMakeCache.txt ]]; then
   # -O1 -g1 (line tables only): TSAN reports keep file:line, the build is ~30% faster.
-  cmake -S . -B build-tsan "${generator[@]}" -DCLTRACE_TSAN=ON \
+  cmake -S . -B build-tsan "${sanitizer_generator[@]}" -DCLTRACE_TSAN=ON \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" >/dev/null
 fi
@@ -25,24 +24,11 @@ cmake --build build-tsan -j "$(nproc)" --target "${tests[@]}" cltrace-workload \
 # Reports go to files (one per process, children included), so none can hide in output a
 # test captured; halt_on_error also makes the reporting process fail at once.
 reports="$PWD/build-tsan/tsan-reports"
-rm -rf "$reports"
-mkdir -p "$reports"
+sanitizer_fresh_dir "$reports"
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 log_path=$reports/report"
 export CLTRACE_BUILD_DIR="$PWD/build-tsan"
 status=0
-for t in "${tests[@]}"; do
-  echo "tsan: $t"
-  if ! build-tsan/bin/"$t" --gtest_brief=1 > "$reports/$t.log" 2>&1; then
-    echo "tsan: $t FAILED (log: $reports/$t.log)" >&2
-    tail -40 "$reports/$t.log" >&2
-    status=1
-  fi
-done
-for f in "$reports"/report.*; do
-  [[ -e "$f" ]] || continue
-  echo "tsan: ThreadSanitizer report in $f" >&2
-  head -60 "$f" >&2
-  status=1
-done
+sanitizer_run_tests tsan build-tsan "$reports" "${tests[@]}" -- || status=1
+sanitizer_check_reports tsan ThreadSanitizer "$reports"/report.* || status=1
 [[ $status -eq 0 ]] && echo "tsan: ${#tests[@]} test programs, no ThreadSanitizer reports"
 exit $status

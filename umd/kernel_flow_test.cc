@@ -35,6 +35,20 @@ struct Frame {
     ASSERT_TRUE(ctx.Emit(Command::Clear(a->value, value)).ok());
     ASSERT_TRUE(ctx.Flush().ok());
   }
+  // Context `ctx` waits for sync object `sync` (pfnWaitForSynchronizationObjectCb); returns
+  // the callback's result.
+  HRESULT WaitFor(const UmdContext& ctx, D3DKMT_HSYNCOBJECT sync) {
+    D3DDDICB_WAITFORSYNCHRONIZATIONOBJECT w{};
+    w.hContext = ctx.handle();
+    w.ObjectCount = 1;
+    w.ObjectHandleArray[0] = sync;
+    return stack.device_callbacks()->pfnWaitForSynchronizationObjectCb(dev, &w);
+  }
+  // The same on a new context, kept in `ctx`.
+  void SubmitClearedOnNewContext(uint64_t value, D3DKMT_HALLOCATION* a) {
+    ctx = umd->CreateContext(0).value();
+    SubmitClearedAllocation(*ctx, value, a);
+  }
   std::string Violations() const {
     std::string s;
     for (const auto& v : sink.violations()) absl::StrAppend(&s, v.id(), " ", v.message, "\n");
@@ -44,6 +58,7 @@ struct Frame {
   KernelStack stack;
   D3DRTDEVICEHANDLE dev{};
   std::unique_ptr<UmdDevice> umd;
+  std::unique_ptr<UmdContext> ctx;  // SubmitClearedOnNewContext's
 };
 
 TEST(KernelFlowTest, OneFrameProducesExpectedDigests) {
@@ -324,9 +339,8 @@ TEST(KernelFlowTest, SplitsDmaBufferWhenAllocationsDoNotFitTogether) {
 
 TEST(KernelFlowTest, DeallocateWhileInFlightIsDeferred) {
   Frame f;
-  auto ctx = f.umd->CreateContext(0).value();
   D3DKMT_HALLOCATION a;
-  ASSERT_NO_FATAL_FAILURE(f.SubmitClearedAllocation(*ctx, 1, &a));
+  ASSERT_NO_FATAL_FAILURE(f.SubmitClearedOnNewContext(1, &a));
   const uint64_t live = f.stack.kernel().stats().allocations;
   ASSERT_TRUE(f.umd->Deallocate(a).ok());  // after pfnRenderCb (R67), before completion
   EXPECT_EQ(f.stack.kernel().stats().allocations, live);  // still referenced by queued work
@@ -365,9 +379,8 @@ TEST(KernelFlowTest, LockWaitsForGpuAndUnlockWritesContent) {
 
 TEST(KernelFlowTest, EscapeQueriesDigestAndResidency) {
   Frame f;
-  auto ctx = f.umd->CreateContext(0).value();
   D3DKMT_HALLOCATION a;
-  ASSERT_NO_FATAL_FAILURE(f.SubmitClearedAllocation(*ctx, 9, &a));
+  ASSERT_NO_FATAL_FAILURE(f.SubmitClearedOnNewContext(9, &a));
   ASSERT_TRUE(f.stack.kernel().WaitIdle().ok());
   EscapeData e;
   e.code = kEscapeQueryDigest;
@@ -401,11 +414,7 @@ TEST(KernelFlowTest, WaitOnSignalOrdersWorkAcrossNodes) {
   cs.Info.MaxCount = 4;
   ASSERT_EQ(cb->pfnCreateSynchronizationObjectCb(f.dev, &cs), 0);
   // The graphics context waits for the copy context's signal before copying src -> dst.
-  D3DDDICB_WAITFORSYNCHRONIZATIONOBJECT w{};
-  w.hContext = gfx_ctx->handle();
-  w.ObjectCount = 1;
-  w.ObjectHandleArray[0] = cs.hSyncObject;
-  ASSERT_EQ(cb->pfnWaitForSynchronizationObjectCb(f.dev, &w), 0);
+  ASSERT_EQ(f.WaitFor(*gfx_ctx, cs.hSyncObject), 0);
   ASSERT_TRUE(gfx_ctx->Emit(Command::Copy(dst.value, src.value)).ok());
   ASSERT_TRUE(gfx_ctx->Flush().ok());
   ASSERT_TRUE(copy_ctx->Emit(Command::Clear(src.value, 0xC0FFEE)).ok());
@@ -427,11 +436,7 @@ TEST(KernelFlowTest, UnsignalledWaitIsReportedByWaitIdle) {
   D3DDDICB_CREATESYNCHRONIZATIONOBJECT cs{};
   cs.Info.Type = D3DDDI_SYNCHRONIZATION_MUTEX;
   ASSERT_EQ(cb->pfnCreateSynchronizationObjectCb(f.dev, &cs), 0);
-  D3DDDICB_WAITFORSYNCHRONIZATIONOBJECT w{};
-  w.hContext = ctx->handle();
-  w.ObjectCount = 1;
-  w.ObjectHandleArray[0] = cs.hSyncObject;
-  ASSERT_EQ(cb->pfnWaitForSynchronizationObjectCb(f.dev, &w), 0);
+  ASSERT_EQ(f.WaitFor(*ctx, cs.hSyncObject), 0);
   EXPECT_EQ(f.stack.kernel().WaitIdle().code(), absl::StatusCode::kFailedPrecondition);
 }
 
@@ -498,9 +503,8 @@ TEST(KernelFlowTest, AllocateCbIsSafeFromManyThreads) {
 
 TEST(KernelFlowTest, DestroyDeviceReleasesLeftovers) {
   Frame f;
-  auto ctx = f.umd->CreateContext(0).value();
   D3DKMT_HALLOCATION a;
-  ASSERT_NO_FATAL_FAILURE(f.SubmitClearedAllocation(*ctx, 1, &a));
+  ASSERT_NO_FATAL_FAILURE(f.SubmitClearedOnNewContext(1, &a));
   ASSERT_TRUE(f.stack.kernel().DestroyDevice(f.dev).ok());
   EXPECT_EQ(f.stack.kernel().stats().allocations, 0u);
   EXPECT_TRUE(f.stack.kernel().AllocationDigests().empty());
@@ -581,9 +585,8 @@ TEST_F(GpuObserverTest, DigestIsTakenAtCompletionNotWhenTheDpcRuns) {
   KernelStackOptions o;
   o.kernel.timing.dpc_latency_ns = 1000000;  // the DPC runs 1 ms (virtual) after the ISR
   Frame f(o, Wrappers());
-  auto ctx = f.umd->CreateContext(0).value();
   D3DKMT_HALLOCATION a;
-  ASSERT_NO_FATAL_FAILURE(f.SubmitClearedAllocation(*ctx, 7, &a));
+  ASSERT_NO_FATAL_FAILURE(f.SubmitClearedOnNewContext(7, &a));
   f.stack.kernel().RunFor(100000);  // the GPU is done; the DPC has not run
   EXPECT_EQ(f.stack.kernel().hardware().completed_fence(0), 2u);
   EXPECT_TRUE(retired_.empty());
@@ -673,9 +676,8 @@ TEST_F(GpuObserverTest, ObserverCallsAreCountedWithTheKernelLayer) {
   EXPECT_NE(f.stack.gpu_observer_table(), nullptr);
   const uint64_t before = ProcessKernelLayerCalls();
   const size_t first_line = t.lines().size();
-  auto ctx = f.umd->CreateContext(0).value();
   D3DKMT_HALLOCATION a;
-  ASSERT_NO_FATAL_FAILURE(f.SubmitClearedAllocation(*ctx, 3, &a));
+  ASSERT_NO_FATAL_FAILURE(f.SubmitClearedOnNewContext(3, &a));
   ASSERT_TRUE(f.stack.kernel().WaitIdle().ok());
   uint64_t kernel_layer_lines = 0, observer_lines = 0;
   for (size_t i = first_line; i < t.lines().size(); ++i) {

@@ -100,36 +100,29 @@ void Checker::Impl::JudgeErrorCode(const Event& e, const CallMeta& pm, bool pdc,
     case Op::kCalcHandleSize:
       Flag(Rule::kR31, e, rt, absl::StrCat(what, "; size queries never call pfnSetErrorCb"));
       break;
-    case Op::kCreateCommandList:
-      if (!pdc && !oom && !removed)
-        Flag(Rule::kR20, e, rt,
+    case Op::kCreateCommandList:   // R20 (the IC's; a DC's is a local open)
+    case Op::kCommandListExecute:  // R24
+      if (pm.op == Op::kCreateCommandList && pdc) break;
+      if (!oom && !removed)
+        Flag(pm.op == Op::kCreateCommandList ? Rule::kR20 : Rule::kR24, e, rt,
              absl::StrCat(what,
                           "; only E_OUTOFMEMORY and D3DDDIERR_DEVICEREMOVED are "
                           "legal (others are critical)"));
       break;
     case Op::kRecycleCreateCommandList:
+    case Op::kRecycleCreateDeferredContext: {
+      // The recycle creates report E_OUTOFMEMORY by return value.
+      const Rule rule = pm.op == Op::kRecycleCreateCommandList ? Rule::kR22 : Rule::kR23;
       if (oom) {
-        Flag(Rule::kR22, e, rt, absl::StrCat(what, "; E_OUTOFMEMORY is reported by return value"));
+        Flag(rule, e, rt, absl::StrCat(what, "; E_OUTOFMEMORY is reported by return value"));
       } else {
-        Warn(Rule::kR22, e, rt,
-             absl::StrCat(what, " via pfnSetErrorCb (not addressed by the sources)"));
+        Warn(rule, e, rt, absl::StrCat(what, " via pfnSetErrorCb (not addressed by the sources)"));
       }
       break;
-    case Op::kRecycleCreateDeferredContext:
-      if (oom) {
-        Flag(Rule::kR23, e, rt, absl::StrCat(what, "; E_OUTOFMEMORY is reported by return value"));
-      } else {
-        Warn(Rule::kR23, e, rt,
-             absl::StrCat(what, " via pfnSetErrorCb (not addressed by the sources)"));
-      }
-      break;
-    case Op::kCommandListExecute:
-      if (!oom && !removed)
-        Flag(Rule::kR24, e, rt,
-             absl::StrCat(what,
-                          "; only E_OUTOFMEMORY and D3DDDIERR_DEVICEREMOVED are "
-                          "legal (others are critical)"));
-      break;
+    }
+    case Op::kDestroyObject:
+      if (pm.object_type != 0) break;
+      [[fallthrough]];
     case Op::kDestroyCommandList:
     case Op::kRecycleDestroyCommandList:
     case Op::kDestroyDevice:
@@ -138,12 +131,6 @@ void Checker::Impl::JudgeErrorCode(const Event& e, const CallMeta& pm, bool pdc,
     case Op::kQueryEnd:
     case Op::kRecycleCommandList:
       if (!removed && !(pdc && oom))
-        Flag(Rule::kR25, e, rt,
-             absl::StrCat(what, pdc ? "; only DEVICEREMOVED or E_OUTOFMEMORY may be set"
-                                    : "; only D3DDDIERR_DEVICEREMOVED may be set"));
-      break;
-    case Op::kDestroyObject:
-      if (pm.object_type == 0 && !removed && !(pdc && oom))
         Flag(Rule::kR25, e, rt,
              absl::StrCat(what, pdc ? "; only DEVICEREMOVED or E_OUTOFMEMORY may be set"
                                     : "; only D3DDDIERR_DEVICEREMOVED may be set"));

@@ -8,9 +8,7 @@ namespace cltrace::check::internal {
 
 void CommandListTracker::To(int32_t i, State s, const Event& e) {
   CommandList& c = cls_[i];
-  State from = c.state;
-  c.state = s;
-  c.last.Push(s, e.seq, e.call);
+  State from = Advance(c, s, e);
   env_.Emit(HandleRole::kCommandList, from, s, static_cast<uint32_t>(i + 1), c.handle, e,
             c.owner >= 0 ? ctx(c.owner).handle : 0, 0, 0);
 }
@@ -182,25 +180,37 @@ void CommandListTracker::CheckExecuteTarget(const Event& e, const CommandList& c
   }
 }
 
-void CommandListTracker::OnExecute(const Event& e, const CallMeta& m, int32_t ic) {
-  uint64_t h = Arg(e, m.handle);
-  int32_t ci = h ? Slot(h).cl : -1;
+CommandList* CommandListTracker::IcList(const Event& e, uint64_t h, int32_t ic, Rule not_a_list,
+                                        absl::string_view fn, absl::string_view not_a_list_what,
+                                        int32_t* index) {
+  const int32_t ci = h ? Slot(h).cl : -1;
+  if (index != nullptr) *index = ci;
   if (ci < 0) {
     if (Complete(ic))
-      Flag(Rule::kR40, e, h, "CommandListExecute on a handle that is not a command list");
-  } else {
-    CommandList& c = cls_[ci];
-    if (c.state == State::kValid) {
-      CheckExecuteTarget(e, c, ic, h);
-      for (int32_t r : c.maps) t_.objects.NoteUse(r, e.seq);
-    } else if (c.state == State::kCreateFailed) {
-      Flag(Rule::kR21, e, h, "CommandListExecute on a command list whose CreateCommandList failed",
-           &c.last);
+      Flag(not_a_list, e, h, absl::StrCat(fn, " on a handle that ", not_a_list_what));
+    return nullptr;
+  }
+  CommandList& c = cls_[ci];
+  if (c.state == State::kCreateFailed) {
+    Flag(Rule::kR21, e, h, absl::StrCat(fn, " on a command list whose CreateCommandList failed"),
+         &c.last);
+    return nullptr;
+  }
+  return &c;
+}
+
+void CommandListTracker::OnExecute(const Event& e, const CallMeta& m, int32_t ic) {
+  uint64_t h = Arg(e, m.handle);
+  if (CommandList* c = IcList(e, h, ic, Rule::kR40, "CommandListExecute", "is not a command list");
+      c != nullptr) {
+    if (c->state == State::kValid) {
+      CheckExecuteTarget(e, *c, ic, h);
+      for (int32_t r : c->maps) t_.objects.NoteUse(r, e.seq);
     } else {
       Flag(Rule::kR40, e, h,
-           absl::StrCat("CommandListExecute on a command list in state ", StateName(c.state),
+           absl::StrCat("CommandListExecute on a command list in state ", StateName(c->state),
                         " (only Valid handles may be executed)"),
-           &c.last);
+           &c->last);
     }
   }
   t_.objects.ClearBindings(ic);  // the executing context ends in the cleared state
@@ -208,32 +218,24 @@ void CommandListTracker::OnExecute(const Event& e, const CallMeta& m, int32_t ic
 
 void CommandListTracker::OnRecycleDestroy(const Event& e, const CallMeta& m, int32_t ic) {
   uint64_t h = Arg(e, m.handle);
-  int32_t ci = h ? Slot(h).cl : -1;
-  if (ci < 0) {
-    if (Complete(ic))
-      Flag(Rule::kR41, e, h, "RecycleDestroyCommandList on a handle that was never a command list");
-    return;
-  }
-  CommandList& c = cls_[ci];
-  if (c.state == State::kCreateFailed) {
-    Flag(Rule::kR21, e, h,
-         "RecycleDestroyCommandList on a command list whose CreateCommandList failed", &c.last);
-    return;
-  }
-  if (c.state != State::kValid) {
+  int32_t ci = -1;
+  CommandList* c =
+      IcList(e, h, ic, Rule::kR41, "RecycleDestroyCommandList", "was never a command list", &ci);
+  if (c == nullptr) return;
+  if (c->state != State::kValid) {
     Flag(Rule::kR41, e, h,
-         absl::StrCat("RecycleDestroyCommandList on a command list in state ", StateName(c.state),
+         absl::StrCat("RecycleDestroyCommandList on a command list in state ", StateName(c->state),
                       " (only from Valid)"),
-         &c.last);
+         &c->last);
     return;
   }
-  if (c.owner >= 0) {
-    const Ctx& owner = ctx(c.owner);
+  if (c->owner >= 0) {
+    const Ctx& owner = ctx(c->owner);
     if (owner.state == State::kDestroyed || owner.state == State::kCreateFailed) {
       Flag(Rule::kR41, e, h,
-           absl::StrCat("the owning ", CtxName(c.owner),
+           absl::StrCat("the owning ", CtxName(c->owner),
                         " is destroyed; the runtime must call DestroyCommandList"),
-           &c.last);
+           &c->last);
     }
   }
   To(ci, State::kRecycleDestroyed, e);
@@ -241,14 +243,11 @@ void CommandListTracker::OnRecycleDestroy(const Event& e, const CallMeta& m, int
 
 void CommandListTracker::OnDestroy(const Event& e, const CallMeta& m, int32_t ic) {
   uint64_t h = Arg(e, m.handle);
-  int32_t ci = h ? Slot(h).cl : -1;
-  if (ci < 0) {
-    if (Complete(ic))
-      Flag(Rule::kR44, e, h, "DestroyCommandList on a handle that was never a command list");
-    return;
-  }
-  CommandList& c = cls_[ci];
-  switch (c.state) {
+  int32_t ci = -1;
+  CommandList* c =
+      IcList(e, h, ic, Rule::kR44, "DestroyCommandList", "was never a command list", &ci);
+  if (c == nullptr) return;
+  switch (c->state) {
     case State::kValid:
     case State::kRecycleDestroyed:
     case State::kRecycled:
@@ -257,18 +256,14 @@ void CommandListTracker::OnDestroy(const Event& e, const CallMeta& m, int32_t ic
         Flag(Rule::kR54, e, h,
              absl::StrCat("IC command list destroyed while ", open,
                           " DC-local handle(s) of it are open"),
-             &c.last);
+             &c->last);
       }
       To(ci, State::kDestroyed, e);
       return;
-    case State::kCreateFailed:
-      Flag(Rule::kR21, e, h, "DestroyCommandList on a command list whose CreateCommandList failed",
-           &c.last);
-      return;
     default:
       Flag(Rule::kR44, e, h,
-           absl::StrCat("DestroyCommandList on a command list in state ", StateName(c.state)),
-           &c.last);
+           absl::StrCat("DestroyCommandList on a command list in state ", StateName(c->state)),
+           &c->last);
       return;
   }
 }

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "check/internal/tracker.h"
 
 namespace cltrace::check::internal {
@@ -55,6 +56,12 @@ class CommandListTracker : public TrackerBase {
  private:
   // The DC a Finish ends must be recording, with no open query or map (R53, R29, R52).
   bool CheckFinishingDc(const Event& e, int32_t d);
+  // The list handle `h` of IC-table call `fn` names (its index in *index when given); null when
+  // there is none to judge further: `h` never was a list ("<fn> on a handle that
+  // <not_a_list_what>", flagged `not_a_list` when the trace shows the IC from its start) or
+  // the list's CreateCommandList failed (R21).
+  CommandList* IcList(const Event& e, uint64_t h, int32_t ic, Rule not_a_list, absl::string_view fn,
+                      absl::string_view not_a_list_what, int32_t* index = nullptr);
   int32_t CreateFresh(const Event& e, uint64_t h, int32_t d);
   // RecycleCreateCommandList of `h` (R22, R43, R45); *ok: it succeeded.
   int32_t RecycleCreate(const Event& e, uint64_t h, int32_t d, int32_t ic, bool* ok);

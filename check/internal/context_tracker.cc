@@ -19,11 +19,20 @@ bool ContextTracker::Complete(int32_t c) const {
 
 void ContextTracker::To(int32_t c, State s, const Event& e) {
   Ctx& x = ctxs_[c];
-  State from = x.state;
-  x.state = s;
-  x.last.Push(s, e.seq, e.call);
+  State from = Advance(x, s, e);
   env_.Emit(x.dc ? HandleRole::kDeferredContext : HandleRole::kImmediateContext, from, s,
             static_cast<uint32_t>(c + 1), x.handle, e, 0, 0, x.recording);
+}
+
+void DomainSlot::Hold(const Event& e, Rule r) {
+  uint64_t e_end = EndOf(e);
+  if (used && e_end <= end) return;
+  seq = e.seq;
+  end = e_end;
+  tid = e.tid;
+  call = e.call;
+  rule = r;
+  used = true;
 }
 
 int32_t ContextTracker::New(bool dc, uint64_t handle, uint64_t core, int32_t device, bool implicit,
@@ -115,15 +124,7 @@ void ContextTracker::EnterDomain(int32_t c, const Event& e, Rule rule) {
                       d.seq, ", tid ", d.tid, ") still in flight",
                       r == Rule::kR11 ? " (non-shared primaries are IC-domain)" : ""));
   }
-  uint64_t end = EndOf(e);
-  if (!d.used || end > d.end) {
-    d.seq = e.seq;
-    d.end = end;
-    d.tid = e.tid;
-    d.call = e.call;
-    d.rule = rule;
-    d.used = true;
-  }
+  d.Hold(e, rule);
 }
 
 void ContextTracker::OnCreateDevice(const Event& e, const CallMeta& m) {

@@ -33,6 +33,9 @@ struct DomainSlot {
   CallId call = CallId::kInvalid;
   Rule rule = Rule::kR10;  // R10, R11 (non-shared primary) or R12 (IC-table call of a DC's Finish)
   bool used = false;
+
+  // Holds `e` (entered for `r`) when it returns later than the call held so far.
+  void Hold(const Event& e, Rule r = Rule::kR10);
 };
 
 struct Ctx {

@@ -29,14 +29,7 @@ void GpuTracker::EnterHContext(const Event& e, uint64_t hcontext) {
         absl::StrCat(CallName(e.call), " on HCONTEXT ", Token(hcontext), " overlaps ",
                      CallName(d.call), " (seq ", d.seq, ", tid ", d.tid, ") on the same HCONTEXT"));
   }
-  uint64_t end = EndOf(e);
-  if (!d.used || end > d.end) {
-    d.seq = e.seq;
-    d.end = end;
-    d.tid = e.tid;
-    d.call = e.call;
-    d.used = true;
-  }
+  d.Hold(e, Rule::kR15);
 }
 
 void GpuTracker::OnKernelCallback(const Event& e, const CallMeta& m) {

@@ -9,9 +9,7 @@ namespace cltrace::check::internal {
 
 void LocalTracker::To(int32_t i, State s, const Event& e) {
   Local& l = locals_[i];
-  State from = l.state;
-  l.state = s;
-  l.last.Push(s, e.seq, e.call);
+  State from = Advance(l, s, e);
   uint64_t ic = l.is_cl ? cl(l.target).handle : obj(l.target).handle;
   env_.Emit(HandleRole::kLocal, from, s, static_cast<uint32_t>(i + 1), l.handle, e,
             ctx(l.dc).handle, ic, l.recording);

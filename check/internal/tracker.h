@@ -39,6 +39,15 @@ class TrackerBase {
               std::string message) {
     env_.FlagAt(rule, seq, tid, call, dc_table, handle, std::move(message));
   }
+  // Moves record `r` (a Ctx, CommandList or Local) to `s` and pushes the move on its
+  // "[last: ...]" ring; returns the state it left.
+  template <typename Record>
+  static State Advance(Record& r, State s, const Event& e) {
+    State from = r.state;
+    r.state = s;
+    r.last.Push(s, e.seq, e.call);
+    return from;
+  }
   static uint64_t Arg(const Event& e, int16_t f) { return CheckEnv::Arg(e, f); }
   absl::Span<const uint64_t> ArrayElems(const Event& e, const CallMeta& m, size_t i,
                                         uint32_t* count) const {

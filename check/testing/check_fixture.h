@@ -19,9 +19,14 @@
 #include "check/check_trace.h"
 #include "check/checker.h"
 #include "check/testing/test_trace.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace cltrace::check::testing {
+
+// The matchers every checker test asserts with.
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
 
 class CheckTest : public ::testing::Test {
  protected:
@@ -94,39 +99,56 @@ class CheckTest : public ::testing::Test {
     t.Call("CreateDeferredContext",
            {{"hDevice", ic}, {"hDrvContext", dc}, {"hRTCoreLayer", "rt" + dc}});
   }
+  // A call with its arguments and return value.
+  struct CallSpec {
+    std::string fn;
+    Args args;
+    std::string ret;
+  };
+  // A DC-handle-size answer: the handle type and its size.
+  struct HandleSize {
+    std::string type;
+    std::string size;
+  };
+  // §4.2's create protocol on the current thread: the private-size query, the create, then
+  // the IC's CalcDeferredContextHandleSize of the new object.
+  void SizedCreate(const CallSpec& size_query, const std::string& create, const Args& args,
+                   const HandleSize& handle) {
+    t.Call(size_query.fn, size_query.args, size_query.ret);
+    t.Call(create, args);
+    t.Call("CalcDeferredContextHandleSize", {{"hDevice", "ic"}, {"HandleType", handle.type}},
+           handle.size);
+  }
   // §4.2 for a buffer resource.
   void Resource(const std::string& h, bool dynamic = false, Args extra = {}) {
     t.On(kIcThread);
-    t.Call("CalcPrivateResourceSize", {{"hDevice", "ic"}}, "128");
     Args args = {{"hDevice", "ic"},
                  {"hResource", h},
                  {"hRTResource", "rt_" + h},
                  {"ResourceDimension", "D3D10DDIRESOURCE_BUFFER"},
                  {"Usage", dynamic ? "D3D10_DDI_USAGE_DYNAMIC" : "D3D10_DDI_USAGE_DEFAULT"}};
     args.insert(args.end(), extra.begin(), extra.end());
-    t.Call("CreateResource", args);
-    t.Call("CalcDeferredContextHandleSize",
-           {{"hDevice", "ic"}, {"HandleType", "D3D10DDI_HT_RESOURCE"}}, "64");
+    SizedCreate({"CalcPrivateResourceSize", {{"hDevice", "ic"}}, "128"}, "CreateResource", args,
+                {"D3D10DDI_HT_RESOURCE", "64"});
   }
   void Srv(const std::string& h, const std::string& resource) {
     t.On(kIcThread);
-    t.Call("CalcPrivateShaderResourceViewSize", {{"hDevice", "ic"}}, "32");
-    t.Call("CreateShaderResourceView", {{"hDevice", "ic"},
-                                        {"hDrvResource", resource},
-                                        {"hShaderResourceView", h},
-                                        {"hRTShaderResourceView", "rt_" + h}});
-    t.Call("CalcDeferredContextHandleSize",
-           {{"hDevice", "ic"}, {"HandleType", "D3D10DDI_HT_SHADERRESOURCEVIEW"}}, "16");
+    SizedCreate({"CalcPrivateShaderResourceViewSize", {{"hDevice", "ic"}}, "32"},
+                "CreateShaderResourceView",
+                {{"hDevice", "ic"},
+                 {"hDrvResource", resource},
+                 {"hShaderResourceView", h},
+                 {"hRTShaderResourceView", "rt_" + h}},
+                {"D3D10DDI_HT_SHADERRESOURCEVIEW", "16"});
   }
   void Query(const std::string& h) {
     t.On(kIcThread);
-    t.Call("CalcPrivateQuerySize", {{"hDevice", "ic"}}, "32");
-    t.Call("CreateQuery", {{"hDevice", "ic"},
-                           {"Query", "D3D10_DDI_QUERY_OCCLUSION"},
-                           {"hQuery", h},
-                           {"hRTQuery", "rt_" + h}});
-    t.Call("CalcDeferredContextHandleSize",
-           {{"hDevice", "ic"}, {"HandleType", "D3D10DDI_HT_QUERY"}}, "32");
+    SizedCreate({"CalcPrivateQuerySize", {{"hDevice", "ic"}}, "32"}, "CreateQuery",
+                {{"hDevice", "ic"},
+                 {"Query", "D3D10_DDI_QUERY_OCCLUSION"},
+                 {"hQuery", h},
+                 {"hRTQuery", "rt_" + h}},
+                {"D3D10DDI_HT_QUERY", "32"});
   }
   // §4.2 for a buffer whose CreateResource makes one allocation (pfnAllocateCb) named
   // `alloc`; `extra` adds CreateResource arguments (MiscFlags, Usage, ...).
@@ -175,13 +197,23 @@ class CheckTest : public ::testing::Test {
     t.On(kDcThread);
     for (const std::string& d : drained)
       t.Call("RecycleCommandList", {{"hDevice", dc}, {"hCommandList", d}});
-    t.Call("CalcPrivateCommandListSize", {{"hDevice", "ic"}, {"hDeferredContext", dc}}, "256");
-    t.Call("CreateCommandList", {{"hDevice", "ic"},
-                                 {"hDeferredContext", dc},
-                                 {"hCommandList", cl},
-                                 {"hRTCommandList", "rt_" + cl}});
-    t.Call("CalcDeferredContextHandleSize",
-           {{"hDevice", "ic"}, {"HandleType", "D3D11DDI_HT_COMMANDLIST"}}, "16");
+    CreateList(dc, cl);
+  }
+  // The arguments of the IC's CreateCommandList (or RecycleCreateCommandList) of list `cl` for
+  // `dc`.
+  static Args CreateListArgs(const std::string& dc, const std::string& cl) {
+    return {{"hDevice", "ic"},
+            {"hDeferredContext", dc},
+            {"hCommandList", cl},
+            {"hRTCommandList", "rt_" + cl}};
+  }
+  // §4.5 step 4 on the current thread: the size query, CreateCommandList(cl) for `dc` and
+  // the list's handle size `handle_size`.
+  void CreateList(const std::string& dc, const std::string& cl,
+                  const std::string& handle_size = "16") {
+    SizedCreate(
+        {"CalcPrivateCommandListSize", {{"hDevice", "ic"}, {"hDeferredContext", dc}}, "256"},
+        "CreateCommandList", CreateListArgs(dc, cl), {"D3D11DDI_HT_COMMANDLIST", handle_size});
   }
   // §4.5 steps 2-3 with a recycled handle: drain, then RecycleCreateCommandList(cl) returning
   // `ret`.
@@ -190,12 +222,7 @@ class CheckTest : public ::testing::Test {
     t.On(kDcThread);
     for (const std::string& d : drained)
       t.Call("RecycleCommandList", {{"hDevice", dc}, {"hCommandList", d}});
-    t.Call("RecycleCreateCommandList",
-           {{"hDevice", "ic"},
-            {"hDeferredContext", dc},
-            {"hCommandList", cl},
-            {"hRTCommandList", "rt_" + cl}},
-           ret);
+    t.Call("RecycleCreateCommandList", CreateListArgs(dc, cl), ret);
   }
   // §4.5 step 5.
   void RecycleDc(const std::string& dc, const std::string& ret = "S_OK") {
@@ -229,6 +256,20 @@ class CheckTest : public ::testing::Test {
     t.On(ctx == "ic" ? kIcThread : kDcThread);
     t.Call("Draw", {{"hDevice", ctx}, {"VertexCount", "3"}});
   }
+  // Callback `cb` made inside DDI call `fn` on thread `tid` (the whole DDI call).
+  void CallbackInside(uint32_t tid, const std::string& fn, const Args& fn_args,
+                      const std::string& cb, const Args& cb_args) {
+    t.On(tid).Begin(fn, fn_args);
+    t.Call(cb, cb_args);
+    t.End();
+  }
+  // A state refresh on the current thread: the runtime's State<stage>ShaderCb on core layer
+  // `rt` (stage "Vs", "Ps", ...), the driver re-setting a null shader through `ctx` inside it.
+  void ShaderRefresh(const std::string& stage, const std::string& rt, const std::string& ctx) {
+    t.Begin("State" + stage + "ShaderCb", {{"hRuntimeDevice", rt}});
+    t.Call(stage + "SetShader", {{"hDevice", ctx}, {"hShader", "0"}});
+    t.End();
+  }
   // A whole small command list on dc: record a draw, finish into cl, recycle the DC.
   void SmallList(const std::string& dc, const std::string& cl) {
     Draw(dc);
@@ -241,6 +282,15 @@ class CheckTest : public ::testing::Test {
 
  private:
   CheckResult last_;
+};
+
+// A CheckTest whose trace starts with the device (§4.1) and one deferred context "dc1" (§4.3).
+class DcTest : public CheckTest {
+ protected:
+  void SetUp() override {
+    Device();
+    Dc("dc1");
+  }
 };
 
 }  // namespace cltrace::check::testing

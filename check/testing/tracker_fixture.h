@@ -59,6 +59,18 @@ class TrackerTest : public CheckTest {
     trk().contexts.OnCreateDevice(E(create_device_seq), M(create_device_seq));
     return SlotOf("ic").ctx;
   }
+  // Feeds the device's CreateDevice and dc1's CreateDeferredContext to the context tracker;
+  // sets ic_ and dc_ to their indexes and returns dc1's.
+  int32_t DeviceAndDc() {
+    ic_ = DeviceFrom(SeqOf("CreateDevice"));
+    uint64_t create = SeqOf("CreateDeferredContext");
+    trk().contexts.OnCreateDeferredContext(E(create), M(create), ic_);
+    dc_ = SlotOf("dc1").ctx;
+    return dc_;
+  }
+
+  int32_t ic_ = -1;  // the IC's index, after DeviceAndDc()
+  int32_t dc_ = -1;  // dc1's index, after DeviceAndDc()
 
  private:
   static std::vector<std::string> Ids(const std::vector<Violation>& vs) {

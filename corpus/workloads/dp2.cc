@@ -18,12 +18,6 @@
 namespace cltrace::workloads {
 namespace {
 
-std::vector<uint8_t> Triangles(uint32_t count, uint32_t stride, uint64_t seed) {
-  std::vector<uint8_t> v(static_cast<size_t>(count) * 3 * stride);
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<uint8_t>(seed + i * 7);
-  return v;
-}
-
 absl::Status Check(absl::Status s, const char* what) {
   if (s.ok()) return s;
   return absl::InternalError(absl::StrCat(what, ": ", s.message()));
@@ -48,7 +42,8 @@ absl::StatusOr<uint64_t> RunDp2Frames(const ScenarioOptions& o) {
   const uint32_t stride = rt.stride();
   absl::StatusOr<uint32_t> vb = rt.CreateExplicitVertexBuffer(60 * stride, /*write_only=*/true);
   if (!vb.ok()) return Check(vb.status(), "CreateExplicitVertexBuffer");
-  if (absl::Status s = Check(rt.WriteExplicit(*vb, Triangles(20, stride, o.seed)), "WriteExplicit");
+  if (absl::Status s =
+          Check(rt.WriteExplicit(*vb, gpu::PatternTriangles(20, stride, o.seed)), "WriteExplicit");
       !s.ok()) {
     return s;
   }
@@ -56,11 +51,13 @@ absl::StatusOr<uint64_t> RunDp2Frames(const ScenarioOptions& o) {
   for (int f = 0; f < o.frames; ++f) {
     if (absl::Status s = Check(rt.SetRenderState(7, f), "SetRenderState"); !s.ok()) return s;
     for (int i = 0; i < 24; ++i) {
-      absl::Status s = Check(rt.DrawTriangles(Triangles(3, stride, o.seed + f + i)), "Draw");
+      absl::Status s =
+          Check(rt.DrawTriangles(gpu::PatternTriangles(3, stride, o.seed + f + i)), "Draw");
       if (!s.ok()) return s;
     }
     if (absl::Status s = Check(rt.DrawExplicit(*vb, 0, 20), "DrawExplicit"); !s.ok()) return s;
-    if (absl::Status s = Check(rt.DrawUserMemory(Triangles(2, stride, f)), "DrawUserMemory");
+    if (absl::Status s =
+            Check(rt.DrawUserMemory(gpu::PatternTriangles(2, stride, f)), "DrawUserMemory");
         !s.ok()) {
       return s;
     }

@@ -21,6 +21,15 @@ uint32_t U32(const Event& e, int16_t field) {
              : 0;
 }
 
+// The refusal of content for a resource (argument `field`, token `token`) whose size no
+// recorded CreateResource gives.
+std::string Unshaped(absl::string_view field, absl::string_view token, uint64_t bytes) {
+  return absl::StrFormat(
+      "content for %s %s, whose shape no recorded CreateResource gives: the size of its %d "
+      "bytes cannot be checked",
+      field, token, bytes);
+}
+
 }  // namespace
 
 std::string ContentChecker::Check(const Event& e, const CallMeta& m, Role role, UnmapContent* unmap,
@@ -73,10 +82,7 @@ std::string ContentChecker::CheckUpload(const Event& e, const CallMeta& m, uint6
   const uint64_t resource = e.args[m.resource_field];
   auto it = shapes_.find(resource);
   if (it == shapes_.end()) {
-    return absl::StrFormat(
-        "content for hDstResource %s, whose shape no recorded CreateResource gives: the size "
-        "of its %d bytes cannot be checked",
-        handles_.Token(resource), bytes);
+    return Unshaped("hDstResource", handles_.Token(resource), bytes);
   }
   std::optional<format::Box> box;
   if (e.args[m.box_field] != 0) {
@@ -122,10 +128,7 @@ std::string ContentChecker::CheckUnmap(const Event& e, const CallMeta& m, uint64
   }
   auto shape = shapes_.find(resource);
   if (shape == shapes_.end()) {
-    return absl::StrFormat(
-        "content for hResource %s, whose shape no recorded CreateResource gives: the size of "
-        "its %d bytes cannot be checked",
-        handles_.Token(resource), bytes);
+    return Unshaped("hResource", handles_.Token(resource), bytes);
   }
   absl::StatusOr<format::RegionLayout> l =
       format::MappedLayout(shape->second, sub, r.row_pitch, r.depth_pitch);

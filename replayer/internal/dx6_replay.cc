@@ -135,7 +135,7 @@ class Dx6Replayer {
         Divergence{e.seq, e.tid, e.call, std::move(expected), std::move(actual), Surfaces(e)});
   }
   void FailInput(const Event& e, std::string message) {
-    if (!bad_.has_value()) bad_ = BadInput{e.seq, e.tid, e.call, std::move(message)};
+    if (!bad_.has_value()) bad_ = BadInput::At(e, std::move(message));
   }
 
   void Bind(uint64_t id, uint64_t raw) {
@@ -436,19 +436,13 @@ bool SimulateDx6Handles(const Plan& plan, BadInput* bad) {
   // Surface id -> the seq that destroyed it (0 = live); absent = never seen.
   absl::flat_hash_map<uint64_t, uint64_t> surfaces;
   uint64_t previous_end = 0, previous_seq = 0;
-  auto fail = [&](const Event& e, std::string message) {
-    bad->seq = e.seq;
-    bad->tid = e.tid;
-    bad->call = e.call;
-    bad->message = std::move(message);
-    return false;
-  };
   for (uint32_t i : plan.dx6) {
     const Event& e = plan.events[i];
     if (previous_end != 0 && e.seq < previous_end) {
-      return fail(e, absl::StrFormat("starts before DX6-layer call seq %d returned (at %d); the "
-                                     "DX6 runtime makes its calls one at a time",
-                                     previous_seq, previous_end));
+      return FailAt(bad, e,
+                    absl::StrFormat("starts before DX6-layer call seq %d returned (at %d); the "
+                                    "DX6 runtime makes its calls one at a time",
+                                    previous_seq, previous_end));
     }
     previous_seq = e.seq;
     previous_end = e.end;
@@ -474,11 +468,12 @@ bool SimulateDx6Handles(const Plan& plan, BadInput* bad) {
     switch (e.call) {
       case CallId::kCreateD3DBuffer: {
         const uint64_t id = Arg(e, f.surface);
-        if (id == 0) return fail(e, "CreateD3DBuffer of a NULL surface (lpDDSurface)");
+        if (id == 0) return FailAt(bad, e, "CreateD3DBuffer of a NULL surface (lpDDSurface)");
         if (auto it = surfaces.find(id); it != surfaces.end() && it->second == 0) {
-          return fail(e, absl::StrFormat("surface %s (lpDDSurface) is created again while it "
-                                         "lives",
-                                         token(id)));
+          return FailAt(bad, e,
+                        absl::StrFormat("surface %s (lpDDSurface) is created again while it "
+                                        "lives",
+                                        token(id)));
         }
         if (static_cast<int32_t>(Arg(e, f.rval)) >= 0) surfaces[id] = 0;
         break;
@@ -503,7 +498,7 @@ bool SimulateDx6Handles(const Plan& plan, BadInput* bad) {
       default:
         break;
     }
-    if (!problem.empty()) return fail(e, std::move(problem));
+    if (!problem.empty()) return FailAt(bad, e, std::move(problem));
   }
   return true;
 }

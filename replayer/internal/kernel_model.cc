@@ -112,6 +112,24 @@ class ModelClock {
   std::chrono::steady_clock::time_point start_;
 };
 
+// Calls visit(k, i) for every event i under top-level call k (k's own event included), depth
+// first from the top, for each k in order.
+template <typename Visit>
+void ForEachUnderTop(const Plan& plan, Visit visit) {
+  std::vector<uint32_t> stack;
+  for (size_t k = 0; k < plan.top.size(); ++k) {
+    stack.assign(1, plan.top[k]);
+    while (!stack.empty()) {
+      const uint32_t i = stack.back();
+      stack.pop_back();
+      visit(k, i);
+      for (int32_t c = plan.first_child[i]; c >= 0; c = plan.next_sibling[c]) {
+        stack.push_back(static_cast<uint32_t>(c));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<uint32_t> AmbiguousKernelThunks(const Plan& plan) {
@@ -162,23 +180,14 @@ std::optional<std::pair<uint32_t, uint32_t>> SingleThreadKernelOrderConflict(con
     while (k < plan.top.size() && plan.events[plan.top[k]].seq < plan.events[i].seq) ++k;
     actions.push_back({k, 0, plan.events[i].seq, static_cast<uint32_t>(i)});
   }
-  std::vector<uint32_t> stack;
-  for (size_t k = 0; k < plan.top.size(); ++k) {
-    stack.assign(1, plan.top[k]);
-    while (!stack.empty()) {
-      const uint32_t i = stack.back();
-      stack.pop_back();
-      const format::CallInfo* ci = format::GetCall(plan.events[i].call);
-      if (ci != nullptr && ci->layer == format::Layer::kKernelCb) {
-        if (int64_t c = first_kernel_child(i); c >= 0) {
-          actions.push_back({k, plan.events[i].seq, plan.events[c].seq, i});
-        }
-      }
-      for (int32_t c = plan.first_child[i]; c >= 0; c = plan.next_sibling[c]) {
-        stack.push_back(static_cast<uint32_t>(c));
+  ForEachUnderTop(plan, [&](size_t k, uint32_t i) {
+    const format::CallInfo* ci = format::GetCall(plan.events[i].call);
+    if (ci != nullptr && ci->layer == format::Layer::kKernelCb) {
+      if (int64_t c = first_kernel_child(i); c >= 0) {
+        actions.push_back({k, plan.events[i].seq, plan.events[c].seq, i});
       }
     }
-  }
+  });
   std::sort(actions.begin(), actions.end(), [](const Action& a, const Action& b) {
     return std::tie(a.top, a.seq, a.key) < std::tie(b.top, b.seq, b.key);
   });
@@ -256,20 +265,11 @@ ModelKernel::ModelKernel(const Plan& plan, Session* session, bool threaded,
     ordinals_of_top_.assign(plan.top.size(), {});
     absl::flat_hash_map<uint64_t, size_t> top_of_seq;
     for (size_t k = 0; k < plan.top.size(); ++k) top_of_seq[plan.events[plan.top[k]].seq] = k;
-    std::vector<uint32_t> stack;
-    for (size_t k = 0; k < plan.top.size(); ++k) {
-      stack.assign(1, plan.top[k]);
-      while (!stack.empty()) {
-        const uint32_t i = stack.back();
-        stack.pop_back();
-        if (auto it = thunk_ordinal_.find(i); it != thunk_ordinal_.end()) {
-          ordinals_of_top_[k].push_back(it->second);
-        }
-        for (int32_t c = plan.first_child[i]; c >= 0; c = plan.next_sibling[c]) {
-          stack.push_back(static_cast<uint32_t>(c));
-        }
+    ForEachUnderTop(plan, [&](size_t k, uint32_t i) {
+      if (auto it = thunk_ordinal_.find(i); it != thunk_ordinal_.end()) {
+        ordinals_of_top_[k].push_back(it->second);
       }
-    }
+    });
     for (const auto& [seq, ordinal] : drive_slots_) {
       if (auto it = top_of_seq.find(seq); it != top_of_seq.end()) {
         ordinals_of_top_[it->second].push_back(ordinal);

@@ -19,14 +19,6 @@ using format::Event;
 using format::FieldInfo;
 using format::FieldKind;
 
-bool Fail(BadInput* bad, const Event& e, std::string message) {
-  bad->seq = e.seq;
-  bad->tid = e.tid;
-  bad->call = e.call;
-  bad->message = std::move(message);
-  return false;
-}
-
 // "0x1a2b" -> 0x1a2b; anything else (hand-written names) -> 0.
 uint64_t ValueOfToken(absl::string_view token) {
   if (!absl::StartsWith(token, "0x") || token.size() < 3 || token.size() > 18) return 0;
@@ -56,31 +48,32 @@ bool CheckSizes(const Event& e, const CallMeta& m, BadInput* bad) {
     const absl::string_view name = fields[i].name;
     const uint64_t bytes = absl::StrContains(name, "List") ? e.args[i] * 32 : e.args[i];
     if (bytes > kMaxKernelBufferBytes) {
-      return Fail(bad, e,
-                  absl::StrFormat("impossible size: %s = %d asks for a %d-byte kernel buffer "
-                                  "(limit %d)",
-                                  fields[i].name, e.args[i], bytes, kMaxKernelBufferBytes));
+      return FailAt(bad, e,
+                    absl::StrFormat("impossible size: %s = %d asks for a %d-byte kernel buffer "
+                                    "(limit %d)",
+                                    fields[i].name, e.args[i], bytes, kMaxKernelBufferBytes));
     }
   }
   if (m.role != Role::kIssue) return true;
   if (m.caps_size_field >= 0 && e.args[m.caps_size_field] > kMaxCapsBytes) {
-    return Fail(bad, e,
-                absl::StrFormat("impossible size: DataSize = %d (limit %d)",
-                                e.args[m.caps_size_field], kMaxCapsBytes));
+    return FailAt(bad, e,
+                  absl::StrFormat("impossible size: DataSize = %d (limit %d)",
+                                  e.args[m.caps_size_field], kMaxCapsBytes));
   }
   if (m.info->ret == format::ReturnKind::kSize && e.end != 0 &&
       static_cast<uint64_t>(e.ret) > kMaxHandleBytes) {
-    return Fail(bad, e,
-                absl::StrFormat("impossible size: the recorded driver answered %d bytes (limit %d)",
-                                static_cast<uint64_t>(e.ret), kMaxHandleBytes));
+    return FailAt(
+        bad, e,
+        absl::StrFormat("impossible size: the recorded driver answered %d bytes (limit %d)",
+                        static_cast<uint64_t>(e.ret), kMaxHandleBytes));
   }
   if (m.sysmem_field >= 0 && e.content == 0) {
     const uint64_t bytes = SysMemBytes(e.call, e.args);
     if (bytes > kZeroRegionBytes) {
-      return Fail(bad, e,
-                  absl::StrFormat("impossible size: the box and pitches describe %d bytes of "
-                                  "source data (limit %d)",
-                                  bytes, kZeroRegionBytes));
+      return FailAt(bad, e,
+                    absl::StrFormat("impossible size: the box and pitches describe %d bytes of "
+                                    "source data (limit %d)",
+                                    bytes, kZeroRegionBytes));
     }
   }
   return true;
@@ -112,7 +105,7 @@ class HandleSimulation {
       if (!covered[i] || plan_.role[i] != Role::kIssue) continue;
       const Event& e = plan_.events[i];
       std::string problem = Step(e, plan_.thread[i]);
-      if (!problem.empty()) return Fail(bad, e, std::move(problem));
+      if (!problem.empty()) return FailAt(bad, e, std::move(problem));
     }
     return true;
   }
@@ -307,6 +300,11 @@ class HandleSimulation {
 
 }  // namespace
 
+bool FailAt(BadInput* bad, const Event& e, std::string message) {
+  *bad = BadInput::At(e, std::move(message));
+  return false;
+}
+
 uint64_t SysMemBytes(CallId call, absl::Span<const uint64_t> args) {
   const format::CallInfo* ci = format::GetCall(call);
   if (ci == nullptr) return 0;
@@ -345,16 +343,16 @@ bool CheckEvent(absl::Span<const Event> events, size_t i, const CallMeta& m,
                 const format::TokenTable& handles, BadInput* bad) {
   const Event& e = events[i];
   if (e.seq == 0 || (i > 0 && e.seq <= events[i - 1].seq)) {
-    return Fail(bad, e,
-                absl::StrFormat("calls are not in strictly increasing seq order (seq %d "
-                                "after %d)",
-                                e.seq, i > 0 ? events[i - 1].seq : 0));
+    return FailAt(bad, e,
+                  absl::StrFormat("calls are not in strictly increasing seq order (seq %d "
+                                  "after %d)",
+                                  e.seq, i > 0 ? events[i - 1].seq : 0));
   }
   if (m.role == Role::kInvalid) {
-    return Fail(bad, e, absl::StrFormat("unknown call id %d", static_cast<int>(e.call)));
+    return FailAt(bad, e, absl::StrFormat("unknown call id %d", static_cast<int>(e.call)));
   }
   if (absl::Status s = format::ValidateArgs(e.call, e.args); !s.ok()) {
-    return Fail(bad, e, std::string(s.message()));
+    return FailAt(bad, e, std::string(s.message()));
   }
   bool bad_handle = false;
   uint64_t bad_id = 0;
@@ -374,7 +372,7 @@ bool CheckEvent(absl::Span<const Event> events, size_t i, const CallMeta& m,
     });
   }
   if (bad_handle) {
-    return Fail(bad, e, absl::StrFormat("handle id %d is not defined by the trace", bad_id));
+    return FailAt(bad, e, absl::StrFormat("handle id %d is not defined by the trace", bad_id));
   }
   return true;
 }
@@ -390,7 +388,7 @@ bool AssignThread(absl::Span<const Event> events, size_t i,
   }
   auto [it, inserted] = thread_of_tid->emplace(e.tid, static_cast<uint16_t>(thread_of_tid->size()));
   if (inserted) {
-    if (thread_of_tid->size() > 4096) return Fail(bad, e, "more than 4096 recorded threads");
+    if (thread_of_tid->size() > 4096) return FailAt(bad, e, "more than 4096 recorded threads");
     plan->tids.push_back(e.tid);
   }
   plan->thread[i] = it->second;
@@ -405,18 +403,18 @@ bool LinkToParent(absl::Span<const Event> events, size_t i, Role* role,
   auto pit = std::lower_bound(events.begin(), events.begin() + i, e.parent,
                               [](const Event& a, uint64_t seq) { return a.seq < seq; });
   if (pit == events.begin() + i || pit->seq != e.parent) {
-    return Fail(bad, e, absl::StrFormat("parent seq %d names no earlier call", e.parent));
+    return FailAt(bad, e, absl::StrFormat("parent seq %d names no earlier call", e.parent));
   }
   const size_t p = static_cast<size_t>(pit - events.begin());
   const Event& pe = events[p];
   if (pe.tid != e.tid) {
-    return Fail(
+    return FailAt(
         bad, e,
         absl::StrFormat("made inside seq %d of thread %d from thread %d", pe.seq, pe.tid, e.tid));
   }
   if (pe.end != 0 && e.seq > pe.end) {
-    return Fail(bad, e,
-                absl::StrFormat("made inside seq %d, which returned at %d", pe.seq, pe.end));
+    return FailAt(bad, e,
+                  absl::StrFormat("made inside seq %d, which returned at %d", pe.seq, pe.end));
   }
   const Role parent_role = plan->role[p];
   const format::Layer parent_layer = CallMetaFor(pe.call).layer;
@@ -424,7 +422,7 @@ bool LinkToParent(absl::Span<const Event> events, size_t i, Role* role,
     // The DX6 runtime calls its driver from the top level, and the DX6 driver calls nothing
     // back: a DX6-layer call nested in anything (or anything in it) mixes the D3D11 and DX6
     // layers in a way no runtime does.
-    return Fail(
+    return FailAt(
         bad, e,
         absl::StrFormat("%s made inside seq %d (%s); DX6-layer calls are top-level "
                         "runtime calls and make no callbacks, so the D3D11 and DX6 "
@@ -434,16 +432,16 @@ bool LinkToParent(absl::Span<const Event> events, size_t i, Role* role,
   if (parent_role == Role::kIgnore || *role == Role::kIgnore) {
     *role = Role::kIgnore;
   } else if (parent_role == Role::kIssue && *role == Role::kIssue) {
-    return Fail(bad, e,
-                absl::StrFormat("a DDI call made directly inside DDI call seq %d (%s); only "
-                                "callbacks run inside a DDI call",
-                                pe.seq, format::GetCall(pe.call)->name));
+    return FailAt(bad, e,
+                  absl::StrFormat("a DDI call made directly inside DDI call seq %d (%s); only "
+                                  "callbacks run inside a DDI call",
+                                  pe.seq, format::GetCall(pe.call)->name));
   } else if (parent_role == Role::kCallback &&
              (*role == Role::kCallback || parent_layer == format::Layer::kKernelCb)) {
-    return Fail(bad, e,
-                absl::StrFormat("made inside callback seq %d (%s); only state-refresh DDI "
-                                "calls run inside a core-layer callback",
-                                pe.seq, format::GetCall(pe.call)->name));
+    return FailAt(bad, e,
+                  absl::StrFormat("made inside callback seq %d (%s); only state-refresh DDI "
+                                  "calls run inside a core-layer callback",
+                                  pe.seq, format::GetCall(pe.call)->name));
   }
   if ((*last_child)[p] < 0) {
     plan->first_child[p] = static_cast<int32_t>(i);
@@ -501,13 +499,13 @@ bool BuildPlan(absl::Span<const Event> events, const format::TokenTable& handles
     if (e.parent != 0 && !LinkToParent(events, i, &role, &last_child, plan, bad)) return false;
     plan->role[i] = role;
     if (role != Role::kIgnore && m.info->ret == format::ReturnKind::kVoid && e.ret != 0) {
-      return Fail(bad, e,
-                  absl::StrFormat("%s returns nothing, but the trace gives it ret %d", m.info->name,
-                                  e.ret));
+      return FailAt(bad, e,
+                    absl::StrFormat("%s returns nothing, but the trace gives it ret %d",
+                                    m.info->name, e.ret));
     }
     if (role == Role::kDx6) {
       if (std::string problem = CheckDx6Event(e, contents); !problem.empty()) {
-        return Fail(bad, e, std::move(problem));
+        return FailAt(bad, e, std::move(problem));
       }
     } else if (role != Role::kIgnore && !CheckSizes(e, m, bad)) {
       return false;
@@ -516,7 +514,7 @@ bool BuildPlan(absl::Span<const Event> events, const format::TokenTable& handles
       UnmapContent unmap;
       bool has_unmap = false;
       std::string problem = content.Check(e, m, role, &unmap, &has_unmap);
-      if (!problem.empty()) return Fail(bad, e, std::move(problem));
+      if (!problem.empty()) return FailAt(bad, e, std::move(problem));
       if (has_unmap) plan->unmap_content.emplace(static_cast<uint32_t>(i), unmap);
     }
 

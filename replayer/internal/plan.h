@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -34,7 +35,15 @@ struct BadInput {
   uint32_t tid = 0;
   format::CallId call = format::CallId::kInvalid;
   std::string message;
+
+  // The problem `message` at call `e`.
+  static BadInput At(const format::Event& e, std::string message) {
+    return {e.seq, e.tid, e.call, std::move(message)};
+  }
 };
+
+// Sets *bad to the problem `message` at call `e`; returns false (a failed check).
+bool FailAt(BadInput* bad, const format::Event& e, std::string message);
 
 struct Plan {
   absl::Span<const format::Event> events;

@@ -12,10 +12,6 @@
 namespace cltrace::testing {
 namespace {
 
-using runtime::CommandList;
-using runtime::Device;
-using runtime::DeviceContext;
-using runtime::Resource;
 using runtime::Stage;
 using runtime::View;
 using ::testing::IsEmpty;
@@ -24,10 +20,9 @@ class GoldenTest : public ::testing::Test {
  protected:
   void Start(const std::string& driver_config = "",
              runtime::RuntimeOptions options = runtime::RuntimeOptions()) {
-    ResetViolations();
-    SetDriverConfig(driver_config);
     options.observer = &transcript_;
-    ASSERT_EQ(Device::Create(options, &device_), S_OK);
+    device_ = NewDevice(driver_config, options);
+    ASSERT_NE(device_, nullptr);
     ic_ = device_->GetImmediateContext();
   }
   // Releases the device and compares the transcript; no violations may have been detected.
@@ -39,13 +34,7 @@ class GoldenTest : public ::testing::Test {
     EXPECT_THAT(AllViolations(), IsEmpty());
   }
   Resource* Buffer(uint32_t bind, D3D10_DDI_RESOURCE_USAGE usage = D3D10_DDI_USAGE_DEFAULT) {
-    runtime::ResourceDesc desc;
-    desc.usage = usage;
-    desc.bind_flags = bind;
-    desc.width = 256;
-    Resource* r = nullptr;
-    EXPECT_EQ(device_->CreateResource(desc, &r), S_OK);
-    return r;
+    return NewBuffer(device_, bind, usage);
   }
   DeviceContext* Deferred() {
     DeviceContext* dc = nullptr;

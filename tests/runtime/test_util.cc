@@ -51,6 +51,25 @@ std::vector<std::string> AllViolations() {
   return lines;
 }
 
+Device* NewDevice(const std::string& driver_config, runtime::RuntimeOptions options) {
+  ResetViolations();
+  SetDriverConfig(driver_config);
+  Device* d = nullptr;
+  EXPECT_EQ(Device::Create(options, &d), S_OK);
+  SetDriverConfig("");
+  return d;
+}
+
+Resource* NewBuffer(Device* d, uint32_t bind, D3D10_DDI_RESOURCE_USAGE usage) {
+  runtime::ResourceDesc desc;
+  desc.usage = usage;
+  desc.bind_flags = bind;
+  desc.width = 256;
+  Resource* r = nullptr;
+  EXPECT_EQ(d->CreateResource(desc, &r), S_OK);
+  return r;
+}
+
 std::string BuildDir() {
   if (const char* dir = std::getenv("CLTRACE_BUILD_DIR"); dir != nullptr && dir[0] != '\0') {
     return dir;

@@ -16,6 +16,12 @@
 
 namespace cltrace::testing {
 
+// The runtime model's application-facing types every runtime test uses.
+using runtime::CommandList;
+using runtime::Device;
+using runtime::DeviceContext;
+using runtime::Resource;
+
 // Collects transcript lines, indented two spaces per depth.
 class Transcript : public runtime::DdiObserver {
  public:
@@ -40,6 +46,14 @@ void SetDriverConfig(const std::string& config);
 void ResetViolations();
 // Every violation line so far (runtime first, then driver).
 std::vector<std::string> AllViolations();
+
+// A device made with a clean violation record and `driver_config` (cleared again once the
+// device exists); null (and a test failure) when Device::Create fails.
+Device* NewDevice(const std::string& driver_config = "",
+                  runtime::RuntimeOptions options = runtime::RuntimeOptions());
+// A 256-byte buffer of device `d` with bind flags `bind` (null and a test failure if refused).
+Resource* NewBuffer(Device* d, uint32_t bind,
+                    D3D10_DDI_RESOURCE_USAGE usage = D3D10_DDI_USAGE_DEFAULT);
 
 // The build directory (CLTRACE_BUILD_DIR, else the directory above this test binary).
 std::string BuildDir();

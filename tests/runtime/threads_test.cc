@@ -17,55 +17,26 @@
 namespace cltrace::testing {
 namespace {
 
-using runtime::CommandList;
-using runtime::Device;
-using runtime::DeviceContext;
-using runtime::Resource;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::StartsWith;
 
-Device* NewDevice(const std::string& driver_config = "",
-                  runtime::RuntimeOptions options = runtime::RuntimeOptions()) {
-  ResetViolations();
-  SetDriverConfig(driver_config);
-  Device* d = nullptr;
-  EXPECT_EQ(Device::Create(options, &d), S_OK);
-  SetDriverConfig("");
-  return d;
-}
-
-Resource* Buffer(Device* d, uint32_t bind,
-                 D3D10_DDI_RESOURCE_USAGE usage = D3D10_DDI_USAGE_DEFAULT) {
-  runtime::ResourceDesc desc;
-  desc.usage = usage;
-  desc.bind_flags = bind;
-  desc.width = 256;
-  Resource* r = nullptr;
-  EXPECT_EQ(d->CreateResource(desc, &r), S_OK);
-  return r;
-}
-
-TEST(ThreadsTest, SmallCommandListsFromFourThreads) {
+// Runs workload scenario `name` on a fresh device from four threads, eight frames; no
+// violation may be detected.
+void RunOnFourThreads(const std::string& name) {
   Device* d = NewDevice();
   workloads::ScenarioOptions o;
   o.threads = 4;
   o.frames = 8;
-  EXPECT_TRUE(workloads::RunScenario("smallcl", d, o).ok());
+  EXPECT_TRUE(workloads::RunScenario(name, d, o).ok());
   d->Release();
   EXPECT_THAT(AllViolations(), IsEmpty());
 }
 
-TEST(ThreadsTest, SceneFromFourThreads) {
-  Device* d = NewDevice();
-  workloads::ScenarioOptions o;
-  o.threads = 4;
-  o.frames = 8;
-  EXPECT_TRUE(workloads::RunScenario("scene", d, o).ok());
-  d->Release();
-  EXPECT_THAT(AllViolations(), IsEmpty());
-}
+TEST(ThreadsTest, SmallCommandListsFromFourThreads) { RunOnFourThreads("smallcl"); }
+
+TEST(ThreadsTest, SceneFromFourThreads) { RunOnFourThreads("scene"); }
 
 // Creates and destroys are free-threaded: they run while the IC records and flushes.
 TEST(ThreadsTest, FreeThreadedCreatesRaceImmediateWork) {
@@ -76,7 +47,7 @@ TEST(ThreadsTest, FreeThreadedCreatesRaceImmediateWork) {
   for (int t = 0; t < 3; ++t) {
     creators.emplace_back([&] {
       for (int i = 0; i < 200; ++i) {
-        Resource* r = Buffer(d, D3D10_DDI_BIND_SHADER_RESOURCE);
+        Resource* r = NewBuffer(d, D3D10_DDI_BIND_SHADER_RESOURCE);
         runtime::View* v = nullptr;
         EXPECT_EQ(d->CreateView(runtime::ViewKind::kShaderResource, r, runtime::ViewDesc(), &v),
                   S_OK);
@@ -85,7 +56,7 @@ TEST(ThreadsTest, FreeThreadedCreatesRaceImmediateWork) {
       }
     });
   }
-  Resource* cb = Buffer(d, D3D10_DDI_BIND_CONSTANT_BUFFER);
+  Resource* cb = NewBuffer(d, D3D10_DDI_BIND_CONSTANT_BUFFER);
   std::thread icthread([&] {
     while (!stop.load()) {
       ic->SetConstantBuffers(runtime::Stage::kVS, 0, 1, &cb);
@@ -125,7 +96,7 @@ TEST(ThreadsTest, ApplicationOverlapOnOneContextIsReportedAsR10) {
   runtime::RuntimeOptions options;
   options.observer = &observer;
   Device* d = NewDevice("", options);
-  Resource* r = Buffer(d, D3D10_DDI_BIND_SHADER_RESOURCE);
+  Resource* r = NewBuffer(d, D3D10_DDI_BIND_SHADER_RESOURCE);
   DeviceContext* dc = nullptr;
   ASSERT_EQ(d->CreateDeferredContext(0, &dc), S_OK);
   dc->CopyResource(r, r);
@@ -218,7 +189,7 @@ TEST(MisuseTest, ExecuteWithQueryBegunOnTargetIsRefusedR61) {
 TEST(MisuseTest, ExecuteWithResourceMappedOnTargetIsRefusedR62) {
   Device* d = NewDevice();
   DeviceContext* ic = d->GetImmediateContext();
-  Resource* cb = Buffer(d, D3D10_DDI_BIND_CONSTANT_BUFFER, D3D10_DDI_USAGE_DYNAMIC);
+  Resource* cb = NewBuffer(d, D3D10_DDI_BIND_CONSTANT_BUFFER, D3D10_DDI_USAGE_DYNAMIC);
   DeviceContext* dc = nullptr;
   ASSERT_EQ(d->CreateDeferredContext(0, &dc), S_OK);
   runtime::MappedSubresource m;
@@ -238,8 +209,8 @@ TEST(MisuseTest, ExecuteWithResourceMappedOnTargetIsRefusedR62) {
 
 TEST(MisuseTest, DeferredMapRulesR64) {
   Device* d = NewDevice();
-  Resource* plain = Buffer(d, D3D10_DDI_BIND_CONSTANT_BUFFER);
-  Resource* dyn = Buffer(d, D3D10_DDI_BIND_CONSTANT_BUFFER, D3D10_DDI_USAGE_DYNAMIC);
+  Resource* plain = NewBuffer(d, D3D10_DDI_BIND_CONSTANT_BUFFER);
+  Resource* dyn = NewBuffer(d, D3D10_DDI_BIND_CONSTANT_BUFFER, D3D10_DDI_USAGE_DYNAMIC);
   DeviceContext* dc = nullptr;
   ASSERT_EQ(d->CreateDeferredContext(0, &dc), S_OK);
   runtime::MappedSubresource m;

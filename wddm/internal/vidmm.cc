@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "wddm/free_ranges.h"
 
 namespace cltrace::gpu::internal {
 namespace {
@@ -78,20 +79,7 @@ std::optional<uint64_t> VidMm::Place(uint64_t size, uint64_t alignment) {
 
 void VidMm::Free(uint64_t address, uint64_t size) {
   video_used_ -= size;
-  auto [it, ok] = free_.emplace(address, size);
-  (void)ok;
-  auto next = std::next(it);
-  if (next != free_.end() && it->first + it->second == next->first) {
-    it->second += next->second;
-    free_.erase(next);
-  }
-  if (it != free_.begin()) {
-    auto prev = std::prev(it);
-    if (prev->first + prev->second == it->first) {
-      prev->second += it->second;
-      free_.erase(it);
-    }
-  }
+  ReleaseRange(free_, address, size);
 }
 
 bool VidMm::CanFitTogether(absl::Span<const AllocationId> ids) const {
