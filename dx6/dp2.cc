@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "format/ddi_abi.h"
+#include "ddi/ddi_abi.h"
 
 namespace cltrace::gpu {
 namespace {
