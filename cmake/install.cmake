@@ -56,10 +56,11 @@ endforeach()
 install(FILES ${CLTRACE_GEN_DIR}/ddi/ddi_abi.h ${CLTRACE_GEN_DIR}/ddi/call_ids.h
               ${CLTRACE_GEN_DIR}/ddi/call_traits_gen.h ${CLTRACE_GEN_DIR}/ddi/call_traits_data.inc
         DESTINATION ${CLTRACE_INSTALL_INCLUDEDIR}/ddi)
-install(FILES ${CLTRACE_GEN_DIR}/format/call_traits.h ${CLTRACE_GEN_DIR}/format/call_codec_gen.h
+install(FILES ${CLTRACE_FORMAT_GEN_DIR}/format/call_traits.h
+              ${CLTRACE_FORMAT_GEN_DIR}/format/call_codec_gen.h
               ${CLTRACE_TRACE_PROTO_HDRS}
         DESTINATION ${CLTRACE_INSTALL_INCLUDEDIR}/format)
-install(FILES ${CLTRACE_GEN_DIR}/cltrace_version.h DESTINATION ${CLTRACE_INSTALL_INCLUDEDIR})
+install(FILES ${CLTRACE_VERSION_GEN_DIR}/cltrace_version.h DESTINATION ${CLTRACE_INSTALL_INCLUDEDIR})
 
 # CMake package. The libraries are static, so a consumer links their dependencies itself:
 # cltraceConfig.cmake finds them (find_dependency) before it loads the targets.
