@@ -25,6 +25,15 @@ bool Contains(const absl::Status& st, absl::string_view what) {
   return st.message().find(what) != absl::string_view::npos;
 }
 
+// Reads `bytes` whole, expecting a DataLoss status whose message contains `what`; returns the
+// result for the caller's further checks.
+ReadResult ReadExpectingDataLoss(const std::string& bytes, absl::string_view what) {
+  ReadResult r = ReadAllBytes(bytes);
+  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_TRUE(Contains(r.status, what)) << r.status;
+  return r;
+}
+
 Event Draw(uint64_t seq, uint64_t dev, uint64_t count) {
   Event e = testing::MakeCall(
       CallId::kDrawIndexed, seq, seq + 1,
@@ -177,9 +186,7 @@ TEST(TraceCorruptionTest, GarbageAfterTheLastChunkIsDataLoss) {
   std::string bytes = SmallTrace(10, &events, /*index=*/false);
   const uint64_t end = bytes.size();
   bytes += "this is not a chunk, and it is long enough to be more than a header";
-  ReadResult r = ReadAllBytes(bytes);
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(r.status, absl::StrFormat("no chunk magic at offset %d", end))) << r.status;
+  ReadResult r = ReadExpectingDataLoss(bytes, absl::StrFormat("no chunk magic at offset %d", end));
   EXPECT_EQ(r.events, events);
 }
 
@@ -188,12 +195,10 @@ TEST(TraceCorruptionTest, PayloadCrcMismatchIsDataLossNamingTheChunk) {
   std::string bytes = SmallTrace(40, &events);
   std::vector<uint64_t> chunks = ChunkOffsets(bytes);
   bytes[chunks[2] + kChunkHeaderSize + 5] ^= 0x01;
-  ReadResult r = ReadAllBytes(bytes);
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(r.status, absl::StrFormat("chunk 2: chunk payload CRC mismatch for the "
-                                                 "chunk at offset %d",
-                                                 chunks[2])))
-      << r.status;
+  ReadResult r =
+      ReadExpectingDataLoss(bytes, absl::StrFormat("chunk 2: chunk payload CRC mismatch for the "
+                                                   "chunk at offset %d",
+                                                   chunks[2]));
   EXPECT_EQ(r.torn_tail, -1);
   // Everything before the bad chunk was returned.
   ChunkProbe probe;
@@ -209,11 +214,8 @@ TEST(TraceCorruptionTest, HeaderCrcMismatchIsDataLoss) {
   std::string bytes = SmallTrace(40, nullptr);
   std::vector<uint64_t> chunks = ChunkOffsets(bytes);
   bytes[chunks[1] + 17] ^= 0x20;  // inside min_seq
-  ReadResult r = ReadAllBytes(bytes);
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(
-      Contains(r.status, absl::StrFormat("chunk header CRC mismatch at offset %d", chunks[1])))
-      << r.status;
+  ReadExpectingDataLoss(bytes,
+                        absl::StrFormat("chunk header CRC mismatch at offset %d", chunks[1]));
 }
 
 // A flipped bit in a size field must not read as a torn tail that silently drops the rest of
@@ -238,10 +240,8 @@ TEST(TraceCorruptionTest, GarbageZstdFrameWithMatchingCrcIsDataLoss) {
     bytes[chunks[1] + kChunkHeaderSize + i] = static_cast<char>(0xa5 ^ (i * 37));
   }
   FixChunkCrcs(&bytes, chunks[1]);
-  ReadResult r = ReadAllBytes(bytes);
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(r.status, absl::StrFormat("chunk 1: chunk at offset %d", chunks[1])))
-      << r.status;
+  ReadResult r =
+      ReadExpectingDataLoss(bytes, absl::StrFormat("chunk 1: chunk at offset %d", chunks[1]));
   EXPECT_TRUE(Contains(r.status, "zstd")) << r.status;
 }
 
@@ -250,11 +250,8 @@ TEST(TraceCorruptionTest, UnknownChunkTypeIsDataLoss) {
   std::vector<uint64_t> chunks = ChunkOffsets(bytes);
   bytes[chunks[3] + 4] = 9;
   FixChunkCrcs(&bytes, chunks[3]);
-  ReadResult r = ReadAllBytes(bytes);
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(
-      Contains(r.status, absl::StrFormat("chunk 3 at offset %d: unknown chunk type 9", chunks[3])))
-      << r.status;
+  ReadExpectingDataLoss(bytes,
+                        absl::StrFormat("chunk 3 at offset %d: unknown chunk type 9", chunks[3]));
 }
 
 TEST(TraceCorruptionTest, IgnorableUnknownChunkTypeIsSkipped) {
@@ -294,11 +291,8 @@ TEST(TraceCorruptionTest, OversizedChunkStoredSizeIsDataLoss) {
   std::vector<uint64_t> chunks = ChunkOffsets(bytes);
   PutU32(bytes.data() + chunks[1] + 8, 0xffffffffu);
   FixChunkCrcs(&bytes, chunks[1]);
-  ReadResult r = ReadAllBytes(bytes);
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(
-      r.status, absl::StrFormat("stored size 4294967295 at offset %d exceeds", chunks[1] + 8)))
-      << r.status;
+  ReadExpectingDataLoss(
+      bytes, absl::StrFormat("stored size 4294967295 at offset %d exceeds", chunks[1] + 8));
 }
 
 TEST(TraceCorruptionTest, OversizedChunkRawSizeIsDataLoss) {
@@ -306,24 +300,18 @@ TEST(TraceCorruptionTest, OversizedChunkRawSizeIsDataLoss) {
   std::vector<uint64_t> chunks = ChunkOffsets(bytes);
   PutU32(bytes.data() + chunks[1] + 12, 0xfffffff0u);
   FixChunkCrcs(&bytes, chunks[1]);
-  ReadResult r = ReadAllBytes(bytes);
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(r.status,
-                       absl::StrFormat("raw size 4294967280 at offset %d exceeds", chunks[1] + 12)))
-      << r.status;
+  ReadExpectingDataLoss(
+      bytes, absl::StrFormat("raw size 4294967280 at offset %d exceeds", chunks[1] + 12));
 }
 
 TEST(TraceCorruptionTest, HandleUsedBeforeItsDefinitionIsDataLoss) {
   ChunkEncoder enc(1);
   enc.AppendCall(Draw(1, /*dev=*/1, 36));  // no HandleDef for id 1
   std::string bytes = BuildFile({std::string(enc.payload())});
-  ReadResult r = ReadAllBytes(bytes);
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(r.status, absl::StrFormat("chunk 0 at offset %d: event seq 1 (DrawIndexed) "
-                                                 "at payload offset 0: arg 0 uses handle id 1 "
-                                                 "before its definition",
-                                                 FirstChunk(bytes))))
-      << r.status;
+  ReadExpectingDataLoss(bytes, absl::StrFormat("chunk 0 at offset %d: event seq 1 (DrawIndexed) "
+                                               "at payload offset 0: arg 0 uses handle id 1 "
+                                               "before its definition",
+                                               FirstChunk(bytes)));
 }
 
 TEST(TraceCorruptionTest, HandleDefinitionOutOfOrderIsDataLoss) {
@@ -331,12 +319,9 @@ TEST(TraceCorruptionTest, HandleDefinitionOutOfOrderIsDataLoss) {
   enc.AppendHandleDef(2, "0x2000");
   enc.AppendHandleDef(1, "0x1000");
   std::string bytes = BuildFile({std::string(enc.payload())});
-  ReadResult r = ReadAllBytes(bytes);
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(r.status,
-                       "handle definition id 2 (\"0x2000\") at payload offset 0: out "
-                       "of order: the next id to define is 1"))
-      << r.status;
+  ReadExpectingDataLoss(bytes,
+                        "handle definition id 2 (\"0x2000\") at payload offset 0: out "
+                        "of order: the next id to define is 1");
 }
 
 TEST(TraceCorruptionTest, HandleRedefinedDifferentlyIsDataLoss) {
@@ -344,9 +329,7 @@ TEST(TraceCorruptionTest, HandleRedefinedDifferentlyIsDataLoss) {
   enc.AppendHandleDef(1, "0x1000");
   enc.AppendHandleDef(1, "0x2000");
   std::string bytes = BuildFile({std::string(enc.payload())});
-  ReadResult r = ReadAllBytes(bytes);
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(r.status, "already defined as \"0x1000\"")) << r.status;
+  ReadExpectingDataLoss(bytes, "already defined as \"0x1000\"");
 }
 
 TEST(TraceCorruptionTest, StringUsedBeforeItsDefinitionIsDataLoss) {
@@ -468,9 +451,7 @@ TEST(TraceCorruptionTest, EventOutsideTheChunkSeqRangeIsDataLoss) {
   PutU64(bytes.data() + chunks[1] + 24, 1);  // max_seq below every event of the chunk
   PutU64(bytes.data() + chunks[1] + 16, 1);
   FixChunkCrcs(&bytes, chunks[1]);
-  ReadResult r = ReadAllBytes(bytes);
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(r.status, "is outside the header's range [1, 1]")) << r.status;
+  ReadExpectingDataLoss(bytes, "is outside the header's range [1, 1]");
 }
 
 TEST(TraceCorruptionTest, PacketCountMismatchIsDataLoss) {
@@ -478,10 +459,7 @@ TEST(TraceCorruptionTest, PacketCountMismatchIsDataLoss) {
   std::vector<uint64_t> chunks = ChunkOffsets(bytes);
   PutU32(bytes.data() + chunks[1] + 32, GetU32(bytes.data() + chunks[1] + 32) + 1);
   FixChunkCrcs(&bytes, chunks[1]);
-  ReadResult r = ReadAllBytes(bytes);
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(r.status, absl::StrFormat("chunk 1 at offset %d: payload holds", chunks[1])))
-      << r.status;
+  ReadExpectingDataLoss(bytes, absl::StrFormat("chunk 1 at offset %d: payload holds", chunks[1]));
 }
 
 TEST(TraceCorruptionTest, SalvageSkipsACorruptMiddleChunk) {

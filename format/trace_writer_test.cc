@@ -79,20 +79,29 @@ TEST(TraceWriterTest, AppendBatchWritesTheBytesAppendWrites) {
   EXPECT_EQ(one, batched);
 }
 
+// Writes `events` with one call of `append` (AppendBatch or AppendRun); events[bad] is invalid:
+// the call fails with InvalidArgument naming `what`, and the file holds every other event.
+void ExpectInvalidEventSkipped(const TraceWriter::Options& o, std::vector<Event> events, size_t bad,
+                               const std::string& what,
+                               absl::Status (TraceWriter::*append)(absl::Span<const Event>)) {
+  std::string bytes;
+  auto w = TestWriter(&bytes, o);
+  absl::Status st = ((*w).*append)(events);
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find(what), absl::string_view::npos) << st;
+  ASSERT_TRUE(w->Close().ok());
+  events.erase(events.begin() + bad);
+  ReadResult r = ReadAllBytes(bytes);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(r.events, events);
+}
+
 TEST(TraceWriterTest, AppendBatchSkipsAnInvalidEventAndWritesTheRest) {
   std::vector<Event> events = RandomEvents(2, 20);
   events[7].call = CallId::kFlush;
   events[7].args = {99, 0};  // handle id 99 was never handed out
-  std::string bytes;
-  auto w = TestWriter(&bytes, TestOptions());
-  absl::Status st = w->AppendBatch(events);
-  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(st.message().find(absl::StrCat("seq ", events[7].seq)), absl::string_view::npos) << st;
-  ASSERT_TRUE(w->Close().ok());
-  events.erase(events.begin() + 7);
-  ReadResult r = ReadAllBytes(bytes);
-  ASSERT_TRUE(r.status.ok()) << r.status;
-  EXPECT_EQ(r.events, events);
+  ExpectInvalidEventSkipped(TestOptions(), events, 7, absl::StrCat("seq ", events[7].seq),
+                            &TraceWriter::AppendBatch);
 }
 
 TEST(TraceWriterTest, AppendBatchAfterCloseIsFailedPrecondition) {
@@ -229,16 +238,7 @@ TEST(TraceWriterTest, AppendRunSkipsAnInvalidEventAndWritesTheRest) {
   run[3].parent = run[3].seq;  // its own parent: not representable
   TraceWriter::Options o = TestOptions();
   o.position_runs = true;
-  std::string bytes;
-  auto w = TestWriter(&bytes, o);
-  absl::Status st = w->AppendRun(run);
-  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(st.message().find("is its own parent"), absl::string_view::npos) << st;
-  ASSERT_TRUE(w->Close().ok());
-  run.erase(run.begin() + 3);
-  ReadResult r = ReadAllBytes(bytes);
-  ASSERT_TRUE(r.status.ok()) << r.status;
-  EXPECT_EQ(r.events, run);
+  ExpectInvalidEventSkipped(o, run, 3, "is its own parent", &TraceWriter::AppendRun);
 }
 
 // A run larger than the writer's piece size (and than a chunk) is split, still exact.
