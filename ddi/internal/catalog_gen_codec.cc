@@ -92,29 +92,43 @@ struct CodecGen {
 
   // Exit phase, part 1: output fields and the exit values of in/out fields.
   void CaptureOut(const Node& n, const std::string& acc, int ind, std::string* o) {
+    OutputsWalk(n, acc, ind, o, /*set_presence=*/true,
+                [this](const Node& l, int field, const std::string& src) {
+                  return SetLeaf(l, field, src);
+                });
+  }
+
+  // The exit-phase walk capture and apply share: one statement per output field (and exit
+  // value of an in/out field) from `leaf(node, field, accessor)`, pointers checked for null.
+  // `set_presence`: an `out` structure pointer also records whether it is set (capture).
+  template <typename LeafFn>
+  void OutputsWalk(const Node& n, const std::string& acc, int ind, std::string* o,
+                   bool set_presence, const LeafFn& leaf) {
     switch (n.kind) {
       case Node::kLeaf:
-        if (n.dir == "out") *o += Ind(ind) + SetLeaf(n, n.field, acc) + "\n";
-        if (n.dir == "inout") *o += Ind(ind) + SetLeaf(n, n.field_out, acc) + "\n";
+        if (n.dir == "out") *o += Ind(ind) + leaf(n, n.field, acc) + "\n";
+        if (n.dir == "inout") *o += Ind(ind) + leaf(n, n.field_out, acc) + "\n";
         break;
       case Node::kScalarPtr:
-        if (n.dir == "out" || n.dir == "inout")
+        if (n.dir != "in")
           *o += Ind(ind) + "if (" + acc + " != nullptr) " +
-                SetLeaf(n, n.dir == "out" ? n.field : n.field_out, "(*" + acc + ")") + "\n";
+                leaf(n, n.dir == "out" ? n.field : n.field_out, "(*" + acc + ")") + "\n";
         break;
       case Node::kStructPtr: {
         // An `out` pointer member is written by the callee (DXGKARG_CREATEDEVICE.pInfo is NULL
         // at entry and the KMD's at exit): its presence is what it is at exit.
-        if (n.dir == "out")
+        if (set_presence && n.dir == "out")
           *o += Ind(ind) + "e.Set(" + std::to_string(n.field) + ", " + acc + " != nullptr);\n";
         std::string inner;
-        for (const Node& ch : n.children) CaptureOut(ch, Member(acc, ch, true), ind + 1, &inner);
+        for (const Node& ch : n.children)
+          OutputsWalk(ch, Member(acc, ch, true), ind + 1, &inner, set_presence, leaf);
         if (!inner.empty())
           *o += Ind(ind) + "if (" + acc + " != nullptr) {\n" + inner + Ind(ind) + "}\n";
         break;
       }
       case Node::kStructVal:
-        for (const Node& ch : n.children) CaptureOut(ch, Member(acc, ch, false), ind, o);
+        for (const Node& ch : n.children)
+          OutputsWalk(ch, Member(acc, ch, false), ind, o, set_presence, leaf);
         break;
       default:
         break;
@@ -325,29 +339,10 @@ struct CodecGen {
   }
 
   void ApplyOut(const Node& n, const std::string& acc, int ind, std::string* o) {
-    switch (n.kind) {
-      case Node::kLeaf:
-        if (n.dir == "out") *o += Ind(ind) + WriteLeaf(n, n.field, acc) + "\n";
-        if (n.dir == "inout") *o += Ind(ind) + WriteLeaf(n, n.field_out, acc) + "\n";
-        break;
-      case Node::kScalarPtr:
-        if (n.dir != "in")
-          *o += Ind(ind) + "if (" + acc + " != nullptr) " +
-                WriteLeaf(n, n.dir == "out" ? n.field : n.field_out, "(*" + acc + ")") + "\n";
-        break;
-      case Node::kStructPtr: {
-        std::string inner;
-        for (const Node& ch : n.children) ApplyOut(ch, Member(acc, ch, true), ind + 1, &inner);
-        if (!inner.empty())
-          *o += Ind(ind) + "if (" + acc + " != nullptr) {\n" + inner + Ind(ind) + "}\n";
-        break;
-      }
-      case Node::kStructVal:
-        for (const Node& ch : n.children) ApplyOut(ch, Member(acc, ch, false), ind, o);
-        break;
-      default:
-        break;
-    }
+    OutputsWalk(n, acc, ind, o, /*set_presence=*/false,
+                [this](const Node& l, int field, const std::string& target) {
+                  return WriteLeaf(l, field, target);
+                });
   }
 
   void ApplyElementOut(const Node& n, const std::string& acc, int ind, std::string* o) {
