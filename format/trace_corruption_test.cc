@@ -286,22 +286,24 @@ TEST(TraceCorruptionTest, OversizedFileHeaderLengthIsDataLoss) {
   EXPECT_TRUE(Contains(r.status(), "exceeds the limit")) << r.status();
 }
 
-TEST(TraceCorruptionTest, OversizedChunkStoredSizeIsDataLoss) {
+// Chunk 1's header size field at `field_offset` set to `value` (its CRC repaired): DataLoss
+// saying "<field> <value> at offset <file offset of the field> exceeds".
+void ExpectOversizedChunkSizeIsDataLoss(size_t field_offset, uint32_t value,
+                                        absl::string_view field) {
   std::string bytes = SmallTrace(10, nullptr);
   std::vector<uint64_t> chunks = ChunkOffsets(bytes);
-  PutU32(bytes.data() + chunks[1] + 8, 0xffffffffu);
+  PutU32(bytes.data() + chunks[1] + field_offset, value);
   FixChunkCrcs(&bytes, chunks[1]);
   ReadExpectingDataLoss(
-      bytes, absl::StrFormat("stored size 4294967295 at offset %d exceeds", chunks[1] + 8));
+      bytes, absl::StrFormat("%s %d at offset %d exceeds", field, value, chunks[1] + field_offset));
+}
+
+TEST(TraceCorruptionTest, OversizedChunkStoredSizeIsDataLoss) {
+  ExpectOversizedChunkSizeIsDataLoss(8, 0xffffffffu, "stored size");
 }
 
 TEST(TraceCorruptionTest, OversizedChunkRawSizeIsDataLoss) {
-  std::string bytes = SmallTrace(10, nullptr);
-  std::vector<uint64_t> chunks = ChunkOffsets(bytes);
-  PutU32(bytes.data() + chunks[1] + 12, 0xfffffff0u);
-  FixChunkCrcs(&bytes, chunks[1]);
-  ReadExpectingDataLoss(
-      bytes, absl::StrFormat("raw size 4294967280 at offset %d exceeds", chunks[1] + 12));
+  ExpectOversizedChunkSizeIsDataLoss(12, 0xfffffff0u, "raw size");
 }
 
 TEST(TraceCorruptionTest, HandleUsedBeforeItsDefinitionIsDataLoss) {

@@ -79,6 +79,17 @@ TEST(TraceWriterTest, AppendBatchWritesTheBytesAppendWrites) {
   EXPECT_EQ(one, batched);
 }
 
+// The file TestWriter makes of `runs`, each written with one call of `append`.
+std::string WriteRuns(
+    const TraceWriter::Options& o, const std::vector<ThreadRun>& runs,
+    absl::Status (TraceWriter::*append)(absl::Span<const Event>) = &TraceWriter::AppendRun) {
+  std::string bytes;
+  auto w = TestWriter(&bytes, o);
+  for (const ThreadRun& r : runs) EXPECT_TRUE(((*w).*append)(r).ok());
+  EXPECT_TRUE(w->Close().ok());
+  return bytes;
+}
+
 // Writes `events` with one call of `append` (AppendBatch or AppendRun); events[bad] is invalid:
 // the call fails with InvalidArgument naming `what`, and the file holds every other event.
 void ExpectInvalidEventSkipped(const TraceWriter::Options& o, std::vector<Event> events, size_t bad,
@@ -160,17 +171,8 @@ TEST(TraceWriterTest, NothingIsWrittenAfterAFailedWrite) {
 // Without Options::position_runs AppendRun is AppendBatch: version 1, the same bytes.
 TEST(TraceWriterTest, AppendRunWithoutPositionRunsWritesVersion1) {
   std::vector<ThreadRun> runs = InterleavedRecording(1, InterleavedOptions());
-  std::string a, b;
-  {
-    auto w = TestWriter(&a, TestOptions());
-    for (const ThreadRun& r : runs) ASSERT_TRUE(w->AppendRun(r).ok());
-    ASSERT_TRUE(w->Close().ok());
-  }
-  {
-    auto w = TestWriter(&b, TestOptions());
-    for (const ThreadRun& r : runs) ASSERT_TRUE(w->AppendBatch(r).ok());
-    ASSERT_TRUE(w->Close().ok());
-  }
+  const std::string a = WriteRuns(TestOptions(), runs, &TraceWriter::AppendRun);
+  const std::string b = WriteRuns(TestOptions(), runs, &TraceWriter::AppendBatch);
   EXPECT_EQ(a, b);
   auto header = ParseFileHeader(a);
   ASSERT_TRUE(header.ok());
@@ -190,12 +192,7 @@ TEST(TraceWriterTest, PositionRunsRoundTripThroughChunksAndIndex) {
   TraceWriter::Options o = TestOptions();
   o.position_runs = true;
   o.chunk_bytes = 4096;
-  std::string bytes;
-  {
-    auto w = TestWriter(&bytes, o);
-    for (const ThreadRun& r : runs) ASSERT_TRUE(w->AppendRun(r).ok());
-    ASSERT_TRUE(w->Close().ok());
-  }
+  const std::string bytes = WriteRuns(o, runs);
   auto header = ParseFileHeader(bytes);
   ASSERT_TRUE(header.ok());
   EXPECT_EQ(header->header.format_version(), 2u);
@@ -223,11 +220,7 @@ TEST(TraceWriterTest, PositionRunsShrinkAnInterleavedRecording) {
     TraceWriter::Options o = TestOptions();
     o.position_runs = position_runs;
     o.zstd_level = 6;
-    std::string bytes;
-    auto w = TestWriter(&bytes, o);
-    for (const ThreadRun& r : runs) ASSERT_TRUE(w->AppendRun(r).ok());
-    ASSERT_TRUE(w->Close().ok());
-    sizes[position_runs] = bytes.size();
+    sizes[position_runs] = WriteRuns(o, runs).size();
   }
   EXPECT_LT(sizes[1] * 10, sizes[0] * 8) << sizes[1] << " vs " << sizes[0];
 }
@@ -252,10 +245,7 @@ TEST(TraceWriterTest, HugeRunIsSplitAndReadsBack) {
   TraceWriter::Options o = TestOptions();
   o.position_runs = true;
   o.chunk_bytes = 32 << 10;
-  std::string bytes;
-  auto w = TestWriter(&bytes, o);
-  for (const ThreadRun& r : runs) ASSERT_TRUE(w->AppendRun(r).ok());
-  ASSERT_TRUE(w->Close().ok());
+  const std::string bytes = WriteRuns(o, runs);
   std::vector<Event> all;
   for (const ThreadRun& r : runs) all.insert(all.end(), r.begin(), r.end());
   ReadResult r = ReadAllBytes(bytes);
