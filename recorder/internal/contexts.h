@@ -44,12 +44,6 @@ using DxgiTable = DXGI_DDI_BASE_FUNCTIONS;
 using CoreTable = D3D11DDI_CORELAYER_DEVICECALLBACKS;
 using KernelTable = D3DDDI_DEVICECALLBACKS;
 
-using KmdTable = DRIVER_INITIALIZATION_DATA;
-using DxgkrnlTable = DXGKRNL_INTERFACE;
-using GpuObserverTable = CLTRACE_GPU_OBSERVER;
-using Dx6BufferTable = DD_D3DBUFCALLBACKS;
-using Dx6HalTable = D3DHAL_CALLBACKS3;
-
 // A function table's slot count (its catalog traits).
 template <typename Table>
 inline constexpr size_t kSlots = format::TableTraits<Table>::kSlotCount;
@@ -57,6 +51,13 @@ inline constexpr size_t kDeviceSlots = kSlots<DeviceTable>;
 inline constexpr size_t kCoreSlots = kSlots<CoreTable>;
 inline constexpr size_t kKernelSlots = kSlots<KernelTable>;
 inline constexpr size_t kAdapterSlots = kSlots<AdapterTable>;
+
+// The process-wide kernel-layer tables (KMD, Dxgkrnl, GPU observer) and DX6's.
+using KmdTable = DRIVER_INITIALIZATION_DATA;
+using DxgkrnlTable = DXGKRNL_INTERFACE;
+using GpuObserverTable = CLTRACE_GPU_OBSERVER;
+using Dx6BufferTable = DD_D3DBUFCALLBACKS;
+using Dx6HalTable = D3DHAL_CALLBACKS3;
 
 // Thunk generations: the device table needs two (a swap must change the pointer), the
 // core-layer callbacks four (a driver caching a pointer across up to three runtime swaps is
