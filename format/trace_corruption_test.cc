@@ -500,6 +500,18 @@ TEST(TraceCorruptionTest, SalvageResynchronisesAfterGarbageBetweenChunks) {
   EXPECT_EQ(r.stats.bytes_skipped, garbage.size());
 }
 
+// The file of three chunks (the encoders' payloads) with the middle one's payload corrupted,
+// read with salvage.
+ReadResult SalvageWithTheMiddleChunkCorrupt(const ChunkEncoder& a, const ChunkEncoder& b,
+                                            const ChunkEncoder& c) {
+  std::string bytes =
+      BuildFile({std::string(a.payload()), std::string(b.payload()), std::string(c.payload())});
+  std::vector<uint64_t> chunks = ChunkOffsets(bytes);
+  EXPECT_EQ(chunks.size(), 3u);
+  if (chunks.size() == 3) bytes[chunks[1] + kChunkHeaderSize + 1] ^= 0x7f;
+  return ReadAllBytes(bytes, {.salvage = true});
+}
+
 TEST(TraceCorruptionTest, SalvageFillsDefinitionsLostWithASkippedChunk) {
   // Chunk 0 defines handle 1, chunk 1 (corrupted) defines handle 2, chunk 2 defines handle 3
   // and uses all three.
@@ -512,12 +524,7 @@ TEST(TraceCorruptionTest, SalvageFillsDefinitionsLostWithASkippedChunk) {
   c.AppendCall(Draw(5, 1, 36));
   c.AppendCall(Draw(7, 2, 36));
   c.AppendCall(Draw(9, 3, 36));
-  std::string bytes =
-      BuildFile({std::string(a.payload()), std::string(b.payload()), std::string(c.payload())});
-  std::vector<uint64_t> chunks = ChunkOffsets(bytes);
-  ASSERT_EQ(chunks.size(), 3u);
-  bytes[chunks[1] + kChunkHeaderSize + 1] ^= 0x7f;
-  ReadResult r = ReadAllBytes(bytes, {.salvage = true});
+  ReadResult r = SalvageWithTheMiddleChunkCorrupt(a, b, c);
   EXPECT_TRUE(r.status.ok()) << r.status;
   ASSERT_EQ(r.events.size(), 4u);
   EXPECT_EQ(r.handles.Token(1), "0x1000");
@@ -534,12 +541,7 @@ TEST(TraceCorruptionTest, SalvageIgnoresADefinitionGapLargerThanWhatWasSkipped) 
   b.AppendHandleDef(2, "0x2000");
   c.AppendHandleDef(uint64_t{1} << 60, "0x3000");
   c.AppendCall(Draw(5, 1, 36));
-  std::string bytes =
-      BuildFile({std::string(a.payload()), std::string(b.payload()), std::string(c.payload())});
-  std::vector<uint64_t> chunks = ChunkOffsets(bytes);
-  ASSERT_EQ(chunks.size(), 3u);
-  bytes[chunks[1] + kChunkHeaderSize + 1] ^= 0x7f;
-  ReadResult r = ReadAllBytes(bytes, {.salvage = true});
+  ReadResult r = SalvageWithTheMiddleChunkCorrupt(a, b, c);
   EXPECT_TRUE(r.status.ok()) << r.status;
   EXPECT_EQ(r.events.size(), 2u);
   EXPECT_EQ(r.stats.definitions_skipped, 1u);

@@ -49,6 +49,20 @@ std::vector<Event> RandomEvents(uint64_t seed, int n) {
   return out;
 }
 
+// `n` DrawIndexed calls on handle id 1 (enough of them to fill several 512-byte chunks).
+std::vector<Event> Draws(uint64_t n) {
+  std::vector<Event> events;
+  for (uint64_t i = 0; i < n; ++i) {
+    Event e;
+    e.call = CallId::kDrawIndexed;
+    e.seq = 2 * i + 1;
+    e.end = e.seq + 1;
+    e.args = {1, i * 7919, 0, 0};
+    events.push_back(e);
+  }
+  return events;
+}
+
 std::unique_ptr<TraceWriter> TestWriter(std::string* bytes, TraceWriter::Options o) {
   auto w = TraceWriter::Open(std::make_unique<StringSink>(bytes), std::move(o));
   EXPECT_TRUE(w.ok()) << w.status();
@@ -129,16 +143,7 @@ TEST(TraceWriterTest, AppendBatchReturnsTheWriteError) {
   auto w = TraceWriter::Open(std::make_unique<BudgetSink>(2048, /*header_free=*/true), o);
   ASSERT_TRUE(w.ok());
   (*w)->InternHandleValue(0x5500);
-  std::vector<Event> events;
-  for (uint64_t i = 0; i < 400; ++i) {
-    Event e;
-    e.call = CallId::kDrawIndexed;
-    e.seq = 2 * i + 1;
-    e.end = e.seq + 1;
-    e.args = {1, i * 7919, 0, 0};
-    events.push_back(e);
-  }
-  EXPECT_EQ((*w)->AppendBatch(events).code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ((*w)->AppendBatch(Draws(400)).code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ((*w)->Close().code(), absl::StatusCode::kResourceExhausted);
 }
 
@@ -152,14 +157,7 @@ TEST(TraceWriterTest, NothingIsWrittenAfterAFailedWrite) {
   auto w = TraceWriter::Open(TornWriteSink::FailingWrite(&bytes, /*fail_at=*/3), o);
   ASSERT_TRUE(w.ok());
   (*w)->InternHandleValue(0x5500);
-  for (uint64_t i = 0; i < 400; ++i) {
-    Event e;
-    e.call = CallId::kDrawIndexed;
-    e.seq = 2 * i + 1;
-    e.end = e.seq + 1;
-    e.args = {1, i * 7919, 0, 0};
-    (void)(*w)->Append(e);
-  }
+  for (const Event& e : Draws(400)) (void)(*w)->Append(e);
   EXPECT_EQ((*w)->Close().code(), absl::StatusCode::kResourceExhausted);
   ReadResult r = ReadAllBytes(bytes);
   ASSERT_TRUE(r.status.ok()) << r.status;
