@@ -60,6 +60,20 @@ struct CodecGen {
     return "e.Set(" + std::to_string(field) + ", " + value_acc + ");";
   }
 
+  // A structure node's members, each through `walk(member, accessor, ind, out)`: a pointer's
+  // inside one null check (written only when some member wrote code), a value's in place.
+  template <typename Walk>
+  void Members(const Node& n, const std::string& acc, int ind, std::string* o, const Walk& walk) {
+    if (n.kind == Node::kStructVal) {
+      for (const Node& ch : n.children) walk(ch, Member(acc, ch, false), ind, o);
+      return;
+    }
+    std::string inner;
+    for (const Node& ch : n.children) walk(ch, Member(acc, ch, true), ind + 1, &inner);
+    if (!inner.empty())
+      *o += Ind(ind) + "if (" + acc + " != nullptr) {\n" + inner + Ind(ind) + "}\n";
+  }
+
   // Entry phase: input fields.
   void CaptureIn(const Node& n, const std::string& acc, int ind, std::string* o) {
     switch (n.kind) {
@@ -74,16 +88,14 @@ struct CodecGen {
       case Node::kOpaquePtr:
         *o += Ind(ind) + "e.Set(" + std::to_string(n.field) + ", " + acc + ");\n";
         break;
-      case Node::kStructPtr: {
-        *o += Ind(ind) + "e.Set(" + std::to_string(n.field) + ", " + acc + " != nullptr);\n";
-        std::string inner;
-        for (const Node& ch : n.children) CaptureIn(ch, Member(acc, ch, true), ind + 1, &inner);
-        if (!inner.empty())
-          *o += Ind(ind) + "if (" + acc + " != nullptr) {\n" + inner + Ind(ind) + "}\n";
-        break;
-      }
+      case Node::kStructPtr:
       case Node::kStructVal:
-        for (const Node& ch : n.children) CaptureIn(ch, Member(acc, ch, false), ind, o);
+        if (n.kind == Node::kStructPtr)
+          *o += Ind(ind) + "e.Set(" + std::to_string(n.field) + ", " + acc + " != nullptr);\n";
+        Members(n, acc, ind, o,
+                [this](const Node& ch, const std::string& a, int i, std::string* out) {
+                  CaptureIn(ch, a, i, out);
+                });
         break;
       case Node::kArray:
         break;
@@ -114,21 +126,15 @@ struct CodecGen {
           *o += Ind(ind) + "if (" + acc + " != nullptr) " +
                 leaf(n, n.dir == "out" ? n.field : n.field_out, "(*" + acc + ")") + "\n";
         break;
-      case Node::kStructPtr: {
+      case Node::kStructPtr:
+      case Node::kStructVal:
         // An `out` pointer member is written by the callee (DXGKARG_CREATEDEVICE.pInfo is NULL
         // at entry and the KMD's at exit): its presence is what it is at exit.
-        if (set_presence && n.dir == "out")
+        if (n.kind == Node::kStructPtr && set_presence && n.dir == "out")
           *o += Ind(ind) + "e.Set(" + std::to_string(n.field) + ", " + acc + " != nullptr);\n";
-        std::string inner;
-        for (const Node& ch : n.children)
-          OutputsWalk(ch, Member(acc, ch, true), ind + 1, &inner, set_presence, leaf);
-        if (!inner.empty())
-          *o += Ind(ind) + "if (" + acc + " != nullptr) {\n" + inner + Ind(ind) + "}\n";
-        break;
-      }
-      case Node::kStructVal:
-        for (const Node& ch : n.children)
-          OutputsWalk(ch, Member(acc, ch, false), ind, o, set_presence, leaf);
+        Members(n, acc, ind, o, [&](const Node& ch, const std::string& a, int i, std::string* out) {
+          OutputsWalk(ch, a, i, out, set_presence, leaf);
+        });
         break;
       default:
         break;
@@ -159,15 +165,12 @@ struct CodecGen {
   // Exit phase, part 2: arrays in fixed-field order.
   void CaptureArrays(const Node& n, const std::string& acc, int ind, std::string* o) {
     switch (n.kind) {
-      case Node::kStructPtr: {
-        std::string inner;
-        for (const Node& ch : n.children) CaptureArrays(ch, Member(acc, ch, true), ind + 1, &inner);
-        if (!inner.empty())
-          *o += Ind(ind) + "if (" + acc + " != nullptr) {\n" + inner + Ind(ind) + "}\n";
-        break;
-      }
+      case Node::kStructPtr:
       case Node::kStructVal:
-        for (const Node& ch : n.children) CaptureArrays(ch, Member(acc, ch, false), ind, o);
+        Members(n, acc, ind, o,
+                [this](const Node& ch, const std::string& a, int i, std::string* out) {
+                  CaptureArrays(ch, a, i, out);
+                });
         break;
       case Node::kArray: {
         const Field& f = t.fields[n.field];
@@ -360,15 +363,12 @@ struct CodecGen {
 
   void ApplyArrays(const Node& n, const std::string& acc, int ind, std::string* o) {
     switch (n.kind) {
-      case Node::kStructPtr: {
-        std::string inner;
-        for (const Node& ch : n.children) ApplyArrays(ch, Member(acc, ch, true), ind + 1, &inner);
-        if (!inner.empty())
-          *o += Ind(ind) + "if (" + acc + " != nullptr) {\n" + inner + Ind(ind) + "}\n";
-        break;
-      }
+      case Node::kStructPtr:
       case Node::kStructVal:
-        for (const Node& ch : n.children) ApplyArrays(ch, Member(acc, ch, false), ind, o);
+        Members(n, acc, ind, o,
+                [this](const Node& ch, const std::string& a, int i, std::string* out) {
+                  ApplyArrays(ch, a, i, out);
+                });
         break;
       case Node::kArray: {
         if (!HasDir(n, true)) break;
