@@ -340,9 +340,8 @@ TEST(TraceCorruptionTest, StringUsedBeforeItsDefinitionIsDataLoss) {
   Event e = Draw(1, 1, 36);
   e.annotation = 1;
   enc.AppendCall(e);
-  ReadResult r = ReadAllBytes(BuildFile({std::string(enc.payload())}));
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(r.status, "annotation uses string id 1 before its definition")) << r.status;
+  ReadExpectingDataLoss(BuildFile({std::string(enc.payload())}),
+                        "annotation uses string id 1 before its definition");
 }
 
 TEST(TraceCorruptionTest, ContentUsedBeforeItsDefinitionIsDataLoss) {
@@ -352,9 +351,8 @@ TEST(TraceCorruptionTest, ContentUsedBeforeItsDefinitionIsDataLoss) {
   e.content = 1;
   enc.AppendCall(e);
   enc.AppendContentDef(1, "late");
-  ReadResult r = ReadAllBytes(BuildFile({std::string(enc.payload())}));
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(r.status, "content id 1 before its definition")) << r.status;
+  ReadExpectingDataLoss(BuildFile({std::string(enc.payload())}),
+                        "content id 1 before its definition");
 }
 
 TEST(TraceCorruptionTest, ContentDefinedTwiceIsDataLossShowingAnExcerpt) {
@@ -362,9 +360,8 @@ TEST(TraceCorruptionTest, ContentDefinedTwiceIsDataLossShowingAnExcerpt) {
   const std::string big(1000, '\x01');
   enc.AppendContentDef(1, big);
   enc.AppendContentDef(1, "other");
-  ReadResult r = ReadAllBytes(BuildFile({std::string(enc.payload())}));
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(r.status, "content definition id 1")) << r.status;
+  ReadResult r =
+      ReadExpectingDataLoss(BuildFile({std::string(enc.payload())}), "content definition id 1");
   EXPECT_TRUE(Contains(r.status, "already defined")) << r.status;
   // 64 bytes of the kilobyte, escaped (\001 is four characters each).
   EXPECT_LT(r.status.message().size(), 600u) << r.status;
@@ -380,9 +377,7 @@ TEST(TraceCorruptionTest, ContentIdBeyond32BitsIsDataLoss) {
   proto::ChunkBody body;
   ASSERT_TRUE(body.ParseFromString(payload));
   body.mutable_packet(1)->mutable_call()->set_content(uint64_t{1} << 32);
-  ReadResult r = ReadAllBytes(BuildFile({body.SerializeAsString()}));
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(r.status, "CallEvent.content")) << r.status;
+  ReadExpectingDataLoss(BuildFile({body.SerializeAsString()}), "CallEvent.content");
 }
 
 TEST(TraceCorruptionTest, SalvageFillsLostContentWithPlaceholders) {
@@ -418,9 +413,7 @@ TEST(TraceCorruptionTest, CallIdOutsideTheHeaderIsDataLoss) {
   h.set_timestamp_unit_ns(1);
   h.add_call_names("");
   h.add_call_names("DrawIndexed");
-  ReadResult r = ReadAllBytes(BuildFile({std::string(enc.payload())}, h));
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(r.status, "but the header names 2 calls")) << r.status;
+  ReadExpectingDataLoss(BuildFile({std::string(enc.payload())}, h), "but the header names 2 calls");
 }
 
 TEST(TraceCorruptionTest, CallUnknownToThisCatalogIsInvalidArgumentOnlyWhenUsed) {
