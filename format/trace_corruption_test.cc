@@ -95,6 +95,14 @@ std::string BuildFile(const std::vector<std::string>& payloads,
 
 uint64_t FirstChunk(absl::string_view bytes) { return ParseFileHeader(bytes)->size; }
 
+// A chunk that defines handle id 1 (the device the Draws use) and then holds `call`.
+ChunkEncoder DeviceThen(const Event& call) {
+  ChunkEncoder enc(1);
+  enc.AppendHandleDef(1, "0x1000");
+  enc.AppendCall(call);
+  return enc;
+}
+
 TEST(TraceCorruptionTest, EmptyFileIsDataLoss) {
   auto r = TraceReader::OpenBytes("");
   EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
@@ -335,21 +343,17 @@ TEST(TraceCorruptionTest, HandleRedefinedDifferentlyIsDataLoss) {
 }
 
 TEST(TraceCorruptionTest, StringUsedBeforeItsDefinitionIsDataLoss) {
-  ChunkEncoder enc(1);
-  enc.AppendHandleDef(1, "0x1000");
   Event e = Draw(1, 1, 36);
   e.annotation = 1;
-  enc.AppendCall(e);
+  ChunkEncoder enc = DeviceThen(e);
   ReadExpectingDataLoss(BuildFile({std::string(enc.payload())}),
                         "annotation uses string id 1 before its definition");
 }
 
 TEST(TraceCorruptionTest, ContentUsedBeforeItsDefinitionIsDataLoss) {
-  ChunkEncoder enc(1);
-  enc.AppendHandleDef(1, "0x1000");
   Event e = Draw(1, 1, 36);
   e.content = 1;
-  enc.AppendCall(e);
+  ChunkEncoder enc = DeviceThen(e);
   enc.AppendContentDef(1, "late");
   ReadExpectingDataLoss(BuildFile({std::string(enc.payload())}),
                         "content id 1 before its definition");
@@ -369,9 +373,7 @@ TEST(TraceCorruptionTest, ContentDefinedTwiceIsDataLossShowingAnExcerpt) {
 
 TEST(TraceCorruptionTest, ContentIdBeyond32BitsIsDataLoss) {
   // CallEvent.content is a uint64 on the wire; Event::content holds 32 bits.
-  ChunkEncoder enc(1);
-  enc.AppendHandleDef(1, "0x1000");
-  enc.AppendCall(Draw(1, 1, 36));
+  ChunkEncoder enc = DeviceThen(Draw(1, 1, 36));
   std::string payload(enc.payload());
   // Append "content = 2^32" (field 12, varint) to the CallEvent: patch both length prefixes.
   proto::ChunkBody body;
@@ -417,9 +419,7 @@ TEST(TraceCorruptionTest, CallIdOutsideTheHeaderIsDataLoss) {
 }
 
 TEST(TraceCorruptionTest, CallUnknownToThisCatalogIsInvalidArgumentOnlyWhenUsed) {
-  ChunkEncoder enc(1);
-  enc.AppendHandleDef(1, "0x1000");
-  enc.AppendCall(Draw(1, 1, 36));  // file call id = our DrawIndexed id
+  ChunkEncoder enc = DeviceThen(Draw(1, 1, 36));  // file call id = our DrawIndexed id
   proto::TraceHeader h;
   h.set_format_version(kFormatVersion);
   h.set_timestamp_unit_ns(1);
