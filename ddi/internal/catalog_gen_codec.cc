@@ -74,6 +74,15 @@ struct CodecGen {
       *o += Ind(ind) + "if (" + acc + " != nullptr) {\n" + inner + Ind(ind) + "}\n";
   }
 
+  // Members() through one of this generator's walks.
+  using WalkFn = void (CodecGen::*)(const Node&, const std::string&, int, std::string*);
+  void Members(const Node& n, const std::string& acc, int ind, std::string* o, WalkFn walk) {
+    Members(n, acc, ind, o,
+            [this, walk](const Node& ch, const std::string& a, int i, std::string* out) {
+              (this->*walk)(ch, a, i, out);
+            });
+  }
+
   // Entry phase: input fields.
   void CaptureIn(const Node& n, const std::string& acc, int ind, std::string* o) {
     switch (n.kind) {
@@ -92,10 +101,7 @@ struct CodecGen {
       case Node::kStructVal:
         if (n.kind == Node::kStructPtr)
           *o += Ind(ind) + "e.Set(" + std::to_string(n.field) + ", " + acc + " != nullptr);\n";
-        Members(n, acc, ind, o,
-                [this](const Node& ch, const std::string& a, int i, std::string* out) {
-                  CaptureIn(ch, a, i, out);
-                });
+        Members(n, acc, ind, o, &CodecGen::CaptureIn);
         break;
       case Node::kArray:
         break;
@@ -155,7 +161,7 @@ struct CodecGen {
         *o += Ind(ind) + "e.Append(" + acc + ");\n";
         break;
       case Node::kStructVal:
-        for (const Node& ch : n.children) AppendElement(ch, Member(acc, ch, false), ind, o);
+        Members(n, acc, ind, o, &CodecGen::AppendElement);
         break;
       default:
         Die(n.decl->line, "unsupported member inside an array element");
@@ -167,10 +173,7 @@ struct CodecGen {
     switch (n.kind) {
       case Node::kStructPtr:
       case Node::kStructVal:
-        Members(n, acc, ind, o,
-                [this](const Node& ch, const std::string& a, int i, std::string* out) {
-                  CaptureArrays(ch, a, i, out);
-                });
+        Members(n, acc, ind, o, &CodecGen::CaptureArrays);
         break;
       case Node::kArray: {
         const Field& f = t.fields[n.field];
@@ -252,7 +255,7 @@ struct CodecGen {
         break;
       }
       case Node::kStructVal:
-        for (const Node& ch : n.children) FillIn(ch, Member(acc, ch, false), ind, o);
+        Members(n, acc, ind, o, &CodecGen::FillIn);
         break;
       case Node::kArray:
         FillArray(n, acc, ind, o, /*declare=*/"");
@@ -354,7 +357,7 @@ struct CodecGen {
         if (n.dir == "out") *o += Ind(ind) + WriteLeaf(n, n.field, acc) + "\n";
         break;
       case Node::kStructVal:
-        for (const Node& ch : n.children) ApplyElementOut(ch, Member(acc, ch, false), ind, o);
+        Members(n, acc, ind, o, &CodecGen::ApplyElementOut);
         break;
       default:
         break;
@@ -365,10 +368,7 @@ struct CodecGen {
     switch (n.kind) {
       case Node::kStructPtr:
       case Node::kStructVal:
-        Members(n, acc, ind, o,
-                [this](const Node& ch, const std::string& a, int i, std::string* out) {
-                  ApplyArrays(ch, a, i, out);
-                });
+        Members(n, acc, ind, o, &CodecGen::ApplyArrays);
         break;
       case Node::kArray: {
         if (!HasDir(n, true)) break;
