@@ -1,5 +1,7 @@
 #include "ddi/catalog.h"
 
+#include <iterator>
+
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -129,48 +131,26 @@ std::string HresultToString(int32_t hr) {
   return absl::StrFormat("0x%08x", static_cast<uint32_t>(hr));
 }
 
-absl::string_view LayerName(Layer layer) {
-  switch (layer) {
-    case Layer::kAdapter:
-      return "adapter";
-    case Layer::kDevice:
-      return "device";
-    case Layer::kDxgi:
-      return "dxgi";
-    case Layer::kCoreLayer:
-      return "corelayer";
-    case Layer::kKernelCb:
-      return "kernelcb";
-    case Layer::kKmd:
-      return "kmd";
-    case Layer::kDxgkrnl:
-      return "dxgkrnl";
-    case Layer::kDx6:
-      return "dx6";
-    case Layer::kApi:
-      return "api";
-  }
-  return "?";
+namespace {
+
+// Short names indexed by the enumerator's value (declaration order in catalog_types.h).
+constexpr absl::string_view kLayerNames[] = {"adapter", "device",  "dxgi", "corelayer", "kernelcb",
+                                             "kmd",     "dxgkrnl", "dx6",  "api"};
+static_assert(std::size(kLayerNames) == static_cast<size_t>(Layer::kApi) + 1);
+constexpr absl::string_view kDomainNames[] = {"IC", "DC", "FT", "FT!", "CB", "KM", "any"};
+static_assert(std::size(kDomainNames) == static_cast<size_t>(Domain::kAny) + 1);
+
+// names[e], or "?" for a value outside the enumeration (a corrupt byte).
+template <typename Enum, size_t N>
+absl::string_view NameIn(const absl::string_view (&names)[N], Enum e) {
+  const size_t i = static_cast<size_t>(e);
+  return i < N ? names[i] : "?";
 }
 
-absl::string_view DomainName(Domain domain) {
-  switch (domain) {
-    case Domain::kIC:
-      return "IC";
-    case Domain::kDC:
-      return "DC";
-    case Domain::kFT:
-      return "FT";
-    case Domain::kFTAlways:
-      return "FT!";
-    case Domain::kCallback:
-      return "CB";
-    case Domain::kKernel:
-      return "KM";
-    case Domain::kAny:
-      return "any";
-  }
-  return "?";
-}
+}  // namespace
+
+absl::string_view LayerName(Layer layer) { return NameIn(kLayerNames, layer); }
+
+absl::string_view DomainName(Domain domain) { return NameIn(kDomainNames, domain); }
 
 }  // namespace cltrace::ddi

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ddi/ddi_abi.h"
@@ -76,6 +77,22 @@ TEST(CatalogTest, EnumAndFlagNames) {
 }
 
 // The generated C ABI: a table slot per catalog entry, handles are one pointer.
+// The short names messages and JSON use; a corrupt value reads "?".
+TEST(CatalogTest, LayerAndDomainNames) {
+  const std::vector<std::pair<Layer, absl::string_view>> layers = {
+      {Layer::kAdapter, "adapter"},     {Layer::kDevice, "device"},     {Layer::kDxgi, "dxgi"},
+      {Layer::kCoreLayer, "corelayer"}, {Layer::kKernelCb, "kernelcb"}, {Layer::kKmd, "kmd"},
+      {Layer::kDxgkrnl, "dxgkrnl"},     {Layer::kDx6, "dx6"},           {Layer::kApi, "api"}};
+  for (const auto& [layer, name] : layers) EXPECT_EQ(LayerName(layer), name);
+  EXPECT_EQ(LayerName(static_cast<Layer>(200)), "?");
+  const std::vector<std::pair<Domain, absl::string_view>> domains = {
+      {Domain::kIC, "IC"},        {Domain::kDC, "DC"},       {Domain::kFT, "FT"},
+      {Domain::kFTAlways, "FT!"}, {Domain::kCallback, "CB"}, {Domain::kKernel, "KM"},
+      {Domain::kAny, "any"}};
+  for (const auto& [domain, name] : domains) EXPECT_EQ(DomainName(domain), name);
+  EXPECT_EQ(DomainName(static_cast<Domain>(200)), "?");
+}
+
 TEST(CatalogTest, GeneratedAbiShapes) {
   static_assert(sizeof(D3D11DDI_HCOMMANDLIST) == sizeof(void*));
   static_assert(sizeof(D3DKMT_HCONTEXT) == 4);

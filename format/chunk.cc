@@ -195,14 +195,14 @@ absl::Status CheckPayload(const ChunkInfo& info, absl::string_view payload, uint
 
 ChunkCompressor::ChunkCompressor(int zstd_level) : level_(zstd_level), cctx_(ZSTD_createCCtx()) {
   if (cctx_ != nullptr) {
-    ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, level_);
+    ZSTD_CCtx_setParameter(cctx_.get(), ZSTD_c_compressionLevel, level_);
     // Our own CRC covers the payload; the frame stores its content size for a sanity check.
-    ZSTD_CCtx_setParameter(cctx_, ZSTD_c_checksumFlag, 0);
-    ZSTD_CCtx_setParameter(cctx_, ZSTD_c_contentSizeFlag, 1);
+    ZSTD_CCtx_setParameter(cctx_.get(), ZSTD_c_checksumFlag, 0);
+    ZSTD_CCtx_setParameter(cctx_.get(), ZSTD_c_contentSizeFlag, 1);
   }
 }
 
-ChunkCompressor::~ChunkCompressor() { ZSTD_freeCCtx(cctx_); }
+void ChunkCompressor::FreeCCtx::operator()(ZSTD_CCtx_s* cctx) const { ZSTD_freeCCtx(cctx); }
 
 absl::Status ChunkCompressor::BuildChunk(ChunkInfo* info, absl::string_view raw, bool compress,
                                          std::string* out) {
@@ -216,7 +216,8 @@ absl::Status ChunkCompressor::BuildChunk(ChunkInfo* info, absl::string_view raw,
     if (cctx_ == nullptr) return absl::InternalError("ZSTD_createCCtx failed");
     size_t bound = ZSTD_compressBound(raw.size());
     if (scratch_.size() < bound) scratch_.resize(bound);
-    size_t n = ZSTD_compress2(cctx_, scratch_.data(), scratch_.size(), raw.data(), raw.size());
+    size_t n =
+        ZSTD_compress2(cctx_.get(), scratch_.data(), scratch_.size(), raw.data(), raw.size());
     if (ZSTD_isError(n)) {
       return absl::InternalError(
           absl::StrFormat("zstd compression failed: %s", ZSTD_getErrorName(n)));
@@ -241,7 +242,7 @@ absl::Status ChunkCompressor::BuildChunk(ChunkInfo* info, absl::string_view raw,
 }
 
 ChunkDecompressor::ChunkDecompressor() : dctx_(ZSTD_createDCtx()) {}
-ChunkDecompressor::~ChunkDecompressor() { ZSTD_freeDCtx(dctx_); }
+void ChunkDecompressor::FreeDCtx::operator()(ZSTD_DCtx_s* dctx) const { ZSTD_freeDCtx(dctx); }
 
 absl::Status ChunkDecompressor::Decompress(const ChunkInfo& info, absl::string_view payload,
                                            absl::string_view* raw, uint64_t offset) {
@@ -265,8 +266,8 @@ absl::Status ChunkDecompressor::Decompress(const ChunkInfo& info, absl::string_v
   }
   if (dctx_ == nullptr) return absl::InternalError("ZSTD_createDCtx failed");
   if (buffer_.size() < info.raw_size) buffer_.resize(info.raw_size);
-  size_t n =
-      ZSTD_decompressDCtx(dctx_, buffer_.data(), info.raw_size, payload.data(), payload.size());
+  size_t n = ZSTD_decompressDCtx(dctx_.get(), buffer_.data(), info.raw_size, payload.data(),
+                                 payload.size());
   if (ZSTD_isError(n)) {
     return absl::DataLossError(
         absl::StrFormat("chunk at offset %d: zstd frame at offset %d does not decompress: %s",

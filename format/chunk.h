@@ -18,6 +18,7 @@
 #define CLTRACE_FORMAT_CHUNK_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
@@ -104,12 +105,10 @@ absl::StatusOr<ChunkInfo> ParseChunkHeader(absl::string_view rest, uint64_t offs
 // Verifies the payload CRC. DataLoss naming the offset on mismatch.
 absl::Status CheckPayload(const ChunkInfo& info, absl::string_view payload, uint64_t offset);
 
+// Move-only (it owns a zstd compression context).
 class ChunkCompressor {
  public:
   explicit ChunkCompressor(int zstd_level);
-  ~ChunkCompressor();
-  ChunkCompressor(const ChunkCompressor&) = delete;
-  ChunkCompressor& operator=(const ChunkCompressor&) = delete;
 
   // Appends header + payload for `raw` to *out. Compresses with zstd when `compress` and it
   // saves space; otherwise stores the payload as is (flag bit 0 clear). Fills in the sizes,
@@ -118,17 +117,18 @@ class ChunkCompressor {
   absl::Status BuildChunk(ChunkInfo* info, absl::string_view raw, bool compress, std::string* out);
 
  private:
+  struct FreeCCtx {
+    void operator()(ZSTD_CCtx_s* cctx) const;
+  };
   int level_;
-  ZSTD_CCtx_s* cctx_;
+  std::unique_ptr<ZSTD_CCtx_s, FreeCCtx> cctx_;
   std::string scratch_;
 };
 
+// Move-only (it owns a zstd decompression context).
 class ChunkDecompressor {
  public:
   ChunkDecompressor();
-  ~ChunkDecompressor();
-  ChunkDecompressor(const ChunkDecompressor&) = delete;
-  ChunkDecompressor& operator=(const ChunkDecompressor&) = delete;
 
   // Produces the raw payload of a chunk whose payload CRC already checked out: for a zstd
   // chunk, exactly one zstd frame that must decompress to exactly info.raw_size bytes.
@@ -138,7 +138,10 @@ class ChunkDecompressor {
                           uint64_t offset);
 
  private:
-  ZSTD_DCtx_s* dctx_;
+  struct FreeDCtx {
+    void operator()(ZSTD_DCtx_s* dctx) const;
+  };
+  std::unique_ptr<ZSTD_DCtx_s, FreeDCtx> dctx_;
   std::string buffer_;
 };
 

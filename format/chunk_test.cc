@@ -140,6 +140,16 @@ TEST(ChunkTest, HeaderCrcMismatchIsDataLoss) {
             absl::string_view::npos);
 }
 
+// `info`'s encoded header (followed by `payload`), parsed at offset 0, is DataLoss naming
+// `what`.
+void ExpectHeaderIsDataLoss(const ChunkInfo& info, absl::string_view what,
+                            const std::string& payload = "") {
+  ChunkProbe probe;
+  auto parsed = ParseChunkHeader(EncodeChunkHeader(info) + payload, 0, &probe);
+  EXPECT_EQ(parsed.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(parsed.status().message().find(what), absl::string_view::npos) << parsed.status();
+}
+
 // Sizes are checked after the header CRC, so a hostile header needs a matching CRC to get
 // there; it must still never cause a large allocation.
 TEST(ChunkTest, OversizedStoredSizeIsDataLoss) {
@@ -147,11 +157,7 @@ TEST(ChunkTest, OversizedStoredSizeIsDataLoss) {
   info.flags = kFlagZstd;
   info.stored_size = kMaxStoredSize + 1;
   info.raw_size = 10;
-  std::string h = EncodeChunkHeader(info);
-  ChunkProbe probe;
-  auto parsed = ParseChunkHeader(h, 0, &probe);
-  EXPECT_EQ(parsed.status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_NE(parsed.status().message().find("stored size"), absl::string_view::npos);
+  ExpectHeaderIsDataLoss(info, "stored size");
 }
 
 TEST(ChunkTest, OversizedRawSizeIsDataLoss) {
@@ -159,31 +165,20 @@ TEST(ChunkTest, OversizedRawSizeIsDataLoss) {
   info.flags = kFlagZstd;
   info.stored_size = 10;
   info.raw_size = kMaxRawSize + 1;
-  std::string h = EncodeChunkHeader(info);
-  ChunkProbe probe;
-  auto parsed = ParseChunkHeader(h, 0, &probe);
-  EXPECT_EQ(parsed.status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_NE(parsed.status().message().find("raw size"), absl::string_view::npos);
+  ExpectHeaderIsDataLoss(info, "raw size");
 }
 
 TEST(ChunkTest, UnknownFlagIsDataLoss) {
   ChunkInfo info;
   info.flags = 0x80;
-  std::string h = EncodeChunkHeader(info);
-  ChunkProbe probe;
-  auto parsed = ParseChunkHeader(h, 0, &probe);
-  EXPECT_EQ(parsed.status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_NE(parsed.status().message().find("flags 0x80 at offset 5"), absl::string_view::npos);
+  ExpectHeaderIsDataLoss(info, "flags 0x80 at offset 5");
 }
 
 TEST(ChunkTest, ImpossiblePacketCountIsDataLoss) {
   ChunkInfo info;
   info.stored_size = info.raw_size = 10;
   info.packet_count = 6;  // at least 2 bytes per packet
-  std::string h = EncodeChunkHeader(info);
-  ChunkProbe probe;
-  EXPECT_EQ(ParseChunkHeader(h + std::string(10, '\0'), 0, &probe).status().code(),
-            absl::StatusCode::kDataLoss);
+  ExpectHeaderIsDataLoss(info, "claims 6 packets", /*payload=*/std::string(10, '\0'));
 }
 
 TEST(ChunkTest, PayloadCrcMismatchIsDataLoss) {

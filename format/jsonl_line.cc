@@ -120,21 +120,18 @@ class FieldReader {
   absl::StatusOr<uint64_t> ReadValue(const FieldInfo& f, const pb::Value& v) {
     std::string what = absl::StrCat("\"", f.name, "\"");
     switch (f.kind) {
-      case FieldKind::kU32: {
-        CLTRACE_ASSIGN_OR_RETURN(Int x, ReadInt(v, what, 0, UnsignedMax(f, 32), true));
-        return static_cast<uint64_t>(x);
-      }
-      case FieldKind::kI32: {
-        CLTRACE_ASSIGN_OR_RETURN(Int x, ReadInt(v, what, SignedMin(f, 32), SignedMax(f, 32), true));
-        return static_cast<uint64_t>(static_cast<int64_t>(x));
-      }
+      case FieldKind::kU32:
       case FieldKind::kU64:
       case FieldKind::kSize: {
-        CLTRACE_ASSIGN_OR_RETURN(Int x, ReadInt(v, what, 0, UnsignedMax(f, 64), true));
+        const int bits = f.kind == FieldKind::kU32 ? 32 : 64;
+        CLTRACE_ASSIGN_OR_RETURN(Int x, ReadInt(v, what, 0, UnsignedMax(f, bits), true));
         return static_cast<uint64_t>(x);
       }
+      case FieldKind::kI32:
       case FieldKind::kI64: {
-        CLTRACE_ASSIGN_OR_RETURN(Int x, ReadInt(v, what, SignedMin(f, 64), SignedMax(f, 64), true));
+        const int bits = f.kind == FieldKind::kI32 ? 32 : 64;
+        CLTRACE_ASSIGN_OR_RETURN(Int x,
+                                 ReadInt(v, what, SignedMin(f, bits), SignedMax(f, bits), true));
         return static_cast<uint64_t>(static_cast<int64_t>(x));
       }
       case FieldKind::kBool:

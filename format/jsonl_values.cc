@@ -77,52 +77,43 @@ class SyntaxChecker {
   }
 
   absl::Status Object(int depth) {
-    ++pos_;  // '{'
-    SkipWs();
-    if (Peek('}')) {
-      ++pos_;
-      return absl::OkStatus();
-    }
-    while (true) {
+    return Members('}', "expected ',' or '}'", [&]() -> absl::Status {
       SkipWs();
       if (!Peek('"')) return Error("expected a quoted key");
       CLTRACE_RETURN_IF_ERROR(String());
       SkipWs();
       if (!Peek(':')) return Error("expected ':'");
       ++pos_;
-      CLTRACE_RETURN_IF_ERROR(Value(depth + 1));
-      SkipWs();
-      if (Peek(',')) {
-        ++pos_;
-        continue;
-      }
-      if (Peek('}')) {
-        ++pos_;
-        return absl::OkStatus();
-      }
-      return Error("expected ',' or '}'");
-    }
+      return Value(depth + 1);
+    });
   }
 
   absl::Status Array(int depth) {
-    ++pos_;  // '['
+    return Members(']', "expected ',' or ']'", [&] { return Value(depth + 1); });
+  }
+
+  // An object's or array's members from its opening bracket (at pos_) to `close`: empty, or
+  // `member` read again after each ','.
+  template <typename Member>
+  absl::Status Members(char close, const char* expected_separator, Member member) {
+    ++pos_;  // '{' or '['
     SkipWs();
-    if (Peek(']')) {
+    if (Peek(close)) {
       ++pos_;
       return absl::OkStatus();
     }
     while (true) {
-      CLTRACE_RETURN_IF_ERROR(Value(depth + 1));
+      CLTRACE_RETURN_IF_ERROR(member());
       SkipWs();
       if (Peek(',')) {
         ++pos_;
         continue;
       }
-      if (Peek(']')) {
+      if (Peek(close)) {
         ++pos_;
         return absl::OkStatus();
       }
-      return Error("expected ',' or ']'");
+      return Error(expected_separator);
     }
   }
 

@@ -76,13 +76,14 @@ class Progress {
   uint64_t done_ = 0;
 };
 
-absl::Status ReadJsonl(const LoadOptions& options, LoadedTrace* t) {
-  absl::StatusOr<std::unique_ptr<JsonlReader>> r = JsonlReader::Open(t->path);
-  if (!r.ok()) return r.status();
-  JsonlReader& reader = **r;
-  Progress progress(options, t->file_size);
+// Appends every event `reader` yields to t->events (`each` sees each one first), reporting
+// progress; then takes the reader's final status and its definition tables. Shared by both
+// formats' readers (JsonlReader, TraceReader), inlined into each loop.
+template <typename Reader, typename Each>
+void ReadAll(Reader& reader, Progress& progress, LoadedTrace* t, Each each) {
   Event e;
   while (reader.Next(&e)) {
+    each(e);
     t->events.push_back(std::move(e));
     progress.Event(reader);
   }
@@ -90,6 +91,14 @@ absl::Status ReadJsonl(const LoadOptions& options, LoadedTrace* t) {
   t->handles = reader.handles();
   t->strings = reader.strings();
   t->contents = reader.contents();
+}
+
+absl::Status ReadJsonl(const LoadOptions& options, LoadedTrace* t) {
+  absl::StatusOr<std::unique_ptr<JsonlReader>> r = JsonlReader::Open(t->path);
+  if (!r.ok()) return r.status();
+  JsonlReader& reader = **r;
+  Progress progress(options, t->file_size);
+  ReadAll(reader, progress, t, [](const Event&) {});
   t->lines = reader.lines();
   progress.Finish();
   return absl::OkStatus();
@@ -115,22 +124,15 @@ absl::Status ReadCltrace(const LoadOptions& options, LoadedTrace* t) {
     prefault = Prefault(t->events.data(), expected * sizeof(Event));
   }
   Progress progress(options, t->file_size);
-  Event e;
   uint64_t last_seq = 0;
   bool sorted = true;
-  while (reader.Next(&e)) {
+  ReadAll(reader, progress, t, [&](const Event& e) {
     sorted = sorted && e.seq > last_seq;
     last_seq = e.seq;
-    t->events.push_back(std::move(e));
-    progress.Event(reader);
-  }
-  t->error = reader.status();
+  });
   t->header = reader.header();
   t->stats = reader.stats();
   t->torn_tail = reader.torn_tail();
-  t->handles = reader.handles();
-  t->strings = reader.strings();
-  t->contents = reader.contents();
   // Writers append in arrival order, which for several threads is not seq order; every
   // reader wants call order. One writer appending in call order (the common case) saves the
   // pass over the events.

@@ -1,6 +1,7 @@
 // Position runs (format version 2, FORMAT.md §3.7): ChunkEncoder::AppendRun and the
 // decoder's reading of PositionRun packets, including every malformed case it rejects.
 #include <algorithm>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -248,76 +249,87 @@ TEST(PositionRunTest, ValidHandWrittenRunDecodes) {
   EXPECT_EQ(out[1].end, 18u);
 }
 
-TEST(PositionRunTest, RunOfZeroEventsIsDataLoss) {
+// A hand-written chunk body the decoder must reject as DataLoss, and what its message names.
+struct HostileBody {
+  const char* name;
+  void (*build)(proto::ChunkBody* body);
+  const char* what;
+};
+
+// Names the case in test listings (instead of the struct's bytes).
+void PrintTo(const HostileBody& body, std::ostream* os) { *os << body.name; }
+
+const HostileBody kHostileBodies[] = {
+    {"RunOfZeroEvents", [](proto::ChunkBody* b) { AddRun(b, 10, {0}, 0); },
+     "PositionRun (2 positions for 0 events)"},
+    {"MorePositionsThanTwicePerEvent",
+     [](proto::ChunkBody* b) {
+       AddRun(b, 10, {0, 0, 0}, 1);
+       AddFlush(b);
+     },
+     "PositionRun (4 positions for 1 events)"},
+    {"PositionsPastTwoToThe64",
+     [](proto::ChunkBody* b) {
+       AddRun(b, ~uint64_t{0} - 3, {2, 5}, 2);
+     },
+     "past 2^64"},
+    {"EntryIndexOutsideTheRun",
+     [](proto::ChunkBody* b) {
+       AddRun(b, 10, {0}, 1);
+       AddFlush(b)->set_dseq(4);  // entry index 5 of 2
+     },
+     "CallEvent.dseq (outside its position run)"},
+    {"ExitIndexOutsideTheRun",
+     [](proto::ChunkBody* b) {
+       AddRun(b, 10, {0}, 1);
+       AddFlush(b)->set_dend(1);  // end index 3 of 2
+     },
+     "CallEvent.dend (outside its position run)"},
+    {"ParentIndexOutsideTheRun",
+     [](proto::ChunkBody* b) {
+       AddRun(b, 10, {0}, 1);
+       AddFlush(b)->set_dparent(1);  // index 0
+     },
+     "CallEvent.dparent (outside its position run)"},
+    {"BothParentCodings",
+     [](proto::ChunkBody* b) {
+       AddRun(b, 10, {0, 0, 0}, 2);
+       AddFlush(b);
+       proto::CallEvent* c = AddFlush(b);
+       c->set_dparent(2);
+       c->set_outer_dparent(5);
+     },
+     "both dparent and outer_dparent"},
+    {"OuterParentOutsideARun", [](proto::ChunkBody* b) { AddFlush(b)->set_outer_dparent(3); },
+     "CallEvent.outer_dparent (outside a position run)"},
+    {"RunBeforeThePreviousRunEnded",
+     [](proto::ChunkBody* b) {
+       AddRun(b, 10, {0, 0, 0}, 2);
+       AddFlush(b);
+       AddRun(b, 30, {0}, 1);
+     },
+     "PositionRun (the previous run lacks 1 events)"},
+    {"ChunkEndingInsideARun",
+     [](proto::ChunkBody* b) {
+       AddRun(b, 10, {0, 0, 0}, 2);
+       AddFlush(b);
+     },
+     "its last position run lacks 1 events"},
+};
+
+class PositionRunDataLossTest : public ::testing::TestWithParam<HostileBody> {};
+
+TEST_P(PositionRunDataLossTest, IsDataLoss) {
   proto::ChunkBody body;
-  AddRun(&body, 10, {0}, 0);
-  ExpectDataLoss(body, "PositionRun (2 positions for 0 events)");
+  GetParam().build(&body);
+  ExpectDataLoss(body, GetParam().what);
 }
 
-TEST(PositionRunTest, MorePositionsThanTwicePerEventIsDataLoss) {
-  proto::ChunkBody body;
-  AddRun(&body, 10, {0, 0, 0}, 1);
-  AddFlush(&body);
-  ExpectDataLoss(body, "PositionRun (4 positions for 1 events)");
-}
-
-TEST(PositionRunTest, PositionsPastTwoToThe64AreDataLoss) {
-  proto::ChunkBody body;
-  AddRun(&body, ~uint64_t{0} - 3, {2, 5}, 2);
-  ExpectDataLoss(body, "past 2^64");
-}
-
-TEST(PositionRunTest, EntryIndexOutsideTheRunIsDataLoss) {
-  proto::ChunkBody body;
-  AddRun(&body, 10, {0}, 1);
-  AddFlush(&body)->set_dseq(4);  // entry index 5 of 2
-  ExpectDataLoss(body, "CallEvent.dseq (outside its position run)");
-}
-
-TEST(PositionRunTest, ExitIndexOutsideTheRunIsDataLoss) {
-  proto::ChunkBody body;
-  AddRun(&body, 10, {0}, 1);
-  AddFlush(&body)->set_dend(1);  // end index 3 of 2
-  ExpectDataLoss(body, "CallEvent.dend (outside its position run)");
-}
-
-TEST(PositionRunTest, ParentIndexOutsideTheRunIsDataLoss) {
-  proto::ChunkBody body;
-  AddRun(&body, 10, {0}, 1);
-  AddFlush(&body)->set_dparent(1);  // index 0
-  ExpectDataLoss(body, "CallEvent.dparent (outside its position run)");
-}
-
-TEST(PositionRunTest, BothParentCodingsIsDataLoss) {
-  proto::ChunkBody body;
-  AddRun(&body, 10, {0, 0, 0}, 2);
-  AddFlush(&body);
-  proto::CallEvent* c = AddFlush(&body);
-  c->set_dparent(2);
-  c->set_outer_dparent(5);
-  ExpectDataLoss(body, "both dparent and outer_dparent");
-}
-
-TEST(PositionRunTest, OuterParentOutsideARunIsDataLoss) {
-  proto::ChunkBody body;
-  AddFlush(&body)->set_outer_dparent(3);
-  ExpectDataLoss(body, "CallEvent.outer_dparent (outside a position run)");
-}
-
-TEST(PositionRunTest, RunBeforeThePreviousRunEndedIsDataLoss) {
-  proto::ChunkBody body;
-  AddRun(&body, 10, {0, 0, 0}, 2);
-  AddFlush(&body);
-  AddRun(&body, 30, {0}, 1);
-  ExpectDataLoss(body, "PositionRun (the previous run lacks 1 events)");
-}
-
-TEST(PositionRunTest, ChunkEndingInsideARunIsDataLoss) {
-  proto::ChunkBody body;
-  AddRun(&body, 10, {0, 0, 0}, 2);
-  AddFlush(&body);
-  ExpectDataLoss(body, "its last position run lacks 1 events");
-}
+INSTANTIATE_TEST_SUITE_P(PositionRunTest, PositionRunDataLossTest,
+                         ::testing::ValuesIn(kHostileBodies),
+                         [](const ::testing::TestParamInfo<HostileBody>& info) {
+                           return std::string(info.param.name);
+                         });
 
 // Reset starts a chunk: a run left unfinished by a previous (corrupt) payload is forgotten.
 TEST(PositionRunTest, ResetForgetsAnUnfinishedRun) {

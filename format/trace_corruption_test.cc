@@ -25,6 +25,15 @@ bool Contains(const absl::Status& st, absl::string_view what) {
   return st.message().find(what) != absl::string_view::npos;
 }
 
+// Reads `bytes` whole, expecting a DataLoss status whose message contains `what`; returns the
+// result for the caller's further checks.
+ReadResult ReadExpectingDataLoss(const std::string& bytes, absl::string_view what) {
+  ReadResult r = ReadAllBytes(bytes);
+  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_TRUE(Contains(r.status, what)) << r.status;
+  return r;
+}
+
 Event Draw(uint64_t seq, uint64_t dev, uint64_t count) {
   Event e = testing::MakeCall(
       CallId::kDrawIndexed, seq, seq + 1,
@@ -85,6 +94,14 @@ std::string BuildFile(const std::vector<std::string>& payloads,
 }
 
 uint64_t FirstChunk(absl::string_view bytes) { return ParseFileHeader(bytes)->size; }
+
+// A chunk that defines handle id 1 (the device the Draws use) and then holds `call`.
+ChunkEncoder DeviceThen(const Event& call) {
+  ChunkEncoder enc(1);
+  enc.AppendHandleDef(1, "0x1000");
+  enc.AppendCall(call);
+  return enc;
+}
 
 TEST(TraceCorruptionTest, EmptyFileIsDataLoss) {
   auto r = TraceReader::OpenBytes("");
@@ -177,9 +194,7 @@ TEST(TraceCorruptionTest, GarbageAfterTheLastChunkIsDataLoss) {
   std::string bytes = SmallTrace(10, &events, /*index=*/false);
   const uint64_t end = bytes.size();
   bytes += "this is not a chunk, and it is long enough to be more than a header";
-  ReadResult r = ReadAllBytes(bytes);
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(r.status, absl::StrFormat("no chunk magic at offset %d", end))) << r.status;
+  ReadResult r = ReadExpectingDataLoss(bytes, absl::StrFormat("no chunk magic at offset %d", end));
   EXPECT_EQ(r.events, events);
 }
 
@@ -188,12 +203,10 @@ TEST(TraceCorruptionTest, PayloadCrcMismatchIsDataLossNamingTheChunk) {
   std::string bytes = SmallTrace(40, &events);
   std::vector<uint64_t> chunks = ChunkOffsets(bytes);
   bytes[chunks[2] + kChunkHeaderSize + 5] ^= 0x01;
-  ReadResult r = ReadAllBytes(bytes);
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(r.status, absl::StrFormat("chunk 2: chunk payload CRC mismatch for the "
-                                                 "chunk at offset %d",
-                                                 chunks[2])))
-      << r.status;
+  ReadResult r =
+      ReadExpectingDataLoss(bytes, absl::StrFormat("chunk 2: chunk payload CRC mismatch for the "
+                                                   "chunk at offset %d",
+                                                   chunks[2]));
   EXPECT_EQ(r.torn_tail, -1);
   // Everything before the bad chunk was returned.
   ChunkProbe probe;
@@ -209,11 +222,8 @@ TEST(TraceCorruptionTest, HeaderCrcMismatchIsDataLoss) {
   std::string bytes = SmallTrace(40, nullptr);
   std::vector<uint64_t> chunks = ChunkOffsets(bytes);
   bytes[chunks[1] + 17] ^= 0x20;  // inside min_seq
-  ReadResult r = ReadAllBytes(bytes);
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(
-      Contains(r.status, absl::StrFormat("chunk header CRC mismatch at offset %d", chunks[1])))
-      << r.status;
+  ReadExpectingDataLoss(bytes,
+                        absl::StrFormat("chunk header CRC mismatch at offset %d", chunks[1]));
 }
 
 // A flipped bit in a size field must not read as a torn tail that silently drops the rest of
@@ -238,10 +248,8 @@ TEST(TraceCorruptionTest, GarbageZstdFrameWithMatchingCrcIsDataLoss) {
     bytes[chunks[1] + kChunkHeaderSize + i] = static_cast<char>(0xa5 ^ (i * 37));
   }
   FixChunkCrcs(&bytes, chunks[1]);
-  ReadResult r = ReadAllBytes(bytes);
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(r.status, absl::StrFormat("chunk 1: chunk at offset %d", chunks[1])))
-      << r.status;
+  ReadResult r =
+      ReadExpectingDataLoss(bytes, absl::StrFormat("chunk 1: chunk at offset %d", chunks[1]));
   EXPECT_TRUE(Contains(r.status, "zstd")) << r.status;
 }
 
@@ -250,11 +258,8 @@ TEST(TraceCorruptionTest, UnknownChunkTypeIsDataLoss) {
   std::vector<uint64_t> chunks = ChunkOffsets(bytes);
   bytes[chunks[3] + 4] = 9;
   FixChunkCrcs(&bytes, chunks[3]);
-  ReadResult r = ReadAllBytes(bytes);
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(
-      Contains(r.status, absl::StrFormat("chunk 3 at offset %d: unknown chunk type 9", chunks[3])))
-      << r.status;
+  ReadExpectingDataLoss(bytes,
+                        absl::StrFormat("chunk 3 at offset %d: unknown chunk type 9", chunks[3]));
 }
 
 TEST(TraceCorruptionTest, IgnorableUnknownChunkTypeIsSkipped) {
@@ -289,41 +294,34 @@ TEST(TraceCorruptionTest, OversizedFileHeaderLengthIsDataLoss) {
   EXPECT_TRUE(Contains(r.status(), "exceeds the limit")) << r.status();
 }
 
-TEST(TraceCorruptionTest, OversizedChunkStoredSizeIsDataLoss) {
+// Chunk 1's header size field at `field_offset` set to `value` (its CRC repaired): DataLoss
+// saying "<field> <value> at offset <file offset of the field> exceeds".
+void ExpectOversizedChunkSizeIsDataLoss(size_t field_offset, uint32_t value,
+                                        absl::string_view field) {
   std::string bytes = SmallTrace(10, nullptr);
   std::vector<uint64_t> chunks = ChunkOffsets(bytes);
-  PutU32(bytes.data() + chunks[1] + 8, 0xffffffffu);
+  PutU32(bytes.data() + chunks[1] + field_offset, value);
   FixChunkCrcs(&bytes, chunks[1]);
-  ReadResult r = ReadAllBytes(bytes);
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(
-      r.status, absl::StrFormat("stored size 4294967295 at offset %d exceeds", chunks[1] + 8)))
-      << r.status;
+  ReadExpectingDataLoss(
+      bytes, absl::StrFormat("%s %d at offset %d exceeds", field, value, chunks[1] + field_offset));
+}
+
+TEST(TraceCorruptionTest, OversizedChunkStoredSizeIsDataLoss) {
+  ExpectOversizedChunkSizeIsDataLoss(8, 0xffffffffu, "stored size");
 }
 
 TEST(TraceCorruptionTest, OversizedChunkRawSizeIsDataLoss) {
-  std::string bytes = SmallTrace(10, nullptr);
-  std::vector<uint64_t> chunks = ChunkOffsets(bytes);
-  PutU32(bytes.data() + chunks[1] + 12, 0xfffffff0u);
-  FixChunkCrcs(&bytes, chunks[1]);
-  ReadResult r = ReadAllBytes(bytes);
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(r.status,
-                       absl::StrFormat("raw size 4294967280 at offset %d exceeds", chunks[1] + 12)))
-      << r.status;
+  ExpectOversizedChunkSizeIsDataLoss(12, 0xfffffff0u, "raw size");
 }
 
 TEST(TraceCorruptionTest, HandleUsedBeforeItsDefinitionIsDataLoss) {
   ChunkEncoder enc(1);
   enc.AppendCall(Draw(1, /*dev=*/1, 36));  // no HandleDef for id 1
   std::string bytes = BuildFile({std::string(enc.payload())});
-  ReadResult r = ReadAllBytes(bytes);
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(r.status, absl::StrFormat("chunk 0 at offset %d: event seq 1 (DrawIndexed) "
-                                                 "at payload offset 0: arg 0 uses handle id 1 "
-                                                 "before its definition",
-                                                 FirstChunk(bytes))))
-      << r.status;
+  ReadExpectingDataLoss(bytes, absl::StrFormat("chunk 0 at offset %d: event seq 1 (DrawIndexed) "
+                                               "at payload offset 0: arg 0 uses handle id 1 "
+                                               "before its definition",
+                                               FirstChunk(bytes)));
 }
 
 TEST(TraceCorruptionTest, HandleDefinitionOutOfOrderIsDataLoss) {
@@ -331,12 +329,9 @@ TEST(TraceCorruptionTest, HandleDefinitionOutOfOrderIsDataLoss) {
   enc.AppendHandleDef(2, "0x2000");
   enc.AppendHandleDef(1, "0x1000");
   std::string bytes = BuildFile({std::string(enc.payload())});
-  ReadResult r = ReadAllBytes(bytes);
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(r.status,
-                       "handle definition id 2 (\"0x2000\") at payload offset 0: out "
-                       "of order: the next id to define is 1"))
-      << r.status;
+  ReadExpectingDataLoss(bytes,
+                        "handle definition id 2 (\"0x2000\") at payload offset 0: out "
+                        "of order: the next id to define is 1");
 }
 
 TEST(TraceCorruptionTest, HandleRedefinedDifferentlyIsDataLoss) {
@@ -344,32 +339,24 @@ TEST(TraceCorruptionTest, HandleRedefinedDifferentlyIsDataLoss) {
   enc.AppendHandleDef(1, "0x1000");
   enc.AppendHandleDef(1, "0x2000");
   std::string bytes = BuildFile({std::string(enc.payload())});
-  ReadResult r = ReadAllBytes(bytes);
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(r.status, "already defined as \"0x1000\"")) << r.status;
+  ReadExpectingDataLoss(bytes, "already defined as \"0x1000\"");
 }
 
 TEST(TraceCorruptionTest, StringUsedBeforeItsDefinitionIsDataLoss) {
-  ChunkEncoder enc(1);
-  enc.AppendHandleDef(1, "0x1000");
   Event e = Draw(1, 1, 36);
   e.annotation = 1;
-  enc.AppendCall(e);
-  ReadResult r = ReadAllBytes(BuildFile({std::string(enc.payload())}));
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(r.status, "annotation uses string id 1 before its definition")) << r.status;
+  ChunkEncoder enc = DeviceThen(e);
+  ReadExpectingDataLoss(BuildFile({std::string(enc.payload())}),
+                        "annotation uses string id 1 before its definition");
 }
 
 TEST(TraceCorruptionTest, ContentUsedBeforeItsDefinitionIsDataLoss) {
-  ChunkEncoder enc(1);
-  enc.AppendHandleDef(1, "0x1000");
   Event e = Draw(1, 1, 36);
   e.content = 1;
-  enc.AppendCall(e);
+  ChunkEncoder enc = DeviceThen(e);
   enc.AppendContentDef(1, "late");
-  ReadResult r = ReadAllBytes(BuildFile({std::string(enc.payload())}));
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(r.status, "content id 1 before its definition")) << r.status;
+  ReadExpectingDataLoss(BuildFile({std::string(enc.payload())}),
+                        "content id 1 before its definition");
 }
 
 TEST(TraceCorruptionTest, ContentDefinedTwiceIsDataLossShowingAnExcerpt) {
@@ -377,9 +364,8 @@ TEST(TraceCorruptionTest, ContentDefinedTwiceIsDataLossShowingAnExcerpt) {
   const std::string big(1000, '\x01');
   enc.AppendContentDef(1, big);
   enc.AppendContentDef(1, "other");
-  ReadResult r = ReadAllBytes(BuildFile({std::string(enc.payload())}));
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(r.status, "content definition id 1")) << r.status;
+  ReadResult r =
+      ReadExpectingDataLoss(BuildFile({std::string(enc.payload())}), "content definition id 1");
   EXPECT_TRUE(Contains(r.status, "already defined")) << r.status;
   // 64 bytes of the kilobyte, escaped (\001 is four characters each).
   EXPECT_LT(r.status.message().size(), 600u) << r.status;
@@ -387,17 +373,13 @@ TEST(TraceCorruptionTest, ContentDefinedTwiceIsDataLossShowingAnExcerpt) {
 
 TEST(TraceCorruptionTest, ContentIdBeyond32BitsIsDataLoss) {
   // CallEvent.content is a uint64 on the wire; Event::content holds 32 bits.
-  ChunkEncoder enc(1);
-  enc.AppendHandleDef(1, "0x1000");
-  enc.AppendCall(Draw(1, 1, 36));
+  ChunkEncoder enc = DeviceThen(Draw(1, 1, 36));
   std::string payload(enc.payload());
   // Append "content = 2^32" (field 12, varint) to the CallEvent: patch both length prefixes.
   proto::ChunkBody body;
   ASSERT_TRUE(body.ParseFromString(payload));
   body.mutable_packet(1)->mutable_call()->set_content(uint64_t{1} << 32);
-  ReadResult r = ReadAllBytes(BuildFile({body.SerializeAsString()}));
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(r.status, "CallEvent.content")) << r.status;
+  ReadExpectingDataLoss(BuildFile({body.SerializeAsString()}), "CallEvent.content");
 }
 
 TEST(TraceCorruptionTest, SalvageFillsLostContentWithPlaceholders) {
@@ -433,15 +415,11 @@ TEST(TraceCorruptionTest, CallIdOutsideTheHeaderIsDataLoss) {
   h.set_timestamp_unit_ns(1);
   h.add_call_names("");
   h.add_call_names("DrawIndexed");
-  ReadResult r = ReadAllBytes(BuildFile({std::string(enc.payload())}, h));
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(r.status, "but the header names 2 calls")) << r.status;
+  ReadExpectingDataLoss(BuildFile({std::string(enc.payload())}, h), "but the header names 2 calls");
 }
 
 TEST(TraceCorruptionTest, CallUnknownToThisCatalogIsInvalidArgumentOnlyWhenUsed) {
-  ChunkEncoder enc(1);
-  enc.AppendHandleDef(1, "0x1000");
-  enc.AppendCall(Draw(1, 1, 36));  // file call id = our DrawIndexed id
+  ChunkEncoder enc = DeviceThen(Draw(1, 1, 36));  // file call id = our DrawIndexed id
   proto::TraceHeader h;
   h.set_format_version(kFormatVersion);
   h.set_timestamp_unit_ns(1);
@@ -468,9 +446,7 @@ TEST(TraceCorruptionTest, EventOutsideTheChunkSeqRangeIsDataLoss) {
   PutU64(bytes.data() + chunks[1] + 24, 1);  // max_seq below every event of the chunk
   PutU64(bytes.data() + chunks[1] + 16, 1);
   FixChunkCrcs(&bytes, chunks[1]);
-  ReadResult r = ReadAllBytes(bytes);
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(r.status, "is outside the header's range [1, 1]")) << r.status;
+  ReadExpectingDataLoss(bytes, "is outside the header's range [1, 1]");
 }
 
 TEST(TraceCorruptionTest, PacketCountMismatchIsDataLoss) {
@@ -478,10 +454,7 @@ TEST(TraceCorruptionTest, PacketCountMismatchIsDataLoss) {
   std::vector<uint64_t> chunks = ChunkOffsets(bytes);
   PutU32(bytes.data() + chunks[1] + 32, GetU32(bytes.data() + chunks[1] + 32) + 1);
   FixChunkCrcs(&bytes, chunks[1]);
-  ReadResult r = ReadAllBytes(bytes);
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE(Contains(r.status, absl::StrFormat("chunk 1 at offset %d: payload holds", chunks[1])))
-      << r.status;
+  ReadExpectingDataLoss(bytes, absl::StrFormat("chunk 1 at offset %d: payload holds", chunks[1]));
 }
 
 TEST(TraceCorruptionTest, SalvageSkipsACorruptMiddleChunk) {
@@ -520,6 +493,18 @@ TEST(TraceCorruptionTest, SalvageResynchronisesAfterGarbageBetweenChunks) {
   EXPECT_EQ(r.stats.bytes_skipped, garbage.size());
 }
 
+// The file of three chunks (the encoders' payloads) with the middle one's payload corrupted,
+// read with salvage.
+ReadResult SalvageWithTheMiddleChunkCorrupt(const ChunkEncoder& a, const ChunkEncoder& b,
+                                            const ChunkEncoder& c) {
+  std::string bytes =
+      BuildFile({std::string(a.payload()), std::string(b.payload()), std::string(c.payload())});
+  std::vector<uint64_t> chunks = ChunkOffsets(bytes);
+  EXPECT_EQ(chunks.size(), 3u);
+  if (chunks.size() == 3) bytes[chunks[1] + kChunkHeaderSize + 1] ^= 0x7f;
+  return ReadAllBytes(bytes, {.salvage = true});
+}
+
 TEST(TraceCorruptionTest, SalvageFillsDefinitionsLostWithASkippedChunk) {
   // Chunk 0 defines handle 1, chunk 1 (corrupted) defines handle 2, chunk 2 defines handle 3
   // and uses all three.
@@ -532,12 +517,7 @@ TEST(TraceCorruptionTest, SalvageFillsDefinitionsLostWithASkippedChunk) {
   c.AppendCall(Draw(5, 1, 36));
   c.AppendCall(Draw(7, 2, 36));
   c.AppendCall(Draw(9, 3, 36));
-  std::string bytes =
-      BuildFile({std::string(a.payload()), std::string(b.payload()), std::string(c.payload())});
-  std::vector<uint64_t> chunks = ChunkOffsets(bytes);
-  ASSERT_EQ(chunks.size(), 3u);
-  bytes[chunks[1] + kChunkHeaderSize + 1] ^= 0x7f;
-  ReadResult r = ReadAllBytes(bytes, {.salvage = true});
+  ReadResult r = SalvageWithTheMiddleChunkCorrupt(a, b, c);
   EXPECT_TRUE(r.status.ok()) << r.status;
   ASSERT_EQ(r.events.size(), 4u);
   EXPECT_EQ(r.handles.Token(1), "0x1000");
@@ -554,12 +534,7 @@ TEST(TraceCorruptionTest, SalvageIgnoresADefinitionGapLargerThanWhatWasSkipped) 
   b.AppendHandleDef(2, "0x2000");
   c.AppendHandleDef(uint64_t{1} << 60, "0x3000");
   c.AppendCall(Draw(5, 1, 36));
-  std::string bytes =
-      BuildFile({std::string(a.payload()), std::string(b.payload()), std::string(c.payload())});
-  std::vector<uint64_t> chunks = ChunkOffsets(bytes);
-  ASSERT_EQ(chunks.size(), 3u);
-  bytes[chunks[1] + kChunkHeaderSize + 1] ^= 0x7f;
-  ReadResult r = ReadAllBytes(bytes, {.salvage = true});
+  ReadResult r = SalvageWithTheMiddleChunkCorrupt(a, b, c);
   EXPECT_TRUE(r.status.ok()) << r.status;
   EXPECT_EQ(r.events.size(), 2u);
   EXPECT_EQ(r.stats.definitions_skipped, 1u);

@@ -17,29 +17,19 @@
 #include "ddi/catalog.h"
 #include "format/chunk.h"
 #include "format/event_codec.h"
+#include "format/internal/errno_status.h"
 #include "format/status_macros.h"
 
 namespace cltrace::format {
 namespace {
+
+using internal::ErrnoStatus;
 
 // Salvage: most placeholder ids a skipped byte may account for (see ApplyDefinition).
 constexpr uint64_t kIdsPerSkippedByte = 16;
 
 // A definition's value as an error message shows it: contents can be megabytes.
 absl::string_view Excerpt(absl::string_view v) { return v.substr(0, 64); }
-
-absl::Status ErrnoStatus(int err, absl::string_view what, const std::string& path) {
-  std::string msg = absl::StrFormat("%s %s: %s", what, path, strerror(err));
-  switch (err) {
-    case ENOENT:
-      return absl::NotFoundError(msg);
-    case EACCES:
-    case EPERM:
-      return absl::PermissionDeniedError(msg);
-    default:
-      return absl::InternalError(msg);
-  }
-}
 
 // The bytes of a file: mapped read-only when possible, else read into memory.
 class FileBytes {

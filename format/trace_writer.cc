@@ -24,25 +24,13 @@
 #include "format/chunk.h"
 #include "format/crc32c.h"
 #include "format/event_codec.h"
+#include "format/internal/errno_status.h"
 #include "format/status_macros.h"
 
 namespace cltrace::format {
 namespace {
 
-absl::Status ErrnoStatus(int err, absl::string_view what, const std::string& path) {
-  std::string msg = absl::StrFormat("%s %s: %s", what, path, strerror(err));
-  switch (err) {
-    case ENOENT:
-      return absl::NotFoundError(msg);
-    case EACCES:
-    case EPERM:
-      return absl::PermissionDeniedError(msg);
-    case ENOSPC:
-      return absl::ResourceExhaustedError(msg);
-    default:
-      return absl::InternalError(msg);
-  }
-}
+using internal::ErrnoStatus;
 
 class FileSink : public ByteSink {
  public:
@@ -129,18 +117,12 @@ class TraceWriter::Impl {
 
   uint64_t InternHandleToken(absl::string_view token) {
     std::lock_guard<std::mutex> l(mu_);
-    size_t before = handles_.size();
-    uint64_t id = handles_.Intern(token);
-    if (handles_.size() != before) DefineLocked(true, id, token);
-    return id;
+    return InternTokenLocked(handles_, /*handle=*/true, token);
   }
 
   uint64_t InternString(absl::string_view s) {
     std::lock_guard<std::mutex> l(mu_);
-    size_t before = strings_.size();
-    uint64_t id = strings_.Intern(s);
-    if (strings_.size() != before) DefineLocked(false, id, s);
-    return id;
+    return InternTokenLocked(strings_, /*handle=*/false, s);
   }
 
   uint32_t InternContent(absl::string_view data) {
@@ -315,6 +297,14 @@ class TraceWriter::Impl {
     stats_.call_counts.assign(kCallIdCount, 0);
     stats_.tids.clear();
     stats_.min_ts = stats_.max_ts = 0;
+  }
+
+  // The id of `token` in `table`; a token seen for the first time is defined in the trace.
+  uint64_t InternTokenLocked(TokenTable& table, bool handle, absl::string_view token) {
+    size_t before = table.size();
+    uint64_t id = table.Intern(token);
+    if (table.size() != before) DefineLocked(handle, id, token);
+    return id;
   }
 
   void DefineLocked(bool handle, uint64_t id, absl::string_view token) {

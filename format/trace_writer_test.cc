@@ -49,6 +49,20 @@ std::vector<Event> RandomEvents(uint64_t seed, int n) {
   return out;
 }
 
+// `n` DrawIndexed calls on handle id 1 (enough of them to fill several 512-byte chunks).
+std::vector<Event> Draws(uint64_t n) {
+  std::vector<Event> events;
+  for (uint64_t i = 0; i < n; ++i) {
+    Event e;
+    e.call = CallId::kDrawIndexed;
+    e.seq = 2 * i + 1;
+    e.end = e.seq + 1;
+    e.args = {1, i * 7919, 0, 0};
+    events.push_back(e);
+  }
+  return events;
+}
+
 std::unique_ptr<TraceWriter> TestWriter(std::string* bytes, TraceWriter::Options o) {
   auto w = TraceWriter::Open(std::make_unique<StringSink>(bytes), std::move(o));
   EXPECT_TRUE(w.ok()) << w.status();
@@ -79,20 +93,40 @@ TEST(TraceWriterTest, AppendBatchWritesTheBytesAppendWrites) {
   EXPECT_EQ(one, batched);
 }
 
+// The file TestWriter makes of `runs`, each written with one call of `append`.
+std::string WriteRuns(
+    const TraceWriter::Options& o, const std::vector<ThreadRun>& runs,
+    absl::Status (TraceWriter::*append)(absl::Span<const Event>) = &TraceWriter::AppendRun) {
+  std::string bytes;
+  auto w = TestWriter(&bytes, o);
+  for (const ThreadRun& r : runs) EXPECT_TRUE(((*w).*append)(r).ok());
+  EXPECT_TRUE(w->Close().ok());
+  return bytes;
+}
+
+// Writes `events` with one call of `append` (AppendBatch or AppendRun); events[bad] is invalid:
+// the call fails with InvalidArgument naming `what`, and the file holds every other event.
+void ExpectInvalidEventSkipped(const TraceWriter::Options& o, std::vector<Event> events, size_t bad,
+                               const std::string& what,
+                               absl::Status (TraceWriter::*append)(absl::Span<const Event>)) {
+  std::string bytes;
+  auto w = TestWriter(&bytes, o);
+  absl::Status st = ((*w).*append)(events);
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find(what), absl::string_view::npos) << st;
+  ASSERT_TRUE(w->Close().ok());
+  events.erase(events.begin() + bad);
+  ReadResult r = ReadAllBytes(bytes);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(r.events, events);
+}
+
 TEST(TraceWriterTest, AppendBatchSkipsAnInvalidEventAndWritesTheRest) {
   std::vector<Event> events = RandomEvents(2, 20);
   events[7].call = CallId::kFlush;
   events[7].args = {99, 0};  // handle id 99 was never handed out
-  std::string bytes;
-  auto w = TestWriter(&bytes, TestOptions());
-  absl::Status st = w->AppendBatch(events);
-  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(st.message().find(absl::StrCat("seq ", events[7].seq)), absl::string_view::npos) << st;
-  ASSERT_TRUE(w->Close().ok());
-  events.erase(events.begin() + 7);
-  ReadResult r = ReadAllBytes(bytes);
-  ASSERT_TRUE(r.status.ok()) << r.status;
-  EXPECT_EQ(r.events, events);
+  ExpectInvalidEventSkipped(TestOptions(), events, 7, absl::StrCat("seq ", events[7].seq),
+                            &TraceWriter::AppendBatch);
 }
 
 TEST(TraceWriterTest, AppendBatchAfterCloseIsFailedPrecondition) {
@@ -109,16 +143,7 @@ TEST(TraceWriterTest, AppendBatchReturnsTheWriteError) {
   auto w = TraceWriter::Open(std::make_unique<BudgetSink>(2048, /*header_free=*/true), o);
   ASSERT_TRUE(w.ok());
   (*w)->InternHandleValue(0x5500);
-  std::vector<Event> events;
-  for (uint64_t i = 0; i < 400; ++i) {
-    Event e;
-    e.call = CallId::kDrawIndexed;
-    e.seq = 2 * i + 1;
-    e.end = e.seq + 1;
-    e.args = {1, i * 7919, 0, 0};
-    events.push_back(e);
-  }
-  EXPECT_EQ((*w)->AppendBatch(events).code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ((*w)->AppendBatch(Draws(400)).code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ((*w)->Close().code(), absl::StatusCode::kResourceExhausted);
 }
 
@@ -132,14 +157,7 @@ TEST(TraceWriterTest, NothingIsWrittenAfterAFailedWrite) {
   auto w = TraceWriter::Open(TornWriteSink::FailingWrite(&bytes, /*fail_at=*/3), o);
   ASSERT_TRUE(w.ok());
   (*w)->InternHandleValue(0x5500);
-  for (uint64_t i = 0; i < 400; ++i) {
-    Event e;
-    e.call = CallId::kDrawIndexed;
-    e.seq = 2 * i + 1;
-    e.end = e.seq + 1;
-    e.args = {1, i * 7919, 0, 0};
-    (void)(*w)->Append(e);
-  }
+  for (const Event& e : Draws(400)) (void)(*w)->Append(e);
   EXPECT_EQ((*w)->Close().code(), absl::StatusCode::kResourceExhausted);
   ReadResult r = ReadAllBytes(bytes);
   ASSERT_TRUE(r.status.ok()) << r.status;
@@ -151,17 +169,8 @@ TEST(TraceWriterTest, NothingIsWrittenAfterAFailedWrite) {
 // Without Options::position_runs AppendRun is AppendBatch: version 1, the same bytes.
 TEST(TraceWriterTest, AppendRunWithoutPositionRunsWritesVersion1) {
   std::vector<ThreadRun> runs = InterleavedRecording(1, InterleavedOptions());
-  std::string a, b;
-  {
-    auto w = TestWriter(&a, TestOptions());
-    for (const ThreadRun& r : runs) ASSERT_TRUE(w->AppendRun(r).ok());
-    ASSERT_TRUE(w->Close().ok());
-  }
-  {
-    auto w = TestWriter(&b, TestOptions());
-    for (const ThreadRun& r : runs) ASSERT_TRUE(w->AppendBatch(r).ok());
-    ASSERT_TRUE(w->Close().ok());
-  }
+  const std::string a = WriteRuns(TestOptions(), runs, &TraceWriter::AppendRun);
+  const std::string b = WriteRuns(TestOptions(), runs, &TraceWriter::AppendBatch);
   EXPECT_EQ(a, b);
   auto header = ParseFileHeader(a);
   ASSERT_TRUE(header.ok());
@@ -181,12 +190,7 @@ TEST(TraceWriterTest, PositionRunsRoundTripThroughChunksAndIndex) {
   TraceWriter::Options o = TestOptions();
   o.position_runs = true;
   o.chunk_bytes = 4096;
-  std::string bytes;
-  {
-    auto w = TestWriter(&bytes, o);
-    for (const ThreadRun& r : runs) ASSERT_TRUE(w->AppendRun(r).ok());
-    ASSERT_TRUE(w->Close().ok());
-  }
+  const std::string bytes = WriteRuns(o, runs);
   auto header = ParseFileHeader(bytes);
   ASSERT_TRUE(header.ok());
   EXPECT_EQ(header->header.format_version(), 2u);
@@ -214,11 +218,7 @@ TEST(TraceWriterTest, PositionRunsShrinkAnInterleavedRecording) {
     TraceWriter::Options o = TestOptions();
     o.position_runs = position_runs;
     o.zstd_level = 6;
-    std::string bytes;
-    auto w = TestWriter(&bytes, o);
-    for (const ThreadRun& r : runs) ASSERT_TRUE(w->AppendRun(r).ok());
-    ASSERT_TRUE(w->Close().ok());
-    sizes[position_runs] = bytes.size();
+    sizes[position_runs] = WriteRuns(o, runs).size();
   }
   EXPECT_LT(sizes[1] * 10, sizes[0] * 8) << sizes[1] << " vs " << sizes[0];
 }
@@ -229,16 +229,7 @@ TEST(TraceWriterTest, AppendRunSkipsAnInvalidEventAndWritesTheRest) {
   run[3].parent = run[3].seq;  // its own parent: not representable
   TraceWriter::Options o = TestOptions();
   o.position_runs = true;
-  std::string bytes;
-  auto w = TestWriter(&bytes, o);
-  absl::Status st = w->AppendRun(run);
-  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(st.message().find("is its own parent"), absl::string_view::npos) << st;
-  ASSERT_TRUE(w->Close().ok());
-  run.erase(run.begin() + 3);
-  ReadResult r = ReadAllBytes(bytes);
-  ASSERT_TRUE(r.status.ok()) << r.status;
-  EXPECT_EQ(r.events, run);
+  ExpectInvalidEventSkipped(o, run, 3, "is its own parent", &TraceWriter::AppendRun);
 }
 
 // A run larger than the writer's piece size (and than a chunk) is split, still exact.
@@ -252,10 +243,7 @@ TEST(TraceWriterTest, HugeRunIsSplitAndReadsBack) {
   TraceWriter::Options o = TestOptions();
   o.position_runs = true;
   o.chunk_bytes = 32 << 10;
-  std::string bytes;
-  auto w = TestWriter(&bytes, o);
-  for (const ThreadRun& r : runs) ASSERT_TRUE(w->AppendRun(r).ok());
-  ASSERT_TRUE(w->Close().ok());
+  const std::string bytes = WriteRuns(o, runs);
   std::vector<Event> all;
   for (const ThreadRun& r : runs) all.insert(all.end(), r.begin(), r.end());
   ReadResult r = ReadAllBytes(bytes);

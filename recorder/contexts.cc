@@ -31,13 +31,18 @@ std::vector<DeviceCtx*>& DevicePool() {
   return *pool;
 }
 
-void ReportUnknown(const char* kind, const char* fn, const void* handle) {
+// A handle no context was registered for: reported (once per process), and the thunk goes on
+// with the most recent context of that kind (`last`, null if none).
+template <typename Ctx>
+Ctx* ReportUnknown(const char* kind, const char* fn, const void* handle,
+                   const std::atomic<Ctx*>& last) {
   if (!g_unknown_reported.exchange(true)) {
     std::fprintf(stderr,
                  "cltrace recorder: %s called with %s handle %p that was never created through "
                  "the recorder; forwarding to the most recent one (reported once)\n",
                  fn, kind, handle);
   }
+  return last.load(std::memory_order_acquire);
 }
 
 const char* MemberOf(CallId id) {
@@ -264,20 +269,16 @@ void CheckAllDeviceTables(bool periodic) {
 }
 
 DeviceCtx* UnknownDevice(const char* fn, const void* handle) {
-  ReportUnknown("device", fn, handle);
-  return g_last_device.load(std::memory_order_acquire);
+  return ReportUnknown("device", fn, handle, g_last_device);
 }
 CoreLayerCtx* UnknownLayer(const char* fn, const void* handle) {
-  ReportUnknown("core-layer", fn, handle);
-  return g_last_layer.load(std::memory_order_acquire);
+  return ReportUnknown("core-layer", fn, handle, g_last_layer);
 }
 KernelCtx* UnknownKernel(const char* fn, const void* handle) {
-  ReportUnknown("runtime device", fn, handle);
-  return g_last_kernel.load(std::memory_order_acquire);
+  return ReportUnknown("runtime device", fn, handle, g_last_kernel);
 }
 AdapterCtx* UnknownAdapter(const char* fn, const void* handle) {
-  ReportUnknown("adapter", fn, handle);
-  return g_last_adapter.load(std::memory_order_acquire);
+  return ReportUnknown("adapter", fn, handle, g_last_adapter);
 }
 
 }  // namespace internal

@@ -50,6 +50,18 @@ Trace Load(absl::string_view bytes) {
   return t;
 }
 
+// The annotation of a recording's last event, which must read back and be a `call`.
+std::string LastEventNote(absl::string_view bytes, CallId call) {
+  Trace t = Load(bytes);
+  EXPECT_TRUE(t.status.ok()) << t.status;
+  if (t.events.empty()) {
+    ADD_FAILURE() << "the recording holds no events";
+    return "";
+  }
+  EXPECT_EQ(t.events.back().call, call);
+  return t.Annotation(t.events.back());
+}
+
 std::string Hex(const void* p) { return absl::StrFormat("0x%x", reinterpret_cast<uintptr_t>(p)); }
 
 // Every position 1..2N is used exactly once (N events, all complete).
@@ -244,11 +256,8 @@ TEST_F(RecorderTest, RewriteSeenFirstByTheCallThroughThatSlotIsNotedThere) {
   dev->table->pfnCreateResource = &testing::fake::CreateResourceB;
   ic.funcs.pfnCreateResource(ic.handle, nullptr, D3D10DDI_HRESOURCE{}, D3D10DDI_HRTRESOURCE{});
   rec->Stop();
-  Trace t = Load(bytes_);
-  ASSERT_TRUE(t.status.ok()) << t.status;
-  const Event& last = t.events.back();
-  EXPECT_EQ(last.call, CallId::kCreateResource);
-  EXPECT_TRUE(absl::StartsWith(t.Annotation(last), "table-rewrite (R5)")) << t.Annotation(last);
+  const std::string note = LastEventNote(bytes_, CallId::kCreateResource);
+  EXPECT_TRUE(absl::StartsWith(note, "table-rewrite (R5)")) << note;
 }
 
 TEST_F(RecorderTest, RewriteOfASlotNotCalledAgainIsFoundByTheBackgroundCheck) {
@@ -266,11 +275,8 @@ TEST_F(RecorderTest, RewriteOfASlotNotCalledAgainIsFoundByTheBackgroundCheck) {
   EXPECT_NE(ic.funcs.pfnCreateResource, before);
   ic.funcs.pfnDraw(ic.handle, 1, 0);  // the next call on that context carries the note
   rec->Stop();
-  Trace t = Load(bytes_);
-  ASSERT_TRUE(t.status.ok()) << t.status;
-  const Event& last = t.events.back();
-  EXPECT_EQ(last.call, CallId::kDraw);
-  EXPECT_TRUE(absl::StrContains(t.Annotation(last), "pfnCreateResource")) << t.Annotation(last);
+  const std::string note = LastEventNote(bytes_, CallId::kDraw);
+  EXPECT_TRUE(absl::StrContains(note, "pfnCreateResource")) << note;
 }
 
 TEST_F(RecorderTest, CallbackThroughAReplacedPointerIsNotedAndReachesThatPointer) {

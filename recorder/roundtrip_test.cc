@@ -43,6 +43,21 @@ constexpr uint64_t kAdapterId = 1, kDeviceId = 2, kLayerId = 3, kKernelId = 4;
 uint64_t TestHandleRaw(uint64_t id) { return id * 16 + 0x10000; }
 uint64_t TestHandleId(uint64_t raw) { return (raw - 0x10000) / 16; }
 
+// The id of the registered context a call of `layer` takes first (adapter, device, core layer
+// or kernel-thunk layer).
+uint64_t ContextIdOf(format::Layer layer) {
+  switch (layer) {
+    case format::Layer::kAdapter:
+      return kAdapterId;
+    case format::Layer::kDevice:
+      return kDeviceId;
+    case format::Layer::kCoreLayer:
+      return kLayerId;
+    default:
+      return kKernelId;
+  }
+}
+
 struct State {
   ArgVec expected;
   int64_t ret = 0;
@@ -182,16 +197,10 @@ void FixUp(const CallInfo& call, ArgVec* args) {
   auto fields = format::Fields(call);
   switch (call.layer) {
     case format::Layer::kAdapter:
-      (*args)[0] = kAdapterId;
-      break;
     case format::Layer::kDevice:
-      (*args)[0] = kDeviceId;
-      break;
     case format::Layer::kCoreLayer:
-      (*args)[0] = kLayerId;
-      break;
     case format::Layer::kKernelCb:
-      (*args)[0] = kKernelId;
+      (*args)[0] = ContextIdOf(call.layer);
       break;
     case format::Layer::kDxgi: {
       const int h = format::FieldIndex(call, "hDevice");

@@ -34,6 +34,18 @@ R DefaultReturn() {
   if constexpr (!std::is_void_v<R>) return R{};
 }
 
+// The context the recorder registered for `handle` in `map`; for a handle it never saw,
+// `unknown` reports it and names the most recent context of the kind (null if there is none).
+// Every thunk starts here, so it stays inline.
+template <typename Ctx>
+[[gnu::always_inline]] inline Ctx* FindOrUnknown(const HandleMap<Ctx>& map, const void* handle,
+                                                 const char* fn,
+                                                 Ctx* (*unknown)(const char*, const void*)) {
+  Ctx* ctx = map.Find(handle);
+  if (__builtin_expect(ctx == nullptr, 0)) ctx = unknown(fn, handle);
+  return ctx;
+}
+
 struct NoAfter {
   char* operator()() const { return nullptr; }
 };
@@ -224,11 +236,8 @@ template <CallId kId, typename R, typename... P>
 R DeviceBody(P... p) {
   using T = CallTraits<kId>;
   const D3D10DDI_HDEVICE h = FirstArg(p...);
-  DeviceCtx* ctx = Contexts().devices.Find(h.pDrvPrivate);
-  if (__builtin_expect(ctx == nullptr, 0)) {
-    ctx = UnknownDevice(T::kName, h.pDrvPrivate);
-    if (ctx == nullptr) return DefaultReturn<R>();
-  }
+  DeviceCtx* ctx = FindOrUnknown(Contexts().devices, h.pDrvPrivate, T::kName, UnknownDevice);
+  if (ctx == nullptr) return DefaultReturn<R>();
   void* real = LoadSlot(ctx->driver, T::kSlotIndex);
   char* note = nullptr;
   if (__builtin_expect(real != LoadSlot(&ctx->snapshot, T::kSlotIndex), 0)) {
@@ -301,11 +310,8 @@ R CoreBody(P... p) {
   using T = CallTraits<kId>;
   using Pfn = typename T::Pfn;
   const D3D10DDI_HRTCORELAYER h = FirstArg(p...);
-  CoreLayerCtx* l = Contexts().layers.Find(h.handle);
-  if (__builtin_expect(l == nullptr, 0)) {
-    l = UnknownLayer(T::kName, h.handle);
-    if (l == nullptr) return DefaultReturn<R>();
-  }
+  CoreLayerCtx* l = FindOrUnknown(Contexts().layers, h.handle, T::kName, UnknownLayer);
+  if (l == nullptr) return DefaultReturn<R>();
   constexpr size_t k = T::kSlotIndex;
   Pfn fn;
   char* note = nullptr;
@@ -324,6 +330,14 @@ R CoreBody(P... p) {
       note, [&] { return fn(p...); }, p...);
 }
 
+// Records a call forwarded to `fn` without a note; a null `fn` (an empty slot) drops the call.
+template <CallId kId, typename R, typename Pfn, typename... P>
+[[gnu::always_inline]] inline R RecordOrDrop(Pfn fn, P... p) {
+  if (fn == nullptr) return DefaultReturn<R>();
+  return RecordCall<kId, R>(
+      nullptr, [&] { return fn(p...); }, p...);
+}
+
 // ---- Kernel-thunk callbacks ----
 
 template <CallId kId, typename R, typename... P>
@@ -331,15 +345,9 @@ R KernelBody(P... p) {
   using T = CallTraits<kId>;
   using Pfn = typename T::Pfn;
   const D3DRTDEVICEHANDLE h = FirstArg(p...);
-  KernelCtx* k = Contexts().kernels.Find(h.handle);
-  if (__builtin_expect(k == nullptr, 0)) {
-    k = UnknownKernel(T::kName, h.handle);
-    if (k == nullptr) return DefaultReturn<R>();
-  }
-  Pfn fn = reinterpret_cast<Pfn>(LoadSlot(k->runtime, T::kSlotIndex));
-  if (fn == nullptr) return DefaultReturn<R>();
-  return RecordCall<kId, R>(
-      nullptr, [&] { return fn(p...); }, p...);
+  KernelCtx* k = FindOrUnknown(Contexts().kernels, h.handle, T::kName, UnknownKernel);
+  if (k == nullptr) return DefaultReturn<R>();
+  return RecordOrDrop<kId, R>(reinterpret_cast<Pfn>(LoadSlot(k->runtime, T::kSlotIndex)), p...);
 }
 
 // ---- Adapter ----
@@ -391,11 +399,8 @@ R AdapterBody(P... p) {
   using T = CallTraits<kId>;
   using Pfn = typename T::Pfn;
   const D3D10DDI_HADAPTER h = FirstArg(p...);
-  AdapterCtx* a = Contexts().adapters.Find(h.pDrvPrivate);
-  if (__builtin_expect(a == nullptr, 0)) {
-    a = UnknownAdapter(T::kName, h.pDrvPrivate);
-    if (a == nullptr) return DefaultReturn<R>();
-  }
+  AdapterCtx* a = FindOrUnknown(Contexts().adapters, h.pDrvPrivate, T::kName, UnknownAdapter);
+  if (a == nullptr) return DefaultReturn<R>();
   Pfn real = reinterpret_cast<Pfn>(LoadSlot(&a->driver, T::kSlotIndex));
   if (real == nullptr) return DefaultReturn<R>();
   if constexpr (kId == CallId::kCreateDevice) {
@@ -431,10 +436,8 @@ R KernelLayerBody(P... p) {
     static_assert(std::is_same_v<Table, Dx6HalTable>);
     table = KernelLayer().dx6_hal.load(std::memory_order_acquire);
   }
-  Pfn fn = table != nullptr ? reinterpret_cast<Pfn>(LoadSlot(table, T::kSlotIndex)) : nullptr;
-  if (fn == nullptr) return DefaultReturn<R>();
-  return RecordCall<kId, R>(
-      nullptr, [&] { return fn(p...); }, p...);
+  return RecordOrDrop<kId, R>(
+      table != nullptr ? reinterpret_cast<Pfn>(LoadSlot(table, T::kSlotIndex)) : nullptr, p...);
 }
 
 // ---- One thunk per call and generation ----
@@ -491,12 +494,15 @@ void* const kKernelThunks[kKernelSlots] = {CLTRACE_CALLS_D3DDDI_DEVICECALLBACKS(
 void* const kAdapterThunks[kAdapterSlots] = {
     CLTRACE_CALLS_D3D10_2DDI_ADAPTERFUNCS(CLTRACE_THUNK_G0)};
 void* const kDxgiThunk = reinterpret_cast<void*>(&Thunk<CallId::kPresentDXGI, 0>::Fn);
-void* const kKmdThunks[kKmdSlots] = {CLTRACE_CALLS_DRIVER_INITIALIZATION_DATA(CLTRACE_THUNK_G0)};
-void* const kDxgkrnlThunks[kDxgkrnlSlots] = {CLTRACE_CALLS_DXGKRNL_INTERFACE(CLTRACE_THUNK_G0)};
-void* const kGpuObserverThunks[kGpuObserverSlots] = {
+void* const kKmdThunks[kSlots<KmdTable>] = {
+    CLTRACE_CALLS_DRIVER_INITIALIZATION_DATA(CLTRACE_THUNK_G0)};
+void* const kDxgkrnlThunks[kSlots<DxgkrnlTable>] = {
+    CLTRACE_CALLS_DXGKRNL_INTERFACE(CLTRACE_THUNK_G0)};
+void* const kGpuObserverThunks[kSlots<GpuObserverTable>] = {
     CLTRACE_CALLS_CLTRACE_GPU_OBSERVER(CLTRACE_THUNK_G0)};
-void* const kDx6BufferThunks[kDx6BufferSlots] = {
+void* const kDx6BufferThunks[kSlots<Dx6BufferTable>] = {
     CLTRACE_CALLS_DD_D3DBUFCALLBACKS(CLTRACE_THUNK_G0)};
-void* const kDx6HalThunks[kDx6HalSlots] = {CLTRACE_CALLS_D3DHAL_CALLBACKS3(CLTRACE_THUNK_G0)};
+void* const kDx6HalThunks[kSlots<Dx6HalTable>] = {
+    CLTRACE_CALLS_D3DHAL_CALLBACKS3(CLTRACE_THUNK_G0)};
 
 }  // namespace cltrace::recorder::internal

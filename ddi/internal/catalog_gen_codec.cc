@@ -60,6 +60,29 @@ struct CodecGen {
     return "e.Set(" + std::to_string(field) + ", " + value_acc + ");";
   }
 
+  // A structure node's members, each through `walk(member, accessor, ind, out)`: a pointer's
+  // inside one null check (written only when some member wrote code), a value's in place.
+  template <typename Walk>
+  void Members(const Node& n, const std::string& acc, int ind, std::string* o, const Walk& walk) {
+    if (n.kind == Node::kStructVal) {
+      for (const Node& ch : n.children) walk(ch, Member(acc, ch, false), ind, o);
+      return;
+    }
+    std::string inner;
+    for (const Node& ch : n.children) walk(ch, Member(acc, ch, true), ind + 1, &inner);
+    if (!inner.empty())
+      *o += Ind(ind) + "if (" + acc + " != nullptr) {\n" + inner + Ind(ind) + "}\n";
+  }
+
+  // Members() through one of this generator's walks.
+  using WalkFn = void (CodecGen::*)(const Node&, const std::string&, int, std::string*);
+  void Members(const Node& n, const std::string& acc, int ind, std::string* o, WalkFn walk) {
+    Members(n, acc, ind, o,
+            [this, walk](const Node& ch, const std::string& a, int i, std::string* out) {
+              (this->*walk)(ch, a, i, out);
+            });
+  }
+
   // Entry phase: input fields.
   void CaptureIn(const Node& n, const std::string& acc, int ind, std::string* o) {
     switch (n.kind) {
@@ -74,16 +97,11 @@ struct CodecGen {
       case Node::kOpaquePtr:
         *o += Ind(ind) + "e.Set(" + std::to_string(n.field) + ", " + acc + ");\n";
         break;
-      case Node::kStructPtr: {
-        *o += Ind(ind) + "e.Set(" + std::to_string(n.field) + ", " + acc + " != nullptr);\n";
-        std::string inner;
-        for (const Node& ch : n.children) CaptureIn(ch, Member(acc, ch, true), ind + 1, &inner);
-        if (!inner.empty())
-          *o += Ind(ind) + "if (" + acc + " != nullptr) {\n" + inner + Ind(ind) + "}\n";
-        break;
-      }
+      case Node::kStructPtr:
       case Node::kStructVal:
-        for (const Node& ch : n.children) CaptureIn(ch, Member(acc, ch, false), ind, o);
+        if (n.kind == Node::kStructPtr)
+          *o += Ind(ind) + "e.Set(" + std::to_string(n.field) + ", " + acc + " != nullptr);\n";
+        Members(n, acc, ind, o, &CodecGen::CaptureIn);
         break;
       case Node::kArray:
         break;
@@ -92,29 +110,37 @@ struct CodecGen {
 
   // Exit phase, part 1: output fields and the exit values of in/out fields.
   void CaptureOut(const Node& n, const std::string& acc, int ind, std::string* o) {
+    OutputsWalk(n, acc, ind, o, /*set_presence=*/true,
+                [this](const Node& l, int field, const std::string& src) {
+                  return SetLeaf(l, field, src);
+                });
+  }
+
+  // The exit-phase walk capture and apply share: one statement per output field (and exit
+  // value of an in/out field) from `leaf(node, field, accessor)`, pointers checked for null.
+  // `set_presence`: an `out` structure pointer also records whether it is set (capture).
+  template <typename LeafFn>
+  void OutputsWalk(const Node& n, const std::string& acc, int ind, std::string* o,
+                   bool set_presence, const LeafFn& leaf) {
     switch (n.kind) {
       case Node::kLeaf:
-        if (n.dir == "out") *o += Ind(ind) + SetLeaf(n, n.field, acc) + "\n";
-        if (n.dir == "inout") *o += Ind(ind) + SetLeaf(n, n.field_out, acc) + "\n";
+        if (n.dir == "out") *o += Ind(ind) + leaf(n, n.field, acc) + "\n";
+        if (n.dir == "inout") *o += Ind(ind) + leaf(n, n.field_out, acc) + "\n";
         break;
       case Node::kScalarPtr:
-        if (n.dir == "out" || n.dir == "inout")
+        if (n.dir != "in")
           *o += Ind(ind) + "if (" + acc + " != nullptr) " +
-                SetLeaf(n, n.dir == "out" ? n.field : n.field_out, "(*" + acc + ")") + "\n";
+                leaf(n, n.dir == "out" ? n.field : n.field_out, "(*" + acc + ")") + "\n";
         break;
-      case Node::kStructPtr: {
+      case Node::kStructPtr:
+      case Node::kStructVal:
         // An `out` pointer member is written by the callee (DXGKARG_CREATEDEVICE.pInfo is NULL
         // at entry and the KMD's at exit): its presence is what it is at exit.
-        if (n.dir == "out")
+        if (n.kind == Node::kStructPtr && set_presence && n.dir == "out")
           *o += Ind(ind) + "e.Set(" + std::to_string(n.field) + ", " + acc + " != nullptr);\n";
-        std::string inner;
-        for (const Node& ch : n.children) CaptureOut(ch, Member(acc, ch, true), ind + 1, &inner);
-        if (!inner.empty())
-          *o += Ind(ind) + "if (" + acc + " != nullptr) {\n" + inner + Ind(ind) + "}\n";
-        break;
-      }
-      case Node::kStructVal:
-        for (const Node& ch : n.children) CaptureOut(ch, Member(acc, ch, false), ind, o);
+        Members(n, acc, ind, o, [&](const Node& ch, const std::string& a, int i, std::string* out) {
+          OutputsWalk(ch, a, i, out, set_presence, leaf);
+        });
         break;
       default:
         break;
@@ -135,7 +161,7 @@ struct CodecGen {
         *o += Ind(ind) + "e.Append(" + acc + ");\n";
         break;
       case Node::kStructVal:
-        for (const Node& ch : n.children) AppendElement(ch, Member(acc, ch, false), ind, o);
+        Members(n, acc, ind, o, &CodecGen::AppendElement);
         break;
       default:
         Die(n.decl->line, "unsupported member inside an array element");
@@ -145,15 +171,9 @@ struct CodecGen {
   // Exit phase, part 2: arrays in fixed-field order.
   void CaptureArrays(const Node& n, const std::string& acc, int ind, std::string* o) {
     switch (n.kind) {
-      case Node::kStructPtr: {
-        std::string inner;
-        for (const Node& ch : n.children) CaptureArrays(ch, Member(acc, ch, true), ind + 1, &inner);
-        if (!inner.empty())
-          *o += Ind(ind) + "if (" + acc + " != nullptr) {\n" + inner + Ind(ind) + "}\n";
-        break;
-      }
+      case Node::kStructPtr:
       case Node::kStructVal:
-        for (const Node& ch : n.children) CaptureArrays(ch, Member(acc, ch, false), ind, o);
+        Members(n, acc, ind, o, &CodecGen::CaptureArrays);
         break;
       case Node::kArray: {
         const Field& f = t.fields[n.field];
@@ -235,7 +255,7 @@ struct CodecGen {
         break;
       }
       case Node::kStructVal:
-        for (const Node& ch : n.children) FillIn(ch, Member(acc, ch, false), ind, o);
+        Members(n, acc, ind, o, &CodecGen::FillIn);
         break;
       case Node::kArray:
         FillArray(n, acc, ind, o, /*declare=*/"");
@@ -325,29 +345,10 @@ struct CodecGen {
   }
 
   void ApplyOut(const Node& n, const std::string& acc, int ind, std::string* o) {
-    switch (n.kind) {
-      case Node::kLeaf:
-        if (n.dir == "out") *o += Ind(ind) + WriteLeaf(n, n.field, acc) + "\n";
-        if (n.dir == "inout") *o += Ind(ind) + WriteLeaf(n, n.field_out, acc) + "\n";
-        break;
-      case Node::kScalarPtr:
-        if (n.dir != "in")
-          *o += Ind(ind) + "if (" + acc + " != nullptr) " +
-                WriteLeaf(n, n.dir == "out" ? n.field : n.field_out, "(*" + acc + ")") + "\n";
-        break;
-      case Node::kStructPtr: {
-        std::string inner;
-        for (const Node& ch : n.children) ApplyOut(ch, Member(acc, ch, true), ind + 1, &inner);
-        if (!inner.empty())
-          *o += Ind(ind) + "if (" + acc + " != nullptr) {\n" + inner + Ind(ind) + "}\n";
-        break;
-      }
-      case Node::kStructVal:
-        for (const Node& ch : n.children) ApplyOut(ch, Member(acc, ch, false), ind, o);
-        break;
-      default:
-        break;
-    }
+    OutputsWalk(n, acc, ind, o, /*set_presence=*/false,
+                [this](const Node& l, int field, const std::string& target) {
+                  return WriteLeaf(l, field, target);
+                });
   }
 
   void ApplyElementOut(const Node& n, const std::string& acc, int ind, std::string* o) {
@@ -356,7 +357,7 @@ struct CodecGen {
         if (n.dir == "out") *o += Ind(ind) + WriteLeaf(n, n.field, acc) + "\n";
         break;
       case Node::kStructVal:
-        for (const Node& ch : n.children) ApplyElementOut(ch, Member(acc, ch, false), ind, o);
+        Members(n, acc, ind, o, &CodecGen::ApplyElementOut);
         break;
       default:
         break;
@@ -365,15 +366,9 @@ struct CodecGen {
 
   void ApplyArrays(const Node& n, const std::string& acc, int ind, std::string* o) {
     switch (n.kind) {
-      case Node::kStructPtr: {
-        std::string inner;
-        for (const Node& ch : n.children) ApplyArrays(ch, Member(acc, ch, true), ind + 1, &inner);
-        if (!inner.empty())
-          *o += Ind(ind) + "if (" + acc + " != nullptr) {\n" + inner + Ind(ind) + "}\n";
-        break;
-      }
+      case Node::kStructPtr:
       case Node::kStructVal:
-        for (const Node& ch : n.children) ApplyArrays(ch, Member(acc, ch, false), ind, o);
+        Members(n, acc, ind, o, &CodecGen::ApplyArrays);
         break;
       case Node::kArray: {
         if (!HasDir(n, true)) break;

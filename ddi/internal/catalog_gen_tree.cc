@@ -52,6 +52,20 @@ struct Builder {
     return static_cast<int>(sink->size()) - 1;
   }
 
+  // The field(s) of a scalar (by value or through a pointer) named n->name: one, or for an
+  // `inout` scalar an input and an optional "<name>Out" output.
+  void AddScalar(const Decl& d, const Type& t, const std::string& dir, std::vector<Field>* sink,
+                 Node* n) {
+    if (dir == "inout") {
+      n->field = Add(sink, Leaf(t, n->name, "in", d.opt, d.line));
+      Field o = Leaf(t, n->name + "Out", "out", d.opt, d.line);
+      o.required = false;
+      n->field_out = Add(sink, o);
+    } else {
+      n->field = Add(sink, Leaf(t, n->name, dir == "out" ? "out" : "in", d.opt, d.line));
+    }
+  }
+
   Node Build(const Decl& d, const std::string& inherited, const std::string& prefix,
              std::vector<Field>* sink, bool in_element, int depth) {
     if (depth > 6) Die(d.line, "structure nesting too deep");
@@ -124,14 +138,7 @@ struct Builder {
       }
       if (in_element) Die(d.line, "pointers inside array elements");
       n.kind = Node::kScalarPtr;
-      if (dir == "inout") {
-        n.field = Add(sink, Leaf(t, n.name, "in", d.opt, d.line));
-        Field o = Leaf(t, n.name + "Out", "out", d.opt, d.line);
-        o.required = false;
-        n.field_out = Add(sink, o);
-      } else {
-        n.field = Add(sink, Leaf(t, n.name, dir == "out" ? "out" : "in", d.opt, d.line));
-      }
+      AddScalar(d, t, dir, sink, &n);
       return n;
     }
     if (t.kind == Type::kStruct) {
@@ -143,14 +150,7 @@ struct Builder {
     }
     if (t.kind == Type::kTable) Die(d.line, "table by value");
     n.kind = Node::kLeaf;
-    if (dir == "inout") {
-      n.field = Add(sink, Leaf(t, n.name, "in", d.opt, d.line));
-      Field o = Leaf(t, n.name + "Out", "out", d.opt, d.line);
-      o.required = false;
-      n.field_out = Add(sink, o);
-    } else {
-      n.field = Add(sink, Leaf(t, n.name, dir == "out" ? "out" : "in", d.opt, d.line));
-    }
+    AddScalar(d, t, dir, sink, &n);
     return n;
   }
 };

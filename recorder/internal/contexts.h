@@ -44,20 +44,21 @@ using DxgiTable = DXGI_DDI_BASE_FUNCTIONS;
 using CoreTable = D3D11DDI_CORELAYER_DEVICECALLBACKS;
 using KernelTable = D3DDDI_DEVICECALLBACKS;
 
-inline constexpr size_t kDeviceSlots = format::TableTraits<DeviceTable>::kSlotCount;
-inline constexpr size_t kCoreSlots = format::TableTraits<CoreTable>::kSlotCount;
-inline constexpr size_t kKernelSlots = format::TableTraits<KernelTable>::kSlotCount;
-inline constexpr size_t kAdapterSlots = format::TableTraits<AdapterTable>::kSlotCount;
+// A function table's slot count (its catalog traits).
+template <typename Table>
+inline constexpr size_t kSlots = format::TableTraits<Table>::kSlotCount;
+inline constexpr size_t kDeviceSlots = kSlots<DeviceTable>;
+inline constexpr size_t kCoreSlots = kSlots<CoreTable>;
+inline constexpr size_t kKernelSlots = kSlots<KernelTable>;
+inline constexpr size_t kAdapterSlots = kSlots<AdapterTable>;
+
+// The process-wide kernel-layer tables (KMD, Dxgkrnl, GPU observer) and DX6's.
 using KmdTable = DRIVER_INITIALIZATION_DATA;
 using DxgkrnlTable = DXGKRNL_INTERFACE;
 using GpuObserverTable = CLTRACE_GPU_OBSERVER;
-inline constexpr size_t kKmdSlots = format::TableTraits<KmdTable>::kSlotCount;
-inline constexpr size_t kDxgkrnlSlots = format::TableTraits<DxgkrnlTable>::kSlotCount;
-inline constexpr size_t kGpuObserverSlots = format::TableTraits<GpuObserverTable>::kSlotCount;
 using Dx6BufferTable = DD_D3DBUFCALLBACKS;
 using Dx6HalTable = D3DHAL_CALLBACKS3;
-inline constexpr size_t kDx6BufferSlots = format::TableTraits<Dx6BufferTable>::kSlotCount;
-inline constexpr size_t kDx6HalSlots = format::TableTraits<Dx6HalTable>::kSlotCount;
+
 // Thunk generations: the device table needs two (a swap must change the pointer), the
 // core-layer callbacks four (a driver caching a pointer across up to three runtime swaps is
 // still told apart from one calling through the table).
@@ -150,11 +151,11 @@ extern void* const kCoreThunks[kCoreGenerations][kCoreSlots];
 extern void* const kKernelThunks[kKernelSlots];
 extern void* const kAdapterThunks[kAdapterSlots];
 extern void* const kDxgiThunk;
-extern void* const kKmdThunks[kKmdSlots];
-extern void* const kDxgkrnlThunks[kDxgkrnlSlots];
-extern void* const kGpuObserverThunks[kGpuObserverSlots];
-extern void* const kDx6BufferThunks[kDx6BufferSlots];
-extern void* const kDx6HalThunks[kDx6HalSlots];
+extern void* const kKmdThunks[kSlots<KmdTable>];
+extern void* const kDxgkrnlThunks[kSlots<DxgkrnlTable>];
+extern void* const kGpuObserverThunks[kSlots<GpuObserverTable>];
+extern void* const kDx6BufferThunks[kSlots<Dx6BufferTable>];
+extern void* const kDx6HalThunks[kSlots<Dx6HalTable>];
 
 // R6: brings the driver's callback table in step with the runtime's. Hot path: one
 // comparison of the two tables (TablesDiffer: AVX2 when the CPU has it).
