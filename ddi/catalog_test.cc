@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ddi/ddi_abi.h"
+#include "ddi/fvf.h"
 #include "gtest/gtest.h"
 
 // ddi/ddi_abi_c_test.c: the same header compiled as C11.
@@ -631,6 +632,17 @@ TEST(CatalogScopeTest, ArgumentStructuresAgreeBetweenCAndCxx) {
             (CallsOfLayer(Layer::kDevice).size() - 1) * sizeof(void*));
   PFND3D10DDI_OPENADAPTER open_adapter = nullptr;  // the epilogue typedef
   EXPECT_EQ(open_adapter, nullptr);
+}
+
+// A vertex's size is the sum of the sizes of the FVF parts it has; bits the model does not know
+// add nothing.
+TEST(FvfTest, StrideSumsThePartsTheFormatNames) {
+  EXPECT_EQ(FvfStride(0), 0u);
+  EXPECT_EQ(FvfStride(D3DFVF_XYZ), 12u);
+  EXPECT_EQ(FvfStride(D3DFVF_XYZRHW | D3DFVF_DIFFUSE), 20u);
+  EXPECT_EQ(FvfStride(D3DFVF_XYZ | D3DFVF_NORMAL | D3DFVF_DIFFUSE | D3DFVF_SPECULAR | D3DFVF_TEX1),
+            40u);
+  EXPECT_EQ(FvfStride(D3DFVF_XYZ | 0x80000000u), 12u);
 }
 
 }  // namespace

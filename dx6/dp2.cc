@@ -51,17 +51,6 @@ int64_t PayloadSize(uint8_t op, uint16_t count) {
 
 }  // namespace
 
-uint32_t FvfStride(uint32_t fvf) {
-  uint32_t s = 0;
-  if (fvf & D3DFVF_XYZ) s += 12;
-  if (fvf & D3DFVF_XYZRHW) s += 16;
-  if (fvf & D3DFVF_NORMAL) s += 12;
-  if (fvf & D3DFVF_DIFFUSE) s += 4;
-  if (fvf & D3DFVF_SPECULAR) s += 4;
-  if (fvf & D3DFVF_TEX1) s += 8;
-  return s;
-}
-
 std::string Dp2OpName(uint8_t op) {
   switch (static_cast<Dp2Op>(op)) {
     case Dp2Op::kPoints:

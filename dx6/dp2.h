@@ -25,6 +25,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/types/span.h"
+#include "ddi/fvf.h"
 
 namespace cltrace::gpu {
 
@@ -47,9 +48,9 @@ enum class Dp2Op : uint8_t {
 
 std::string Dp2OpName(uint8_t op);
 
-// Bytes per vertex of a flexible vertex format (the D3DFVF_* bits the model knows; others add
-// nothing). The runtime model and the model driver size vertex buffers with it.
-uint32_t FvfStride(uint32_t fvf);
+// Bytes per vertex of a flexible vertex format (ddi/fvf.h). The runtime model and the model
+// driver size vertex buffers with it.
+using ddi::FvfStride;
 
 // Builds a DP2 command stream.
 class Dp2Writer {

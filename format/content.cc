@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "ddi/catalog.h"
 #include "ddi/ddi_abi.h"
+#include "ddi/fvf.h"
 
 namespace cltrace::format {
 namespace {
@@ -36,15 +37,7 @@ absl::StatusOr<uint32_t> MipOf(const ResourceShape& s, uint32_t subresource) {
 }  // namespace
 
 uint32_t Dp2VertexStride(uint32_t vertex_type, uint32_t vertex_size) {
-  if (vertex_size != 0) return vertex_size;
-  uint32_t s = 0;
-  if (vertex_type & D3DFVF_XYZ) s += 12;
-  if (vertex_type & D3DFVF_XYZRHW) s += 16;
-  if (vertex_type & D3DFVF_NORMAL) s += 12;
-  if (vertex_type & D3DFVF_DIFFUSE) s += 4;
-  if (vertex_type & D3DFVF_SPECULAR) s += 4;
-  if (vertex_type & D3DFVF_TEX1) s += 8;
-  return s;
+  return vertex_size != 0 ? vertex_size : ddi::FvfStride(vertex_type);
 }
 
 uint64_t Dp2VertexBytes(uint32_t vertex_type, uint32_t vertex_size, uint32_t vertex_length) {
