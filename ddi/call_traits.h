@@ -21,7 +21,6 @@
 #include "ddi/call_ids.h"
 #include "ddi/call_traits_gen.h"  // enum class CallRole
 #include "ddi/catalog_types.h"
-#include "rules/rules.h"
 
 namespace cltrace::ddi {
 
@@ -53,7 +52,7 @@ struct CallTraits {
   bool in_dc_table = false;  // device layer: ... and through a DC table
   // The rule a call through a DC table breaks when the catalog says the runtime never makes
   // it there (R4 by default; R12, R14, R34, R65 for the calls they name).
-  rules::Rule dc_table_rule = rules::Rule::kR4;
+  const char* dc_table_rule = "R4";  // a rule id of rules/rule_list.inc
   // Setters: the call whose slots this one binds (itself unless the catalog says group=).
   CallId bind_group = CallId::kInvalid;
   const char* name = "";  // the DDI name without "pfn" ("" for kInvalid)

@@ -47,9 +47,9 @@ TEST(CallTraitsTest, ContentRolesAndRules) {
   EXPECT_EQ(TraitsOf(CallId::kStagingResourceMap).content, ContentRole::kMap);
   EXPECT_EQ(TraitsOf(CallId::kDynamicIABufferUnmap).content, ContentRole::kUnmap);
   EXPECT_EQ(TraitsOf(CallId::kDraw).content, ContentRole::kNone);
-  EXPECT_EQ(TraitsOf(CallId::kQueryGetData).dc_table_rule, rules::Rule::kR65);
-  EXPECT_EQ(TraitsOf(CallId::kRecycleDestroyCommandList).dc_table_rule, rules::Rule::kR14);
-  EXPECT_EQ(TraitsOf(CallId::kDraw).dc_table_rule, rules::Rule::kR4);
+  EXPECT_STREQ(TraitsOf(CallId::kQueryGetData).dc_table_rule, "R65");
+  EXPECT_STREQ(TraitsOf(CallId::kRecycleDestroyCommandList).dc_table_rule, "R14");
+  EXPECT_STREQ(TraitsOf(CallId::kDraw).dc_table_rule, "R4");
   EXPECT_EQ(TraitsOf(CallId::kPsSetShader).bind_group, CallId::kPsSetShader);
 }
 
@@ -150,7 +150,7 @@ TEST(CallTraitsTest, ANewCatalogLineAloneYieldsTraits) {
       "  D3D10DDI_HRTRESOURCE hRTWidget\n",
       "/new_line");
   EXPECT_NE(out.find("{CallRole::kCreate, ContentRole::kNone, Layer::kDevice, Domain::kFT, "
-                     "ReturnKind::kVoid, true, false, rules::Rule::kR4, CallId::kCreateWidget, "
+                     "ReturnKind::kVoid, true, false, \"R4\", CallId::kCreateWidget, "
                      "\"CreateWidget\"},"),
             std::string::npos)
       << out;

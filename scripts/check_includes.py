@@ -58,7 +58,7 @@ ABOVE_ALL = {"rules", "ddi", "format", "wddm", "dx6", "umd", "runtime", "refdriv
 # component -> components it may include (itself is always allowed).
 ALLOWED = {
     "rules": set(),
-    "ddi": {"rules"},
+    "ddi": set(),
     "format": {"rules", "ddi"},
     "wddm": {"rules", "ddi"},
     "dx6": {"rules", "ddi", "wddm"},

@@ -231,7 +231,9 @@ CallMeta Build(format::CallId id) {
   m.in_ic_table = t.in_ic_table;
   m.in_dc_table = t.in_dc_table;
   m.fixed_count = static_cast<uint16_t>(fields.size());
-  m.dc_table_rule = t.dc_table_rule;
+  // Every dc_rule= names a rule (CallMetaTest.EveryDcTableRuleIsARule); R4 if not.
+  const rules::RuleInfo* dc_rule = rules::FindRule(t.dc_table_rule);
+  m.dc_table_rule = dc_rule != nullptr ? dc_rule->rule : Rule::kR4;
   ArrayFields(fields, m);
   auto idx = [&](absl::string_view field) {
     return static_cast<int16_t>(format::FieldIndex(ci, field));

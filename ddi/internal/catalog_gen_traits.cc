@@ -97,7 +97,7 @@ std::string CallLine(const Catalog& c, const Fn& f) {
   return "    {CallRole::" + Enumerator(f.role) + ", ContentRole::" + content +
          ", Layer::" + LayerEnumerator(tab) + ", Domain::" + DomainEnumerator(tab, f) +
          ", ReturnKind::" + ReturnEnumerator(c, f) + ", " + (f.ic ? "true" : "false") + ", " +
-         (f.dc ? "true" : "false") + ", " + "rules::Rule::kR" + std::to_string(f.dc_rule) +
+         (f.dc ? "true" : "false") + ", " + "\"R" + std::to_string(f.dc_rule) + "\"" +
          ", CallId::k" + (f.group.empty() ? f.name : f.group) + ", \"" + f.name + "\"},\n";
 }
 
