@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "ddi/call_traits.h"
 #include "ddi/catalog.h"
 #include "format/call_traits.h"
 #include "format/jsonl.h"
@@ -629,12 +630,13 @@ void ModelKernel::Exit(CallId call, const format::ArgVec& exit, int64_t ret) {
 // than what the kernel did.
 void ModelKernel::CompareFenceRetired(const Event& rec, const format::ArgVec& exit) {
   const format::CallInfo& ci = *format::GetCall(CallId::kGpuFenceRetired);
-  const int digest = format::FieldIndex(ci, "ContentDigest");
+  using Fields = ddi::fields::GpuFenceRetired;
+  constexpr int digest = Fields::ContentDigest;
   auto same_in = [this](uint64_t r, uint64_t a, const FieldInfo&) {
     return SameHandle(r, a, false);
   };
   format::ArgVec without_digest = exit;
-  if (digest >= 0 && static_cast<size_t>(digest) < without_digest.size() &&
+  if (static_cast<size_t>(digest) < without_digest.size() &&
       static_cast<size_t>(digest) < rec.args.size()) {
     without_digest[digest] = rec.args[digest];
   }
@@ -644,17 +646,15 @@ void ModelKernel::CompareFenceRetired(const Event& rec, const format::ArgVec& ex
              absl::StrCat(Text(CallId::kGpuFenceRetired, exit, false), " (", d->name, " differs)"));
     return;
   }
-  if (digest < 0 || static_cast<size_t>(digest) >= exit.size() ||
+  if (static_cast<size_t>(digest) >= exit.size() ||
       static_cast<size_t>(digest) >= rec.args.size() || rec.args[digest] == exit[digest]) {
     return;
   }
-  const int node = format::FieldIndex(ci, "NodeOrdinal");
-  const int fence = format::FieldIndex(ci, "FenceId");
-  Mismatch(rec,
-           absl::StrFormat("GpuFenceRetired node %d fence %d: GPU content digest 0x%016x recorded",
-                           node >= 0 ? rec.args[node] : 0, fence >= 0 ? rec.args[fence] : 0,
-                           rec.args[digest]),
-           absl::StrFormat("0x%016x replayed", exit[digest]));
+  Mismatch(
+      rec,
+      absl::StrFormat("GpuFenceRetired node %d fence %d: GPU content digest 0x%016x recorded",
+                      rec.args[Fields::NodeOrdinal], rec.args[Fields::FenceId], rec.args[digest]),
+      absl::StrFormat("0x%016x replayed", exit[digest]));
 }
 
 KernelSummary ModelKernel::summary() {

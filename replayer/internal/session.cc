@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "ddi/call_traits.h"
 #include "ddi/catalog.h"
 #include "format/jsonl.h"
 #include "replayer/internal/compare.h"
@@ -376,13 +377,9 @@ void Session::Issue(ThreadState* t, uint32_t i) {
 // declares) and pInfo (the catalog's typed view of it, which the recording holds). The codec
 // would give them separate memory, so the replayer builds the structure itself.
 absl::StatusOr<int64_t> Session::InvokeGetCaps(ThreadState* t, void* pfn, const Event& e) {
-  const format::CallInfo& ci = *format::GetCall(e.call);
-  const int present = format::FieldIndex(ci, "pCaps"), type = format::FieldIndex(ci, "Type"),
-            data = format::FieldIndex(ci, "pData"), info = format::FieldIndex(ci, "pInfo"),
-            size = format::FieldIndex(ci, "DataSize");
-  if (present < 0 || type < 0 || data < 0 || info < 0 || size < 0) {
-    return absl::InternalError("the catalog's GetCaps lacks pCaps/Type/pData/pInfo/DataSize");
-  }
+  using Fields = ddi::fields::GetCaps;
+  constexpr int present = Fields::pCaps, type = Fields::Type, data = Fields::pData,
+                info = Fields::pInfo, size = Fields::DataSize;
   D3D10DDI_HADAPTER adapter{};
   adapter.pDrvPrivate = reinterpret_cast<void*>(t->env.handle_raw(e.args[0]));
   D3D10_2DDIARG_GETCAPS caps{};
