@@ -45,9 +45,9 @@ constexpr Placed kLocalLayout[] = {
     {State::kClosedLocal, {0.92f, 0.45f}},
 };
 
-bool EdgeTakes(const rules::Edge& e, format::CallId call) {
+bool EdgeTakes(const rules::MachineTable& m, const rules::Edge& e, format::CallId call) {
   const format::CallInfo* ci = format::GetCall(call);
-  return rules::EdgeTakes(e, ci ? absl::string_view(ci->name) : absl::string_view());
+  return rules::EdgeTakes(m, e, ci ? absl::string_view(ci->name) : absl::string_view());
 }
 
 std::string CallName(format::CallId call, bool dc_table) {
@@ -96,7 +96,7 @@ Diagram BuildDiagram(RowKind kind, const TraceModel& model) {
     bool matched = false;
     for (size_t i = 0; i < m.edges.size(); ++i) {
       const rules::Edge& e = m.edges[i];
-      if (e.from == t.from && e.to == t.to && EdgeTakes(e, t.call)) {
+      if (e.from == t.from && e.to == t.to && EdgeTakes(m, e, t.call)) {
         counts[i] += t.count;
         flagged[i] = flagged[i] || t.flagged;
         matched = true;

@@ -174,16 +174,30 @@ absl::string_view Abbreviation(const MachineTable& m, State s) {
   return s == State::kNone ? m.none_abbreviation : InfoOf(s).abbreviation;
 }
 
-bool EdgeTakes(const Edge& e, absl::string_view call) {
-  if (e.calls[0] == nullptr) return true;
+namespace {
+
+bool Names(const Edge& e, absl::string_view call) {
   for (const char* c : e.calls)
     if (c != nullptr && call == c) return true;
   return false;
 }
 
+}  // namespace
+
+bool NamesCall(const MachineTable& m, absl::string_view call) {
+  for (const Edge& e : m.edges)
+    if (Names(e, call)) return true;
+  return false;
+}
+
+bool EdgeTakes(const MachineTable& m, const Edge& e, absl::string_view call) {
+  return e.calls[0] != nullptr ? Names(e, call) : !NamesCall(m, call);
+}
+
 const Edge* FindEdge(Machine m, State from, State to, absl::string_view call) {
-  for (const Edge& e : MachineOf(m).edges)
-    if (e.from == from && e.to == to && EdgeTakes(e, call)) return &e;
+  const MachineTable& t = MachineOf(m);
+  for (const Edge& e : t.edges)
+    if (e.from == from && e.to == to && EdgeTakes(t, e, call)) return &e;
   return nullptr;
 }
 

@@ -139,8 +139,13 @@ const MachineTable* MachineOfRole(HandleRole role);
 // The spec's abbreviation of `s` in machine `m` ("U" or "N" for kNone).
 absl::string_view Abbreviation(const MachineTable& m, State s);
 
-// True if `e` is taken by a call named `call` (catalog name, "" matches only any-call edges).
-bool EdgeTakes(const Edge& e, absl::string_view call);
+// True if an edge of `m` names `call` (catalog name): one of the machine's lifecycle DDIs.
+bool NamesCall(const MachineTable& m, absl::string_view call);
+// True if `e` of `m` is taken by `call`. An edge that names calls is taken by those. An any-call
+// edge (D2 "any DC-table DDI", T1e's SetErrorCb, the local-handle opens and closes) is taken by
+// every call but the machine's own lifecycle DDIs, which have their own edges: so
+// RecycleCreateDeferredContext on a Recording context is no D2. "" is any call.
+bool EdgeTakes(const MachineTable& m, const Edge& e, absl::string_view call);
 // The edge of `m` from `from` to `to` through `call`, or nullptr if the table has none.
 const Edge* FindEdge(Machine m, State from, State to, absl::string_view call);
 

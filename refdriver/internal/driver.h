@@ -181,12 +181,10 @@ struct DcEntry {
                                 // straight to recycle/destroy after the closes (D5e)
 };
 
-// True if `call` takes a deferred context from `from` to `to` by an edge of the §3.2 table that
-// names it: D2 (Rec -> Rec, "any DC-table DDI") must not make an IC call such as
-// RecycleCreateDeferredContext legal in Rec.
+// True if `call` takes a deferred context from `from` to `to` in the §3.2 table (D2's "any
+// DC-table DDI" excludes the lifecycle DDIs: rules::EdgeTakes).
 inline bool IsDcEdge(DcState from, DcState to, const char* call) {
-  const rules::Edge* e = rules::FindEdge(rules::Machine::kDeferredContext, from, to, call);
-  return e != nullptr && e->calls[0] != nullptr;
+  return rules::FindEdge(rules::Machine::kDeferredContext, from, to, call) != nullptr;
 }
 // The §3.2 table state of a DC entry: Finishing after a failed create is D5e's FinishFailed.
 inline DcState TableState(const DcEntry& e) {

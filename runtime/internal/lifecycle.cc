@@ -4,7 +4,6 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "absl/strings/string_view.h"
 #include "runtime/runtime.h"
 
 namespace cltrace::runtime {
@@ -31,11 +30,7 @@ StepLog& Log() {
 bool CheckStep(rules::Machine m, rules::State from, rules::State to, const char* call,
                rules::Rule rule) {
   StepLog& log = Log();
-  // An any-call edge (D2 "any DC-table DDI", the SetErrorCb of a failed create, a local
-  // open/close) takes no named lifecycle call: RecycleCreateDeferredContext in Rec is no D2.
-  const rules::Edge* e = rules::FindEdge(m, from, to, call);
-  const absl::string_view name = call;
-  if (e != nullptr && (e->calls[0] != nullptr || name.empty() || name == "SetErrorCb")) {
+  if (rules::FindEdge(m, from, to, call) != nullptr) {
     log.edges[static_cast<size_t>(m)].fetch_add(1, std::memory_order_relaxed);
     return true;
   }
