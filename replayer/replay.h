@@ -63,8 +63,11 @@
 //
 // Threads. kRecorded: one replay thread per recorded thread; calls start in recorded seq order
 // and a call waits for every call that had returned before it started in the recording, so
-// every ordering the recording shows is kept (calls that overlapped may overlap). kSingle: every
-// call on the calling thread in seq order.
+// every ordering the recording shows is kept (calls that overlapped may overlap, except the
+// fault sites below: each CreateCommandList / RecycleCreateCommandList /
+// RecycleCreateDeferredContext also waits for the one before it to return, so that the driver,
+// which counts them in arrival order, fails the recorded Nth). kSingle: every call on the
+// calling thread in seq order.
 //
 // Fault injection (ReplayOptions::injections): only through a driver's own configuration
 // interface. The reference driver exports CltraceRefDriverConfigure; "oom:FN:N" becomes its

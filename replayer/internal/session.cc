@@ -166,9 +166,22 @@ void Session::RunSingle() {
   t_current = nullptr;
 }
 
+namespace {
+
+// True for the calls whose Nth the reference driver can fail ("oom:FN=N", --inject): the driver
+// counts them in arrival order, so they must arrive in recorded order.
+bool IsFaultSite(CallId call) {
+  return call == CallId::kCreateCommandList || call == CallId::kRecycleCreateCommandList ||
+         call == CallId::kRecycleCreateDeferredContext;
+}
+
+}  // namespace
+
 // Calls start in recorded seq order, and a call waits until every call that had returned
 // before it started (in the recording) has returned on replay: every order the recording
-// proves is kept; calls that overlapped in the recording may overlap again.
+// proves is kept; calls that overlapped in the recording may overlap again, except the fault
+// sites (IsFaultSite), each of which also waits for the one before it to return, so that an
+// injected "fail the Nth" fails the recorded Nth.
 void Session::RunRecorded() {
   const size_t n = plan_.top.size();
   std::vector<uint32_t> end_order(n);
@@ -182,6 +195,13 @@ void Session::RunRecorded() {
   for (size_t k = 0; k < n; ++k) {
     const uint64_t seq = plan_.events[plan_.top[k]].seq;
     need[k] = static_cast<uint32_t>(std::lower_bound(ends.begin(), ends.end(), seq) - ends.begin());
+  }
+  constexpr uint32_t kNoSite = UINT32_MAX;
+  std::vector<uint32_t> prev_site(n, kNoSite);
+  for (size_t k = 0, last = kNoSite; k < n; ++k) {
+    if (!IsFaultSite(plan_.events[plan_.top[k]].call)) continue;
+    prev_site[k] = static_cast<uint32_t>(last);
+    last = k;
   }
   std::vector<std::vector<uint32_t>> queues(plan_.tids.size());
   std::vector<uint32_t> owner(n + 1, 0);  // the queue (replay thread) of each call
@@ -219,7 +239,10 @@ void Session::RunRecorded() {
     for (uint32_t k : queues[q]) {
       for (;;) {
         const uint32_t g = gate.load();
-        if (started.load() == k && done_prefix.load() >= need[k]) break;
+        if (started.load() == k && done_prefix.load() >= need[k] &&
+            (prev_site[k] == kNoSite || done[prev_site[k]].load() != 0)) {
+          break;
+        }
         gate.wait(g);
       }
       started.store(k + 1);
