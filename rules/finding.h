@@ -7,12 +7,15 @@
 // Example:
 //   Finding f{.rule = Rule::kR40, .message = "CommandListExecute on a destroyed list"};
 //   std::cout << f.id();  // "R40"
+//   FormatFindingLine(f, "CommandListExecute", LineHandle::kPrint);
+//   // "R40 seq=0 fn=CommandListExecute handle=- CommandListExecute on a destroyed list"
 #ifndef CLTRACE_RULES_FINDING_H_
 #define CLTRACE_RULES_FINDING_H_
 
 #include <cstdint>
 #include <string>
 
+#include "absl/strings/string_view.h"
 #include "rules/rules.h"
 
 namespace cltrace::rules {
@@ -34,6 +37,14 @@ struct Finding {
   const char* id() const { return RuleId(rule); }
   const RuleInfo& info() const { return Info(rule); }
 };
+
+// Whether a finding's text line names its handle: the reference driver's lines do
+// ("handle=0x...", "-" for none), the runtime model's do not.
+enum class LineHandle : uint8_t { kOmit, kPrint };
+
+// The one text line of a live producer's finding (reference driver, runtime model):
+// "R40 seq=N fn=<DDI or callback> [handle=0x...|- ]<message>", without a newline.
+std::string FormatFindingLine(const Finding& f, absl::string_view fn, LineHandle handle);
 
 }  // namespace cltrace::rules
 

@@ -61,6 +61,19 @@ TEST(RulesTest, FindingNamesItsRule) {
   EXPECT_EQ(f.info().enforcement, Enforcement::kReplay);
 }
 
+TEST(RulesTest, FindingLineOfTheLiveProducers) {
+  Finding f{
+      .rule = Rule::kR40, .seq = 17, .handle = 0x7f00a0, .message = "Execute of a destroyed list"};
+  EXPECT_EQ(FormatFindingLine(f, "CommandListExecute", LineHandle::kPrint),
+            "R40 seq=17 fn=CommandListExecute handle=0x7f00a0 Execute of a destroyed list");
+  EXPECT_EQ(FormatFindingLine(f, "CommandListExecute", LineHandle::kOmit),
+            "R40 seq=17 fn=CommandListExecute Execute of a destroyed list");
+  f.handle = 0;
+  f.rule = Rule::kR5a;
+  EXPECT_EQ(FormatFindingLine(f, "Flush", LineHandle::kPrint),
+            "R5a seq=17 fn=Flush handle=- Execute of a destroyed list");
+}
+
 TEST(StateMachinesTest, EdgesJoinStatesOfTheirMachine) {
   for (Machine id : {Machine::kCommandList, Machine::kDeferredContext, Machine::kLocal}) {
     const MachineTable& m = MachineOf(id);

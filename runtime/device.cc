@@ -384,6 +384,7 @@ void Device::FinalRelease() {
 DeviceContext* Device::GetImmediateContext() { return state_->immediate; }
 bool Device::IsRemoved() const { return state_->removed.load(); }
 std::vector<std::string> Device::Violations() const { return state_->violations.Lines(); }
+std::vector<rules::Finding> Device::Findings() const { return state_->violations.Findings(); }
 std::vector<std::string> Device::DriverViolations() const {
   return state_->driver.DriverViolations();
 }

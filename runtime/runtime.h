@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "ddi/ddi_abi.h"
+#include "rules/finding.h"
 #include "rules/rules.h"
 #include "rules/state_machines.h"
 #include "runtime/options.h"
@@ -368,6 +369,8 @@ class Device : public Object {
   // Violations the runtime model detected so far (driver-side rules and application misuse),
   // one line each, in detection order.
   std::vector<std::string> Violations() const;
+  // The same violations as findings (rule, seq, message), in detection order.
+  std::vector<rules::Finding> Findings() const;
   // Violations the loaded driver library reports through CltraceRefDriverViolations (the
   // reference driver, also when a shim loaded it); empty if the driver has no such channel.
   std::vector<std::string> DriverViolations() const;

@@ -9,9 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "refdriver/refdriver.h"
+#include "rules/finding.h"
 #include "rules/rules.h"
 
 namespace cltrace::refdriver {
@@ -62,13 +61,13 @@ CallScope::~CallScope() {
 
 const char* CurrentFn() { return t_fn; }
 
-// Built exactly as when rules were strings: a recording's handle values follow the process's
-// heap reuse, so an extra allocation per report would change the golden corpus' bytes.
 void Report(rules::Rule rule, const void* handle, absl::string_view message) {
-  std::string line =
-      absl::StrCat(rules::RuleId(rule), " seq=", ReportSeq(), " fn=", t_fn,
-                   " handle=", handle == nullptr ? std::string("-") : absl::StrFormat("%p", handle),
-                   " ", message, "\n");
+  rules::Finding finding{.rule = rule,
+                         .seq = ReportSeq(),
+                         .handle = reinterpret_cast<uintptr_t>(handle),
+                         .message = std::string(message)};
+  std::string line = rules::FormatFindingLine(finding, t_fn, rules::LineHandle::kPrint);
+  line += '\n';
   Sink& sink = GetSink();
   std::lock_guard<std::mutex> lock(sink.mu);
   sink.text += line;

@@ -1,8 +1,9 @@
 // Violation reporting of the reference driver (process-wide sink).
 //
 // Every protocol violation the driver detects in the calls it receives (the runtime breaking
-// ddi-spec §3/§5) becomes one line "R40 seq=N fn=Name handle=0x... message". Lines are kept in
-// memory (CltraceRefDriverViolations) and optionally appended to a file.
+// ddi-spec §3/§5) becomes one rules::Finding, kept as its line "R40 seq=N fn=Name handle=0x...
+// message" (rules::FormatFindingLine) in memory (CltraceRefDriverViolations) and optionally
+// appended to a file.
 //
 // Thread-safety: Report() may be called concurrently from any thread.
 #ifndef CLTRACE_REFDRIVER_INTERNAL_REPORT_H_

@@ -47,21 +47,17 @@ static uint64_t ReportSeq(DeviceState* dev) {
   return dev->sink.calls->load(std::memory_order_relaxed);
 }
 
-// The lines are built exactly as they were when rules were strings: a recording's handle
-// values follow the process's heap reuse, so an extra allocation per report would change the
-// golden corpus' bytes.
 void Report(DeviceState* dev, rules::Rule rule, absl::string_view fn, absl::string_view message) {
-  uint64_t seq = ReportSeq(dev);
-  dev->violations.Add(rule, seq, fn, message);
-  AddProcessViolation(absl::StrCat(rules::RuleId(rule), " seq=", seq, " fn=", fn, " ", message));
+  rules::Finding finding{.rule = rule, .seq = ReportSeq(dev), .message = std::string(message)};
+  AddProcessViolation(rules::FormatFindingLine(finding, fn, rules::LineHandle::kOmit));
+  dev->violations.Add(std::move(finding), fn);
 }
 
 void ReportOnce(DeviceState* dev, absl::string_view key, rules::Rule rule, absl::string_view fn,
                 absl::string_view message) {
-  uint64_t seq = ReportSeq(dev);
-  if (dev->violations.AddOnce(key, rule, seq, fn, message)) {
-    AddProcessViolation(absl::StrCat(rules::RuleId(rule), " seq=", seq, " fn=", fn, " ", message));
-  }
+  rules::Finding finding{.rule = rule, .seq = ReportSeq(dev), .message = std::string(message)};
+  std::string line = rules::FormatFindingLine(finding, fn, rules::LineHandle::kOmit);
+  if (dev->violations.AddOnce(key, std::move(finding), fn)) AddProcessViolation(line);
 }
 
 std::string NewName(DeviceState* dev, absl::string_view prefix) {

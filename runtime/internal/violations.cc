@@ -1,29 +1,38 @@
 #include "runtime/internal/violations.h"
 
-#include "absl/strings/str_cat.h"
-
 namespace cltrace::runtime::internal {
 
-void ViolationLog::Add(rules::Rule rule, uint64_t seq, absl::string_view fn,
-                       absl::string_view message) {
-  std::string line = absl::StrCat(rules::RuleId(rule), " seq=", seq, " fn=", fn, " ", message);
+void ViolationLog::Add(rules::Finding finding, absl::string_view fn) {
+  Entry entry{.finding = std::move(finding), .fn = std::string(fn)};
   std::lock_guard<std::mutex> lock(mu_);
-  lines_.push_back(std::move(line));
+  entries_.push_back(std::move(entry));
 }
 
-bool ViolationLog::AddOnce(absl::string_view key, rules::Rule rule, uint64_t seq,
-                           absl::string_view fn, absl::string_view message) {
+bool ViolationLog::AddOnce(absl::string_view key, rules::Finding finding, absl::string_view fn) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!once_.insert(std::string(key)).second) return false;
   }
-  Add(rule, seq, fn, message);
+  Add(std::move(finding), fn);
   return true;
+}
+
+std::vector<rules::Finding> ViolationLog::Findings() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<rules::Finding> findings;
+  findings.reserve(entries_.size());
+  for (const Entry& e : entries_) findings.push_back(e.finding);
+  return findings;
 }
 
 std::vector<std::string> ViolationLog::Lines() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return lines_;
+  std::vector<std::string> lines;
+  lines.reserve(entries_.size());
+  for (const Entry& e : entries_) {
+    lines.push_back(rules::FormatFindingLine(e.finding, e.fn, rules::LineHandle::kOmit));
+  }
+  return lines;
 }
 
 }  // namespace cltrace::runtime::internal

@@ -109,6 +109,11 @@ TEST(ThreadsTest, ApplicationOverlapOnOneContextIsReportedAsR10) {
   CommandList* cl = nullptr;
   ASSERT_EQ(dc->FinishCommandList(FALSE, &cl), S_OK);
   other.join();
+  std::vector<rules::Finding> findings = d->Findings();
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].rule, rules::Rule::kR10);
+  EXPECT_THAT(findings[0].message, HasSubstr("CopyResource"));
+  EXPECT_EQ(findings[0].handle, 0u);
   cl->Release();
   dc->Release();
   r->Release();
