@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages cltrace needs (idempotent; silent when nothing is missing);
 # python3 runs the include-boundary check (scripts/check_includes.py, also a ctest test).
-# Usage: scripts/deps.sh [--fuzz|--format]
-#   --fuzz adds clang and its sanitizer runtimes; --format adds clang-format (the CI style check)
+# Usage: scripts/deps.sh [--fuzz|--format|--windows]
+#   --fuzz adds clang and its sanitizer runtimes; --format adds clang-format (the CI style check);
+#   --windows adds the mingw-w64 cross compilers (scripts/windows_check.sh)
 set -euo pipefail
 
 pkgs=(g++ cmake ninja-build pkg-config git python3
@@ -14,6 +15,9 @@ if [[ "${1:-}" == "--fuzz" ]]; then
 fi
 if [[ "${1:-}" == "--format" ]]; then
   pkgs+=(clang-format)
+fi
+if [[ "${1:-}" == "--windows" ]]; then
+  pkgs+=(g++-mingw-w64-x86-64-win32 g++-mingw-w64-i686-win32)
 fi
 
 missing=()

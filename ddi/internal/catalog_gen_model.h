@@ -44,6 +44,10 @@ struct Type {
   enum Kind { kScalar, kHandle, kEnum, kStruct, kTable } kind;
   std::string name;
   int line = 0;
+  // win=: how a Windows build gets the type. "sdk": <windows.h> declares it (scalars, structures)
+  // or may already define its values (enums: each macro only where absent); another name: the
+  // scalar's Windows typedef (e.g. NTSTATUS is LONG there); "" = ours everywhere.
+  std::string win;
   // scalar
   std::string ctype, field_kind, names_enum;
   // handle
@@ -73,6 +77,9 @@ struct Fn {
 
 struct Table {
   std::string name, layer, prefix = "pfn";
+  // layout=own: the project's model of a kernel-side table (KMD, dxgkrnl, DX6 HAL), not
+  // Microsoft's layout; required for those layers, refused for the user-mode ones.
+  bool own_layout = false;
   std::vector<int> fns;
   int line = 0;
 };

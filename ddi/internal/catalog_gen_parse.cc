@@ -95,8 +95,14 @@ void ParseTable(Catalog& c, const std::vector<std::string>& toks, int line) {
   t.name = toks[1];
   t.line = line;
   auto a = Attrs(toks, 2, line);
-  CheckKeys(a, {"layer", "prefix"}, "table", line);
+  CheckKeys(a, {"layer", "prefix", "layout"}, "table", line);
   t.layer = a["layer"];
+  t.own_layout = a["layout"] == "own";
+  if (!a["layout"].empty() && !t.own_layout) Die(line, "table takes layout=own only");
+  bool kernel_side = t.layer == "kmd" || t.layer == "dxgkrnl" || t.layer == "dx6";
+  if (kernel_side != t.own_layout)
+    Die(line, kernel_side ? "a kmd/dxgkrnl/dx6 table is the project's model: say layout=own"
+                          : "a user-mode table has Microsoft's layout: no layout=own");
   if (a.count("prefix")) t.prefix = a["prefix"] == "none" ? "" : a["prefix"];
   if (t.layer.empty()) Die(line, "table needs layer=");
   c.tables.push_back(t);
@@ -172,7 +178,7 @@ std::string ParseType(Catalog& c, const std::vector<std::string>& toks, int line
   if (t.name.empty()) Die(line, "missing name");
   auto a = Attrs(toks, 2, line);
   if (kw == "scalar") {
-    CheckKeys(a, {"ctype", "kind", "names"}, "scalar", line);
+    CheckKeys(a, {"ctype", "kind", "names", "win"}, "scalar", line);
     t.kind = Type::kScalar;
     t.ctype = a["ctype"];
     t.field_kind = a["kind"];
@@ -193,15 +199,20 @@ std::string ParseType(Catalog& c, const std::vector<std::string>& toks, int line
     t.handle_index = static_cast<int>(c.handle_names.size()) + 1;  // 0 = "no type"
     c.handle_names.push_back(t.name);
   } else if (kw == "enum" || kw == "flags") {
+    CheckKeys(a, {"win"}, kw, line);
+    if (!a["win"].empty() && a["win"] != "sdk") Die(line, kw + " takes win=sdk only");
     t.kind = Type::kEnum;
     t.flags = kw == "flags";
     t.enum_index = static_cast<int>(c.enum_names.size());
     c.enum_names.push_back(t.name);
   } else if (kw == "struct") {
+    CheckKeys(a, {"win"}, "struct", line);
+    if (!a["win"].empty() && a["win"] != "sdk") Die(line, "struct takes win=sdk only");
     t.kind = Type::kStruct;
   } else {
     Die(line, "unknown keyword '" + kw + "'");
   }
+  t.win = a["win"];
   if (c.types.count(t.name)) Die(line, "duplicate type " + t.name);
   c.types[t.name] = t;
   c.type_order.push_back(t.name);
