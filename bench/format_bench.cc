@@ -8,15 +8,24 @@
 // BM_EncodeCompress: Append every call to a TraceWriter (synchronous mode: encoding, zstd and
 // the chunk framing all on this one core) writing to memory; reports calls/s and bytes/call.
 // BM_Decode: TraceReader over the compressed bytes; reports events/s.
+// BM_JsonlImport: ParseJsonl over the stream's first 200,000 calls as canonical JSONL (what
+// `cltrace import` does per line: RapidJSON, the field readers, position resolution); reports
+// lines/s. BM_JsonlProtobufStructOnly: protobuf's JsonStringToMessage into a Struct on the
+// same lines, which the import used before, parsing only: the baseline for the ratio.
 // Everything runs on the calling thread, so rates are per CPU second (process CPU time), which
 // stays meaningful on a shared machine; wall time is printed alongside.
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+
 #include <cstdint>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_split.h"
 #include "benchmark/benchmark.h"
+#include "format/jsonl.h"
 #include "format/trace_reader.h"
 #include "format/trace_writer.h"
 
@@ -175,6 +184,58 @@ BENCHMARK(BM_Decode)
     ->Args({3, 1024, 100})
     ->Args({1, 1024, 100})
     ->Unit(benchmark::kMillisecond);
+
+constexpr int kJsonlLines = 200000;
+
+// The first kJsonlLines calls of the stream as canonical JSONL (export's form).
+const std::string& JsonlText() {
+  static const std::string* text = [] {
+    auto* out = new std::string();
+    const std::string bytes = Encode(BenchOptions(3, 1 << 20, 100));  // OpenBytes keeps a view
+    auto r = TraceReader::OpenBytes(bytes);
+    if (!r.ok()) return out;
+    Event e;
+    for (int i = 0; i < kJsonlLines && (*r)->Next(&e); ++i) {
+      out->append(EventToJsonl(e, (*r)->handles(), (*r)->strings()));
+      out->push_back('\n');
+    }
+    return out;
+  }();
+  return *text;
+}
+
+void BM_JsonlImport(benchmark::State& state) {
+  const std::string& text = JsonlText();
+  for (auto _ : state) {
+    absl::StatusOr<JsonlTrace> trace = ParseJsonl(text);
+    if (!trace.ok() || trace->events.size() != static_cast<size_t>(kJsonlLines)) {
+      state.SkipWithError("import failed");
+      return;
+    }
+    benchmark::DoNotOptimize(trace->events.data());
+  }
+  state.counters["lines/s"] = benchmark::Counter(
+      static_cast<double>(kJsonlLines) * state.iterations(), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_JsonlImport)->Unit(benchmark::kMillisecond);
+
+void BM_JsonlProtobufStructOnly(benchmark::State& state) {
+  std::vector<absl::string_view> lines = absl::StrSplit(JsonlText(), '\n', absl::SkipEmpty());
+  for (auto _ : state) {
+    for (absl::string_view line : lines) {
+      google::protobuf::Struct obj;
+      auto st = google::protobuf::util::JsonStringToMessage(std::string(line), &obj);
+      if (!st.ok()) {
+        state.SkipWithError("protobuf parse failed");
+        return;
+      }
+      benchmark::DoNotOptimize(obj);
+    }
+  }
+  state.counters["lines/s"] = benchmark::Counter(
+      static_cast<double>(lines.size()) * state.iterations(), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_JsonlProtobufStructOnly)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace cltrace::format

@@ -90,7 +90,29 @@ TEST(JsonlErrorTest, MalformedJsonNotAnObject) {
 
 TEST(JsonlErrorTest, MalformedJsonInvalidUtf8) {
   ExpectError("{\"seq\":1,\"tid\":1,\"fn\":\"Flush\",\"args\":{\"hDevice\":\"\xff\"}}",
-              "line 1: malformed JSON", "UTF-8");
+              "line 1: column 50: malformed JSON", "not valid UTF-8");
+}
+
+TEST(JsonlErrorTest, MalformedJsonDuplicateKeyInsideArgs) {
+  ExpectError(R"({"seq":1,"tid":1,"fn":"Flush","args":{"hDevice":"d","hDevice":"e"}})",
+              "line 1: malformed JSON", "duplicate key 'hDevice'");
+}
+
+TEST(JsonlErrorTest, HostileNestingIsRefusedWithItsColumnAndNoRecursion) {
+  // Deep enough to overflow a recursive parser's stack; the parser is iterative and the
+  // checker that words the error stops at its depth limit.
+  std::string open(200000, '[');
+  ExpectError(R"({"seq":1,"tid":1,"fn":"Flush","args":{"hDevice":)" + open, "line 1: column",
+              "nesting too deep");
+  std::string balanced = std::string(40, '[') + std::string(40, ']');
+  ExpectError(R"({"seq":1,"tid":1,"fn":"Flush","args":{"hDevice":)" + balanced + "}}",
+              "line 1: column", "nesting too deep");
+}
+
+TEST(JsonlErrorTest, NegativeIntegerBeyond2To53KeepsItsColumn) {
+  ExpectError(R"({"seq":1,"tid":1,"fn":"Flush","args":{"hDevice":"d"},"parent":-9007199254740993})",
+              "line 1: column 63: integer -9007199254740993 is beyond 2^53",
+              "write it as a string");
 }
 
 TEST(JsonlErrorTest, MalformedJsonDuplicateKey) {

@@ -8,8 +8,6 @@
 #ifndef CLTRACE_FORMAT_JSONL_INTERNAL_H_
 #define CLTRACE_FORMAT_JSONL_INTERNAL_H_
 
-#include <google/protobuf/struct.pb.h>
-
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -20,19 +18,54 @@
 #include "absl/strings/string_view.h"
 #include "ddi/catalog.h"
 #include "format/event.h"
+#include "rapidjson/document.h"
 
 namespace cltrace::format::jsonl_internal {
 
-namespace pb = ::google::protobuf;
+// A parsed JSON value (RapidJSON's DOM: exact 64-bit integers, length-aware strings).
+using JsonValue = rapidjson::Value;
+using JsonDocument = rapidjson::GenericDocument<rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>,
+                                                rapidjson::MemoryPoolAllocator<>>;
+
+// A document whose values and parse stack start in buffers of its own (no heap allocation
+// for a typical line; a larger one spills to the heap, returned when the document goes).
+// Chosen over one long-lived document: RapidJSON's pool only grows between parses.
+class ScratchDocument {
+ public:
+  ScratchDocument()
+      : values_(value_buffer_, sizeof(value_buffer_)),
+        stack_(stack_buffer_, sizeof(stack_buffer_)),
+        doc_(&values_, sizeof(stack_buffer_) / 2, &stack_) {}
+  ScratchDocument(const ScratchDocument&) = delete;
+  ScratchDocument& operator=(const ScratchDocument&) = delete;
+  JsonDocument* get() { return &doc_; }
+
+ private:
+  alignas(8) char value_buffer_[8192];
+  alignas(8) char stack_buffer_[2048];
+  rapidjson::MemoryPoolAllocator<> values_;
+  rapidjson::MemoryPoolAllocator<> stack_;
+  JsonDocument doc_;
+};
+
+inline absl::string_view StringOf(const JsonValue& v) {
+  return absl::string_view(v.GetString(), v.GetStringLength());
+}
+// The member `key` of object `obj`, nullptr if absent (keys are unique: ParseJsonObject).
+const JsonValue* Find(const JsonValue& obj, absl::string_view key);
 
 // Largest integer every JSON consumer (doubles) holds exactly.
 constexpr uint64_t kMaxJsonInt = uint64_t{1} << 53;
 
 // ---- Strict syntax check (jsonl_values.cc) ------------------------------------------------
 
-// RFC 8259 grammar of one line holding one object. protobuf's parser runs after it; this
-// check exists because that parser accepts non-JSON and rounds big integers silently.
+// RFC 8259 grammar of one line holding one object, with the column of the first error; the
+// message ParseJsonObject gives when the parser refuses a line.
 absl::Status CheckJsonSyntax(absl::string_view line);
+
+// Parses one line holding one JSON object into *doc (strict RFC 8259, valid UTF-8, no
+// duplicate keys at any level). RapidJSON's iterative parser: no recursion on hostile input.
+absl::Status ParseJsonObject(absl::string_view line, JsonDocument* doc);
 
 // ---- Values (jsonl_values.cc) ---------------------------------------------------------------
 
@@ -44,11 +77,11 @@ constexpr Int kU64Max = (Int{1} << 64) - 1;
 
 std::string IntText(Int v);
 // "null", "a number", ...: what a value is, for messages.
-absl::string_view KindOf(const pb::Value& v);
+absl::string_view KindOf(const JsonValue& v);
 // "123", "-5", "0x1f": the string forms of integers (for values beyond 2^53 and pointers).
 std::optional<Int> ParseIntString(absl::string_view s);
 // An integer in [lo, hi] from a JSON number or (if allow_string) an integer string.
-absl::StatusOr<Int> ReadInt(const pb::Value& v, absl::string_view what, Int lo, Int hi,
+absl::StatusOr<Int> ReadInt(const JsonValue& v, absl::string_view what, Int lo, Int hi,
                             bool allow_string);
 // The range of a scalar field: its C type's width when the catalog gives one.
 Int UnsignedMax(const FieldInfo& f, int default_bits);
@@ -56,12 +89,12 @@ Int SignedMin(const FieldInfo& f, int default_bits);
 Int SignedMax(const FieldInfo& f, int default_bits);
 uint64_t SignExtend32(Int x);
 // A 32-bit value given either signed or unsigned (HRESULTs are written both ways).
-absl::StatusOr<uint64_t> Read32SignExtended(const pb::Value& v, absl::string_view what,
+absl::StatusOr<uint64_t> Read32SignExtended(const JsonValue& v, absl::string_view what,
                                             const EnumInfo* names);
 const EnumInfo* EnumAt(uint16_t index);
 bool IsScalarArray(const FieldInfo& array);
 // Float from a JSON value, or its special spellings.
-absl::StatusOr<uint64_t> ReadFloat(const pb::Value& v, absl::string_view what);
+absl::StatusOr<uint64_t> ReadFloat(const JsonValue& v, absl::string_view what);
 
 // Pointer fields whose value is the raw value of a handle (pICObject): JSONL also takes the
 // handle's token there (format/jsonl.h, HandleTokenValue).

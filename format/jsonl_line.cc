@@ -1,9 +1,6 @@
 // JSONL (format/jsonl.h): one line -> LineRecord. The line's keys, its call's flattened
 // fields (ddi/catalog_types.h) and its return value are read and checked here; the
 // positions (seq, end, parent) are taken as written and resolved by jsonl_decoder.cc.
-#include <google/protobuf/struct.pb.h>
-#include <google/protobuf/util/json_util.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
@@ -25,17 +22,13 @@
 namespace cltrace::format::jsonl_internal {
 namespace {
 
-const pb::Value* Find(const pb::Struct& obj, absl::string_view key) {
-  auto it = obj.fields().find(std::string(key));
-  return it == obj.fields().end() ? nullptr : &it->second;
-}
-
 // Rejects keys of `obj` that are not among `fields` (all of them, sorted, so the message is
 // the same every time).
-absl::Status CheckKeys(const pb::Struct& obj, absl::Span<const FieldInfo> fields,
+absl::Status CheckKeys(const JsonValue& obj, absl::Span<const FieldInfo> fields,
                        absl::string_view where) {
   std::vector<std::string> unknown;
-  for (const auto& [key, value] : obj.fields()) {
+  for (auto it = obj.MemberBegin(); it != obj.MemberEnd(); ++it) {
+    absl::string_view key = StringOf(it->name);
     bool known = false;
     for (const FieldInfo& f : fields) {
       if (key == f.name) {
@@ -43,7 +36,7 @@ absl::Status CheckKeys(const pb::Struct& obj, absl::Span<const FieldInfo> fields
         break;
       }
     }
-    if (!known) unknown.push_back(key);
+    if (!known) unknown.emplace_back(key);
   }
   if (unknown.empty()) return absl::OkStatus();
   std::sort(unknown.begin(), unknown.end());
@@ -63,7 +56,7 @@ class FieldReader {
 
   // Reads `fields` from `obj` into out (one value per field); array elements go to *tail
   // (nullptr where arrays cannot occur).
-  absl::Status ReadList(absl::Span<const FieldInfo> fields, const pb::Struct& obj,
+  absl::Status ReadList(absl::Span<const FieldInfo> fields, const JsonValue& obj,
                         absl::string_view where, absl::InlinedVector<uint64_t, 8>* out,
                         std::vector<uint64_t>* tail) {
     CLTRACE_RETURN_IF_ERROR(CheckKeys(obj, fields, where));
@@ -71,7 +64,7 @@ class FieldReader {
     const FieldInfo* null_owner = nullptr;
     for (size_t i = 0; i < fields.size(); ++i) {
       const FieldInfo& f = fields[i];
-      const pb::Value* v = Find(obj, f.name);
+      const JsonValue* v = Find(obj, f.name);
       if (i < null_until) {
         if (v != nullptr)
           return absl::InvalidArgumentError(absl::StrCat("\"", f.name, "\" is a member of \"",
@@ -117,7 +110,7 @@ class FieldReader {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<uint64_t> ReadValue(const FieldInfo& f, const pb::Value& v) {
+  absl::StatusOr<uint64_t> ReadValue(const FieldInfo& f, const JsonValue& v) {
     std::string what = absl::StrCat("\"", f.name, "\"");
     switch (f.kind) {
       case FieldKind::kU32:
@@ -135,19 +128,18 @@ class FieldReader {
         return static_cast<uint64_t>(static_cast<int64_t>(x));
       }
       case FieldKind::kBool:
-        if (v.kind_case() == pb::Value::kBoolValue) return v.bool_value() ? 1 : 0;
+        if (v.IsBool()) return v.GetBool() ? 1 : 0;
         return Read32SignExtended(v, what, nullptr);
       case FieldKind::kHresult:
         return Read32SignExtended(v, what, EnumAt(f.type_index));
       case FieldKind::kF32:
         return ReadFloat(v, what);
       case FieldKind::kPtr: {
-        if (v.kind_case() == pb::Value::kNullValue) return 0;
-        if (IsHandleValuePointer(f) && v.kind_case() == pb::Value::kStringValue &&
-            !ParseIntString(v.string_value())) {
+        if (v.IsNull()) return 0;
+        if (IsHandleValuePointer(f) && v.IsString() && !ParseIntString(StringOf(v))) {
           // The object's handle token: only one an earlier argument used (a typo must not
           // pass as a new object).
-          const std::string& token = v.string_value();
+          absl::string_view token = StringOf(v);
           if (handles_->Find(token) <= 0)
             return absl::InvalidArgumentError(
                 absl::StrCat(what, " \"", token, "\" names no handle of an earlier argument"));
@@ -157,11 +149,11 @@ class FieldReader {
         return static_cast<uint64_t>(x);
       }
       case FieldKind::kHandle: {
-        if (v.kind_case() == pb::Value::kNullValue) return 0;
-        if (v.kind_case() != pb::Value::kStringValue)
+        if (v.IsNull()) return 0;
+        if (!v.IsString())
           return absl::InvalidArgumentError(
               absl::StrCat(what, " must be a handle token string or null, not ", KindOf(v)));
-        absl::string_view token = v.string_value();
+        absl::string_view token = StringOf(v);
         // C's NULL spelled as a token is still NULL (recorders never give 0 a token).
         if (token.empty() || token == "0" || token == "0x0") return 0;
         return handles_->Intern(token);
@@ -169,34 +161,34 @@ class FieldReader {
       case FieldKind::kEnum:
       case FieldKind::kFlags: {
         const EnumInfo* e = EnumAt(f.type_index);
-        if (v.kind_case() == pb::Value::kStringValue && !ParseIntString(v.string_value())) {
+        if (v.IsString() && !ParseIntString(StringOf(v))) {
           std::optional<uint64_t> named =
-              e == nullptr ? std::nullopt : ValueOfName(*e, v.string_value());
+              e == nullptr ? std::nullopt : ValueOfName(*e, StringOf(v));
           if (!named)
             return absl::InvalidArgumentError(absl::StrCat(what, ": unknown ",
                                                            e != nullptr ? e->name : "enum",
-                                                           " name \"", v.string_value(), "\""));
+                                                           " name \"", StringOf(v), "\""));
           return *named;
         }
         CLTRACE_ASSIGN_OR_RETURN(Int x, ReadInt(v, what, 0, UnsignedMax(f, 32), true));
         return static_cast<uint64_t>(x);
       }
       case FieldKind::kPresent:
-        if (v.kind_case() == pb::Value::kNullValue) return 0;
-        if (v.kind_case() == pb::Value::kBoolValue && v.bool_value()) return 1;
-        if (v.kind_case() == pb::Value::kStructValue) {
-          if (v.struct_value().fields_size() == 0) return 1;
+        if (v.IsNull()) return 0;
+        if (v.IsBool() && v.GetBool()) return 1;
+        if (v.IsObject()) {
+          if (v.MemberCount() == 0) return 1;
           return absl::InvalidArgumentError(absl::StrCat(
               "the members of ", what, " are written directly in \"args\", not nested"));
         }
         return absl::InvalidArgumentError(
             absl::StrCat(what, " must be null (NULL pointer) or true, not ", KindOf(v)));
       case FieldKind::kString:
-        if (v.kind_case() == pb::Value::kNullValue) return 0;
-        if (v.kind_case() != pb::Value::kStringValue)
+        if (v.IsNull()) return 0;
+        if (!v.IsString())
           return absl::InvalidArgumentError(
               absl::StrCat(what, " must be a string, not ", KindOf(v)));
-        return strings_->Intern(v.string_value());
+        return strings_->Intern(StringOf(v));
       case FieldKind::kArray:
         break;
     }
@@ -204,18 +196,18 @@ class FieldReader {
   }
 
  private:
-  absl::StatusOr<uint64_t> ReadArray(const FieldInfo& f, const pb::Value& v,
+  absl::StatusOr<uint64_t> ReadArray(const FieldInfo& f, const JsonValue& v,
                                      std::vector<uint64_t>* tail) {
-    if (v.kind_case() == pb::Value::kNullValue && !f.embedded) return 0;
-    if (v.kind_case() != pb::Value::kListValue)
+    if (v.IsNull() && !f.embedded) return 0;
+    if (!v.IsArray())
       return absl::InvalidArgumentError(
           absl::StrCat("\"", f.name, "\" must be an array",
                        f.embedded ? " (embedded, never null)" : " or null", ", not ", KindOf(v)));
     auto elems = ElementFields(f);
     bool scalar = IsScalarArray(f);
-    const auto& items = v.list_value().values();
-    for (int k = 0; k < items.size(); ++k) {
-      const pb::Value& item = items[k];
+    auto items = v.GetArray();
+    for (rapidjson::SizeType k = 0; k < items.Size(); ++k) {
+      const JsonValue& item = items[k];
       std::string where = absl::StrCat(f.name, "[", k, "]");
       if (scalar) {
         auto value = ReadValue(elems[0], item);
@@ -224,17 +216,17 @@ class FieldReader {
         tail->push_back(*value);
         continue;
       }
-      if (item.kind_case() != pb::Value::kStructValue)
+      if (!item.IsObject())
         return absl::InvalidArgumentError(
             absl::StrCat(where, " must be an object, not ", KindOf(item)));
       absl::InlinedVector<uint64_t, 8> values;
-      absl::Status st = ReadList(elems, item.struct_value(), where, &values, nullptr);
+      absl::Status st = ReadList(elems, item, where, &values, nullptr);
       if (!st.ok() && !absl::StrContains(st.message(), where))
         return absl::InvalidArgumentError(absl::StrCat(where, ": ", st.message()));
       CLTRACE_RETURN_IF_ERROR(st);
       tail->insert(tail->end(), values.begin(), values.end());
     }
-    return static_cast<uint64_t>(items.size()) + 1;
+    return static_cast<uint64_t>(items.Size()) + 1;
   }
 
   TokenTable* handles_;
@@ -244,7 +236,7 @@ class FieldReader {
 constexpr absl::string_view kTopKeys[] = {"seq", "tid",    "fn",  "args",
                                           "ret", "parent", "end", "content"};
 
-absl::StatusOr<int64_t> ReadRet(const CallInfo& call, const pb::Value& v) {
+absl::StatusOr<int64_t> ReadRet(const CallInfo& call, const JsonValue& v) {
   switch (call.ret) {
     case ReturnKind::kVoid:
       return absl::InvalidArgumentError(absl::StrCat(call.name, " returns void; remove \"ret\""));
@@ -260,19 +252,18 @@ absl::StatusOr<int64_t> ReadRet(const CallInfo& call, const pb::Value& v) {
     }
     case ReturnKind::kU32: {
       const EnumInfo* names = call.ret_enum == kNoEnum ? nullptr : EnumAt(call.ret_enum);
-      if (names != nullptr && v.kind_case() == pb::Value::kStringValue &&
-          !ParseIntString(v.string_value())) {
-        std::optional<uint64_t> named = ValueOfName(*names, v.string_value());
+      if (names != nullptr && v.IsString() && !ParseIntString(StringOf(v))) {
+        std::optional<uint64_t> named = ValueOfName(*names, StringOf(v));
         if (!named)
           return absl::InvalidArgumentError(
-              absl::StrCat("\"ret\": unknown name \"", v.string_value(), "\""));
+              absl::StrCat("\"ret\": unknown name \"", StringOf(v), "\""));
         return static_cast<int64_t>(*named);
       }
       CLTRACE_ASSIGN_OR_RETURN(Int x, ReadInt(v, "\"ret\"", 0, kU32Max, true));
       return static_cast<int64_t>(x);
     }
     case ReturnKind::kBool: {
-      if (v.kind_case() == pb::Value::kBoolValue) return v.bool_value() ? 1 : 0;
+      if (v.IsBool()) return v.GetBool() ? 1 : 0;
       CLTRACE_ASSIGN_OR_RETURN(uint64_t x, Read32SignExtended(v, "\"ret\"", nullptr));
       return static_cast<int64_t>(x);
     }
@@ -284,31 +275,24 @@ absl::StatusOr<int64_t> ReadRet(const CallInfo& call, const pb::Value& v) {
 
 absl::Status ParseLine(absl::string_view text, TokenTable* handles, TokenTable* strings,
                        TokenTable* contents, LineRecord* rec) {
-  CLTRACE_RETURN_IF_ERROR(CheckJsonSyntax(text));
-  pb::Struct obj;
-  pb::util::JsonParseOptions options;
-  auto parsed = pb::util::JsonStringToMessage(std::string(text), &obj, options);
-  if (!parsed.ok()) {
-    // protobuf appends the line and a caret on further lines; the first line is the reason.
-    std::string reason(parsed.message());
-    reason = std::string(absl::StripAsciiWhitespace(reason.substr(0, reason.find('\n'))));
-    return absl::InvalidArgumentError(absl::StrCat("malformed JSON: ", reason));
-  }
-  // The first unknown key in sorted order: protobuf's map order varies between runs, and the
-  // same bad line must always give the same message.
-  const std::string* unknown = nullptr;
-  for (const auto& [key, value] : obj.fields()) {
+  ScratchDocument doc;
+  CLTRACE_RETURN_IF_ERROR(ParseJsonObject(text, doc.get()));
+  const JsonValue& obj = *doc.get();
+  // The first unknown key in sorted order, so the message does not depend on key order.
+  std::optional<absl::string_view> unknown;
+  for (auto it = obj.MemberBegin(); it != obj.MemberEnd(); ++it) {
+    absl::string_view key = StringOf(it->name);
     if (std::find(std::begin(kTopKeys), std::end(kTopKeys), key) == std::end(kTopKeys) &&
-        (unknown == nullptr || key < *unknown)) {
-      unknown = &key;
+        (!unknown || key < *unknown)) {
+      unknown = key;
     }
   }
-  if (unknown != nullptr) {
+  if (unknown) {
     return absl::InvalidArgumentError(absl::StrCat(
         "unknown key \"", *unknown, "\" (expected seq, tid, fn, args, ret, parent, end, content)"));
   }
   Event& e = rec->event;
-  const pb::Value* v = Find(obj, "seq");
+  const JsonValue* v = Find(obj, "seq");
   if (v == nullptr) return absl::InvalidArgumentError("missing \"seq\"");
   CLTRACE_ASSIGN_OR_RETURN(Int seq, ReadInt(*v, "\"seq\"", 1, kMaxJsonInt, false));
   e.seq = static_cast<uint64_t>(seq);
@@ -318,11 +302,11 @@ absl::Status ParseLine(absl::string_view text, TokenTable* handles, TokenTable* 
   e.tid = static_cast<uint32_t>(tid);
   v = Find(obj, "fn");
   if (v == nullptr) return absl::InvalidArgumentError("missing \"fn\"");
-  if (v->kind_case() != pb::Value::kStringValue)
+  if (!v->IsString())
     return absl::InvalidArgumentError(absl::StrCat("\"fn\" must be a string, not ", KindOf(*v)));
-  const CallInfo* call = FindCall(v->string_value());
+  const CallInfo* call = FindCall(StringOf(*v));
   if (call == nullptr) {
-    absl::string_view name = v->string_value();
+    absl::string_view name = StringOf(*v);
     std::string hint;
     if (absl::StartsWith(name, "pfn") && FindCall(name.substr(3)) != nullptr) {
       hint = absl::StrCat(" (write \"", name.substr(3), "\", without \"pfn\")");
@@ -336,19 +320,19 @@ absl::Status ParseLine(absl::string_view text, TokenTable* handles, TokenTable* 
   e.call = IdOf(*call);
   v = Find(obj, "args");
   if (v == nullptr) return absl::InvalidArgumentError("missing \"args\"");
-  if (v->kind_case() != pb::Value::kStructValue)
+  if (!v->IsObject())
     return absl::InvalidArgumentError(absl::StrCat("\"args\" must be an object, not ", KindOf(*v)));
   std::vector<uint64_t> tail;
   FieldReader reader(handles, strings);
   e.args.clear();
-  CLTRACE_RETURN_IF_ERROR(reader.ReadList(Fields(*call), v->struct_value(),
-                                          absl::StrCat(call->name, " args"), &e.args, &tail));
+  CLTRACE_RETURN_IF_ERROR(
+      reader.ReadList(Fields(*call), *v, absl::StrCat(call->name, " args"), &e.args, &tail));
   e.args.insert(e.args.end(), tail.begin(), tail.end());
 
   v = Find(obj, "end");
   if (v == nullptr) {
     rec->end_kind = EndKind::kInferred;
-  } else if (v->kind_case() == pb::Value::kNullValue) {
+  } else if (v->IsNull()) {
     rec->end_kind = EndKind::kNull;
   } else {
     CLTRACE_ASSIGN_OR_RETURN(Int end, ReadInt(*v, "\"end\"", 0, kMaxJsonInt, false));
@@ -363,23 +347,23 @@ absl::Status ParseLine(absl::string_view text, TokenTable* handles, TokenTable* 
     }
   }
   v = Find(obj, "ret");
-  if (v != nullptr && v->kind_case() != pb::Value::kNullValue) {
+  if (v != nullptr && !v->IsNull()) {
     if (rec->end_kind == EndKind::kNull)
       return absl::InvalidArgumentError("a call that never returned (end null) has no \"ret\"");
     CLTRACE_ASSIGN_OR_RETURN(e.ret, ReadRet(*call, *v));
   }
   v = Find(obj, "parent");
-  if (v != nullptr && v->kind_case() != pb::Value::kNullValue) {
+  if (v != nullptr && !v->IsNull()) {
     CLTRACE_ASSIGN_OR_RETURN(Int parent, ReadInt(*v, "\"parent\"", 0, kMaxJsonInt, false));
     e.parent = static_cast<uint64_t>(parent);
   }
   v = Find(obj, "content");
-  if (v != nullptr && v->kind_case() != pb::Value::kNullValue) {
-    if (v->kind_case() != pb::Value::kStringValue) {
+  if (v != nullptr && !v->IsNull()) {
+    if (!v->IsString()) {
       return absl::InvalidArgumentError(
           absl::StrCat("\"content\" must be a hex string, not ", KindOf(*v)));
     }
-    const std::string& hex = v->string_value();
+    absl::string_view hex = StringOf(*v);
     if (hex.size() % 2 != 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("\"content\" has an odd number of hex digits (", hex.size(), ")"));

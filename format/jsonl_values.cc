@@ -1,9 +1,6 @@
-// JSONL (format/jsonl.h): the strict syntax check every line passes before protobuf parses
-// it, and the readers of single JSON values (integers in a range, 32-bit codes, floats)
-// that the line parser and FloatFromJson share.
-#include <google/protobuf/struct.pb.h>
-#include <google/protobuf/util/json_util.h>
-
+// JSONL (format/jsonl.h): parsing a line's JSON (RapidJSON, and the strict syntax check that
+// words its errors), and the readers of single JSON values (integers in a range, 32-bit codes,
+// floats) that the line parser and FloatFromJson share.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -21,6 +18,7 @@
 #include "format/jsonl.h"
 #include "format/jsonl_internal.h"
 #include "format/status_macros.h"
+#include "rapidjson/error/en.h"
 
 namespace cltrace::format {
 namespace jsonl_internal {
@@ -31,8 +29,8 @@ constexpr int kMaxJsonDepth = 32;
 
 // ---- Strict syntax check ----------------------------------------------------------------
 
-// RFC 8259 grammar of one line holding one object. protobuf's parser runs after it; this
-// check exists because that parser accepts non-JSON and rounds big integers silently.
+// RFC 8259 grammar of one line holding one object. It words the errors of the lines RapidJSON
+// refuses (with the column and what was expected there).
 class SyntaxChecker {
  public:
   explicit SyntaxChecker(absl::string_view s) : s_(s) {}
@@ -195,6 +193,81 @@ class SyntaxChecker {
 
 absl::Status CheckJsonSyntax(absl::string_view line) { return SyntaxChecker(line).Check(); }
 
+namespace {
+
+// What the strict checker refuses and RapidJSON takes, found in one walk over the document:
+// nesting deeper than kMaxJsonDepth, numbers beyond 2^53 (exact in RapidJSON, not in every
+// other consumer), and the first key that appears twice in one object.
+struct Audit {
+  bool too_deep = false;
+  bool big_number = false;
+  const JsonValue* duplicate_key = nullptr;
+};
+
+void AuditValue(const JsonValue& v, int depth, Audit* audit) {
+  if (depth > kMaxJsonDepth) {
+    audit->too_deep = true;
+    return;
+  }
+  if (v.IsNumber()) {
+    constexpr double kMax = static_cast<double>(kMaxJsonInt);
+    if (v.IsUint64() ? v.GetUint64() > kMaxJsonInt
+                     : (v.IsInt64() ? v.GetInt64() < -static_cast<int64_t>(kMaxJsonInt)
+                                    : std::fabs(v.GetDouble()) > kMax &&
+                                          std::trunc(v.GetDouble()) == v.GetDouble()))
+      audit->big_number = true;
+  } else if (v.IsArray()) {
+    for (const JsonValue& item : v.GetArray()) AuditValue(item, depth + 1, audit);
+  } else if (v.IsObject()) {
+    for (auto it = v.MemberBegin(); it != v.MemberEnd(); ++it) {
+      // Objects of a line have a handful of keys: a quadratic scan beats a hash set here.
+      for (auto prev = v.MemberBegin(); prev != it && audit->duplicate_key == nullptr; ++prev) {
+        if (StringOf(prev->name) == StringOf(it->name)) audit->duplicate_key = &it->name;
+      }
+      AuditValue(it->value, depth + 1, audit);
+    }
+  }
+}
+
+}  // namespace
+
+absl::Status ParseJsonObject(absl::string_view line, JsonDocument* doc) {
+  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag |
+                              rapidjson::kParseValidateEncodingFlag |
+                              rapidjson::kParseFullPrecisionFlag;
+  doc->Parse<kFlags>(line.data(), line.size());
+  if (doc->HasParseError() || !doc->IsObject()) {
+    // The checker words the error (column, what was expected); RapidJSON's own words only for
+    // what the grammar allows and the parser does not (invalid UTF-8).
+    CLTRACE_RETURN_IF_ERROR(CheckJsonSyntax(line));
+    if (doc->GetParseError() == rapidjson::kParseErrorStringInvalidEncoding) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "column ", doc->GetErrorOffset() + 1, ": malformed JSON: a string is not valid UTF-8"));
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("column ", doc->GetErrorOffset() + 1,
+                     ": malformed JSON: ", rapidjson::GetParseError_En(doc->GetParseError())));
+  }
+  Audit audit;
+  AuditValue(*doc, 0, &audit);
+  if (audit.too_deep || audit.big_number) {
+    // The checker words these with their column.
+    CLTRACE_RETURN_IF_ERROR(CheckJsonSyntax(line));
+  }
+  if (audit.duplicate_key != nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("malformed JSON: duplicate key '", StringOf(*audit.duplicate_key), "'"));
+  }
+  return absl::OkStatus();
+}
+
+const JsonValue* Find(const JsonValue& obj, absl::string_view key) {
+  for (auto it = obj.MemberBegin(); it != obj.MemberEnd(); ++it) {
+    if (StringOf(it->name) == key) return &it->value;
+  }
+  return nullptr;
+}
+
 // ---- Values -----------------------------------------------------------------------------
 
 std::string IntText(Int v) {
@@ -202,23 +275,23 @@ std::string IntText(Int v) {
   return absl::StrCat(static_cast<uint64_t>(v));
 }
 
-absl::string_view KindOf(const pb::Value& v) {
-  switch (v.kind_case()) {
-    case pb::Value::kNullValue:
+absl::string_view KindOf(const JsonValue& v) {
+  switch (v.GetType()) {
+    case rapidjson::kNullType:
       return "null";
-    case pb::Value::kNumberValue:
+    case rapidjson::kNumberType:
       return "a number";
-    case pb::Value::kStringValue:
+    case rapidjson::kStringType:
       return "a string";
-    case pb::Value::kBoolValue:
+    case rapidjson::kFalseType:
+    case rapidjson::kTrueType:
       return "a boolean";
-    case pb::Value::kStructValue:
+    case rapidjson::kObjectType:
       return "an object";
-    case pb::Value::kListValue:
+    case rapidjson::kArrayType:
       return "an array";
-    default:
-      return "nothing";
   }
+  return "nothing";
 }
 
 // "123", "-5", "0x1f": the string forms of integers (for values beyond 2^53 and pointers).
@@ -240,22 +313,33 @@ std::optional<Int> ParseIntString(absl::string_view s) {
 }
 
 // An integer in [lo, hi] from a JSON number or (if allow_string) an integer string.
-absl::StatusOr<Int> ReadInt(const pb::Value& v, absl::string_view what, Int lo, Int hi,
+absl::StatusOr<Int> ReadInt(const JsonValue& v, absl::string_view what, Int lo, Int hi,
                             bool allow_string) {
   Int x = 0;
-  if (v.kind_case() == pb::Value::kNumberValue) {
-    double d = v.number_value();
-    if (!(std::trunc(d) == d))
-      return absl::InvalidArgumentError(absl::StrCat(what, " must be an integer"));
-    if (std::fabs(d) > static_cast<double>(kMaxJsonInt))
+  if (v.IsNumber()) {
+    // Numbers beyond 2^53 are refused even where RapidJSON holds them exactly: every other
+    // JSON consumer reads numbers as doubles, so such a line would not mean the same there.
+    if (v.IsUint64()) {
+      x = v.GetUint64();
+    } else if (v.IsInt64()) {
+      x = v.GetInt64();
+    } else {
+      double d = v.GetDouble();
+      if (!(std::trunc(d) == d))
+        return absl::InvalidArgumentError(absl::StrCat(what, " must be an integer"));
+      if (std::fabs(d) > static_cast<double>(kMaxJsonInt))
+        x = static_cast<Int>(kMaxJsonInt) + 1;
+      else
+        x = static_cast<int64_t>(d);
+    }
+    if (x > static_cast<Int>(kMaxJsonInt) || x < -static_cast<Int>(kMaxJsonInt))
       return absl::InvalidArgumentError(
           absl::StrCat(what, " is beyond 2^53 and cannot be read exactly; write it as a string"));
-    x = static_cast<int64_t>(d);
-  } else if (allow_string && v.kind_case() == pb::Value::kStringValue) {
-    std::optional<Int> parsed = ParseIntString(v.string_value());
+  } else if (allow_string && v.IsString()) {
+    std::optional<Int> parsed = ParseIntString(StringOf(v));
     if (!parsed)
       return absl::InvalidArgumentError(
-          absl::StrCat(what, ": \"", v.string_value(), "\" is not an integer"));
+          absl::StrCat(what, ": \"", StringOf(v), "\" is not an integer"));
     x = *parsed;
   } else {
     return absl::InvalidArgumentError(absl::StrCat(what, " must be an integer, not ", KindOf(v)));
@@ -283,14 +367,12 @@ uint64_t SignExtend32(Int x) {
 }
 
 // A 32-bit value given either signed or unsigned (HRESULTs are written both ways).
-absl::StatusOr<uint64_t> Read32SignExtended(const pb::Value& v, absl::string_view what,
+absl::StatusOr<uint64_t> Read32SignExtended(const JsonValue& v, absl::string_view what,
                                             const EnumInfo* names) {
-  if (names != nullptr && v.kind_case() == pb::Value::kStringValue &&
-      !ParseIntString(v.string_value())) {
-    std::optional<uint64_t> named = ValueOfName(*names, v.string_value());
+  if (names != nullptr && v.IsString() && !ParseIntString(StringOf(v))) {
+    std::optional<uint64_t> named = ValueOfName(*names, StringOf(v));
     if (!named)
-      return absl::InvalidArgumentError(
-          absl::StrCat(what, ": unknown name \"", v.string_value(), "\""));
+      return absl::InvalidArgumentError(absl::StrCat(what, ": unknown name \"", StringOf(v), "\""));
     return SignExtend32(static_cast<Int>(*named));
   }
   CLTRACE_ASSIGN_OR_RETURN(Int x, ReadInt(v, what, kI32Min, kU32Max, /*allow_string=*/true));
@@ -308,17 +390,17 @@ bool IsScalarArray(const FieldInfo& array) {
 }
 
 // Float from a JSON value, or its special spellings.
-absl::StatusOr<uint64_t> ReadFloat(const pb::Value& v, absl::string_view what) {
+absl::StatusOr<uint64_t> ReadFloat(const JsonValue& v, absl::string_view what) {
   float f = 0;
-  if (v.kind_case() == pb::Value::kNumberValue) {
-    double d = v.number_value();
+  if (v.IsNumber()) {
+    double d = v.GetDouble();
     // Beyond this the nearest float is infinity: a written finite number would change.
     constexpr double kFloatOverflow = 3.4028235677973366e38;  // 2^128 - 2^103
     if (std::fabs(d) >= kFloatOverflow)
       return absl::InvalidArgumentError(absl::StrCat(what, " is out of float range"));
     f = static_cast<float>(d);
-  } else if (v.kind_case() == pb::Value::kStringValue) {
-    absl::string_view s = v.string_value();
+  } else if (v.IsString()) {
+    absl::string_view s = StringOf(v);
     uint32_t bits = 0;
     if (s == "NaN") {
       bits = 0x7fc00000u;
@@ -394,17 +476,14 @@ uint64_t HandleTokenValue(absl::string_view token) {
   return 0xc17a000000000000ull | crc32c::Value(token);
 }
 
-using jsonl_internal::CheckJsonSyntax;
+using jsonl_internal::ParseJsonObject;
 using jsonl_internal::ReadFloat;
-namespace pb = ::google::protobuf;
 
 absl::StatusOr<uint32_t> FloatFromJson(absl::string_view json_value) {
   std::string line = absl::StrCat("{\"v\":", json_value, "}");
-  CLTRACE_RETURN_IF_ERROR(CheckJsonSyntax(line));
-  pb::Struct obj;
-  auto parsed = pb::util::JsonStringToMessage(line, &obj);
-  if (!parsed.ok()) return absl::InvalidArgumentError(std::string(parsed.message()));
-  CLTRACE_ASSIGN_OR_RETURN(uint64_t bits, ReadFloat(obj.fields().at("v"), "value"));
+  jsonl_internal::ScratchDocument doc;
+  CLTRACE_RETURN_IF_ERROR(ParseJsonObject(line, doc.get()));
+  CLTRACE_ASSIGN_OR_RETURN(uint64_t bits, ReadFloat((*doc.get())["v"], "value"));
   return static_cast<uint32_t>(bits);
 }
 
