@@ -110,6 +110,53 @@ class CliE2eTest : public ::testing::Test {
   std::string transcript_;
 };
 
+// The verbs that read a trace stream it in seq order (format/seq_stream.h) instead of loading
+// it. Their output on every shipped trace is what it was when they loaded the whole trace:
+// tests/cli/golden/corpus_digests.txt holds, per verb and trace, the exit code and digests of
+// standard output and standard error recorded with the loading implementation (regenerate with
+// CLTRACE_UPDATE_GOLDEN=1 after re-recording the corpus, and review: a changed line means a
+// verb's output changed).
+TEST_F(CliE2eTest, VerbOutputsOnTheCorpusAreUnchanged) {
+  std::vector<std::string> traces;
+  for (const char* dir : {"corpus/traces", "corpus/jsonl", "tests/cli/inputs"}) {
+    std::string list = Path(".list");
+    std::system(absl::StrCat("cd '", CLTRACE_SOURCE_DIR, "' && ls ", dir, "/*.cltrace ", dir,
+                             "/*.jsonl 2>/dev/null >'", list, "'")
+                    .c_str());
+    for (absl::string_view line : absl::StrSplit(ReadFile(list), '\n', absl::SkipEmpty())) {
+      traces.emplace_back(line);
+    }
+  }
+  ASSERT_GT(traces.size(), 30u);
+  const std::vector<std::string> verbs = {"info",
+                                          "check",
+                                          "stats",
+                                          "lifecycle",
+                                          "dump",
+                                          "dump --json",
+                                          "dump --from 40 --count 7",
+                                          "export -o -"};
+  std::string digests;
+  for (const std::string& trace : traces) {
+    for (const std::string& verb : verbs) {
+      const std::string args = absl::StrCat(verb, " ", trace);
+      std::string cmd = absl::StrCat("cd '", CLTRACE_SOURCE_DIR, "' && '", CLTRACE_BIN, "' ", args,
+                                     " >'", Path(".out"), "' 2>'", Path(".err"), "'");
+      int status = std::system(cmd.c_str());
+      std::system(absl::StrCat("sha256sum <'", Path(".out"), "' | cut -c1-16 >'", Path(".d"),
+                               "' && sha256sum <'", Path(".err"), "' | cut -c1-16 >>'", Path(".d"),
+                               "'")
+                      .c_str());
+      std::vector<std::string> d = absl::StrSplit(ReadFile(Path(".d")), '\n', absl::SkipEmpty());
+      ASSERT_EQ(d.size(), 2u);
+      absl::StrAppend(&digests, args, ": exit ", WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                      " out ", d[0], " err ", d[1], "\n");
+    }
+  }
+  EXPECT_TRUE(::cltrace::testing::MatchesGolden(
+      absl::StrCat(CLTRACE_SOURCE_DIR, "/tests/cli/golden/corpus_digests.txt"), digests));
+}
+
 // The full interchange cycle on the §4.5/4.6 command-list recycling trace.
 TEST_F(CliE2eTest, ClRecycleImportInfoDumpExport) {
   std::string in = Stage("corpus/jsonl/cl_recycle.jsonl");
