@@ -66,6 +66,37 @@ int ExitAfterReading(absl::string_view verb, const std::string& path, const Trac
   return status;
 }
 
+std::unique_ptr<format::SeqStream> OpenVerbStream(absl::string_view verb, const std::string& path,
+                                                  const format::SeqStreamOptions& options,
+                                                  std::ostream& err) {
+  absl::StatusOr<std::unique_ptr<format::SeqStream>> s = format::SeqStream::Open(path, options);
+  if (!s.ok()) {
+    FailVerb(err, verb, path, s.status().message());
+    return nullptr;
+  }
+  return *std::move(s);
+}
+
+bool ReportedStreamError(absl::string_view verb, const std::string& path,
+                         const format::SeqStream& in, absl::string_view context, std::ostream& out,
+                         std::ostream& err) {
+  if (in.status().ok()) return false;
+  out.flush();
+  FailVerb(err, verb, path, absl::StrCat(in.status().message(), context));
+  return true;
+}
+
+int ExitAfterStreaming(absl::string_view verb, const std::string& path, const format::SeqStream& in,
+                       absl::string_view context, int status, std::ostream& out,
+                       std::ostream& err) {
+  if (ReportedStreamError(verb, path, in, context, out, err)) return kExitBadInput;
+  const format::TraceReader::Stats s = in.reader_stats();
+  if (status == kExitOk &&
+      (s.corrupt_chunks_skipped || s.bytes_skipped || s.events_skipped || s.definitions_skipped))
+    return kExitProblems;
+  return status;
+}
+
 void RemapIds(format::Event* event, const std::function<uint64_t(uint64_t)>& handle,
               const std::function<uint64_t(uint64_t)>& string) {
   if (event->annotation != 0) event->annotation = string(event->annotation);

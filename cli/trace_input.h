@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -25,6 +26,7 @@
 #include "cli/args.h"
 #include "format/event.h"
 #include "format/load_trace.h"
+#include "format/seq_stream.h"
 #include "format/trace.pb.h"
 #include "format/trace_reader.h"
 
@@ -77,6 +79,18 @@ int RunVerbOnTrace(absl::string_view verb, const std::vector<std::string>& args,
 // `context`), else kExitProblems for a clean run over a trace --salvage had to skip data of.
 int ExitAfterReading(absl::string_view verb, const std::string& path, const TraceInput& in,
                      absl::string_view context, int status, std::ostream& out, std::ostream& err);
+
+// The streaming counterparts, for verbs that need not hold the trace: format::SeqStream of
+// verb `verb`'s input `path` (nullptr, reported through FailVerb, when it is not a trace at
+// all), and ReportedReadError / ExitAfterReading for a stream whose Next returned false.
+std::unique_ptr<format::SeqStream> OpenVerbStream(absl::string_view verb, const std::string& path,
+                                                  const format::SeqStreamOptions& options,
+                                                  std::ostream& err);
+bool ReportedStreamError(absl::string_view verb, const std::string& path,
+                         const format::SeqStream& in, absl::string_view context, std::ostream& out,
+                         std::ostream& err);
+int ExitAfterStreaming(absl::string_view verb, const std::string& path, const format::SeqStream& in,
+                       absl::string_view context, int status, std::ostream& out, std::ostream& err);
 
 // Rewrites every handle id (kHandle fields, array elements included) and string id (kString
 // fields and the annotation) of `event` through the given maps. Precondition:
