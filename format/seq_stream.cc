@@ -201,7 +201,10 @@ bool SeqStream::Next(Event* event) {
         Finish();
         return false;
       }
-      if (event->seq < from_seq_) continue;
+      if (event->seq < from_seq_) {
+        ++below_from_;
+        continue;
+      }
       break;
     }
   } else {
@@ -234,7 +237,10 @@ bool SeqStream::Next(Event* event) {
         chunk.events = std::vector<Event>();
         chunk.state = Impl::State::kDone;
       }
-      if (event->seq < from_seq_) continue;
+      if (event->seq < from_seq_) {
+        ++below_from_;
+        continue;
+      }
       break;
     }
   }
@@ -263,6 +269,7 @@ bool SeqStream::Join(size_t c) {
       ++stats_.chunks_decoded;
     } else {
       ++stats_.chunks_definitions;
+      if (st.ok()) below_from_ += chunk.span.events;
     }
     if (!st.ok()) {
       // Reading stops here in file order: what this chunk yielded before the damage is still

@@ -114,6 +114,10 @@ class SeqStream {
   const PositionGaps& gaps() const { return gaps_; }
   // Events delivered so far.
   uint64_t delivered() const { return delivered_; }
+  // Events read so far: delivered, and those below Options::from_seq passed over (counted by
+  // their chunk headers where their chunk was read for its definitions only). Once Next
+  // returned false, the events LoadTrace would hold.
+  uint64_t events_read() const { return delivered_ + below_from_; }
   // How far reading got in the file, in bytes (for progress), and the expected event count
   // (the index's, 0 if unknown).
   uint64_t position() const;
@@ -142,6 +146,7 @@ class SeqStream {
   bool gaps_on_ = true;
   uint64_t from_seq_ = 0;
   uint64_t delivered_ = 0;
+  uint64_t below_from_ = 0;
   uint64_t last_seq_ = 0;
   uint64_t expected_events_ = 0;
   uint64_t options_window_ = 0;
