@@ -34,6 +34,7 @@ namespace cltrace {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 void WriteFile(const std::string& path, const std::string& content) {
@@ -322,6 +323,40 @@ TEST_F(CliE2eTest, ShippedReprosReplay) {
     }
   }
   EXPECT_GE(replayed, 1);
+}
+
+// Progress bars go to standard error only when it is a terminal (here a pseudo-terminal from
+// script(1); CLTRACE_PROGRESS_AFTER_MS=0 draws from the first update instead of after a second),
+// never with --quiet, never into a file; the verb's output is the same either way.
+TEST_F(CliE2eTest, ProgressOnlyOnATerminalAndNeverWithQuiet) {
+  if (std::system("script --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "no script(1)";
+  std::string lines;
+  for (int i = 1; i <= 20000; ++i)
+    absl::StrAppend(&lines, "{\"seq\":", i,
+                    ",\"tid\":1,\"fn\":\"Flush\",\"args\":{\"hDevice\":\"ic\"}}\n");
+  WriteFile(Path("big.jsonl"), lines);
+  ASSERT_EQ(Run("import big.jsonl -o big.cltrace --quiet").exit, 0);
+  auto on_terminal = [&](const std::string& args) {
+    std::string cmd = absl::StrCat("cd '", dir_, "' && CLTRACE_PROGRESS_AFTER_MS=0 script -qec \"'",
+                                   CLTRACE_BIN, "' ", args, "\" /dev/null >.tty 2>&1");
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << args;
+    return ReadFile(Path(".tty"));
+  };
+  for (const std::string verb :
+       {"info big.cltrace", "dump big.cltrace", "export big.cltrace -o x.jsonl",
+        "import big.jsonl -o y.cltrace"}) {
+    const std::string shown = on_terminal(verb);
+    EXPECT_THAT(shown, HasSubstr("calls/s")) << verb;
+    EXPECT_THAT(shown, HasSubstr("\r\x1b[K")) << verb;  // erased at the end
+    EXPECT_THAT(on_terminal(absl::StrCat(verb, " --quiet")), Not(HasSubstr("calls/s"))) << verb;
+    // Not a terminal: nothing on standard error.
+    std::string cmd = absl::StrCat("cd '", dir_, "' && CLTRACE_PROGRESS_AFTER_MS=0 '", CLTRACE_BIN,
+                                   "' ", verb, " >/dev/null 2>.err");
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << verb;
+    EXPECT_EQ(ReadFile(Path(".err")), "") << verb;
+  }
+  // The bar does not change what the verb prints.
+  EXPECT_THAT(on_terminal("info big.cltrace"), HasSubstr("calls           20000 (20000 DDI calls"));
 }
 
 TEST_F(CliE2eTest, UsageErrorsAreExitTwo) {
