@@ -40,6 +40,7 @@ inline absl::Status WriteRepeatedTrace(const std::string& source, const std::str
   for (const format::Event& e : in->events) span = std::max({span, e.seq, e.end});
   format::TraceWriter::Options wo;
   wo.position_runs = true;
+  wo.index_definitions = true;
   wo.background = true;
   wo.writer.set_name("cltrace-recorder");
   wo.writer.set_version("synthetic");

@@ -19,7 +19,7 @@ namespace cltrace::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: cltrace check FILE [--rules R40,R45...] [--json] [--salvage]\n"
+    "usage: cltrace check FILE [--rules R40,R45...] [--json] [--salvage] [--quiet]\n"
     "                          [--nested-execute-handle=local|ic]\n"
     "                          [--amortized-max-submits=N] [--dc-amortized-max-calls=N]\n"
     "\n"

@@ -21,7 +21,7 @@ namespace cltrace::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: cltrace dump FILE [--from SEQ] [--count N] [--json] [--salvage]\n"
+    "usage: cltrace dump FILE [--from SEQ] [--count N] [--json] [--salvage] [--quiet]\n"
     "\n"
     "Prints the calls of a trace (.cltrace or .jsonl) in seq order, one per line: seq, end,\n"
     "thread, then the call with its arguments (symbolic enums and HRESULTs, handle tokens)\n"

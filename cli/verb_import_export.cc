@@ -23,7 +23,7 @@ namespace cltrace::cli {
 namespace {
 
 constexpr char kImportUsage[] =
-    "usage: cltrace import IN.jsonl -o OUT.cltrace [--chunk-bytes N]\n"
+    "usage: cltrace import IN.jsonl -o OUT.cltrace [--chunk-bytes N] [--quiet]\n"
     "\n"
     "Converts a JSONL trace (hand-written or exported; format/jsonl.h) into a .cltrace file;\n"
     "IN.jsonl - reads it from standard input.\n"
@@ -37,7 +37,7 @@ constexpr char kImportUsage[] =
     "exit: 0 ok; 2 bad input (line number on stderr), I/O error or bad usage\n";
 
 constexpr char kExportUsage[] =
-    "usage: cltrace export IN -o OUT.jsonl [--salvage]\n"
+    "usage: cltrace export IN -o OUT.jsonl [--salvage] [--quiet]\n"
     "\n"
     "Writes a trace (.cltrace, or .jsonl to normalise it) as canonical JSONL: one call per\n"
     "line in seq order, every end given. `cltrace import` of the output gives the same calls\n"

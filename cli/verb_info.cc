@@ -19,7 +19,7 @@ namespace cltrace::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: cltrace info FILE [--salvage]\n"
+    "usage: cltrace info FILE [--salvage] [--quiet]\n"
     "\n"
     "Summarises a trace (.cltrace or .jsonl, detected by content): header (format and\n"
     "catalog version, writer, process), size and chunks, calls and callbacks per function\n"

@@ -14,7 +14,7 @@ namespace cltrace::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: cltrace lifecycle FILE [--handle H] [--salvage]\n"
+    "usage: cltrace lifecycle FILE [--handle H] [--salvage] [--quiet]\n"
     "\n"
     "Prints, for every command list, deferred context and context-local handle of a trace\n"
     "(.cltrace or .jsonl), its state intervals [from-seq, to-seq) with the call that caused\n"

@@ -15,7 +15,7 @@ namespace cltrace::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: cltrace stats FILE [--salvage]\n"
+    "usage: cltrace stats FILE [--salvage] [--quiet]\n"
     "\n"
     "Command-list statistics of a trace (.cltrace or .jsonl): recycle hit rate\n"
     "(RecycleCreateCommandList / all command lists made), command lists recycled per Finish\n"

@@ -7,6 +7,7 @@
 #include <queue>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 #include "format/jsonl.h"
 
@@ -96,6 +97,9 @@ class SeqStream::Impl {
   std::unique_ptr<JsonlReader> jsonl;
   std::unique_ptr<TraceReader> reader;
   std::vector<Chunk> chunks;
+  // Chunks the index says hold no definitions (ChunkIndexEntry.definitions == 0): seeking past
+  // them needs no read.
+  std::vector<bool> no_definitions;
   std::vector<size_t> by_min;   // chunks that hold events at or above from_seq, by min_seq
   size_t next_join = 0;         // in by_min
   size_t first_unread = 0;      // chunks before it had their first read
@@ -158,6 +162,20 @@ absl::StatusOr<std::unique_ptr<SeqStream>> SeqStream::Open(const std::string& pa
   s->torn_tail_ = m.reader->torn_tail();
   s->dense_positions_ = PositionsAreDense(m.reader->header());
   m.chunks.resize(spans.size());
+  m.no_definitions.assign(spans.size(), false);
+  if (const proto::TraceIndex* index = m.reader->index(); index != nullptr) {
+    absl::flat_hash_map<uint64_t, const proto::ChunkIndexEntry*> by_offset;
+    for (const proto::ChunkIndexEntry& c : index->chunks()) by_offset[c.offset()] = &c;
+    for (size_t i = 0; i < spans.size(); ++i) {
+      auto it = by_offset.find(spans[i].offset);
+      // Trusted only where it agrees with the chunk's header.
+      if (it == by_offset.end() || !it->second->has_definitions() ||
+          it->second->min_seq() != spans[i].min_seq || it->second->max_seq() != spans[i].max_seq ||
+          it->second->events() != spans[i].events)
+        continue;
+      m.no_definitions[i] = it->second->definitions() == 0;
+    }
+  }
   for (size_t i = 0; i < spans.size(); ++i) {
     m.chunks[i].span = spans[i];
     if (spans[i].events != 0 && spans[i].max_seq >= options.from_seq) m.by_min.push_back(i);
@@ -263,6 +281,12 @@ bool SeqStream::Join(size_t c) {
     Impl::Chunk& chunk = m.chunks[i];
     const bool wanted = chunk.span.events != 0 && chunk.span.max_seq >= from_seq_;
     const ChunkReadMode mode = wanted ? ChunkReadMode::kAll : ChunkReadMode::kDefinitions;
+    if (!wanted && m.no_definitions[i]) {
+      ++stats_.chunks_skipped;
+      below_from_ += chunk.span.events;
+      chunk.state = Impl::State::kDone;
+      continue;
+    }
     std::vector<Event> events;
     absl::Status st = m.reader->ReadChunk(chunk.span, mode, &events);
     if (mode == ChunkReadMode::kAll) {

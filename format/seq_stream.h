@@ -77,6 +77,7 @@ class SeqStream {
     uint64_t chunks_decoded = 0;      // chunk payloads whose events were decoded
     uint64_t chunks_redecoded = 0;    // of those, decoded a second time (not kept ahead)
     uint64_t chunks_definitions = 0;  // chunks read for their definitions only (seek)
+    uint64_t chunks_skipped = 0;      // chunks not read at all (seek; the index: no definitions)
     uint64_t peak_events_held = 0;    // most events in memory at once
     uint64_t peak_chunks_merged = 0;  // most chunks merged at once (overlap depth)
   };

@@ -24,9 +24,11 @@ using testing::ThreadRun;
 
 // Writes `runs` in the given order, one chunk per run (as a recorder that flushes each
 // thread's segment), with a recorder's writer name (positions are dense).
-std::string WriteRuns(const std::vector<ThreadRun>& runs, bool index = true) {
+std::string WriteRuns(const std::vector<ThreadRun>& runs, bool index = true,
+                      bool index_definitions = false) {
   std::string bytes;
   TraceWriter::Options o = testing::TestOptions();
+  o.index_definitions = index_definitions;
   o.writer.set_name("cltrace-recorder");
   o.write_index = index;
   o.position_runs = true;
@@ -150,6 +152,18 @@ TEST(SeqStreamTest, SeekDecodesOnlyTheChunksItNeeds) {
   EXPECT_EQ(s.stats.chunks_redecoded, 0u);
   // The earlier chunks were read for their definitions only; the later ones not at all.
   EXPECT_LT(s.stats.chunks_definitions + s.stats.chunks_decoded, chunks);
+  EXPECT_GT(s.stats.chunks_definitions, chunks / 2);
+  EXPECT_EQ(s.stats.chunks_skipped, 0u);
+
+  // When the index says which chunks define something, the others are not read at all: only
+  // the first chunk (the handle's definition) is read before the ones that hold the calls.
+  TempFile g("seek_defs.cltrace", WriteRuns(runs, /*index=*/true, /*index_definitions=*/true));
+  Streamed t = StreamAll(g.path(), o, /*count=*/5);
+  ASSERT_TRUE(t.status.ok()) << t.status;
+  EXPECT_EQ(t.events, s.events);
+  EXPECT_LE(t.stats.chunks_decoded, 4u);
+  EXPECT_EQ(t.stats.chunks_definitions, 1u);
+  EXPECT_GT(t.stats.chunks_skipped, chunks / 2);
 }
 
 TEST(SeqStreamTest, TornTailAndDamageStopWhereLoadTraceStops) {

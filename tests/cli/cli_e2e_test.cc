@@ -112,11 +112,11 @@ class CliE2eTest : public ::testing::Test {
 };
 
 // The verbs that read a trace stream it in seq order (format/seq_stream.h) instead of loading
-// it. Their output on every shipped trace is what it was when they loaded the whole trace:
-// tests/cli/golden/corpus_digests.txt holds, per verb and trace, the exit code and digests of
-// standard output and standard error recorded with the loading implementation (regenerate with
-// CLTRACE_UPDATE_GOLDEN=1 after re-recording the corpus, and review: a changed line means a
-// verb's output changed).
+// it, and replay --until reads only the calls up to it. Their output on every shipped trace is what
+// it was when they loaded the whole trace: tests/cli/golden/corpus_digests.txt holds, per verb and
+// trace, the exit code and digests of standard output and standard error recorded with the loading
+// implementation (regenerate with CLTRACE_UPDATE_GOLDEN=1 after re-recording the corpus, and
+// review: a changed line means a verb's output changed).
 TEST_F(CliE2eTest, VerbOutputsOnTheCorpusAreUnchanged) {
   std::vector<std::string> traces;
   for (const char* dir : {"corpus/traces", "corpus/jsonl", "tests/cli/inputs"}) {
@@ -136,7 +136,8 @@ TEST_F(CliE2eTest, VerbOutputsOnTheCorpusAreUnchanged) {
                                           "dump",
                                           "dump --json",
                                           "dump --from 40 --count 7",
-                                          "export -o -"};
+                                          "export -o -",
+                                          "replay --until 300"};
   std::string digests;
   for (const std::string& trace : traces) {
     for (const std::string& verb : verbs) {
