@@ -91,7 +91,11 @@ class SeqStream::Impl {
     ChunkSpan span;
     State state = State::kUnread;
     std::vector<Event> events;
-    size_t next = 0;  // first event not delivered (kMerging)
+    // Delivery order when `events` (file order) is not sorted by seq: indices sorted by (seq,
+    // index), cheaper to sort than the events themselves.
+    std::vector<uint32_t> order;
+    size_t next = 0;  // first event not delivered (kMerging), in delivery order
+    Event& Head() { return events[order.empty() ? next : order[next]]; }
   };
 
   std::unique_ptr<JsonlReader> jsonl;
@@ -112,9 +116,9 @@ class SeqStream::Impl {
   // Heap of merging chunks by (seq of their next event, file order).
   std::vector<size_t> heap;
 
-  bool HeapLess(size_t a, size_t b) const {  // "a after b" for std::*_heap (a min-heap)
-    const uint64_t sa = chunks[a].events[chunks[a].next].seq;
-    const uint64_t sb = chunks[b].events[chunks[b].next].seq;
+  bool HeapLess(size_t a, size_t b) {  // "a after b" for std::*_heap (a min-heap)
+    const uint64_t sa = chunks[a].Head().seq;
+    const uint64_t sb = chunks[b].Head().seq;
     return sa != sb ? sa > sb : a > b;
   }
   void Push(size_t c) {
@@ -231,9 +235,7 @@ bool SeqStream::Next(Event* event) {
       while (m.next_join < m.by_min.size()) {
         const size_t c = m.by_min[m.next_join];
         Impl::Chunk& chunk = m.chunks[c];
-        if (!m.heap.empty() &&
-            chunk.span.min_seq > m.chunks[m.heap.front()].events[m.chunks[m.heap.front()].next].seq)
-          break;
+        if (!m.heap.empty() && chunk.span.min_seq > m.chunks[m.heap.front()].Head().seq) break;
         ++m.next_join;
         if (!Join(c)) return Fail(status_);
       }
@@ -246,13 +248,14 @@ bool SeqStream::Next(Event* event) {
       }
       const size_t c = m.Pop();
       Impl::Chunk& chunk = m.chunks[c];
-      *event = std::move(chunk.events[chunk.next++]);
-      if (chunk.next < chunk.events.size()) {
+      *event = std::move(chunk.Head());
+      if (++chunk.next < chunk.events.size()) {
         m.Push(c);
       } else {
         m.merged_events -= chunk.events.size();
         --m.merged_chunks;
         chunk.events = std::vector<Event>();
+        chunk.order = std::vector<uint32_t>();
         chunk.state = Impl::State::kDone;
       }
       if (event->seq < from_seq_) {
@@ -329,8 +332,11 @@ bool SeqStream::Join(size_t c) {
   std::vector<Event>& events = chunk.events;
   if (!std::is_sorted(events.begin(), events.end(),
                       [](const Event& a, const Event& b) { return a.seq < b.seq; })) {
-    std::stable_sort(events.begin(), events.end(),
-                     [](const Event& a, const Event& b) { return a.seq < b.seq; });
+    std::vector<std::pair<uint64_t, uint32_t>> keys(events.size());
+    for (size_t i = 0; i < events.size(); ++i) keys[i] = {events[i].seq, static_cast<uint32_t>(i)};
+    std::sort(keys.begin(), keys.end());  // (seq, file position): a stable order
+    chunk.order.resize(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) chunk.order[i] = keys[i].second;
   }
   if (events.empty()) {
     chunk.state = Impl::State::kDone;
