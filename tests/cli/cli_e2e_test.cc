@@ -337,24 +337,32 @@ TEST_F(CliE2eTest, ProgressOnlyOnATerminalAndNeverWithQuiet) {
                     ",\"tid\":1,\"fn\":\"Flush\",\"args\":{\"hDevice\":\"ic\"}}\n");
   WriteFile(Path("big.jsonl"), lines);
   ASSERT_EQ(Run("import big.jsonl -o big.cltrace --quiet").exit, 0);
+  int tty_exit = 0;
   auto on_terminal = [&](const std::string& args) {
     std::string cmd = absl::StrCat("cd '", dir_, "' && CLTRACE_PROGRESS_AFTER_MS=0 script -qec \"'",
                                    CLTRACE_BIN, "' ", args, "\" /dev/null >.tty 2>&1");
-    EXPECT_EQ(std::system(cmd.c_str()), 0) << args;
+    const int status = std::system(cmd.c_str());
+    tty_exit = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     return ReadFile(Path(".tty"));
   };
   for (const std::string verb :
        {"info big.cltrace", "dump big.cltrace", "export big.cltrace -o x.jsonl",
-        "import big.jsonl -o y.cltrace"}) {
+        "import big.jsonl -o y.cltrace", "check big.cltrace", "stats big.cltrace",
+        "lifecycle big.cltrace"}) {
+    // Not a terminal: nothing on standard error (check judges the calls: exit 0 or 1).
+    std::string cmd = absl::StrCat("cd '", dir_, "' && CLTRACE_PROGRESS_AFTER_MS=0 '", CLTRACE_BIN,
+                                   "' ", verb, " >/dev/null 2>.err");
+    const int status = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(status)) << verb;
+    const int exit = WEXITSTATUS(status);
+    EXPECT_LE(exit, 1) << verb;
+    EXPECT_EQ(ReadFile(Path(".err")), "") << verb;
     const std::string shown = on_terminal(verb);
+    EXPECT_EQ(tty_exit, exit) << verb;
     EXPECT_THAT(shown, HasSubstr("calls/s")) << verb;
     EXPECT_THAT(shown, HasSubstr("\r\x1b[K")) << verb;  // erased at the end
     EXPECT_THAT(on_terminal(absl::StrCat(verb, " --quiet")), Not(HasSubstr("calls/s"))) << verb;
-    // Not a terminal: nothing on standard error.
-    std::string cmd = absl::StrCat("cd '", dir_, "' && CLTRACE_PROGRESS_AFTER_MS=0 '", CLTRACE_BIN,
-                                   "' ", verb, " >/dev/null 2>.err");
-    EXPECT_EQ(std::system(cmd.c_str()), 0) << verb;
-    EXPECT_EQ(ReadFile(Path(".err")), "") << verb;
+    EXPECT_EQ(tty_exit, exit) << verb;
   }
   // The bar does not change what the verb prints.
   EXPECT_THAT(on_terminal("info big.cltrace"), HasSubstr("calls           20000 (20000 DDI calls"));
