@@ -47,6 +47,20 @@ const RuleInfo& GapsRule() { return rules::Info(Rule::kGaps); }
 void WithholdAcrossGaps(const format::PositionGaps& gaps, absl::Span<const format::Event> events,
                         const absl::flat_hash_map<uint64_t, std::vector<uint64_t>>& creations,
                         CheckResult* result) {
+  WithholdAcrossGaps(
+      gaps,
+      [&](uint64_t seq) -> uint64_t {
+        auto e = std::lower_bound(events.begin(), events.end(), seq,
+                                  [](const format::Event& x, uint64_t s) { return x.seq < s; });
+        return e != events.end() && e->seq == seq ? e->end : 0;
+      },
+      creations, result);
+}
+
+void WithholdAcrossGaps(const format::PositionGaps& gaps,
+                        const std::function<uint64_t(uint64_t seq)>& end_of,
+                        const absl::flat_hash_map<uint64_t, std::vector<uint64_t>>& creations,
+                        CheckResult* result) {
   if (gaps.holes.empty()) return;
   absl::flat_hash_set<uint64_t> handles;  // handles of withheld findings
   std::map<std::string, uint64_t> rules;  // withheld findings per rule
@@ -61,9 +75,7 @@ void WithholdAcrossGaps(const format::PositionGaps& gaps, absl::Span<const forma
       }
     }
     uint64_t to = v.seq;  // through the end of the offending call (deadline rules)
-    auto e = std::lower_bound(events.begin(), events.end(), v.seq,
-                              [](const format::Event& x, uint64_t s) { return x.seq < s; });
-    if (e != events.end() && e->seq == v.seq) to = std::max(to, e->end);
+    to = std::max(to, end_of(v.seq));
     return gaps.MissingBetween(from, to + 1);
   };
   auto filter = [&](std::vector<Violation>* list) {
@@ -121,6 +133,45 @@ absl::StatusOr<CheckResult> CheckTrace(const CheckOptions& options,
   if (gaps) checker.set_observer(&creations);
   absl::StatusOr<CheckResult> result = checker.Run(events, handles);
   if (result.ok() && gaps) WithholdAcrossGaps(*options.gaps, events, creations.seqs(), &*result);
+  return result;
+}
+
+class StreamCheck::Creations : public CreationIndex {};
+
+StreamCheck::StreamCheck(const CheckOptions& options, const format::TokenTable& handles,
+                         TraceReplay replay, bool may_have_holes)
+    : creations_(may_have_holes ? std::make_unique<Creations>() : nullptr),
+      checker_(options),
+      replay_(replay) {
+  if (creations_ != nullptr) checker_.set_observer(creations_.get());
+  checker_.Begin(handles, std::move(replay));
+}
+
+StreamCheck::~StreamCheck() = default;
+
+absl::Status StreamCheck::Add(const format::Event& e) { return checker_.Add(e); }
+
+CheckResult StreamCheck::Finish(const format::PositionGaps& gaps) {
+  CheckResult result = checker_.Finish();
+  if (creations_ == nullptr || gaps.holes.empty()) return result;
+  // The exit positions of the findings' calls: one more pass over the trace.
+  absl::flat_hash_map<uint64_t, uint64_t> ends;
+  for (const auto* list : {&result.violations, &result.warnings}) {
+    for (const Violation& v : *list) ends.emplace(v.seq, 0);
+  }
+  if (replay_) {
+    (void)replay_([&](const format::Event& e) {
+      auto it = ends.find(e.seq);
+      if (it != ends.end() && it->second == 0) it->second = e.end;
+    });
+  }
+  WithholdAcrossGaps(
+      gaps,
+      [&](uint64_t seq) -> uint64_t {
+        auto it = ends.find(seq);
+        return it == ends.end() ? 0 : it->second;
+      },
+      creations_->seqs(), &result);
   return result;
 }
 

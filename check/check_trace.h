@@ -17,6 +17,8 @@
 #ifndef CLTRACE_CHECK_CHECK_TRACE_H_
 #define CLTRACE_CHECK_CHECK_TRACE_H_
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,32 @@ absl::StatusOr<CheckResult> CheckTrace(const CheckOptions& options,
 void WithholdAcrossGaps(const format::PositionGaps& gaps, absl::Span<const format::Event> events,
                         const absl::flat_hash_map<uint64_t, std::vector<uint64_t>>& creations,
                         CheckResult* result);
+
+// The same, with the calls' exit positions given by `end_of` (the end of the call entered at
+// a finding's seq, 0 if unknown) instead of the events.
+void WithholdAcrossGaps(const format::PositionGaps& gaps,
+                        const std::function<uint64_t(uint64_t seq)>& end_of,
+                        const absl::flat_hash_map<uint64_t, std::vector<uint64_t>>& creations,
+                        CheckResult* result);
+
+// CheckTrace for a trace read as a stream (format/seq_stream.h): Add every event in seq order,
+// then Finish with the positions' gaps, known only at the end. `replay` re-reads the trace in
+// seq order (Checker::Begin; with holes, it also gives the findings' exit positions).
+// `may_have_holes`: the trace is a recording (only then are creations kept for the gaps).
+class StreamCheck {
+ public:
+  StreamCheck(const CheckOptions& options, const format::TokenTable& handles, TraceReplay replay,
+              bool may_have_holes);
+  ~StreamCheck();
+  absl::Status Add(const format::Event& e);
+  CheckResult Finish(const format::PositionGaps& gaps);
+
+ private:
+  class Creations;
+  std::unique_ptr<Creations> creations_;
+  Checker checker_;
+  TraceReplay replay_;
+};
 
 // The pseudo-rule of that finding (not in Rules(); never a violation).
 const RuleInfo& GapsRule();

@@ -13,25 +13,40 @@ using internal::kNeverReturned;
 absl::StatusOr<CheckResult> Checker::Impl::Run(absl::Span<const Event> events,
                                                const format::TokenTable& handles) {
   env_.Begin(events, handles);
-  uint64_t prev = 0;
-  for (size_t i = 0; i < events.size(); ++i) {
-    const Event& e = events[i];
-    if (e.seq <= prev) {
-      return absl::InvalidArgumentError(absl::StrCat("event ", i, " has seq ", e.seq, " after seq ",
-                                                     prev, ": events must be sorted by seq"));
-    }
-    prev = e.seq;
-    if (env_.table()[e.call].op == Op::kNone) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("event ", i, " (seq ", e.seq, ") has no known call id"));
-    }
-    if (e.seq > t_.gpu.next_deadline()) t_.gpu.ResolveDeadlines(e.seq);
-    OnEvent(e);
-    if (e.annotation != 0 && env_.options().strings != nullptr) OnAnnotation(e);
+  added_ = prev_seq_ = 0;
+  for (const Event& e : events) {
+    if (absl::Status st = Add(e); !st.ok()) return st;
   }
+  return Finish();
+}
+
+void Checker::Impl::Begin(const format::TokenTable& handles, TraceReplay replay) {
+  env_.BeginStream(handles, std::move(replay));
+  added_ = prev_seq_ = 0;
+}
+
+absl::Status Checker::Impl::Add(const Event& e) {
+  const uint64_t i = added_++;
+  if (e.seq <= prev_seq_) {
+    return absl::InvalidArgumentError(absl::StrCat("event ", i, " has seq ", e.seq, " after seq ",
+                                                   prev_seq_, ": events must be sorted by seq"));
+  }
+  prev_seq_ = e.seq;
+  if (env_.table()[e.call].op == Op::kNone) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("event ", i, " (seq ", e.seq, ") has no known call id"));
+  }
+  env_.Track(e);
+  if (e.seq > t_.gpu.next_deadline()) t_.gpu.ResolveDeadlines(e.seq);
+  OnEvent(e);
+  if (e.annotation != 0 && env_.options().strings != nullptr) OnAnnotation(e);
+  return absl::OkStatus();
+}
+
+CheckResult Checker::Impl::Finish() {
   t_.gpu.ResolveDeadlines(kNeverReturned - 1);
   CheckResult result = env_.TakeResult();
-  result.calls = events.size();
+  result.calls = added_;
   return result;
 }
 
@@ -295,6 +310,12 @@ absl::StatusOr<CheckResult> Checker::Run(absl::Span<const format::Event> events,
                                          const format::TokenTable& handles) {
   return impl_->Run(events, handles);
 }
+
+void Checker::Begin(const format::TokenTable& handles, TraceReplay replay) {
+  impl_->Begin(handles, std::move(replay));
+}
+absl::Status Checker::Add(const format::Event& event) { return impl_->Add(event); }
+CheckResult Checker::Finish() { return impl_->Finish(); }
 
 absl::StatusOr<CheckResult> Check(absl::Span<const format::Event> events,
                                   const format::TokenTable& handles, const CheckOptions& options) {

@@ -18,6 +18,7 @@
 #define CLTRACE_CHECK_CHECKER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -107,6 +108,12 @@ class TransitionObserver {
   }
 };
 
+// Re-reads the whole trace in seq order, calling `visit` for every event (for a checker fed
+// event by event that must look ahead: which handles are DCs, GuessDc). Its handle ids are
+// those of the table the events are checked with.
+using TraceReplay =
+    std::function<absl::Status(const std::function<void(const format::Event&)>& visit)>;
+
 class Checker {
  public:
   explicit Checker(const CheckOptions& options);
@@ -122,6 +129,15 @@ class Checker {
   // in the message). Handle fields are ids of `handles`.
   absl::StatusOr<CheckResult> Run(absl::Span<const format::Event> events,
                                   const format::TokenTable& handles);
+
+  // The same run, fed one event at a time in seq order (a trace streamed from its file,
+  // format/seq_stream.h): Begin, Add every event, Finish. Only the calls still open are held
+  // (the parents the rules look up). `handles` may grow while events are added (definitions
+  // read with them); `replay` re-reads the trace when a rule needs to look ahead. Add's
+  // errors are Run's.
+  void Begin(const format::TokenTable& handles, TraceReplay replay);
+  absl::Status Add(const format::Event& event);
+  CheckResult Finish();
 
   class Impl;
 

@@ -1,6 +1,7 @@
 #include "check/lifecycle.h"
 
 #include <algorithm>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -63,6 +64,32 @@ std::vector<const Lifetime*> Lifecycle::Of(uint64_t handle) const {
   for (const Lifetime& l : lifetimes)
     if (l.handle == handle) out.push_back(&l);
   return out;
+}
+
+struct LifecycleBuilder::State {
+  explicit State(const CheckOptions& options) : checker(options) {
+    checker.set_observer(&collector);
+  }
+  Collector collector;
+  Checker checker;
+};
+
+LifecycleBuilder::LifecycleBuilder(const format::TokenTable& handles, TraceReplay replay,
+                                   const CheckOptions& options)
+    : s_(std::make_unique<State>(options)) {
+  s_->checker.Begin(handles, std::move(replay));
+}
+
+LifecycleBuilder::~LifecycleBuilder() = default;
+
+absl::Status LifecycleBuilder::Add(const format::Event& e) { return s_->checker.Add(e); }
+
+Lifecycle LifecycleBuilder::Finish() {
+  Lifecycle lc;
+  lc.check = s_->checker.Finish();
+  lc.calls = lc.check.calls;
+  lc.lifetimes = s_->collector.Take();
+  return lc;
 }
 
 absl::StatusOr<Lifecycle> AnalyzeLifecycle(absl::Span<const format::Event> events,

@@ -13,6 +13,7 @@
 #define CLTRACE_CHECK_LIFECYCLE_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,22 @@ struct Lifecycle {
 absl::StatusOr<Lifecycle> AnalyzeLifecycle(absl::Span<const format::Event> events,
                                            const format::TokenTable& handles,
                                            const CheckOptions& options = {});
+
+// AnalyzeLifecycle for a trace fed event by event in seq order (format/seq_stream.h): holds
+// the calls still open, the handles' states and the lifetimes found. `replay` re-reads the
+// trace (Checker::Begin). Add's errors are AnalyzeLifecycle's.
+class LifecycleBuilder {
+ public:
+  LifecycleBuilder(const format::TokenTable& handles, TraceReplay replay,
+                   const CheckOptions& options = {});
+  ~LifecycleBuilder();
+  absl::Status Add(const format::Event& e);
+  Lifecycle Finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
 
 // The timeline of one lifetime as text (what `cltrace lifecycle` prints).
 std::string FormatLifetime(const Lifetime& l, const format::TokenTable& handles);

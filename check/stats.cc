@@ -1,6 +1,8 @@
 #include "check/stats.h"
 
 #include <algorithm>
+#include <functional>
+#include <memory>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -43,8 +45,45 @@ int Column(HandleRole role, State s) {
 
 class StatsObserver : public TransitionObserver {
  public:
-  StatsObserver(TraceStats* s, absl::Span<const format::Event> events)
-      : s_(s), events_(events), dc_table_(events.size(), 0) {}
+  explicit StatsObserver(TraceStats* s) : s_(s) {}
+
+  // Before the checker sees `e` (seq order): remembers it while it is open (a callback made in
+  // it looks it up) and forgets the calls that returned before it.
+  void Enter(const format::Event& e) {
+    auto later = std::greater<std::pair<uint64_t, uint64_t>>();
+    while (!ends_.empty() && ends_.front().first < e.seq) {
+      std::pop_heap(ends_.begin(), ends_.end(), later);
+      open_.erase(ends_.back().second);
+      ends_.pop_back();
+    }
+    open_[e.seq] = {e.call, e.parent, 0};
+    if (e.end != 0) {
+      ends_.emplace_back(e.end, e.seq);
+      std::push_heap(ends_.begin(), ends_.end(), later);
+    }
+    if (calls_++ == 0) first_ = e.seq;
+    last_ = e.seq;
+  }
+
+  // After the checker saw `e`: a callback counts under the DDI call it was made in.
+  void Leave(const format::Event& e) {
+    const format::CallInfo* ci = format::GetCall(e.call);
+    if (ci == nullptr || !IsCallback(ci->layer)) return;
+    std::string ddi = "(none)";
+    uint64_t p = e.parent;
+    while (p != 0) {
+      auto it = open_.find(p);
+      if (it == open_.end()) break;
+      const format::CallInfo* pi = format::GetCall(it->second.call);
+      if (pi != nullptr && !IsCallback(pi->layer)) {
+        const uint8_t t = it->second.dc_table;
+        ddi = absl::StrCat(t == 2 ? "DC::" : t == 1 ? "IC::" : "", pi->name);
+        break;
+      }
+      p = it->second.parent;
+    }
+    ++counts_[{ddi, ci->name}];
+  }
 
   void OnTransition(const TransitionEvent& t) override {
     int from = Column(t.role, t.from);
@@ -80,8 +119,7 @@ class StatsObserver : public TransitionObserver {
   }
 
   void OnDeviceCall(const format::Event& e, bool dc_table) override {
-    size_t i = static_cast<size_t>(&e - events_.data());
-    if (i < dc_table_.size()) dc_table_[i] = dc_table ? 2 : 1;
+    if (auto it = open_.find(e.seq); it != open_.end()) it->second.dc_table = dc_table ? 2 : 1;
     if (CallName(e.call) == "CommandListExecute") {
       if (dc_table) {
         ++s_->nested_executes;
@@ -93,8 +131,8 @@ class StatsObserver : public TransitionObserver {
 
   void Finish(uint32_t samples) {
     // Alive over time: replay the deltas against evenly spaced sample positions.
-    uint64_t first = events_.empty() ? 0 : events_.front().seq;
-    uint64_t last = events_.empty() ? 0 : events_.back().seq;
+    uint64_t first = calls_ == 0 ? 0 : first_;
+    uint64_t last = calls_ == 0 ? 0 : last_;
     samples = std::max<uint32_t>(samples, 1);
     int32_t live[4] = {0, 0, 0, 0};
     size_t d = 0;
@@ -114,28 +152,7 @@ class StatsObserver : public TransitionObserver {
       s_->peak.objects = std::max<uint32_t>(s_->peak.objects, cur[2]);
       s_->peak.locals = std::max<uint32_t>(s_->peak.locals, cur[3]);
     }
-    // Callbacks per DDI.
-    absl::flat_hash_map<std::pair<std::string, std::string>, uint64_t> counts;
-    for (const format::Event& e : events_) {
-      const format::CallInfo* ci = format::GetCall(e.call);
-      if (ci == nullptr || !IsCallback(ci->layer)) continue;
-      std::string ddi = "(none)";
-      uint64_t p = e.parent;
-      while (p != 0) {
-        auto it = std::lower_bound(events_.begin(), events_.end(), p,
-                                   [](const format::Event& x, uint64_t s) { return x.seq < s; });
-        if (it == events_.end() || it->seq != p) break;
-        const format::CallInfo* pi = format::GetCall(it->call);
-        if (pi != nullptr && !IsCallback(pi->layer)) {
-          uint8_t t = dc_table_[it - events_.begin()];
-          ddi = absl::StrCat(t == 2 ? "DC::" : t == 1 ? "IC::" : "", pi->name);
-          break;
-        }
-        p = it->parent;
-      }
-      ++counts[{ddi, ci->name}];
-    }
-    for (auto& [key, n] : counts) s_->callbacks.push_back({key.first, key.second, n});
+    for (auto& [key, n] : counts_) s_->callbacks.push_back({key.first, key.second, n});
     std::sort(s_->callbacks.begin(), s_->callbacks.end(),
               [](const CallbackCount& a, const CallbackCount& b) {
                 if (a.count != b.count) return a.count > b.count;
@@ -164,9 +181,16 @@ class StatsObserver : public TransitionObserver {
     return s;
   }
 
+  struct Open {
+    format::CallId call;
+    uint64_t parent;
+    uint8_t dc_table;  // 0 not a device call, 1 IC, 2 DC
+  };
   TraceStats* s_;
-  absl::Span<const format::Event> events_;
-  std::vector<uint8_t> dc_table_;  // per event: 0 not a device call, 1 IC, 2 DC
+  uint64_t calls_ = 0, first_ = 0, last_ = 0;
+  absl::flat_hash_map<uint64_t, Open> open_;         // calls not yet returned
+  std::vector<std::pair<uint64_t, uint64_t>> ends_;  // (end, seq) of open_, a min-heap
+  absl::flat_hash_map<std::pair<std::string, std::string>, uint64_t> counts_;
   int32_t live_[4] = {0, 0, 0, 0};
   std::vector<Delta> deltas_;
   absl::flat_hash_map<uint64_t, uint32_t> drained_;  // DC handle -> RecycleCommandList count
@@ -183,19 +207,55 @@ double TraceStats::recycled_per_finish_mean() const {
   return n ? static_cast<double>(sum) / static_cast<double>(n) : 0.0;
 }
 
+struct StatsBuilder::State {
+  explicit State(uint32_t samples) : samples(samples), observer(&stats), checker(Options()) {
+    checker.set_observer(&observer);
+  }
+  static CheckOptions Options() {
+    CheckOptions options;
+    options.max_findings = 0;  // only the transitions are wanted
+    return options;
+  }
+  uint32_t samples;
+  TraceStats stats;
+  StatsObserver observer;
+  Checker checker;
+};
+
+StatsBuilder::StatsBuilder(const format::TokenTable& handles, TraceReplay replay, uint32_t samples)
+    : s_(std::make_unique<State>(samples)) {
+  s_->checker.Begin(handles, std::move(replay));
+}
+
+StatsBuilder::~StatsBuilder() = default;
+
+absl::Status StatsBuilder::Add(const format::Event& e) {
+  s_->observer.Enter(e);
+  absl::Status st = s_->checker.Add(e);
+  if (st.ok()) s_->observer.Leave(e);
+  return st;
+}
+
+TraceStats StatsBuilder::Finish() {
+  CheckResult r = s_->checker.Finish();
+  s_->stats.calls = r.calls;
+  s_->observer.Finish(s_->samples);
+  return std::move(s_->stats);
+}
+
 absl::StatusOr<TraceStats> ComputeStats(absl::Span<const format::Event> events,
                                         const format::TokenTable& handles, uint32_t samples) {
-  TraceStats stats;
-  StatsObserver observer(&stats, events);
-  CheckOptions options;
-  options.max_findings = 0;  // only the transitions are wanted
-  Checker checker(options);
-  checker.set_observer(&observer);
-  absl::StatusOr<CheckResult> r = checker.Run(events, handles);
-  if (!r.ok()) return r.status();
-  stats.calls = r->calls;
-  observer.Finish(samples);
-  return stats;
+  StatsBuilder builder(
+      handles,
+      [events](const std::function<void(const format::Event&)>& visit) {
+        for (const format::Event& e : events) visit(e);
+        return absl::OkStatus();
+      },
+      samples);
+  for (const format::Event& e : events) {
+    if (absl::Status st = builder.Add(e); !st.ok()) return st;
+  }
+  return builder.Finish();
 }
 
 }  // namespace cltrace::check

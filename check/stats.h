@@ -11,9 +11,11 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "check/checker.h"
@@ -61,6 +63,21 @@ struct TraceStats {
     return made ? static_cast<double>(recycle_creates) / static_cast<double>(made) : 0.0;
   }
   double recycled_per_finish_mean() const;
+};
+
+// ComputeStats for a trace fed event by event in seq order (format/seq_stream.h): holds the
+// calls still open, the handles' states and one entry per change of the alive counts.
+// `replay` re-reads the trace (Checker::Begin). Add's errors are ComputeStats'.
+class StatsBuilder {
+ public:
+  StatsBuilder(const format::TokenTable& handles, TraceReplay replay, uint32_t samples = 16);
+  ~StatsBuilder();
+  absl::Status Add(const format::Event& e);
+  TraceStats Finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
 };
 
 // `samples` = number of rows of the alive-over-time table (at least 1).

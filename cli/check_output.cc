@@ -43,7 +43,7 @@ ArgSpec CheckArgSpec(const char* usage) {
   return ArgSpec("check", usage)
       .Options({"--rules", "--nested-execute-handle", "--amortized-max-submits",
                 "--dc-amortized-max-calls"})
-      .Flags({"--json", "--salvage"})
+      .Flags({"--json", "--salvage", "--quiet"})
       .Positional(1, 1);
 }
 
@@ -98,6 +98,12 @@ int RunCheck(const check::CheckOptions& options, bool json, absl::Span<const for
     err << "cltrace check: " << result.status().message() << "\n";
     return kExitBadInput;
   }
+  return PrintCheckResult(*result, json, handles, out);
+}
+
+int PrintCheckResult(const check::CheckResult& r, bool json, const format::TokenTable& handles,
+                     std::ostream& out) {
+  const check::CheckResult* result = &r;
   if (json) {
     std::string json = absl::StrCat("{\"calls\": ", result->calls, ", \"violations\": [");
     for (size_t i = 0; i < result->violations.size(); ++i) {

@@ -45,6 +45,7 @@ struct CheckCommandLine {
 //   --amortized-max-submits=N               R71 threshold
 //   --dc-amortized-max-calls=N              R72 threshold
 //   --salvage                               skip corrupt chunks of a .cltrace
+//   --quiet                                 no progress bar
 ArgSpec CheckArgSpec(const char* usage);
 
 // The command line of ParseArgs(args, CheckArgSpec(...)); InvalidArgument naming the option
@@ -60,6 +61,10 @@ absl::Status ApplyCheckOption(absl::string_view name, absl::string_view value,
 // (unsorted events, unknown call ids) go to `err` and return kExitBadInput.
 int RunCheck(const check::CheckOptions& options, bool json, absl::Span<const format::Event> events,
              const format::TokenTable& handles, std::ostream& out, std::ostream& err);
+
+// Prints a checker's result as RunCheck does; returns RunCheck's exit code for it.
+int PrintCheckResult(const check::CheckResult& result, bool json, const format::TokenTable& handles,
+                     std::ostream& out);
 
 // JSON string literal of `s` (quotes included).
 std::string JsonString(absl::string_view s);

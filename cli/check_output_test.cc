@@ -1,11 +1,13 @@
 #include "cli/check_output.h"
 
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "check/check_trace.h"
 #include "check/rules.h"
 #include "check/testing/check_fixture.h"
 #include "cli/args.h"
@@ -197,6 +199,23 @@ TEST_F(CheckCommandTest, FindingsAcrossAHoleAreWithheldInOneGapsWarning) {
                                   " .. " + std::to_string(lost + 1) + ")"));
   EXPECT_THAT(lines[1], HasSubstr("withheld: 1 finding about 1 handle (R40 x1)"));
   EXPECT_EQ(lines[2], absl::StrCat("# ", events.size(), " calls, 1 violations, 1 warnings"));
+
+  // Fed event by event (the streaming check), with the gaps known only at the end and the
+  // findings' exit positions found by reading the trace again: the same report.
+  int replays = 0;
+  check::StreamCheck stream(
+      options, t.handles(),
+      [&](const std::function<void(const format::Event&)>& visit) {
+        ++replays;
+        for (const format::Event& e : events) visit(e);
+        return absl::OkStatus();
+      },
+      /*may_have_holes=*/true);
+  for (const format::Event& e : events) ASSERT_TRUE(stream.Add(e).ok());
+  std::ostringstream streamed;
+  EXPECT_EQ(PrintCheckResult(stream.Finish(gaps), json, t.handles(), streamed), kExitProblems);
+  EXPECT_EQ(streamed.str(), out.str());
+  EXPECT_GE(replays, 1);
 
   // Without gaps both are reported.
   options.gaps = nullptr;

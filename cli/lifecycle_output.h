@@ -13,8 +13,10 @@
 #include <ostream>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "check/checker.h"
+#include "check/lifecycle.h"
 #include "cli/args.h"
 #include "format/event.h"
 
@@ -34,6 +36,15 @@ ArgSpec LifecycleArgSpec(const char* usage);
 // kExitBadInput on bad input (or an unknown --handle).
 int RunLifecycle(const LifecycleOptions& options, absl::Span<const format::Event> events,
                  const format::TokenTable& handles, std::ostream& out, std::ostream& err);
+
+// The handle id of options.handle (0 for every handle); NotFound with the verb's message
+// ("cltrace lifecycle: no handle ...") when the trace has no such handle.
+absl::StatusOr<uint64_t> LifecycleHandle(const LifecycleOptions& options,
+                                         const format::TokenTable& handles);
+
+// Prints `lifecycle` as RunLifecycle does (only handle `want`'s lifetimes unless 0); kExitOk.
+int PrintLifecycle(const check::Lifecycle& lifecycle, uint64_t want,
+                   const format::TokenTable& handles, std::ostream& out);
 
 }  // namespace cltrace::cli
 

@@ -14,6 +14,11 @@ int RunStats(absl::Span<const format::Event> events, const format::TokenTable& h
     err << "cltrace stats: " << s.status().message() << "\n";
     return kExitBadInput;
   }
+  return PrintStats(*s, out);
+}
+
+int PrintStats(const check::TraceStats& stats, std::ostream& out) {
+  const check::TraceStats* s = &stats;
   out << "calls: " << s->calls << "\n";
   out << absl::StrFormat(
       "command lists: %d created, %d recycle-created (%d failed), recycle hit rate %.1f%%\n",

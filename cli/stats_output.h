@@ -11,6 +11,7 @@
 #include <ostream>
 
 #include "absl/types/span.h"
+#include "check/stats.h"
 #include "format/event.h"
 
 namespace cltrace::cli {
@@ -18,6 +19,9 @@ namespace cltrace::cli {
 // Prints the report; kExitOk, or kExitBadInput on bad input.
 int RunStats(absl::Span<const format::Event> events, const format::TokenTable& handles,
              std::ostream& out, std::ostream& err);
+
+// Prints `stats` as RunStats does; kExitOk.
+int PrintStats(const check::TraceStats& stats, std::ostream& out);
 
 }  // namespace cltrace::cli
 

@@ -2,7 +2,11 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <memory>
+
 #include "absl/strings/str_cat.h"
+#include "cli/progress.h"
 #include "cli/verb.h"
 #include "ddi/catalog.h"
 
@@ -64,6 +68,79 @@ int ExitAfterReading(absl::string_view verb, const std::string& path, const Trac
       (s.corrupt_chunks_skipped || s.bytes_skipped || s.events_skipped || s.definitions_skipped))
     return kExitProblems;
   return status;
+}
+
+std::unique_ptr<format::SeqStream> OpenVerbStream(absl::string_view verb, const std::string& path,
+                                                  const format::SeqStreamOptions& options,
+                                                  std::ostream& err) {
+  absl::StatusOr<std::unique_ptr<format::SeqStream>> s = format::SeqStream::Open(path, options);
+  if (!s.ok()) {
+    FailVerb(err, verb, path, s.status().message());
+    return nullptr;
+  }
+  return *std::move(s);
+}
+
+bool ReportedStreamError(absl::string_view verb, const std::string& path,
+                         const format::SeqStream& in, absl::string_view context, std::ostream& out,
+                         std::ostream& err) {
+  if (in.status().ok()) return false;
+  out.flush();
+  FailVerb(err, verb, path, absl::StrCat(in.status().message(), context));
+  return true;
+}
+
+int ExitAfterStreaming(absl::string_view verb, const std::string& path, const format::SeqStream& in,
+                       absl::string_view context, int status, std::ostream& out,
+                       std::ostream& err) {
+  if (ReportedStreamError(verb, path, in, context, out, err)) return kExitBadInput;
+  const format::TraceReader::Stats s = in.reader_stats();
+  if (status == kExitOk &&
+      (s.corrupt_chunks_skipped || s.bytes_skipped || s.events_skipped || s.definitions_skipped))
+    return kExitProblems;
+  return status;
+}
+
+check::TraceReplay ReplayOf(const std::string& path, bool salvage) {
+  return [path, salvage](const std::function<void(const format::Event&)>& visit) -> absl::Status {
+    format::SeqStreamOptions options;
+    options.salvage = salvage;
+    options.gaps = false;
+    absl::StatusOr<std::unique_ptr<format::SeqStream>> s = format::SeqStream::Open(path, options);
+    if (!s.ok()) return s.status();
+    format::Event e;
+    while ((*s)->Next(&e)) visit(e);
+    return (*s)->status();
+  };
+}
+
+int StreamVerbOnTrace(
+    absl::string_view verb, const std::vector<std::string>& args, const ArgSpec& spec,
+    std::ostream& out, std::ostream& err,
+    const std::function<StreamWork(const ParsedArgs&, const format::SeqStream&)>& start) {
+  ParsedArgs parsed;
+  if (std::optional<int> done = ParseVerbArgs(args, spec, &parsed, out, err)) return *done;
+  const std::string& path = parsed.positional[0];
+  format::SeqStreamOptions options;
+  options.salvage = parsed.Flag("--salvage");
+  options.gaps = false;
+  std::unique_ptr<format::SeqStream> in = OpenVerbStream(verb, path, options, err);
+  if (in == nullptr) return kExitBadInput;
+  StreamWork work = start(parsed, *in);
+  absl::Status add_error;
+  {
+    Progress progress(verb, parsed.Flag("--quiet"));
+    format::Event e;
+    while (in->Next(&e)) {
+      progress.Update(in->delivered(), in->expected_events(),
+                      static_cast<double>(in->position()) /
+                          static_cast<double>(std::max<uint64_t>(1, in->file_size())));
+      if (add_error.ok()) add_error = work.add(e);
+    }
+  }
+  const int code = work.finish(add_error);
+  if (ReportedStreamError(verb, path, *in, "", out, err)) return kExitBadInput;
+  return code;
 }
 
 void RemapIds(format::Event* event, const std::function<uint64_t(uint64_t)>& handle,

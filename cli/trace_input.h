@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -22,9 +23,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "check/checker.h"
 #include "cli/args.h"
 #include "format/event.h"
 #include "format/load_trace.h"
+#include "format/seq_stream.h"
 #include "format/trace.pb.h"
 #include "format/trace_reader.h"
 
@@ -77,6 +80,41 @@ int RunVerbOnTrace(absl::string_view verb, const std::vector<std::string>& args,
 // `context`), else kExitProblems for a clean run over a trace --salvage had to skip data of.
 int ExitAfterReading(absl::string_view verb, const std::string& path, const TraceInput& in,
                      absl::string_view context, int status, std::ostream& out, std::ostream& err);
+
+// The streaming counterparts, for verbs that need not hold the trace: format::SeqStream of
+// verb `verb`'s input `path` (nullptr, reported through FailVerb, when it is not a trace at
+// all), and ReportedReadError / ExitAfterReading for a stream whose Next returned false.
+std::unique_ptr<format::SeqStream> OpenVerbStream(absl::string_view verb, const std::string& path,
+                                                  const format::SeqStreamOptions& options,
+                                                  std::ostream& err);
+bool ReportedStreamError(absl::string_view verb, const std::string& path,
+                         const format::SeqStream& in, absl::string_view context, std::ostream& out,
+                         std::ostream& err);
+int ExitAfterStreaming(absl::string_view verb, const std::string& path, const format::SeqStream& in,
+                       absl::string_view context, int status, std::ostream& out, std::ostream& err);
+
+// A re-reader of the trace at `path` in seq order (check::TraceReplay), for analyses fed from
+// a stream that must look ahead or back.
+check::TraceReplay ReplayOf(const std::string& path, bool salvage);
+
+// What a streaming verb does with its trace: `add` sees every event in seq order (after it
+// fails, the rest of the trace is still read, without it: damage further on is reported
+// first, as when the trace was loaded whole); `finish` gets add's first error (OK if none)
+// and prints the result.
+struct StreamWork {
+  std::function<absl::Status(const format::Event&)> add;
+  std::function<int(const absl::Status& add_error)> finish;
+};
+
+// RunVerbOnTrace for a verb that streams its trace (format::SeqStream): parses `args` by
+// `spec` (which must have --salvage and --quiet), opens the trace, asks `start` for the work,
+// feeds it with a progress bar on a terminal, and reports where reading stopped early after
+// what `finish` printed. Returns finish's exit code, or the exit code of the parse or the
+// open.
+int StreamVerbOnTrace(
+    absl::string_view verb, const std::vector<std::string>& args, const ArgSpec& spec,
+    std::ostream& out, std::ostream& err,
+    const std::function<StreamWork(const ParsedArgs&, const format::SeqStream&)>& start);
 
 // Rewrites every handle id (kHandle fields, array elements included) and string id (kString
 // fields and the annotation) of `event` through the given maps. Precondition:

@@ -1,13 +1,17 @@
 // cltrace check FILE: judges a trace against the contract rules of ddi-spec §5
 // (check/check_trace.h does the work, cli/check_output.h prints the report; docs/rules.md
 // lists the rules).
+#include <algorithm>
+#include <functional>
+#include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "check/check_trace.h"
 #include "cli/args.h"
 #include "cli/check_output.h"
+#include "cli/progress.h"
 #include "cli/trace_input.h"
 #include "cli/verb.h"
 
@@ -15,7 +19,7 @@ namespace cltrace::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: cltrace check FILE [--rules R40,R45...] [--json] [--salvage]\n"
+    "usage: cltrace check FILE [--rules R40,R45...] [--json] [--salvage] [--quiet]\n"
     "                          [--nested-execute-handle=local|ic]\n"
     "                          [--amortized-max-submits=N] [--dc-amortized-max-calls=N]\n"
     "\n"
@@ -34,6 +38,7 @@ constexpr char kUsage[] =
     "  --amortized-max-submits=N      R71: IC submits without amortized processing (default 8)\n"
     "  --dc-amortized-max-calls=N     R72: DC calls without amortized processing (default 100000)\n"
     "  --salvage                      skip corrupt chunks of a .cltrace\n"
+    "  --quiet                        no progress bar (shown on a terminal after a second)\n"
     "\n"
     "exit: 0 no violations (warnings allowed); 1 violations found; 2 bad input or usage\n";
 
@@ -48,30 +53,53 @@ int RunCheckVerb(const std::vector<std::string>& args, std::ostream& out, std::o
   }
   check::CheckOptions& options = cmd->options;
   const std::string& path = parsed.positional[0];
-  absl::StatusOr<TraceInput> in = ReadTrace(path, cmd->salvage);
-  if (!in.ok()) {
-    err << "cltrace check: " << path << ": " << in.status().message() << "\n";
-    return kExitBadInput;
+  format::SeqStreamOptions stream_options;
+  stream_options.salvage = cmd->salvage;
+  std::unique_ptr<format::SeqStream> in = OpenVerbStream("check", path, stream_options, err);
+  if (in == nullptr) return kExitBadInput;
+  options.strings = &in->strings();  // R5: the recorder's table-rewrite notes
+  // Rules that look ahead (GuessDc) and the gaps filter read the trace again.
+  stream_options.gaps = false;
+  check::TraceReplay replay =
+      [&](const std::function<void(const format::Event&)>& visit) -> absl::Status {
+    absl::StatusOr<std::unique_ptr<format::SeqStream>> again =
+        format::SeqStream::Open(path, stream_options);
+    if (!again.ok()) return again.status();
+    format::Event e;
+    while ((*again)->Next(&e)) visit(e);
+    return (*again)->status();
+  };
+  check::StreamCheck checker(options, in->handles(), replay, in->dense_positions());
+  absl::Status check_error;
+  {
+    Progress progress("check", parsed.Flag("--quiet"));
+    format::Event e;
+    while (in->Next(&e)) {
+      progress.Update(in->delivered(), in->expected_events(),
+                      static_cast<double>(in->position()) / std::max<uint64_t>(1, in->file_size()));
+      // After an error the trace is still read to its end: damage there is reported first.
+      if (check_error.ok()) check_error = checker.Add(e);
+    }
   }
-  if (!in->error.ok()) {
+  if (!in->status().ok()) {
     // No verdict on part of a trace: a "0 violations" line above the error would read as a
     // clean result. (--salvage reads past corrupt chunks of a .cltrace.)
-    err << "cltrace check: " << path << ": " << in->error.message() << " (nothing judged";
-    if (!in->events.empty())
-      err << ": a verdict needs the whole trace, " << in->events.size()
+    err << "cltrace check: " << path << ": " << in->status().message() << " (nothing judged";
+    if (in->events_read() != 0)
+      err << ": a verdict needs the whole trace, " << in->events_read()
           << " calls were read before it";
-    if (in->format == TraceFormat::kCltrace && !parsed.Flag("--salvage"))
+    if (in->format() == TraceFormat::kCltrace && !parsed.Flag("--salvage"))
       err << "; --salvage skips corrupt chunks";
     err << ")\n";
     return kExitBadInput;
   }
-  options.strings = &in->strings;  // R5: the recorder's table-rewrite notes
-  options.gaps = &in->gaps;        // holes only for a recording (ReadTrace)
-  // Findings go to stdout only when the check ran to a verdict (not on exit 2).
-  std::ostringstream findings;
-  int code = RunCheck(options, cmd->json, in->events, in->handles, findings, err);
-  if (code != kExitBadInput) out << findings.str();
-  return code;
+  if (!check_error.ok()) {
+    err << "cltrace check: " << check_error.message() << "\n";
+    return kExitBadInput;
+  }
+  // holes only for a recording (SeqStream::gaps)
+  check::CheckResult result = checker.Finish(in->gaps());
+  return PrintCheckResult(result, cmd->json, in->handles(), out);
 }
 
 const VerbRegistrar kCheck({"check", "judge a trace against the DDI contract rules (R1-R80)",

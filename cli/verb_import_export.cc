@@ -1,6 +1,8 @@
 // cltrace import / export: JSONL <-> .cltrace, an exact round trip (format/jsonl.h).
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -10,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/args.h"
+#include "cli/progress.h"
 #include "cli/trace_input.h"
 #include "cli/verb.h"
 #include "cltrace_version.h"
@@ -20,7 +23,7 @@ namespace cltrace::cli {
 namespace {
 
 constexpr char kImportUsage[] =
-    "usage: cltrace import IN.jsonl -o OUT.cltrace [--chunk-bytes N]\n"
+    "usage: cltrace import IN.jsonl -o OUT.cltrace [--chunk-bytes N] [--quiet]\n"
     "\n"
     "Converts a JSONL trace (hand-written or exported; format/jsonl.h) into a .cltrace file;\n"
     "IN.jsonl - reads it from standard input.\n"
@@ -29,11 +32,12 @@ constexpr char kImportUsage[] =
     "\n"
     "  -o, --output FILE   the .cltrace file to write (replaced if it exists)\n"
     "  --chunk-bytes N     close a chunk after N bytes of uncompressed payload (default 1 MiB)\n"
+    "  --quiet             no progress bar (shown on a terminal when it takes over a second)\n"
     "\n"
     "exit: 0 ok; 2 bad input (line number on stderr), I/O error or bad usage\n";
 
 constexpr char kExportUsage[] =
-    "usage: cltrace export IN -o OUT.jsonl [--salvage]\n"
+    "usage: cltrace export IN -o OUT.jsonl [--salvage] [--quiet]\n"
     "\n"
     "Writes a trace (.cltrace, or .jsonl to normalise it) as canonical JSONL: one call per\n"
     "line in seq order, every end given. `cltrace import` of the output gives the same calls\n"
@@ -42,6 +46,7 @@ constexpr char kExportUsage[] =
     "\n"
     "  -o, --output FILE   the JSONL file to write; - writes to standard output\n"
     "  --salvage           skip corrupt chunks of a .cltrace instead of stopping\n"
+    "  --quiet             no progress bar (shown on a terminal when it takes over a second)\n"
     "\n"
     "exit: 0 ok; 1 --salvage had to skip data; 2 damaged input (the calls read before the\n"
     "damage are still written), I/O error or bad usage\n";
@@ -57,10 +62,16 @@ std::optional<std::string> RequiredOutput(const ParsedArgs& parsed, absl::string
   return out_path;
 }
 
+uint64_t FileSizeOf(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+}
+
 int RunImport(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ArgSpec spec = ArgSpec("import", kImportUsage)
                      .Options({"--output", "--chunk-bytes"})
                      .Alias("-o", "--output")
+                     .Flags({"--quiet"})
                      .Positional(1, 1);
   ParsedArgs parsed;
   if (std::optional<int> done = ParseVerbArgs(args, spec, &parsed, out, err)) return *done;
@@ -114,7 +125,10 @@ int RunImport(const std::vector<std::string>& args, std::ostream& out, std::ostr
   format::Event e;
   uint64_t calls = 0;
   absl::Status status;
+  Progress progress("import", parsed.Flag("--quiet"));
+  const double in_size = from_stdin ? 0 : static_cast<double>(FileSizeOf(in_path));
   while (status.ok() && r.Next(&e)) {
+    progress.Update(calls, 0, in_size > 0 ? static_cast<double>(r.position()) / in_size : -1);
     RemapIds(
         &e,
         [&](uint64_t id) {
@@ -131,6 +145,7 @@ int RunImport(const std::vector<std::string>& args, std::ostream& out, std::ostr
       status = absl::Status(status.code(), absl::StrCat("writing: ", status.message()));
     ++calls;
   }
+  progress.Finish();
   if (status.ok()) status = r.status();
   absl::Status closed = w.Close();
   if (status.ok() && !closed.ok()) status = closed;
@@ -148,7 +163,7 @@ int RunExport(const std::vector<std::string>& args, std::ostream& out, std::ostr
   ArgSpec spec = ArgSpec("export", kExportUsage)
                      .Options({"--output"})
                      .Alias("-o", "--output")
-                     .Flags({"--salvage"})
+                     .Flags({"--salvage", "--quiet"})
                      .Positional(1, 1);
   ParsedArgs parsed;
   if (std::optional<int> done = ParseVerbArgs(args, spec, &parsed, out, err)) return *done;
@@ -156,8 +171,11 @@ int RunExport(const std::vector<std::string>& args, std::ostream& out, std::ostr
   std::optional<std::string> out_path =
       RequiredOutput(parsed, "export", "OUT.jsonl (or -o - for stdout)", err);
   if (!out_path) return kExitBadInput;
-  std::optional<TraceInput> in = ReadVerbTrace("export", in_path, parsed.Flag("--salvage"), err);
-  if (!in) return kExitBadInput;
+  format::SeqStreamOptions options;
+  options.salvage = parsed.Flag("--salvage");
+  options.gaps = false;
+  std::unique_ptr<format::SeqStream> in = OpenVerbStream("export", in_path, options, err);
+  if (in == nullptr) return kExitBadInput;
 
   if (IsDirectory(*out_path))
     return FailVerb(err, "export", *out_path, "is a directory (name the .jsonl file to write)");
@@ -168,22 +186,28 @@ int RunExport(const std::vector<std::string>& args, std::ostream& out, std::ostr
   }
   std::ostream& dst = *out_path == "-" ? out : file;
   int status = kExitOk;
-  for (const format::Event& e : in->events) {
+  Progress progress("export", parsed.Flag("--quiet"));
+  format::Event e;
+  while (in->Next(&e)) {
+    progress.Update(in->delivered(), in->expected_events(),
+                    static_cast<double>(in->position()) / std::max<uint64_t>(1, in->file_size()));
     absl::Status layout = format::CheckEventLayout(e);
     if (!layout.ok()) {
       status =
           FailVerb(err, "export", in_path, absl::StrCat("seq ", e.seq, ": ", layout.message()));
       continue;
     }
-    dst << format::EventToJsonl(e, in->handles, in->strings, &in->contents) << "\n";
+    dst << format::EventToJsonl(e, in->handles(), in->strings(), &in->contents()) << "\n";
   }
+  progress.Finish();
   dst.flush();
   if (!dst) return FailVerb(err, "export", *out_path, "write error");
-  return ExitAfterReading("export", in_path, *in,
-                          in->events.empty() ? std::string(" (no call could be written)")
-                                             : absl::StrCat(" (the ", in->events.size(),
-                                                            " calls read before it were written)"),
-                          status, out, err);
+  return ExitAfterStreaming(
+      "export", in_path, *in,
+      in->delivered() == 0
+          ? std::string(" (no call could be written)")
+          : absl::StrCat(" (the ", in->delivered(), " calls read before it were written)"),
+      status, out, err);
 }
 
 const VerbRegistrar kImport({"import", "convert a JSONL trace into a .cltrace file", kImportUsage,

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "cli/args.h"
+#include "cli/progress.h"
 #include "cli/trace_input.h"
 #include "cli/verb.h"
 #include "ddi/catalog.h"
@@ -18,7 +19,7 @@ namespace cltrace::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: cltrace info FILE [--salvage]\n"
+    "usage: cltrace info FILE [--salvage] [--quiet]\n"
     "\n"
     "Summarises a trace (.cltrace or .jsonl, detected by content): header (format and\n"
     "catalog version, writer, process), size and chunks, calls and callbacks per function\n"
@@ -28,6 +29,7 @@ constexpr char kUsage[] =
     "recording: `none`, or `K (first missing seq S)` (format/FORMAT.md section 5.5).\n"
     "\n"
     "  --salvage   skip corrupt chunks of a .cltrace instead of stopping at the first one\n"
+    "  --quiet     no progress bar (shown on a terminal when reading takes over a second)\n"
     "\n"
     "exit: 0 ok; 1 --salvage had to skip data; 2 unreadable or damaged file (what was\n"
     "readable is still summarised) or bad usage\n";
@@ -47,15 +49,42 @@ std::string Duration(int64_t ns) {
   return absl::StrFormat("%.3f s", ns / 1e9);
 }
 
+// What `info` counts in one pass over the calls.
+struct Summary {
+  uint64_t n = 0, callbacks = 0, open = 0, min_seq = 0, max_pos = 0;
+  int64_t min_ts = 0, max_ts = 0;
+  std::vector<uint64_t> per_call;  // by CallId
+  uint64_t unknown = 0;            // calls this catalog does not know
+  std::map<uint32_t, uint64_t> per_tid;
+
+  void Add(const format::Event& e) {
+    if (IsCallback(e)) ++callbacks;
+    if (e.end == 0) ++open;
+    const size_t id = static_cast<size_t>(e.call);
+    if (format::GetCall(e.call) == nullptr) {
+      ++unknown;
+    } else {
+      if (per_call.size() <= id) per_call.resize(id + 1);
+      ++per_call[id];
+    }
+    ++per_tid[e.tid];
+    min_seq = n == 0 ? e.seq : std::min(min_seq, e.seq);
+    max_pos = std::max({max_pos, e.seq, e.end});
+    min_ts = n == 0 ? e.timestamp_ns : std::min(min_ts, e.timestamp_ns);
+    max_ts = n == 0 ? e.timestamp_ns : std::max(max_ts, e.timestamp_ns);
+    ++n;
+  }
+};
+
 // The `gaps` row: "none", or "K (first missing seq S)" with K the positions missing below the
 // highest one present (format::PositionGaps: calls the recording lost, which check does not
 // judge across), then ", in H holes" when there are several;
 // "not checked" for a trace that may number its calls sparsely (hand-written, imported);
 // duplicated positions (corruption) follow in every case.
-std::string GapsText(const TraceInput& in) {
-  const format::PositionGaps& g = in.gaps;
+std::string GapsText(const format::SeqStream& in) {
+  const format::PositionGaps& g = in.gaps();
   std::string text;
-  if (!in.dense_positions) {
+  if (!in.dense_positions()) {
     text = "not checked (not a recording)";
   } else if (g.missing == 0) {
     text = "none";
@@ -70,11 +99,11 @@ std::string GapsText(const TraceInput& in) {
   return text;
 }
 
-void PrintInfo(const TraceInput& in, std::ostream& out) {
-  out << Row("file", in.path);
-  const auto& h = in.header;
-  if (in.format == TraceFormat::kJsonl) {
-    out << Row("format", absl::StrCat("JSONL, ", in.lines, " lines"));
+void PrintInfo(const format::SeqStream& in, const Summary& sum, std::ostream& out) {
+  out << Row("file", in.path());
+  const auto& h = in.header();
+  if (in.format() == TraceFormat::kJsonl) {
+    out << Row("format", absl::StrCat("JSONL, ", in.lines(), " lines"));
   } else {
     out << Row("format",
                absl::StrCat("cltrace format version ", h.format_version(), ", catalog version ",
@@ -95,48 +124,35 @@ void PrintInfo(const TraceInput& in, std::ostream& out) {
                  absl::FormatTime("%Y-%m-%d %H:%M:%E3S UTC", absl::FromUnixNanos(h.start_unix_ns()),
                                   absl::UTCTimeZone()));
   }
-  std::string size = absl::StrCat(in.file_size, " bytes");
-  if (in.format == TraceFormat::kCltrace)
-    absl::StrAppend(&size, ", ", Count(in.stats.chunks, "chunk"), ", ",
-                    in.stats.has_index ? "index present" : "no index");
-  if (!in.events.empty())
-    absl::StrAppend(&size, absl::StrFormat(", %.1f bytes per call",
-                                           static_cast<double>(in.file_size) / in.events.size()));
+  const format::TraceReader::Stats stats = in.reader_stats();
+  const uint64_t n = sum.n;
+  std::string size = absl::StrCat(in.file_size(), " bytes");
+  if (in.format() == TraceFormat::kCltrace)
+    absl::StrAppend(&size, ", ", Count(stats.chunks, "chunk"), ", ",
+                    stats.has_index ? "index present" : "no index");
+  if (n != 0)
+    absl::StrAppend(
+        &size, absl::StrFormat(", %.1f bytes per call", static_cast<double>(in.file_size()) / n));
   out << Row("size", size);
-
-  uint64_t callbacks = 0, open = 0, min_seq = 0, max_pos = 0;
-  int64_t min_ts = 0, max_ts = 0;
-  std::map<std::string, uint64_t> per_fn;
-  std::map<uint32_t, uint64_t> per_tid;
-  for (size_t i = 0; i < in.events.size(); ++i) {
-    const format::Event& e = in.events[i];
-    if (IsCallback(e)) ++callbacks;
-    if (e.end == 0) ++open;
-    const format::CallInfo* call = format::GetCall(e.call);
-    ++per_fn[call != nullptr ? call->name : "(unknown)"];
-    ++per_tid[e.tid];
-    min_seq = i == 0 ? e.seq : std::min(min_seq, e.seq);
-    max_pos = std::max({max_pos, e.seq, e.end});
-    min_ts = i == 0 ? e.timestamp_ns : std::min(min_ts, e.timestamp_ns);
-    max_ts = i == 0 ? e.timestamp_ns : std::max(max_ts, e.timestamp_ns);
-  }
-  uint64_t n = in.events.size();
-  out << Row("calls", absl::StrCat(n, " (", Count(n - callbacks, "DDI call"), ", ",
-                                   Count(callbacks, "callback"), ", ", open, " never returned)"));
-  out << Row("threads", absl::StrCat(per_tid.size()));
-  out << Row("seq range", n == 0 ? std::string("-") : absl::StrCat(min_seq, " .. ", max_pos));
-  out << Row("duration", n == 0 || (min_ts == 0 && max_ts == 0) ? std::string("- (no timestamps)")
-                                                                : Duration(max_ts - min_ts));
-  if (in.format == TraceFormat::kCltrace) {
+  out << Row("calls",
+             absl::StrCat(n, " (", Count(n - sum.callbacks, "DDI call"), ", ",
+                          Count(sum.callbacks, "callback"), ", ", sum.open, " never returned)"));
+  out << Row("threads", absl::StrCat(sum.per_tid.size()));
+  out << Row("seq range",
+             n == 0 ? std::string("-") : absl::StrCat(sum.min_seq, " .. ", sum.max_pos));
+  out << Row("duration", n == 0 || (sum.min_ts == 0 && sum.max_ts == 0)
+                             ? std::string("- (no timestamps)")
+                             : Duration(sum.max_ts - sum.min_ts));
+  if (in.format() == TraceFormat::kCltrace) {
     out << Row("torn tail",
-               in.torn_tail < 0
+               in.torn_tail() < 0
                    ? std::string("none")
-                   : absl::StrCat("partial chunk from offset ", in.torn_tail, " ignored (",
-                                  in.file_size - in.torn_tail, " bytes)"));
+                   : absl::StrCat("partial chunk from offset ", in.torn_tail(), " ignored (",
+                                  in.file_size() - in.torn_tail(), " bytes)"));
   }
   out << Row("gaps", GapsText(in));
-  if (in.format == TraceFormat::kCltrace) {
-    const auto& s = in.stats;
+  if (in.format() == TraceFormat::kCltrace) {
+    const auto& s = stats;
     if (s.corrupt_chunks_skipped || s.bytes_skipped || s.events_skipped || s.definitions_skipped)
       out << Row(
           "salvaged",
@@ -145,6 +161,12 @@ void PrintInfo(const TraceInput& in, std::ostream& out) {
                        ", ", Count(s.definitions_skipped, "definition")));
   }
   if (n == 0) return;
+  std::map<std::string, uint64_t> per_fn;
+  for (size_t id = 0; id < sum.per_call.size(); ++id) {
+    if (sum.per_call[id] != 0)
+      per_fn[format::GetCall(static_cast<format::CallId>(id))->name] += sum.per_call[id];
+  }
+  if (sum.unknown != 0) per_fn["(unknown)"] += sum.unknown;
   std::vector<std::pair<std::string, uint64_t>> fns(per_fn.begin(), per_fn.end());
   std::stable_sort(fns.begin(), fns.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
@@ -154,28 +176,42 @@ void PrintInfo(const TraceInput& in, std::ostream& out) {
   for (const auto& [name, count] : fns)
     out << absl::StrFormat("  %-*s %8d\n", static_cast<int>(width), name, count);
   out << "\ncalls per thread\n";
-  for (const auto& [tid, count] : per_tid) out << absl::StrFormat("  tid %-10d %8d\n", tid, count);
+  for (const auto& [tid, count] : sum.per_tid)
+    out << absl::StrFormat("  tid %-10d %8d\n", tid, count);
 }
 
 int RunInfo(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  ArgSpec spec = ArgSpec("info", kUsage).Flags({"--salvage"}).Positional(1, 1);
+  ArgSpec spec = ArgSpec("info", kUsage).Flags({"--salvage", "--quiet"}).Positional(1, 1);
   ParsedArgs parsed;
   if (std::optional<int> done = ParseVerbArgs(args, spec, &parsed, out, err)) return *done;
   const std::string& path = parsed.positional[0];
-  std::optional<TraceInput> in = ReadVerbTrace("info", path, parsed.Flag("--salvage"), err);
-  if (!in) return kExitBadInput;
-  PrintInfo(*in, out);
-  if (in->gaps.duplicates != 0) {
+  format::SeqStreamOptions options;
+  options.salvage = parsed.Flag("--salvage");
+  std::unique_ptr<format::SeqStream> in = OpenVerbStream("info", path, options, err);
+  if (in == nullptr) return kExitBadInput;
+  Summary sum;
+  {
+    Progress progress("info", parsed.Flag("--quiet"));
+    format::Event e;
+    while (in->Next(&e)) {
+      sum.Add(e);
+      progress.Update(sum.n, in->expected_events(),
+                      static_cast<double>(in->position()) / std::max<uint64_t>(1, in->file_size()));
+    }
+  }
+  PrintInfo(*in, sum, out);
+  const format::PositionGaps& gaps = in->gaps();
+  if (gaps.duplicates != 0) {
     out.flush();
-    err << "cltrace info: " << path << ": position " << in->gaps.first_duplicate
-        << " is used by more than one call (" << Count(in->gaps.duplicates, "duplicate")
+    err << "cltrace info: " << path << ": position " << gaps.first_duplicate
+        << " is used by more than one call (" << Count(gaps.duplicates, "duplicate")
         << "): the trace is damaged\n";
     return kExitBadInput;
   }
-  return ExitAfterReading(
+  return ExitAfterStreaming(
       "info", path, *in,
-      absl::StrCat(" (the summary above covers the ", in->events.size(), " calls read before it)"),
-      kExitOk, out, err);
+      absl::StrCat(" (the summary above covers the ", sum.n, " calls read before it)"), kExitOk,
+      out, err);
 }
 
 const VerbRegistrar kInfo({"info", "summarise a trace (header, counts, ranges, chunks)", kUsage,

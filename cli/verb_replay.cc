@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -93,6 +95,47 @@ bool ParseEitherOf(const ParsedArgs& parsed, const char* name, std::pair<const c
   return false;
 }
 
+// --until SEQ: the calls up to SEQ and every call entered before the last of their exits (the
+// calls nested in them, other threads' calls in between), read in seq order from the chunks
+// that hold them (format::SeqStream); the rest of the trace is not read. A hole at or below
+// SEQ makes it read the whole trace, for the message about the holes.
+std::optional<TraceInput> ReadUntil(const std::string& path, bool salvage, uint64_t until,
+                                    std::ostream& err) {
+  format::SeqStreamOptions options;
+  options.salvage = salvage;
+  options.gaps = false;
+  std::unique_ptr<format::SeqStream> s = OpenVerbStream("replay", path, options, err);
+  if (s == nullptr) return std::nullopt;
+  TraceInput in;
+  uint64_t last_end = 0;  // the last exit of a call entered at or before `until`
+  format::Event e;
+  while (s->Next(&e)) {
+    if (e.seq > until && e.seq > last_end) break;
+    if (e.seq <= until) last_end = std::max(last_end, e.end == 0 ? UINT64_MAX : e.end);
+    in.events.push_back(std::move(e));
+  }
+  in.path = path;
+  in.format = s->format();
+  in.file_size = s->file_size();
+  in.handles = s->handles();
+  in.strings = s->strings();
+  in.contents = s->contents();
+  in.error = s->status();
+  in.header = s->header();
+  in.stats = s->reader_stats();
+  in.torn_tail = s->torn_tail();
+  in.lines = s->lines();
+  in.dense_positions = s->dense_positions();
+  in.gaps = format::FindPositionGaps(in.events);
+  if (!in.dense_positions) {
+    in.gaps.missing = in.gaps.first_missing = 0;
+    in.gaps.holes.clear();
+  }
+  if (in.gaps.missing > 0 && in.gaps.first_missing <= until)
+    return ReadVerbTrace("replay", path, salvage, err);
+  return in;
+}
+
 int RunReplayVerb(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   // --inject may repeat: collect its values before the generic parser keeps the last one.
   std::vector<std::string> rest;
@@ -159,7 +202,9 @@ int RunReplayVerb(const std::vector<std::string>& args, std::ostream& out, std::
     return kExitBadInput;
   }
   const std::string& path = parsed.positional[0];
-  std::optional<TraceInput> in = ReadVerbTrace("replay", path, parsed.Flag("--salvage"), err);
+  std::optional<TraceInput> in =
+      options.until_seq != 0 ? ReadUntil(path, parsed.Flag("--salvage"), options.until_seq, err)
+                             : ReadVerbTrace("replay", path, parsed.Flag("--salvage"), err);
   if (!in) return kExitBadInput;
   if (ReportedReadError("replay", path, *in, "", out, err)) return kExitBadInput;
   // A recording with holes (a killed program: FORMAT.md §5.5) lacks calls the driver made or

@@ -1,9 +1,11 @@
 // cltrace stats FILE: recycling and lifetime statistics (check/stats.h;
 // cli/stats_output.h prints them).
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "check/stats.h"
 #include "cli/args.h"
 #include "cli/stats_output.h"
 #include "cli/trace_input.h"
@@ -13,7 +15,7 @@ namespace cltrace::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: cltrace stats FILE [--salvage]\n"
+    "usage: cltrace stats FILE [--salvage] [--quiet]\n"
     "\n"
     "Command-list statistics of a trace (.cltrace or .jsonl): recycle hit rate\n"
     "(RecycleCreateCommandList / all command lists made), command lists recycled per Finish\n"
@@ -22,15 +24,26 @@ constexpr char kUsage[] =
     "(IC::/DC:: for the table the enclosing call went through).\n"
     "\n"
     "  --salvage   skip corrupt chunks of a .cltrace\n"
+    "  --quiet     no progress bar (shown on a terminal when reading takes over a second)\n"
     "\n"
     "exit: 0 ok; 2 bad input or bad usage\n";
 
 int RunStatsVerb(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  return RunVerbOnTrace("stats", args,
-                        ArgSpec("stats", kUsage).Flags({"--salvage"}).Positional(1, 1), out, err,
-                        [&](const ParsedArgs&, const TraceInput& in) {
-                          return RunStats(in.events, in.handles, out, err);
-                        });
+  std::unique_ptr<check::StatsBuilder> stats;
+  return StreamVerbOnTrace(
+      "stats", args, ArgSpec("stats", kUsage).Flags({"--salvage", "--quiet"}).Positional(1, 1), out,
+      err, [&](const ParsedArgs& parsed, const format::SeqStream& in) {
+        stats = std::make_unique<check::StatsBuilder>(
+            in.handles(), ReplayOf(parsed.positional[0], parsed.Flag("--salvage")));
+        return StreamWork{[&](const format::Event& e) { return stats->Add(e); },
+                          [&](const absl::Status& add_error) {
+                            if (!add_error.ok()) {
+                              err << "cltrace stats: " << add_error.message() << "\n";
+                              return static_cast<int>(kExitBadInput);
+                            }
+                            return PrintStats(stats->Finish(), out);
+                          }};
+      });
 }
 
 const VerbRegistrar kStats({"stats",

@@ -448,6 +448,7 @@ void ChunkDecoder::Reset(absl::string_view payload, uint32_t timestamp_unit_ns,
   run_positions_.clear();
   run_remaining_ = 0;
   run_prev_end_ = 0;
+  skip_calls_ = false;
 }
 
 namespace {
@@ -505,6 +506,13 @@ absl::Status ChunkDecoder::Next(Event* event, DecodedPacket* out) {
       }
     }
     if (kinds > 1) return Malformed(start_off, "packet (more than one kind)");
+    if (skip_calls_ && (is_run || out->kind == PacketKind::kCall)) {
+      if (out->kind == PacketKind::kCall) {
+        ++events_;
+        return absl::OkStatus();
+      }
+      continue;
+    }
     if (is_run) {
       // Applies to the CallEvents that follow; not handed to the caller.
       CLTRACE_RETURN_IF_ERROR(DecodeRun(kind_begin, kind_end, start_off));

@@ -198,6 +198,11 @@ class ChunkDecoder {
   // the chunk (the caller prefixes that).
   absl::Status Next(Event* event, DecodedPacket* p);
 
+  // Until the next Reset: call packets (and the position runs they use) are counted and
+  // framed but not decoded; Next returns them as kCall with *event untouched. For readers that
+  // only want a chunk's definitions (format/seq_stream.h seeking past it).
+  void SkipCalls(bool skip) { skip_calls_ = skip; }
+
   uint32_t packets() const { return packets_; }
   uint32_t events() const { return events_; }
 
@@ -227,6 +232,7 @@ class ChunkDecoder {
   std::vector<uint64_t> run_positions_;
   uint64_t run_remaining_ = 0;
   uint64_t run_prev_end_ = 0;
+  bool skip_calls_ = false;
 };
 
 // The most positions one PositionRun may list (a writer falls back to plain CallEvents for

@@ -112,6 +112,7 @@ class TraceReader::Impl {
   bool Next(Event* e) {
     while (!done_) {
       if (!in_chunk_) {
+        if (single_) return false;
         LoadNextChunk();
         continue;
       }
@@ -128,11 +129,12 @@ class TraceReader::Impl {
         case PacketKind::kHandleDef:
         case PacketKind::kStringDef:
         case PacketKind::kContentDef:
-          ApplyDefinition(p);
+          if (mode_ != ChunkReadMode::kEvents) ApplyDefinition(p);
           continue;
         case PacketKind::kUnknown:
           continue;
         case PacketKind::kCall:
+          if (mode_ == ChunkReadMode::kDefinitions) continue;
           if (CheckEvent(*e, p)) {
             ++stats_.events;
             return true;
@@ -141,6 +143,78 @@ class TraceReader::Impl {
       }
     }
     return false;
+  }
+
+  absl::Status ScanChunks(std::vector<ChunkSpan>* chunks) {
+    uint64_t off = first_chunk_;
+    uint64_t ordinal = 0;
+    while (off < data_.size()) {
+      absl::string_view rest = data_.substr(off);
+      if (IsTrailerAt(off)) {
+        if (rest.size() < kFooterSize) torn_ = static_cast<int64_t>(off);
+        break;
+      }
+      ChunkProbe probe;
+      absl::StatusOr<ChunkInfo> info = ParseChunkHeader(rest, off, &probe);
+      if (!info.ok()) {
+        if (AllZero(rest)) {
+          torn_ = static_cast<int64_t>(off);
+          break;
+        }
+        absl::Status st =
+            absl::DataLossError(absl::StrFormat("chunk %d: %s", ordinal, info.status().message()));
+        if (!opts_.salvage) return st;
+        ++stats_.corrupt_chunks_skipped;
+        ++ordinal;
+        off = ResyncFrom(off + 1, /*count=*/true);
+        last_index_offset_.reset();
+        continue;
+      }
+      if (probe == ChunkProbe::kTorn) {
+        torn_ = static_cast<int64_t>(off);
+        break;
+      }
+      const uint64_t next = off + info->total_size();
+      if (info->type == ChunkType::kEvents) {
+        chunks->push_back({off, ordinal, info->min_seq, info->max_seq, info->event_count});
+        last_index_offset_.reset();
+      } else if (info->type == ChunkType::kIndex) {
+        last_index_offset_ = off;
+        after_index_end_ = next;
+      } else if (info->flags & kFlagIgnorable) {
+        last_index_offset_.reset();
+      } else {
+        absl::Status st = absl::DataLossError(
+            absl::StrFormat("chunk %d at offset %d: unknown chunk type %d (not marked ignorable)",
+                            ordinal, off, static_cast<int>(info->type)));
+        if (!opts_.salvage) return st;
+        ++stats_.corrupt_chunks_skipped;
+        stats_.bytes_skipped += next - off;
+        last_index_offset_.reset();
+      }
+      ++ordinal;
+      off = next;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ReadChunk(const ChunkSpan& chunk, ChunkReadMode mode, std::vector<Event>* events) {
+    pos_ = chunk.offset;
+    chunk_index_ = chunk.ordinal;
+    done_ = in_chunk_ = false;
+    status_ = absl::OkStatus();
+    mode_ = mode;
+    single_ = true;
+    last_index_offset_.reset();
+    LoadNextChunk();
+    Event e;
+    while (Next(&e)) {
+      InferOutputPointerPresence(&e);
+      events->push_back(std::move(e));
+    }
+    single_ = false;
+    mode_ = ChunkReadMode::kAll;
+    return status_;
   }
 
   absl::StatusOr<Event> FindBySeq(uint64_t seq) {
@@ -288,6 +362,7 @@ class TraceReader::Impl {
           return;
         }
         dec_.Reset(raw, header_.timestamp_unit_ns(), call_map_);
+        dec_.SkipCalls(mode_ == ChunkReadMode::kDefinitions);
         in_chunk_ = true;
         pos_ = next;
         last_index_offset_.reset();
@@ -323,7 +398,7 @@ class TraceReader::Impl {
       return;
     }
     in_chunk_ = false;
-    ++stats_.chunks;
+    if (mode_ != ChunkReadMode::kEvents) ++stats_.chunks;  // counted on a chunk's first read
     ++chunk_index_;
   }
 
@@ -376,7 +451,7 @@ class TraceReader::Impl {
     }
     if (e.call == CallId::kInvalid) {
       if (opts_.salvage) {
-        ++stats_.events_skipped;
+        if (mode_ != ChunkReadMode::kEvents) ++stats_.events_skipped;
         return false;
       }
       status_ = absl::InvalidArgumentError(ChunkContext(absl::StrFormat(
@@ -393,7 +468,8 @@ class TraceReader::Impl {
           p.payload_offset, cur_info_.min_seq, cur_info_.max_seq))));
       return false;
     }
-    if (opts_.salvage) return true;  // references to lost definitions are tolerated
+    // Salvage tolerates references to lost definitions; a kEvents read checked them before.
+    if (opts_.salvage || mode_ == ChunkReadMode::kEvents) return true;
     std::string bad;
     if (!strings_.Has(e.annotation)) {
       bad = absl::StrFormat("annotation uses string id %d", e.annotation);
@@ -495,6 +571,8 @@ class TraceReader::Impl {
   ChunkInfo cur_info_;
   bool in_chunk_ = false;
   bool done_ = false;
+  bool single_ = false;  // ReadChunk: stop at the end of the chunk
+  ChunkReadMode mode_ = ChunkReadMode::kAll;
   std::optional<uint64_t> last_index_offset_;  // set right after reading an index chunk
   uint64_t after_index_end_ = 0;
   ChunkDecompressor zd_;
@@ -572,6 +650,13 @@ const TokenTable& TraceReader::contents() const { return impl_->contents(); }
 const TraceReader::Stats& TraceReader::stats() const { return impl_->stats(); }
 uint64_t TraceReader::position() const { return impl_->position(); }
 const proto::TraceIndex* TraceReader::index() const { return impl_->index(); }
+absl::Status TraceReader::ScanChunks(std::vector<ChunkSpan>* chunks) {
+  return impl_->ScanChunks(chunks);
+}
+absl::Status TraceReader::ReadChunk(const ChunkSpan& chunk, ChunkReadMode mode,
+                                    std::vector<Event>* events) {
+  return impl_->ReadChunk(chunk, mode, events);
+}
 absl::StatusOr<Event> TraceReader::FindBySeq(uint64_t seq) {
   absl::StatusOr<Event> event = impl_->FindBySeq(seq);
   if (event.ok()) InferOutputPointerPresence(&*event);

@@ -42,6 +42,23 @@ struct TraceReaderOptions {
   bool salvage = false;  // skip corrupt chunks instead of stopping
 };
 
+// An event chunk as its header describes it (TraceReader::ScanChunks).
+struct ChunkSpan {
+  uint64_t offset = 0;   // file offset of the chunk header
+  uint64_t ordinal = 0;  // K of "chunk K at offset X" (chunks counted from 0 in file order)
+  uint64_t min_seq = 0;  // the header's entry-seq range of the chunk's events
+  uint64_t max_seq = 0;
+  uint32_t events = 0;
+};
+
+// What TraceReader::ReadChunk does with a chunk.
+enum class ChunkReadMode : uint8_t {
+  kAll,          // as Next: applies the definitions, checks and returns the events
+  kDefinitions,  // applies the definitions only; call packets are framed, not decoded
+  kEvents,       // returns the events; an earlier kAll / kDefinitions read of the same chunk
+                 // applied its definitions (uses of ids are not checked again)
+};
+
 class TraceReader {
  public:
   using Options = TraceReaderOptions;
@@ -85,6 +102,21 @@ class TraceReader {
   // Random access: the event with this entry seq. Uses the index when present, otherwise
   // scans. NotFound if no such event.
   absl::StatusOr<Event> FindBySeq(uint64_t seq);
+
+  // Chunk-level access, for readers that take chunks out of file order (format/seq_stream.h).
+  // Do not mix with Next.
+  //
+  // Walks the chunk headers from the first chunk without reading any payload and appends the
+  // event chunks to *chunks in file order. Sets torn_tail(). Returns the error that ended the
+  // walk (DataLoss naming the offset: a damaged chunk header, an unknown chunk type not marked
+  // ignorable), OK at the end of the file or a torn tail; salvage resyncs past damage as Next
+  // does and counts it in stats().
+  absl::Status ScanChunks(std::vector<ChunkSpan>* chunks);
+  // Reads one chunk of ScanChunks as `mode` says, appending its events (kAll, kEvents) to
+  // *events. The events of a chunk that fails part-way are appended up to the failure. Errors
+  // as Next reports them in status() (salvage: OK, the damage skipped and counted). Every
+  // chunk's definitions must be applied (kAll / kDefinitions) in file order.
+  absl::Status ReadChunk(const ChunkSpan& chunk, ChunkReadMode mode, std::vector<Event>* events);
 
   class Impl;
 

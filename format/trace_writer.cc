@@ -62,6 +62,7 @@ struct ChunkStats {
   std::vector<uint64_t> call_counts;  // by call id
   absl::flat_hash_set<uint32_t> tids;
   int64_t min_ts = 0, max_ts = 0;
+  uint32_t definitions = 0;  // handle, string and content definitions
 };
 
 }  // namespace
@@ -135,6 +136,7 @@ class TraceWriter::Impl {
     if (added) {
       ++next_content_id_;
       encoder_.AppendContentDef(it->second, data);
+      ++stats_.definitions;
       if (encoder_.size() >= opts_.chunk_bytes) SealLocked();
     }
     return it->second;
@@ -297,6 +299,7 @@ class TraceWriter::Impl {
     stats_.call_counts.assign(kCallIdCount, 0);
     stats_.tids.clear();
     stats_.min_ts = stats_.max_ts = 0;
+    stats_.definitions = 0;
   }
 
   // The id of `token` in `table`; a token seen for the first time is defined in the trace.
@@ -313,6 +316,7 @@ class TraceWriter::Impl {
     } else {
       encoder_.AppendStringDef(id, token);
     }
+    ++stats_.definitions;
     if (encoder_.size() >= opts_.chunk_bytes) SealLocked();
   }
 
@@ -455,6 +459,7 @@ class TraceWriter::Impl {
     entry->set_max_seq(info.max_seq);
     entry->set_events(info.event_count);
     entry->set_stored_size(info.total_size());
+    if (opts_.index_definitions) entry->set_definitions(stats.definitions);
     offset_ += out_.size();
     bytes_written_ += out_.size();
     events_written_ += info.event_count;

@@ -84,6 +84,11 @@ class TraceWriter {
     // recording about a third smaller). The header then says version 2, which readers older
     // than it reject. false: version 1, AppendRun is AppendBatch.
     bool position_runs = false;
+    // The index says how many definitions each chunk holds (ChunkIndexEntry.definitions), so a
+    // reader seeking into the trace skips the earlier chunks that define nothing instead of
+    // reading them for their definitions (format/seq_stream.h). Off by default: it changes the
+    // bytes of the index, and the golden corpus is compared byte for byte.
+    bool index_definitions = false;
   };
 
   static absl::StatusOr<std::unique_ptr<TraceWriter>> Open(const std::string& path,

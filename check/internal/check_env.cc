@@ -5,7 +5,42 @@ namespace cltrace::check::internal {
 CheckEnv::CheckEnv(const CheckOptions& options)
     : options_(options), table_(CallTable::Get()), k_(table_.constants()) {}
 
+void CheckEnv::BeginStream(const format::TokenTable& handles, TraceReplay replay) {
+  Begin({}, handles);
+  streaming_ = true;
+  replay_ = std::move(replay);
+}
+
+// A call can be looked up (FindSeq: the parents of later calls) while it is open: from its
+// entry until the first call entered after its exit. Calls that never returned stay.
+void CheckEnv::TrackOpen(const Event& e) {
+  auto later = std::greater<std::pair<uint64_t, uint64_t>>();
+  while (!ends_.empty() && ends_.front().first < e.seq) {
+    std::pop_heap(ends_.begin(), ends_.end(), later);
+    open_.erase(ends_.back().second);
+    ends_.pop_back();
+  }
+  open_.insert_or_assign(e.seq, e);
+  if (e.end != 0) {
+    ends_.emplace_back(e.end, e.seq);
+    std::push_heap(ends_.begin(), ends_.end(), later);
+  }
+}
+
+absl::Status CheckEnv::ForEachEvent(const std::function<void(const Event&)>& visit) const {
+  if (!streaming_) {
+    for (const Event& e : events_) visit(e);
+    return absl::OkStatus();
+  }
+  if (!replay_) return absl::FailedPreconditionError("the trace cannot be read again");
+  return replay_(visit);
+}
+
 void CheckEnv::Begin(absl::Span<const Event> events, const format::TokenTable& handles) {
+  streaming_ = false;
+  replay_ = nullptr;
+  open_.clear();
+  ends_.clear();
   events_ = events;
   handles_ = &handles;
   result_ = CheckResult();
@@ -56,6 +91,10 @@ absl::Span<const uint64_t> CheckEnv::ArrayElems(const Event& e, const CallMeta& 
 }
 
 const Event* CheckEnv::FindSeq(uint64_t seq) const {
+  if (streaming_) {
+    auto it = open_.find(seq);
+    return it == open_.end() ? nullptr : &it->second;
+  }
   auto it = std::lower_bound(events_.begin(), events_.end(), seq,
                              [](const Event& e, uint64_t s) { return e.seq < s; });
   return it != events_.end() && it->seq == seq ? &*it : nullptr;

@@ -17,10 +17,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
@@ -71,6 +74,14 @@ class CheckEnv {
 
   // Starts a run over `events` (not owned; must outlive the run).
   void Begin(absl::Span<const Event> events, const format::TokenTable& handles);
+  // Starts a run fed event by event (Checker::Begin): FindSeq then sees the calls still open.
+  void BeginStream(const format::TokenTable& handles, TraceReplay replay);
+  // Streaming: `e` is the next event (seq order); forgets the calls that returned before it.
+  void Track(const Event& e) {
+    if (streaming_) TrackOpen(e);
+  }
+  // Every event of the trace in seq order (the whole span, or a re-read of the stream).
+  absl::Status ForEachEvent(const std::function<void(const Event&)>& visit) const;
   const CheckResult& result() const { return result_; }
   CheckResult TakeResult() { return std::move(result_); }
 
@@ -161,7 +172,12 @@ class CheckEnv {
   const CallTable& table_;
   const Constants& k_;
   TransitionObserver* observer_ = nullptr;
+  void TrackOpen(const Event& e);
   absl::Span<const Event> events_;
+  bool streaming_ = false;
+  TraceReplay replay_;
+  absl::flat_hash_map<uint64_t, Event> open_;        // streaming: calls not yet returned
+  std::vector<std::pair<uint64_t, uint64_t>> ends_;  // (end, seq) of open_, a min-heap
   const format::TokenTable* handles_ = nullptr;
   CheckResult result_;
   bool dc_table_ = false;

@@ -33,6 +33,9 @@ class Checker::Impl {
 
   absl::StatusOr<CheckResult> Run(absl::Span<const Event> events,
                                   const format::TokenTable& handles);
+  void Begin(const format::TokenTable& handles, TraceReplay replay);
+  absl::Status Add(const Event& e);
+  CheckResult Finish();
 
  private:
   void Flag(Rule rule, const Event& e, uint64_t handle, std::string message,
@@ -46,6 +49,8 @@ class Checker::Impl {
   static absl::string_view CallName(format::CallId c) { return internal::CheckEnv::CallName(c); }
 
   void OnEvent(const Event& e);
+  uint64_t added_ = 0;  // events judged (Add)
+  uint64_t prev_seq_ = 0;
   void OnAnnotation(const Event& e);
   void OnAdapterCall(const Event& e, const CallMeta& m);
   void OnDeviceCall(const Event& e, const CallMeta& m);

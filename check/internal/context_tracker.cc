@@ -81,14 +81,15 @@ bool ContextTracker::GuessDc(uint64_t h, const CallMeta& m, const Event& e) {
 // first telling use shows a DC table.
 void ContextTracker::BuildEvidence() {
   evidence_built_ = true;
-  for (const Event& x : env_.events()) {
+  // A streamed trace is read again for it (only traces with calls in both tables need it).
+  (void)env_.ForEachEvent([&](const Event& x) {
     const CallMeta& xm = table_[x.call];
-    if (xm.layer != Layer::kDevice) continue;
+    if (xm.layer != Layer::kDevice) return;
     for (int16_t f : {xm.hdeferred, xm.hdrvcontext}) {
       if (f != kNoField && Arg(x, f) != 0) evidence_.try_emplace(Arg(x, f), true);
     }
     uint64_t h = Arg(x, xm.hdevice);
-    if (h == 0) continue;
+    if (h == 0) return;
     if (xm.in_dc_table && !xm.in_ic_table) {
       evidence_.try_emplace(h, true);
     } else if (xm.in_ic_table && !xm.in_dc_table) {
@@ -97,7 +98,7 @@ void ContextTracker::BuildEvidence() {
                Arg(x, xm.present) == 0) {
       evidence_.try_emplace(h, true);
     }
-  }
+  });
 }
 
 int32_t ContextTracker::DcOf(const Event& e, uint64_t h, int32_t device) {

@@ -34,6 +34,7 @@ namespace cltrace {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 void WriteFile(const std::string& path, const std::string& content) {
@@ -109,6 +110,54 @@ class CliE2eTest : public ::testing::Test {
   std::string dir_;
   std::string transcript_;
 };
+
+// The verbs that read a trace stream it in seq order (format/seq_stream.h) instead of loading
+// it, and replay --until reads only the calls up to it. Their output on every shipped trace is what
+// it was when they loaded the whole trace: tests/cli/golden/corpus_digests.txt holds, per verb and
+// trace, the exit code and digests of standard output and standard error recorded with the loading
+// implementation (regenerate with CLTRACE_UPDATE_GOLDEN=1 after re-recording the corpus, and
+// review: a changed line means a verb's output changed).
+TEST_F(CliE2eTest, VerbOutputsOnTheCorpusAreUnchanged) {
+  std::vector<std::string> traces;
+  for (const char* dir : {"corpus/traces", "corpus/jsonl", "tests/cli/inputs"}) {
+    std::string list = Path(".list");
+    std::system(absl::StrCat("cd '", CLTRACE_SOURCE_DIR, "' && ls ", dir, "/*.cltrace ", dir,
+                             "/*.jsonl 2>/dev/null >'", list, "'")
+                    .c_str());
+    for (absl::string_view line : absl::StrSplit(ReadFile(list), '\n', absl::SkipEmpty())) {
+      traces.emplace_back(line);
+    }
+  }
+  ASSERT_GT(traces.size(), 30u);
+  const std::vector<std::string> verbs = {"info",
+                                          "check",
+                                          "stats",
+                                          "lifecycle",
+                                          "dump",
+                                          "dump --json",
+                                          "dump --from 40 --count 7",
+                                          "export -o -",
+                                          "replay --until 300"};
+  std::string digests;
+  for (const std::string& trace : traces) {
+    for (const std::string& verb : verbs) {
+      const std::string args = absl::StrCat(verb, " ", trace);
+      std::string cmd = absl::StrCat("cd '", CLTRACE_SOURCE_DIR, "' && '", CLTRACE_BIN, "' ", args,
+                                     " >'", Path(".out"), "' 2>'", Path(".err"), "'");
+      int status = std::system(cmd.c_str());
+      std::system(absl::StrCat("sha256sum <'", Path(".out"), "' | cut -c1-16 >'", Path(".d"),
+                               "' && sha256sum <'", Path(".err"), "' | cut -c1-16 >>'", Path(".d"),
+                               "'")
+                      .c_str());
+      std::vector<std::string> d = absl::StrSplit(ReadFile(Path(".d")), '\n', absl::SkipEmpty());
+      ASSERT_EQ(d.size(), 2u);
+      absl::StrAppend(&digests, args, ": exit ", WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                      " out ", d[0], " err ", d[1], "\n");
+    }
+  }
+  EXPECT_TRUE(::cltrace::testing::MatchesGolden(
+      absl::StrCat(CLTRACE_SOURCE_DIR, "/tests/cli/golden/corpus_digests.txt"), digests));
+}
 
 // The full interchange cycle on the §4.5/4.6 command-list recycling trace.
 TEST_F(CliE2eTest, ClRecycleImportInfoDumpExport) {
@@ -275,6 +324,48 @@ TEST_F(CliE2eTest, ShippedReprosReplay) {
     }
   }
   EXPECT_GE(replayed, 1);
+}
+
+// Progress bars go to standard error only when it is a terminal (here a pseudo-terminal from
+// script(1); CLTRACE_PROGRESS_AFTER_MS=0 draws from the first update instead of after a second),
+// never with --quiet, never into a file; the verb's output is the same either way.
+TEST_F(CliE2eTest, ProgressOnlyOnATerminalAndNeverWithQuiet) {
+  if (std::system("script --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "no script(1)";
+  std::string lines;
+  for (int i = 1; i <= 20000; ++i)
+    absl::StrAppend(&lines, "{\"seq\":", i,
+                    ",\"tid\":1,\"fn\":\"Flush\",\"args\":{\"hDevice\":\"ic\"}}\n");
+  WriteFile(Path("big.jsonl"), lines);
+  ASSERT_EQ(Run("import big.jsonl -o big.cltrace --quiet").exit, 0);
+  int tty_exit = 0;
+  auto on_terminal = [&](const std::string& args) {
+    std::string cmd = absl::StrCat("cd '", dir_, "' && CLTRACE_PROGRESS_AFTER_MS=0 script -qec \"'",
+                                   CLTRACE_BIN, "' ", args, "\" /dev/null >.tty 2>&1");
+    const int status = std::system(cmd.c_str());
+    tty_exit = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return ReadFile(Path(".tty"));
+  };
+  for (const std::string verb :
+       {"info big.cltrace", "dump big.cltrace", "export big.cltrace -o x.jsonl",
+        "import big.jsonl -o y.cltrace", "check big.cltrace", "stats big.cltrace",
+        "lifecycle big.cltrace"}) {
+    // Not a terminal: nothing on standard error (check judges the calls: exit 0 or 1).
+    std::string cmd = absl::StrCat("cd '", dir_, "' && CLTRACE_PROGRESS_AFTER_MS=0 '", CLTRACE_BIN,
+                                   "' ", verb, " >/dev/null 2>.err");
+    const int status = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(status)) << verb;
+    const int exit = WEXITSTATUS(status);
+    EXPECT_LE(exit, 1) << verb;
+    EXPECT_EQ(ReadFile(Path(".err")), "") << verb;
+    const std::string shown = on_terminal(verb);
+    EXPECT_EQ(tty_exit, exit) << verb;
+    EXPECT_THAT(shown, HasSubstr("calls/s")) << verb;
+    EXPECT_THAT(shown, HasSubstr("\r\x1b[K")) << verb;  // erased at the end
+    EXPECT_THAT(on_terminal(absl::StrCat(verb, " --quiet")), Not(HasSubstr("calls/s"))) << verb;
+    EXPECT_EQ(tty_exit, exit) << verb;
+  }
+  // The bar does not change what the verb prints.
+  EXPECT_THAT(on_terminal("info big.cltrace"), HasSubstr("calls           20000 (20000 DDI calls"));
 }
 
 TEST_F(CliE2eTest, UsageErrorsAreExitTwo) {

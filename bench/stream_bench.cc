@@ -1,0 +1,153 @@
+// Reading a large recorder-shaped trace (bench/synthetic_trace.h: the corpus's smallcl.cltrace
+// repeated, 4 threads' runs interleaved as the recorder writes them): the raw decode in file
+// order (BM_StreamRawDecode, the reference), LoadTrace (materialised and sorted), the
+// seq-ordered SeqStream, and the verbs that run on it (the whole `cltrace VERB`, output
+// discarded). Every benchmark after the raw decode reports `vs_raw`, its calls per second over
+// the raw decode's measured in the same run. Calls: CLTRACE_BENCH_CALLS (default 2,000,000);
+// the trace is generated once into the temporary directory.
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "bench/synthetic_trace.h"
+#include "benchmark/benchmark.h"
+#include "cli/verb.h"
+#include "format/load_trace.h"
+#include "format/seq_stream.h"
+#include "format/trace_reader.h"
+
+namespace cltrace {
+namespace {
+
+uint64_t Calls() {
+  uint64_t n = 2'000'000;
+  if (const char* v = std::getenv("CLTRACE_BENCH_CALLS")) (void)absl::SimpleAtoi(v, &n);
+  return n;
+}
+
+// The synthetic trace's path (written on first use).
+const std::string& TracePath() {
+  static const std::string* path = [] {
+    const char* tmp = std::getenv("TMPDIR");
+    auto* p = new std::string(
+        absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/cltrace_bench_stream_", Calls(), ".cltrace"));
+    if (!std::ifstream(*p).good()) {
+      absl::Status s = bench::WriteRepeatedTrace(
+          CLTRACE_SOURCE_DIR "/corpus/traces/smallcl.cltrace", *p, Calls());
+      if (!s.ok()) *p = "";
+    }
+    return p;
+  }();
+  return *path;
+}
+
+double raw_rate = 0;  // calls/s (wall) of BM_StreamRawDecode in this run
+
+// Wall time of a benchmark's loop, for the ratio to the raw decode.
+class Wall {
+ public:
+  Wall() : start_(std::chrono::steady_clock::now()) {}
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+};
+
+void Report(benchmark::State& state, uint64_t calls, const Wall& wall, bool is_raw = false) {
+  const double total = static_cast<double>(calls) * static_cast<double>(state.iterations());
+  state.counters["calls/s"] = benchmark::Counter(total, benchmark::Counter::kIsRate);
+  const double rate = total / wall.seconds();
+  if (is_raw) {
+    raw_rate = rate;
+  } else if (raw_rate > 0) {
+    state.counters["vs_raw"] = rate / raw_rate;
+  }
+}
+
+void BM_StreamRawDecode(benchmark::State& state) {
+  if (TracePath().empty()) return state.SkipWithError("cannot write the trace");
+  uint64_t n = 0;
+  Wall wall;
+  for (auto _ : state) {
+    auto r = format::TraceReader::Open(TracePath());
+    format::Event e;
+    n = 0;
+    while ((*r)->Next(&e)) ++n;
+    benchmark::DoNotOptimize(e);
+  }
+  Report(state, n, wall, true);
+}
+BENCHMARK(BM_StreamRawDecode)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_StreamLoadTrace(benchmark::State& state) {
+  uint64_t n = 0;
+  Wall wall;
+  for (auto _ : state) {
+    absl::StatusOr<format::LoadedTrace> t = format::LoadTrace(TracePath());
+    n = t->events.size();
+  }
+  Report(state, n, wall);
+}
+BENCHMARK(BM_StreamLoadTrace)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_StreamSeqOrder(benchmark::State& state) {
+  uint64_t n = 0;
+  Wall wall;
+  for (auto _ : state) {
+    auto s = format::SeqStream::Open(TracePath());
+    format::Event e;
+    n = 0;
+    while ((*s)->Next(&e)) ++n;
+    benchmark::DoNotOptimize(e);
+  }
+  Report(state, n, wall);
+}
+BENCHMARK(BM_StreamSeqOrder)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// `cltrace ARGS...` with the trace as its first argument, output discarded.
+void RunVerb(benchmark::State& state, std::vector<std::string> args) {
+  args.insert(args.begin() + 1, TracePath());
+  args.insert(args.begin(), "cltrace");
+  args.push_back("--quiet");
+  int code = 0;
+  Wall wall;
+  for (auto _ : state) {
+    std::ostringstream out, err;
+    code = cli::RunCli(args, out, err);
+    benchmark::DoNotOptimize(out.tellp());
+  }
+  if (code == 2) state.SkipWithError("the verb failed");
+  Report(state, Calls(), wall);
+}
+
+void BM_StreamVerbInfo(benchmark::State& state) { RunVerb(state, {"info"}); }
+BENCHMARK(BM_StreamVerbInfo)->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_StreamVerbCheck(benchmark::State& state) { RunVerb(state, {"check"}); }
+BENCHMARK(BM_StreamVerbCheck)->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_StreamVerbDump(benchmark::State& state) { RunVerb(state, {"dump"}); }
+BENCHMARK(BM_StreamVerbDump)->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_StreamVerbExport(benchmark::State& state) { RunVerb(state, {"export", "-o", "/dev/null"}); }
+BENCHMARK(BM_StreamVerbExport)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// dump --from the middle --count 5: cost independent of the trace's length.
+void BM_StreamDumpSeek(benchmark::State& state) {
+  const std::string from = absl::StrCat(Calls());  // about the middle (2 positions per call)
+  for (auto _ : state) {
+    std::ostringstream out, err;
+    cli::RunCli({"cltrace", "dump", TracePath(), "--from", from, "--count", "5", "--quiet"}, out,
+                err);
+    benchmark::DoNotOptimize(out.tellp());
+  }
+}
+BENCHMARK(BM_StreamDumpSeek)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace cltrace
