@@ -46,10 +46,12 @@ static_assert(sizeof(kKernelStubs) == sizeof(D3DDDI_DEVICECALLBACKS));
 
 // What the full driver saw at CreateDevice: the callback table the recorder handed it.
 const D3DDDI_DEVICECALLBACKS* g_driver_kt = nullptr;
+const D3D11DDI_CORELAYER_DEVICECALLBACKS* g_driver_core = nullptr;
 D3DRTDEVICEHANDLE g_rt_device{};
 
 HRESULT APIENTRY FullCreateDevice(D3D10DDI_HADAPTER, D3D10DDIARG_CREATEDEVICE* a) {
   g_driver_kt = a->pKTCallbacks;
+  g_driver_core = a->p11UMCallbacks;
   g_rt_device = D3DRTDEVICEHANDLE{a->hRTDevice.handle};
   std::memcpy(a->p11DeviceFuncs, kDeviceStubs, sizeof(kDeviceStubs));
   std::memcpy(a->pDXGIBaseDDI, kDxgiStubs, sizeof(kDxgiStubs));
@@ -120,6 +122,25 @@ TEST_F(FullTableTest, EverySlotOfTheFullTablesIsWrappedAndRecordedOnce) {
   for (size_t i = 0; i < kKernel; ++i) {
     EXPECT_NE(SlotOf(g_driver_kt, i), nullptr) << "kernel callback " << i;
     EXPECT_NE(SlotOf(g_driver_kt, i), kKernelStubs[i]) << "kernel callback " << i << " not wrapped";
+  }
+
+  // The other two tables: the adapter table (the fake driver fills 4 of its 5 slots) and the
+  // core-layer callbacks (the fake runtime fills a few): filled exactly where the other side
+  // filled them.
+  testing::FakeRtContext core_reference;
+  testing::fake_rt::InitCallbacks(&core_reference);
+  ASSERT_NE(g_driver_core, nullptr);
+  for (size_t i = 0; i < sizeof(D3D11DDI_CORELAYER_DEVICECALLBACKS) / sizeof(void*); ++i) {
+    EXPECT_EQ(SlotOf(g_driver_core, i) != nullptr, SlotOf(&core_reference.callbacks, i) != nullptr)
+        << "core-layer callback " << i;
+  }
+  D3D10_2DDI_ADAPTERFUNCS adapter_reference{};
+  D3D10DDIARG_OPENADAPTER open{};
+  open.pAdapterFuncs = &adapter_reference;
+  ASSERT_EQ(FullOpenAdapter(&open), S_OK);
+  for (size_t i = 0; i < sizeof(D3D10_2DDI_ADAPTERFUNCS) / sizeof(void*); ++i) {
+    EXPECT_EQ(SlotOf(&rt.adapter_funcs(), i) != nullptr, SlotOf(&adapter_reference, i) != nullptr)
+        << "adapter slot " << i;
   }
 
   // Each slot once: the device table (DestroyDevice last: it ends the device), the DXGI table
