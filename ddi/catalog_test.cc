@@ -458,7 +458,8 @@ TEST(CatalogScopeTest, DeferredContextTableMembership) {
       "StagingResourceMap", "StagingResourceUnmap", "QueryGetData", "Flush", "ResourceMap",
       "ResourceUnmap", "ResourceIsStagingBusy", "OpenResource", "CheckDeferredContextHandleSizes",
       "CalcDeferredContextHandleSize", "CalcPrivateDeferredContextSize", "CreateDeferredContext",
-      "CalcPrivateCommandListSize", "SetResourceMinLOD",
+      "CalcPrivateCommandListSize", "SetResourceMinLOD", "CheckFormatSupport",
+      "CheckMultisampleQualityLevels", "CheckCounterInfo", "CheckCounter",
       // Build-2 IC-table functions invoked on DC threads (ddi-spec §2.1, R12).
       "RecycleCreateCommandList", "RecycleCreateDeferredContext", "RecycleDestroyCommandList"};
   const std::set<std::string> dc_only = {"RecycleCommandList", "AbandonCommandList"};
@@ -562,11 +563,15 @@ TEST(CatalogScopeTest, OtherLayers) {
   EXPECT_EQ(present->ret, ReturnKind::kHresult);
   for (const char* m : {"hSurfaceToPresent", "hDstResource", "FlipInterval", "Flags"})
     EXPECT_GE(FieldIndex(*present, m), 0) << m;
-  // Kernel thunks: the runtime's device HANDLE, then the D3DDDICB_* structure.
+  // Kernel thunks: the runtime's device HANDLE, then the D3DDDICB_* structure (SetAsyncCallbacksCb
+  // alone takes a BOOL).
   for (const CallInfo* c : CallsOfLayer(Layer::kKernelCb)) {
     EXPECT_STREQ(Fields(*c)[0].name, "hDevice") << c->name;
     EXPECT_STREQ(HandleTypes()[Fields(*c)[0].type_index].name, "D3DRTDEVICEHANDLE");
-    EXPECT_EQ(Fields(*c)[1].kind, FieldKind::kPresent) << c->name;
+    EXPECT_EQ(Fields(*c)[1].kind, std::string(c->name) == "SetAsyncCallbacksCb"
+                                      ? FieldKind::kBool
+                                      : FieldKind::kPresent)
+        << c->name;
     EXPECT_EQ(c->ret, ReturnKind::kHresult) << c->name;
   }
   EXPECT_EQ(FieldOf("CreateContextCb", "hContext").dir, FieldDir::kOut);

@@ -196,9 +196,10 @@ void InstallDeviceThunks(DeviceCtx* ctx) {
 
 void InstallDxgiThunks(DeviceCtx* ctx) {
   if (ctx->dxgi_runtime == nullptr || ctx->dxgi_driver == nullptr) return;
-  ctx->dxgi_runtime->pfnPresent = LoadSlot(ctx->dxgi_driver, 0) != nullptr
-                                      ? reinterpret_cast<PFNDDXGIDDI_PRESENT>(kDxgiThunk)
-                                      : nullptr;
+  for (size_t k = 0; k < kDxgiSlots; ++k) {
+    StoreSlot(ctx->dxgi_runtime, k,
+              LoadSlot(ctx->dxgi_driver, k) != nullptr ? kDxgiThunks[k] : nullptr);
+  }
 }
 
 char* OnSlotRewrite(DeviceCtx* ctx, size_t index) {

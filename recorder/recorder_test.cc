@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <thread>
@@ -244,6 +245,39 @@ TEST_F(RecorderTest, DriverRewritingACreateSlotIsNotedAndShownToTheRuntime) {
       << notes[0];
   EXPECT_EQ(notes[1], "CreateResource: ");
   EXPECT_EQ(notes[2], "CreateResource: ");
+}
+
+// RelocateDeviceFuncs: the runtime copies its table (the recorder's thunks) elsewhere and says
+// so. The driver is told the address of the table it was handed, which did not move (its
+// slot writes must keep reaching the recorder), and a later rewrite shows in the runtime's new
+// table, not in the one it left.
+TEST_F(RecorderTest, RelocatedRuntimeTableGetsLaterRewritesAndTheDriverKeepsItsTable) {
+  auto rec = Start();
+  FakeRuntime rt;
+  ASSERT_EQ(rt.Create(&testing::RecordedOpenAdapter), S_OK);
+  FakeRtContext& ic = rt.ic();
+  testing::FakeDevice* driver = testing::AsFake(ic.handle);
+  D3D11DDI_DEVICEFUNCS* const driver_table = driver->table;
+  auto moved = std::make_unique<D3D11DDI_DEVICEFUNCS>(ic.funcs);
+  ASSERT_NE(moved->pfnRelocateDeviceFuncs, nullptr);
+  moved->pfnRelocateDeviceFuncs(ic.handle, moved.get());
+  EXPECT_EQ(driver->table, driver_table);  // not the runtime's copy
+  const auto old_slot = ic.funcs.pfnCreateResource;
+  testing::Driver().bugs.store(testing::kRewriteSlot);
+  moved->pfnFlush(ic.handle, 0);  // the driver swaps its pfnCreateResource
+  testing::Driver().bugs.store(testing::kNoBug);
+  EXPECT_NE(moved->pfnCreateResource, old_slot);    // shown where the runtime looks now
+  EXPECT_EQ(ic.funcs.pfnCreateResource, old_slot);  // the left table is not written
+  rec->Stop();
+  Trace t = Load(bytes_);
+  ASSERT_TRUE(t.status.ok()) << t.status;
+  int relocations = 0;
+  for (const Event& e : t.events) {
+    if (e.call != CallId::kRelocateDeviceFuncs) continue;
+    ++relocations;
+    EXPECT_EQ(e.args[1], reinterpret_cast<uint64_t>(moved.get()));  // the runtime's argument
+  }
+  EXPECT_EQ(relocations, 1);
 }
 
 TEST_F(RecorderTest, RewriteSeenFirstByTheCallThroughThatSlotIsNotedThere) {

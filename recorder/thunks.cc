@@ -251,6 +251,15 @@ R DeviceBody(P... p) {
   if constexpr (kId == CallId::kCreateDeferredContext ||
                 kId == CallId::kRecycleCreateDeferredContext) {
     return DeferredContextCreate<kId, R>(ctx, real, note, p...);
+  } else if constexpr (kId == CallId::kRelocateDeviceFuncs) {
+    // The runtime moved its copy of the table (our thunks) to pDeviceFunctions: the recorder
+    // mirrors later slot changes there. The driver's table is the recorder's and did not move,
+    // so the driver is told its own address (the event records the runtime's argument).
+    auto [hdev, moved] = std::tuple<P...>(p...);
+    if (moved != nullptr) ctx->runtime = moved;
+    return RecordCall<kId, R>(
+        note, [&] { reinterpret_cast<Pfn>(real)(hdev, const_cast<DeviceTable*>(ctx->driver)); },
+        p...);
   } else if constexpr (kId == CallId::kDestroyDevice) {
     RecordCall<kId, R>(
         note, [&] { reinterpret_cast<Pfn>(real)(p...); }, p...);
@@ -275,20 +284,29 @@ R DeviceBody(P... p) {
 
 // ---- DXGI ----
 
-HRESULT DxgiPresentBody(DXGI_DDI_ARG_PRESENT* p) {
+// Every DXGI base function takes one argument structure whose hDevice is the IC's driver
+// handle. Present checks the device table on its way out, like Flush (R5).
+template <CallId kId, typename Arg>
+HRESULT DxgiBody(Arg* p) {
+  using T = CallTraits<kId>;
   DeviceCtx* ctx = p != nullptr ? Contexts().devices.Find(p->hDevice.handle) : nullptr;
   if (ctx == nullptr) {
-    ctx = UnknownDevice("PresentDXGI", p != nullptr ? p->hDevice.handle : nullptr);
+    ctx = UnknownDevice(T::kName, p != nullptr ? p->hDevice.handle : nullptr);
     if (ctx == nullptr) return static_cast<HRESULT>(E_FAIL);
   }
   if (ctx->ic != nullptr) ctx = ctx->ic;
   if (ctx->layer != nullptr) SyncCoreLayer(ctx->layer);
   auto real = ctx->dxgi_driver != nullptr
-                  ? reinterpret_cast<PFNDDXGIDDI_PRESENT>(LoadSlot(ctx->dxgi_driver, 0))
+                  ? reinterpret_cast<typename T::Pfn>(LoadSlot(ctx->dxgi_driver, T::kSlotIndex))
                   : nullptr;
   if (real == nullptr) return static_cast<HRESULT>(E_FAIL);
-  return RecordCallThen<CallId::kPresentDXGI, HRESULT>(
-      nullptr, [&] { return real(p); }, [ctx] { return CheckDeviceTable(ctx); }, p);
+  if constexpr (kId == CallId::kPresentDXGI) {
+    return RecordCallThen<kId, HRESULT>(
+        nullptr, [&] { return real(p); }, [ctx] { return CheckDeviceTable(ctx); }, p);
+  } else {
+    return RecordCall<kId, HRESULT>(
+        nullptr, [&] { return real(p); }, p);
+  }
 }
 
 // ---- Core-layer callbacks ----
@@ -467,7 +485,7 @@ struct Thunk<kId, kGen, R (*)(P...)> {
       return KernelLayerBody<kId, R>(p...);
     } else {
       static_assert(kLayer == Layer::kDxgi);
-      return DxgiPresentBody(p...);
+      return DxgiBody<kId>(p...);
     }
   }
 };
@@ -493,7 +511,7 @@ void* const kCoreThunks[kCoreGenerations][kCoreSlots] = {
 void* const kKernelThunks[kKernelSlots] = {CLTRACE_CALLS_D3DDDI_DEVICECALLBACKS(CLTRACE_THUNK_G0)};
 void* const kAdapterThunks[kAdapterSlots] = {
     CLTRACE_CALLS_D3D10_2DDI_ADAPTERFUNCS(CLTRACE_THUNK_G0)};
-void* const kDxgiThunk = reinterpret_cast<void*>(&Thunk<CallId::kPresentDXGI, 0>::Fn);
+void* const kDxgiThunks[kDxgiSlots] = {CLTRACE_CALLS_DXGI_DDI_BASE_FUNCTIONS(CLTRACE_THUNK_G0)};
 void* const kKmdThunks[kSlots<KmdTable>] = {
     CLTRACE_CALLS_DRIVER_INITIALIZATION_DATA(CLTRACE_THUNK_G0)};
 void* const kDxgkrnlThunks[kSlots<DxgkrnlTable>] = {

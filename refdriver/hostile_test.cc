@@ -375,6 +375,38 @@ TEST_F(HostileTest, NullArgumentStructuresOfOtherDdisAreReportedR56) {
   ExpectDriverStillWorks();
 }
 
+// The slots of the full table (issue #14) check their arguments like every other DDI: a format
+// outside the table and a NULL answer go back through pfnSetErrorCb (E_FAIL, E_INVALIDARG, as
+// their reference pages say), handles of the wrong kind or already destroyed are reported.
+TEST_F(HostileTest, FullTableSlotsCheckTheirArguments) {
+  UINT caps = 123;
+  ic_.pfnCheckFormatSupport(dev_, static_cast<DXGI_FORMAT>(500), &caps);
+  EXPECT_EQ(caps, 0u);
+  ic_.pfnCheckFormatSupport(dev_, DXGI_FORMAT_R8G8B8A8_UNORM, nullptr);
+  ic_.pfnCheckFormatSupport(dev_, DXGI_FORMAT_R8G8B8A8_UNORM, &caps);
+  EXPECT_EQ(caps, static_cast<UINT>(D3D10_DDI_FORMAT_SUPPORT_SHADER_SAMPLE |
+                                    D3D10_DDI_FORMAT_SUPPORT_RENDERTARGET |
+                                    D3D10_DDI_FORMAT_SUPPORT_BLENDABLE |
+                                    D3D10_DDI_FORMAT_SUPPORT_MULTISAMPLE_RENDERTARGET |
+                                    D3D10_DDI_FORMAT_SUPPORT_MULTISAMPLE_LOAD));
+  UINT levels = 9;
+  ic_.pfnCheckMultisampleQualityLevels(dev_, DXGI_FORMAT_R32G32B32_FLOAT, 4, &levels);
+  EXPECT_EQ(levels, 0u);  // not a multisample render-target format
+  ic_.pfnCheckMultisampleQualityLevels(dev_, DXGI_FORMAT_R8G8B8A8_UNORM, 4, &levels);
+  EXPECT_EQ(levels, 1u);
+  EXPECT_EQ(Errors(), (std::vector<HRESULT>{static_cast<HRESULT>(E_FAIL),
+                                            static_cast<HRESULT>(E_INVALIDARG)}));
+  D3D10DDI_HRESOURCE r = NewBuffer();
+  ic_.pfnCopyStructureCount(dev_, r, 0, D3D11DDI_HUNORDEREDACCESSVIEW{r.pDrvPrivate});
+  ic_.pfnDestroyResource(dev_, r);
+  ic_.pfnResourceResolveSubresource(dev_, r, 0, r, 0, DXGI_FORMAT_R8G8B8A8_UNORM);
+  EXPECT_THAT(Violations(),
+              ElementsAre(AllOf(StartsWith("R57 "), HasSubstr("fn=CopyStructureCount")),
+                          AllOf(StartsWith("R39 "), HasSubstr("fn=ResourceResolveSubresource")),
+                          AllOf(StartsWith("R39 "), HasSubstr("fn=ResourceResolveSubresource"))));
+  ExpectDriverStillWorks();
+}
+
 // The §3 state checks take their legality from the edge table (rules/state_machines.h); each
 // non-edge is reported with the rule and text it always had.
 class StateEdgeTest : public HostileTest {

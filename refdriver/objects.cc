@@ -366,6 +366,14 @@ SIZE_T APIENTRY CalcPrivateTessellationShaderSize(D3D10DDI_HDEVICE hDevice, cons
   return sizeof(IcObject);
 }
 
+SIZE_T APIENTRY CalcPrivateGeometryShaderWithStreamOutput(
+    D3D10DDI_HDEVICE hDevice, const D3D11DDIARG_CREATEGEOMETRYSHADERWITHSTREAMOUTPUT*,
+    const D3D11DDIARG_STAGE_IO_SIGNATURES*) {
+  CallScope scope("CalcPrivateGeometryShaderWithStreamOutput");
+  if (Device* dev = IcDevice(hDevice)) CountCall(dev);
+  return sizeof(IcObject);
+}
+
 // A view without arguments or with an invalid resource is reported and created without a
 // dependency (later calls on the handle, and its destroy, stay consistent).
 #define CLTRACE_IC_CREATE_VIEW(Name, ArgT, HandleT, RtT, type)                            \
@@ -446,6 +454,18 @@ void APIENTRY CreateComputeShader(D3D10DDI_HDEVICE hDevice, const UINT*, D3D10DD
   CreateIcObject(hDevice, h.pDrvPrivate, D3D10DDI_HT_SHADER, "CreateComputeShader", "hShader");
 }
 
+// A geometry shader with stream output is a shader like any other to the model GPU.
+void APIENTRY CreateGeometryShaderWithStreamOutput(
+    D3D10DDI_HDEVICE hDevice, const D3D11DDIARG_CREATEGEOMETRYSHADERWITHSTREAMOUTPUT* a,
+    D3D10DDI_HSHADER h, D3D10DDI_HRTSHADER, const D3D11DDIARG_STAGE_IO_SIGNATURES*) {
+  CallScope scope("CreateGeometryShaderWithStreamOutput");
+  IcObject* o = CreateIcObject(hDevice, h.pDrvPrivate, D3D10DDI_HT_SHADER,
+                               "CreateGeometryShaderWithStreamOutput", "hShader");
+  if (o == nullptr) return;
+  (void)ArgPresent(a, "CreateGeometryShaderWithStreamOutput",
+                   "pCreateGeometryShaderWithStreamOutput");
+}
+
 CLTRACE_IC_DESTROY(DestroyShaderResourceView, D3D10DDI_HSHADERRESOURCEVIEW,
                    D3D10DDI_HT_SHADERRESOURCEVIEW, "shader-resource view")
 CLTRACE_IC_DESTROY(DestroyRenderTargetView, D3D10DDI_HRENDERTARGETVIEW,
@@ -512,6 +532,13 @@ void APIENTRY DcCreateComputeShader(D3D10DDI_HDEVICE h, const UINT* code, D3D10D
            rt.handle);
 }
 
+void APIENTRY DcCreateGeometryShaderWithStreamOutput(
+    D3D10DDI_HDEVICE h, const D3D11DDIARG_CREATEGEOMETRYSHADERWITHSTREAMOUTPUT* a,
+    D3D10DDI_HSHADER hl, D3D10DDI_HRTSHADER rt, const D3D11DDIARG_STAGE_IO_SIGNATURES* sig) {
+  OpenOnDc(h, D3D10DDI_HT_SHADER, "CreateGeometryShaderWithStreamOutput",
+           a == nullptr && sig == nullptr, nullptr, hl.pDrvPrivate, rt.handle);
+}
+
 #define CLTRACE_DC_CLOSE(Name, HandleT, type)              \
   void APIENTRY Dc##Name(D3D10DDI_HDEVICE h, HandleT hl) { \
     CloseOnDc(h, type, #Name, hl.pDrvPrivate);             \
@@ -564,6 +591,7 @@ CLTRACE_DC_CLOSE(DestroyQuery, D3D10DDI_HQUERY, D3D10DDI_HT_QUERY)
   X(CreateHullShader) \
   X(CreateDomainShader) \
   X(CreateComputeShader) \
+  X(CreateGeometryShaderWithStreamOutput) \
   X(DestroyShader)
 // clang-format on
 
@@ -583,6 +611,7 @@ CLTRACE_DC_CLOSE(DestroyQuery, D3D10DDI_HQUERY, D3D10DDI_HT_QUERY)
   X(CalcPrivateRasterizerStateSize) \
   X(CalcPrivateShaderSize) \
   X(CalcPrivateTessellationShaderSize) \
+  X(CalcPrivateGeometryShaderWithStreamOutput) \
   X(CalcPrivateSamplerSize) \
   X(CalcPrivateQuerySize)
 // clang-format on

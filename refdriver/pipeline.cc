@@ -739,6 +739,88 @@ CLTRACE_DYN_UNMAP(DynamicIABufferUnmap)
 CLTRACE_DYN_UNMAP(DynamicConstantBufferUnmap)
 CLTRACE_DYN_UNMAP(DynamicResourceUnmap)
 
+// ---- the D3D10-era and 11.0 slots the runtime model issues rarely ----
+
+// Read-after-write hazards: the model GPU is in order, so there is nothing to flush; the
+// handles are still validated like any other argument.
+template <bool kDc>
+void APIENTRY ShaderResourceViewReadAfterWriteHazard(D3D10DDI_HDEVICE h,
+                                                     D3D10DDI_HSHADERRESOURCEVIEW v,
+                                                     D3D10DDI_HRESOURCE r) {
+  PipeCall<kDc> c(h, "ShaderResourceViewReadAfterWriteHazard", false, false);
+  if (!c.ok()) return;
+  (void)c.Ic(v.pDrvPrivate, D3D10DDI_HT_SHADERRESOURCEVIEW,
+             "ShaderResourceViewReadAfterWriteHazard");
+  (void)c.Ic(r.pDrvPrivate, D3D10DDI_HT_RESOURCE, "ShaderResourceViewReadAfterWriteHazard");
+}
+
+template <bool kDc>
+void APIENTRY ResourceReadAfterWriteHazard(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE r) {
+  PipeCall<kDc> c(h, "ResourceReadAfterWriteHazard", false, false);
+  if (c.ok()) (void)c.Ic(r.pDrvPrivate, D3D10DDI_HT_RESOURCE, "ResourceReadAfterWriteHazard");
+}
+
+// A resolve and the format conversions move texels like a copy in this model (texels are
+// 4 bytes whatever the format), so they are copies to the GPU model and the CPU backing.
+template <bool kDc>
+void APIENTRY ResourceResolveSubresource(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE dst, UINT,
+                                         D3D10DDI_HRESOURCE src, UINT, DXGI_FORMAT) {
+  PipeCall<kDc> c(h, "ResourceResolveSubresource", false, false);
+  if (c.ok()) Copy(c, dst.pDrvPrivate, src.pDrvPrivate, "ResourceResolveSubresource");
+}
+
+template <bool kDc>
+void APIENTRY ResourceConvert(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE dst, D3D10DDI_HRESOURCE src) {
+  PipeCall<kDc> c(h, "ResourceConvert", false, false);
+  if (c.ok()) Copy(c, dst.pDrvPrivate, src.pDrvPrivate, "ResourceConvert");
+}
+
+template <bool kDc>
+void APIENTRY ResourceConvertRegion(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE dst, UINT, UINT, UINT,
+                                    UINT, D3D10DDI_HRESOURCE src, UINT, const D3D10_DDI_BOX*) {
+  PipeCall<kDc> c(h, "ResourceConvertRegion", false, false);
+  if (c.ok()) Copy(c, dst.pDrvPrivate, src.pDrvPrivate, "ResourceConvertRegion");
+}
+
+// CopyStructureCount: the hidden counter of a structured UAV into a buffer, a copy from the
+// view's resource in this model.
+template <bool kDc>
+void APIENTRY CopyStructureCount(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE dst, UINT,
+                                 D3D11DDI_HUNORDEREDACCESSVIEW src) {
+  PipeCall<kDc> c(h, "CopyStructureCount", false, false);
+  if (!c.ok()) return;
+  IcObject* view = c.Ic(src.pDrvPrivate, D3D11DDI_HT_UNORDEREDACCESSVIEW, "CopyStructureCount");
+  IcObject* d = c.Ic(dst.pDrvPrivate, D3D10DDI_HT_RESOURCE, "CopyStructureCount");
+  if (uint32_t da = c.Alloc(d), sa = c.Alloc(view); da != 0 && sa != 0 && da != sa) {
+    c.Emit(gpu::Command::Copy(da, sa));
+  }
+  c.Generic(refcmd::kCopy, reinterpret_cast<uint64_t>(d), reinterpret_cast<uint64_t>(view));
+}
+
+// SetTextFilterSize (the D3D10 text filter): no state of the model GPU; validated only.
+template <bool kDc>
+void APIENTRY SetTextFilterSize(D3D10DDI_HDEVICE h, UINT, UINT) {
+  PipeCall<kDc> c(h, "SetTextFilterSize", true, false);
+  (void)c.ok();
+}
+
+// Set*ShaderWithIfaces binds the shader like Set*Shader; the class instances select code
+// inside it, which the model does not run.
+constexpr const char* kSetShaderWithIfacesNames[] = {
+    "VsSetShaderWithIfaces", "PsSetShaderWithIfaces", "GsSetShaderWithIfaces",
+    "HsSetShaderWithIfaces", "DsSetShaderWithIfaces", "CsSetShaderWithIfaces"};
+
+template <bool kDc, int S>
+void APIENTRY SetShaderWithIfaces(D3D10DDI_HDEVICE h, D3D10DDI_HSHADER s, UINT, const UINT*,
+                                  const D3D11DDIARG_POINTERDATA*) {
+  PipeCall<kDc> c(h, kSetShaderWithIfacesNames[S], true, s.pDrvPrivate == nullptr);
+  if (!c.ok()) return;
+  void* bound = c.Binding(s.pDrvPrivate, D3D10DDI_HT_SHADER, kSetShaderWithIfacesNames[S]);
+  c.Answer(c.state().shader[S] == s.pDrvPrivate, s.pDrvPrivate == nullptr);
+  c.state().shader[S] = bound;
+  c.Generic(refcmd::kSet, kBindShader + S, 0, reinterpret_cast<uint64_t>(s.pDrvPrivate));
+}
+
 }  // namespace
 
 // ---- shared with other files ----
@@ -835,6 +917,25 @@ void FillPipelineSlots(D3D11DDI_DEVICEFUNCS* t, bool dc) {
   CLTRACE_SLOT(t, dc, DynamicIABufferUnmap)
   CLTRACE_SLOT(t, dc, DynamicConstantBufferUnmap)
   CLTRACE_SLOT(t, dc, DynamicResourceUnmap)
+  CLTRACE_SLOT(t, dc, ShaderResourceViewReadAfterWriteHazard)
+  CLTRACE_SLOT(t, dc, ResourceReadAfterWriteHazard)
+  CLTRACE_SLOT(t, dc, ResourceResolveSubresource)
+  CLTRACE_SLOT(t, dc, ResourceConvert)
+  CLTRACE_SLOT(t, dc, ResourceConvertRegion)
+  CLTRACE_SLOT(t, dc, CopyStructureCount)
+  CLTRACE_SLOT(t, dc, SetTextFilterSize)
+  t->pfnVsSetShaderWithIfaces =
+      dc ? &SetShaderWithIfaces<true, kVs> : &SetShaderWithIfaces<false, kVs>;
+  t->pfnPsSetShaderWithIfaces =
+      dc ? &SetShaderWithIfaces<true, kPs> : &SetShaderWithIfaces<false, kPs>;
+  t->pfnGsSetShaderWithIfaces =
+      dc ? &SetShaderWithIfaces<true, kGs> : &SetShaderWithIfaces<false, kGs>;
+  t->pfnHsSetShaderWithIfaces =
+      dc ? &SetShaderWithIfaces<true, kHs> : &SetShaderWithIfaces<false, kHs>;
+  t->pfnDsSetShaderWithIfaces =
+      dc ? &SetShaderWithIfaces<true, kDs> : &SetShaderWithIfaces<false, kDs>;
+  t->pfnCsSetShaderWithIfaces =
+      dc ? &SetShaderWithIfaces<true, kCs> : &SetShaderWithIfaces<false, kCs>;
 }
 
 }  // namespace cltrace::refdriver

@@ -271,6 +271,167 @@ HRESULT APIENTRY PresentDXGI(DXGI_DDI_ARG_PRESENT* p) {
   return hr;
 }
 
+// The other DXGI base functions: IC-domain calls with hDevice in their argument structure.
+// `what` names the argument structure for reports.
+Device* DxgiDevice(const void* p, const void* handle, const char* fn, const char* what) {
+  if (!ArgPresent(p, fn, what)) return nullptr;
+  return IcDevice(handle);
+}
+
+IcObject* DxgiResource(Device*, DXGI_DDI_HRESOURCE r, const char* fn) {
+  return IcArg(r.handle, D3D10DDI_HT_RESOURCE, fn);
+}
+
+// A gamma ramp of 256 evenly spaced control points over [0, 1], no scale and offset.
+HRESULT APIENTRY GetGammaCapsDXGI(DXGI_DDI_ARG_GET_GAMMA_CONTROL_CAPS* p) {
+  CallScope scope("GetGammaCapsDXGI");
+  Device* dev =
+      DxgiDevice(p, p != nullptr ? p->hDevice.handle : nullptr, "GetGammaCapsDXGI", "pGammaData");
+  if (dev == nullptr) return static_cast<HRESULT>(E_INVALIDARG);
+  IcDomainScope domain(dev);
+  DXGI_GAMMA_CONTROL_CAPABILITIES* caps = p->pGammaCapabilities;
+  if (!ArgPresent(caps, "GetGammaCapsDXGI", "pGammaCapabilities")) {
+    return static_cast<HRESULT>(E_INVALIDARG);
+  }
+  *caps = DXGI_GAMMA_CONTROL_CAPABILITIES{};
+  caps->ScaleAndOffsetSupported = 0;
+  caps->MaxConvertedValue = 1.0f;
+  caps->MinConvertedValue = 0.0f;
+  caps->NumGammaControlPoints = 256;
+  for (UINT i = 0; i < caps->NumGammaControlPoints; ++i) {
+    caps->ControlPointPositions[i] = static_cast<FLOAT>(i) / 255.0f;
+  }
+  return S_OK;
+}
+
+// Scans out the primary: its allocation goes to the kernel through pfnSetDisplayModeCb, the one
+// place that callback is legal (R17).
+HRESULT APIENTRY SetDisplayModeDXGI(DXGI_DDI_ARG_SETDISPLAYMODE* p) {
+  CallScope scope("SetDisplayModeDXGI");
+  Device* dev = DxgiDevice(p, p != nullptr ? p->hDevice.handle : nullptr, "SetDisplayModeDXGI",
+                           "pDisplayModeData");
+  if (dev == nullptr) return static_cast<HRESULT>(E_INVALIDARG);
+  IcDomainScope domain(dev);
+  IcObject* primary = DxgiResource(dev, p->hResource, "SetDisplayModeDXGI");
+  const uint32_t allocation = primary != nullptr ? primary->allocation : 0;
+  if (allocation == 0) return static_cast<HRESULT>(E_INVALIDARG);
+  D3DDDICB_SETDISPLAYMODE mode{};
+  mode.hPrimaryAllocation.value = allocation;
+  HRESULT hr = dev->kt->pfnSetDisplayModeCb(Rt(dev), &mode);
+  if (hr >= 0) dev->front_buffer = allocation;
+  return hr;
+}
+
+HRESULT APIENTRY SetResourcePriorityDXGI(DXGI_DDI_ARG_SETRESOURCEPRIORITY* p) {
+  CallScope scope("SetResourcePriorityDXGI");
+  Device* dev = DxgiDevice(p, p != nullptr ? p->hDevice.handle : nullptr, "SetResourcePriorityDXGI",
+                           "pPriorityData");
+  if (dev == nullptr) return static_cast<HRESULT>(E_INVALIDARG);
+  IcDomainScope domain(dev);
+  IcObject* r = DxgiResource(dev, p->hResource, "SetResourcePriorityDXGI");
+  if (r == nullptr) return static_cast<HRESULT>(E_INVALIDARG);
+  if (r->allocation == 0) return S_OK;  // nothing in video memory to prioritize
+  D3DDDICB_SETPRIORITY prio{};
+  D3DKMT_HALLOCATION allocation{r->allocation};
+  UINT priority = p->Priority;
+  prio.NumAllocations = 1;
+  prio.pAllocationList = &allocation;
+  prio.pPriorities = &priority;
+  return dev->kt->pfnSetPriorityCb(Rt(dev), &prio);
+}
+
+// Residency of each resource, from pfnQueryResidencyCb on its allocation.
+HRESULT APIENTRY QueryResourceResidencyDXGI(DXGI_DDI_ARG_QUERYRESOURCERESIDENCY* p) {
+  CallScope scope("QueryResourceResidencyDXGI");
+  Device* dev = DxgiDevice(p, p != nullptr ? p->hDevice.handle : nullptr,
+                           "QueryResourceResidencyDXGI", "pResidencyData");
+  if (dev == nullptr) return static_cast<HRESULT>(E_INVALIDARG);
+  IcDomainScope domain(dev);
+  if (p->Resources > 0 && (!ArgPresent(p->pResources, "QueryResourceResidencyDXGI", "pResources") ||
+                           !ArgPresent(p->pStatus, "QueryResourceResidencyDXGI", "pStatus"))) {
+    return static_cast<HRESULT>(E_INVALIDARG);
+  }
+  for (SIZE_T i = 0; i < p->Resources; ++i) {
+    IcObject* r = DxgiResource(dev, p->pResources[i], "QueryResourceResidencyDXGI");
+    if (r == nullptr) return static_cast<HRESULT>(E_INVALIDARG);
+    p->pStatus[i] = DXGI_DDI_RESIDENCY_FULLY_RESIDENT;  // system-memory resources count as such
+    if (r->allocation == 0) continue;
+    D3DKMT_HALLOCATION allocation{r->allocation};
+    D3DDDI_RESIDENCYSTATUS status = D3DDDI_RESIDENCYSTATUS_NOTRESIDENT;
+    D3DDDICB_QUERYRESIDENCY q{};
+    q.NumAllocations = 1;
+    q.HandleList = &allocation;
+    q.pResidencyStatus = &status;
+    HRESULT hr = dev->kt->pfnQueryResidencyCb(Rt(dev), &q);
+    if (hr < 0) return hr;
+    p->pStatus[i] = status == D3DDDI_RESIDENCYSTATUS_RESIDENTINGPUMEMORY
+                        ? DXGI_DDI_RESIDENCY_FULLY_RESIDENT
+                    : status == D3DDDI_RESIDENCYSTATUS_RESIDENTINSHAREDMEMORY
+                        ? DXGI_DDI_RESIDENCY_RESIDENT_IN_SHARED_MEMORY
+                        : DXGI_DDI_RESIDENCY_EVICTED_TO_DISK;
+  }
+  return S_OK;
+}
+
+// The swap chain's buffers trade places: resource i takes the storage (allocation and CPU
+// backing) of resource i+1, the last takes the first's. Work already recorded keeps the
+// allocations it named.
+HRESULT APIENTRY RotateResourceIdentitiesDXGI(DXGI_DDI_ARG_ROTATE_RESOURCE_IDENTITIES* p) {
+  CallScope scope("RotateResourceIdentitiesDXGI");
+  Device* dev = DxgiDevice(p, p != nullptr ? p->hDevice.handle : nullptr,
+                           "RotateResourceIdentitiesDXGI", "pRotateData");
+  if (dev == nullptr) return static_cast<HRESULT>(E_INVALIDARG);
+  IcDomainScope domain(dev);
+  if (p->Resources == 0) return S_OK;
+  if (!ArgPresent(p->pResources, "RotateResourceIdentitiesDXGI", "pResources")) {
+    return static_cast<HRESULT>(E_INVALIDARG);
+  }
+  std::vector<IcObject*> rs;
+  for (UINT i = 0; i < p->Resources; ++i) {
+    IcObject* r = DxgiResource(dev, p->pResources[i], "RotateResourceIdentitiesDXGI");
+    if (r == nullptr) return static_cast<HRESULT>(E_INVALIDARG);
+    // Only buffers of one size can trade storage.
+    if (!rs.empty() && r->byte_size != rs.front()->byte_size) {
+      return static_cast<HRESULT>(E_INVALIDARG);
+    }
+    rs.push_back(r);
+  }
+  const uint32_t first_allocation = rs.front()->allocation;
+  uint8_t* first_memory = rs.front()->memory;
+  for (size_t i = 0; i + 1 < rs.size(); ++i) {
+    rs[i]->allocation = rs[i + 1]->allocation;
+    rs[i]->memory = rs[i + 1]->memory;
+  }
+  rs.back()->allocation = first_allocation;
+  rs.back()->memory = first_memory;
+  return S_OK;
+}
+
+// A blt between two resources (a present's copy, a resolve, a conversion or a stretch): a
+// copy for the model GPU, like ResourceCopy.
+HRESULT APIENTRY BltDXGI(DXGI_DDI_ARG_BLT* p) {
+  CallScope scope("BltDXGI");
+  Device* dev = DxgiDevice(p, p != nullptr ? p->hDevice.handle : nullptr, "BltDXGI", "pBltData");
+  if (dev == nullptr) return static_cast<HRESULT>(E_INVALIDARG);
+  IcDomainScope domain(dev);
+  IcObject* dst = DxgiResource(dev, p->hDstResource, "BltDXGI");
+  IcObject* src = DxgiResource(dev, p->hSrcResource, "BltDXGI");
+  if (dst == nullptr || src == nullptr) return static_cast<HRESULT>(E_INVALIDARG);
+  if (uint32_t da = IcAllocationOf(dev, dst), sa = IcAllocationOf(dev, src);
+      da != 0 && sa != 0 && da != sa) {
+    IcEmit(dev, gpu::Command::Copy(da, sa));
+  }
+  if (dst->memory != nullptr && src->memory != nullptr && dst != src) {
+    std::memmove(dst->memory, src->memory,
+                 std::min<uint64_t>({dst->byte_size, src->byte_size, 16}));
+  }
+  IcWriteGeneric(dev, refcmd::kCopy, reinterpret_cast<uint64_t>(dst),
+                 reinterpret_cast<uint64_t>(src));
+  MaybeReportRemoved(dev, nullptr);
+  if (dev->removed.load()) return static_cast<HRESULT>(DXGI_ERROR_DEVICE_REMOVED);
+  return S_OK;
+}
+
 }  // namespace
 
 void FillSubmitSlots(D3D11DDI_DEVICEFUNCS* t) {
@@ -284,6 +445,14 @@ void FillSubmitSlots(D3D11DDI_DEVICEFUNCS* t) {
   t->pfnQueryGetData = &QueryGetData;
 }
 
-void FillDxgiTable(DXGI_DDI_BASE_FUNCTIONS* t) { t->pfnPresent = &PresentDXGI; }
+void FillDxgiTable(DXGI_DDI_BASE_FUNCTIONS* t) {
+  t->pfnPresent = &PresentDXGI;
+  t->pfnGetGammaCaps = &GetGammaCapsDXGI;
+  t->pfnSetDisplayMode = &SetDisplayModeDXGI;
+  t->pfnSetResourcePriority = &SetResourcePriorityDXGI;
+  t->pfnQueryResourceResidency = &QueryResourceResidencyDXGI;
+  t->pfnRotateResourceIdentities = &RotateResourceIdentitiesDXGI;
+  t->pfnBlt = &BltDXGI;
+}
 
 }  // namespace cltrace::refdriver

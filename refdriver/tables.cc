@@ -10,6 +10,7 @@ void FillSharedSlots(D3D11DDI_DEVICEFUNCS* t, bool dc) {
   *t = D3D11DDI_DEVICEFUNCS{};
   FillPipelineSlots(t, dc);
   FillObjectSlots(t, dc);
+  FillCapsSlots(t, dc);
   t->pfnDestroyDevice = dc ? &DcDestroyDevice : &DestroyDevice;
   t->pfnCreateCommandList = dc ? &DcCreateCommandList : &CreateCommandList;
   t->pfnDestroyCommandList = dc ? &DcDestroyCommandList : &DestroyCommandList;

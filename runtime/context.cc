@@ -126,6 +126,17 @@ void DeviceContext::SetShader(Stage stage, Shader* shader) {
   Touch(c);
 }
 
+void DeviceContext::SetShaderWithInterfaces(Stage stage, Shader* shader, uint32_t count,
+                                            const uint32_t* interfaces,
+                                            const D3D11DDIARG_POINTERDATA* pointer_data) {
+  ContextState* c = state_.get();
+  ContextCall call(c, "SetShaderWithInterfaces");
+  if (Dropped(c)) return;
+  Assign(c->bindings.shader[static_cast<int>(stage)], shader);
+  internal::SendShaderWithIfaces(c, stage, count, interfaces, pointer_data);
+  Touch(c);
+}
+
 void DeviceContext::SetConstantBuffers(Stage stage, uint32_t start, uint32_t count,
                                        Resource* const* buffers) {
   ContextState* c = state_.get();
@@ -350,6 +361,27 @@ void DeviceContext::DispatchIndirect(Resource* args, uint32_t offset) {
 }
 
 // ---- copies and updates ----
+
+void DeviceContext::ResolveSubresource(Resource* dst, uint32_t dst_sub, Resource* src,
+                                       uint32_t src_sub, DXGI_FORMAT format) {
+  ContextState* c = state_.get();
+  ContextCall call(c, "ResolveSubresource");
+  if (Dropped(c)) return;
+  auto d = Hnd<D3D10DDI_HRESOURCE>(c, dst);
+  auto s = Hnd<D3D10DDI_HRESOURCE>(c, src);
+  CLTRACE_CTX_DDI(c, ResourceResolveSubresource, d, dst_sub, s, src_sub, format);
+  Touch(c);
+}
+
+void DeviceContext::CopyStructureCount(Resource* dst, uint32_t dst_offset, View* src_uav) {
+  ContextState* c = state_.get();
+  ContextCall call(c, "CopyStructureCount");
+  if (Dropped(c)) return;
+  auto d = Hnd<D3D10DDI_HRESOURCE>(c, dst);
+  auto v = Hnd<D3D11DDI_HUNORDEREDACCESSVIEW>(c, src_uav);
+  CLTRACE_CTX_DDI(c, CopyStructureCount, d, dst_offset, v);
+  Touch(c);
+}
 
 void DeviceContext::CopyResource(Resource* dst, Resource* src) {
   ContextState* c = state_.get();

@@ -637,4 +637,179 @@ HRESULT Device::Present(Resource* surface) {
   return hr;
 }
 
+HRESULT Device::CreateGeometryShaderWithStreamOutput(
+    const uint32_t* code, const D3D11DDIARG_STREAM_OUTPUT_DECLARATION_ENTRY* entries,
+    uint32_t num_entries, const uint32_t* strides, uint32_t num_strides, uint32_t rasterized_stream,
+    Shader** out) {
+  DeviceState* dev = state_.get();
+  internal::ApiScope api(dev, "CreateGeometryShaderWithStreamOutput", "");
+  auto* sh = new Shader(this, Stage::kGS);
+  D3D11DDIARG_CREATEGEOMETRYSHADERWITHSTREAMOUTPUT a{};
+  a.pShaderCode = code;
+  a.pOutputStreamDecl = entries;
+  a.NumEntries = num_entries;
+  a.BufferStridesInBytes = strides;
+  a.NumStrides = num_strides;
+  a.RasterizedStream = rasterized_stream;
+  const D3D11DDIARG_STAGE_IO_SIGNATURES* no_sig = nullptr;
+  SIZE_T size = CLTRACE_DDI(dev, CalcPrivateGeometryShaderWithStreamOutput, &a, no_sig);
+  return FinishCreate(
+      dev, sh, "GS", size,
+      [&](void* mem) {
+        CLTRACE_DDI(dev, CreateGeometryShaderWithStreamOutput, &a, D3D10DDI_HSHADER{mem},
+                    D3D10DDI_HRTSHADER{sh}, no_sig);
+      },
+      out);
+}
+
+// ---- the other DXGI base functions ----
+
+namespace {
+
+// One DXGI base function on the IC's domain, with the table check Present makes (R5).
+template <typename Arg, typename Pfn>
+HRESULT DxgiCall(DeviceState* dev, ddi::CallId id, Pfn fn, Arg* a) {
+  HRESULT hr;
+  {
+    internal::IcDomainScope ic(dev);
+    a->hDevice.handle = dev->hdevice.pDrvPrivate;
+    hr = internal::Invoke(&dev->sink, dev, dev->ic, Table::kDxgi, true, id, ddi::NameOf(id), fn, a);
+    internal::CheckFixedSlots(dev, ddi::NameOf(id));
+  }
+  dev->quarantine.Check(dev, false);
+  if (dev->removed.load()) return static_cast<HRESULT>(DXGI_ERROR_DEVICE_REMOVED);
+  return hr;
+}
+
+void* IcHandleOf(Resource* r) { return r != nullptr ? r->ic_handle() : nullptr; }
+
+}  // namespace
+
+HRESULT Device::GetGammaControlCapabilities(DXGI_GAMMA_CONTROL_CAPABILITIES* caps) {
+  DeviceState* dev = state_.get();
+  internal::ApiScope api(dev, "GetGammaControlCapabilities", "");
+  if (caps == nullptr) return static_cast<HRESULT>(E_INVALIDARG);
+  DXGI_DDI_ARG_GET_GAMMA_CONTROL_CAPS a{};
+  a.pGammaCapabilities = caps;
+  return DxgiCall(dev, ddi::CallId::kGetGammaCapsDXGI, dev->dxgi_funcs.pfnGetGammaCaps, &a);
+}
+
+HRESULT Device::SetDisplayMode(Resource* primary) {
+  DeviceState* dev = state_.get();
+  internal::ApiScope api(dev, "SetDisplayMode", "");
+  DXGI_DDI_ARG_SETDISPLAYMODE a{};
+  a.hResource.handle = IcHandleOf(primary);
+  a.SubResourceIndex = 0;
+  return DxgiCall(dev, ddi::CallId::kSetDisplayModeDXGI, dev->dxgi_funcs.pfnSetDisplayMode, &a);
+}
+
+HRESULT Device::SetEvictionPriority(Resource* resource, uint32_t priority) {
+  DeviceState* dev = state_.get();
+  internal::ApiScope api(dev, "SetEvictionPriority", "");
+  DXGI_DDI_ARG_SETRESOURCEPRIORITY a{};
+  a.hResource.handle = IcHandleOf(resource);
+  a.Priority = priority;
+  return DxgiCall(dev, ddi::CallId::kSetResourcePriorityDXGI,
+                  dev->dxgi_funcs.pfnSetResourcePriority, &a);
+}
+
+HRESULT Device::QueryResourceResidency(Resource* const* resources, uint32_t count,
+                                       DXGI_DDI_RESIDENCY* status) {
+  DeviceState* dev = state_.get();
+  internal::ApiScope api(dev, "QueryResourceResidency", "");
+  if (count > 0 && (resources == nullptr || status == nullptr)) {
+    return static_cast<HRESULT>(E_INVALIDARG);
+  }
+  std::vector<DXGI_DDI_HRESOURCE> handles(count);
+  for (uint32_t i = 0; i < count; ++i) handles[i].handle = IcHandleOf(resources[i]);
+  DXGI_DDI_ARG_QUERYRESOURCERESIDENCY a{};
+  a.pResources = handles.data();
+  a.pStatus = status;
+  a.Resources = count;
+  return DxgiCall(dev, ddi::CallId::kQueryResourceResidencyDXGI,
+                  dev->dxgi_funcs.pfnQueryResourceResidency, &a);
+}
+
+HRESULT Device::RotateResourceIdentities(Resource* const* resources, uint32_t count) {
+  DeviceState* dev = state_.get();
+  internal::ApiScope api(dev, "RotateResourceIdentities", "");
+  if (count > 0 && resources == nullptr) return static_cast<HRESULT>(E_INVALIDARG);
+  std::vector<DXGI_DDI_HRESOURCE> handles(count);
+  for (uint32_t i = 0; i < count; ++i) handles[i].handle = IcHandleOf(resources[i]);
+  DXGI_DDI_ARG_ROTATE_RESOURCE_IDENTITIES a{};
+  a.pResources = handles.data();
+  a.Resources = count;
+  return DxgiCall(dev, ddi::CallId::kRotateResourceIdentitiesDXGI,
+                  dev->dxgi_funcs.pfnRotateResourceIdentities, &a);
+}
+
+HRESULT Device::Blt(Resource* dst, Resource* src) {
+  DeviceState* dev = state_.get();
+  internal::ApiScope api(dev, "Blt", "");
+  DXGI_DDI_ARG_BLT a{};
+  a.hDstResource.handle = IcHandleOf(dst);
+  a.hSrcResource.handle = IcHandleOf(src);
+  a.Rotate = DXGI_DDI_MODE_ROTATION_IDENTITY;
+  return DxgiCall(dev, ddi::CallId::kBltDXGI, dev->dxgi_funcs.pfnBlt, &a);
+}
+
+// ---- capability checks ----
+
+HRESULT Device::CheckFormatSupport(DXGI_FORMAT format, uint32_t* support) {
+  DeviceState* dev = state_.get();
+  internal::ApiScope api(dev, "CheckFormatSupport", "");
+  if (support == nullptr) return static_cast<HRESULT>(E_INVALIDARG);
+  *support = 0;
+  UINT caps = 0;
+  CLTRACE_DDI(dev, CheckFormatSupport, format, &caps);
+  *support = caps;
+  return S_OK;
+}
+
+HRESULT Device::CheckMultisampleQualityLevels(DXGI_FORMAT format, uint32_t samples,
+                                              uint32_t* levels) {
+  DeviceState* dev = state_.get();
+  internal::ApiScope api(dev, "CheckMultisampleQualityLevels", "");
+  if (levels == nullptr) return static_cast<HRESULT>(E_INVALIDARG);
+  UINT n = 0;
+  CLTRACE_DDI(dev, CheckMultisampleQualityLevels, format, samples, &n);
+  *levels = n;
+  return S_OK;
+}
+
+void Device::CheckCounterInfo(D3D10DDI_COUNTER_INFO* info) {
+  DeviceState* dev = state_.get();
+  internal::ApiScope api(dev, "CheckCounterInfo", "");
+  if (info == nullptr) return;
+  *info = D3D10DDI_COUNTER_INFO{};
+  CLTRACE_DDI(dev, CheckCounterInfo, info);
+}
+
+HRESULT Device::CheckCounter(D3D10_DDI_QUERY counter, D3D10DDI_COUNTER_TYPE* type, uint32_t* active,
+                             std::string* name, std::string* units, std::string* description) {
+  DeviceState* dev = state_.get();
+  internal::ApiScope api(dev, "CheckCounter", "");
+  D3D10DDI_COUNTER_INFO info{};
+  CLTRACE_DDI(dev, CheckCounterInfo, &info);
+  if (counter < D3D10DDI_COUNTER_DEVICE_DEPENDENT_0 || counter > info.LastDeviceDependentCounter) {
+    return static_cast<HRESULT>(E_INVALIDARG);
+  }
+  // Two passes, as the runtime makes them: the lengths, then the strings.
+  D3D10DDI_COUNTER_TYPE t{};
+  UINT n_active = 0, name_len = 0, units_len = 0, desc_len = 0;
+  CHAR* no_text = nullptr;
+  CLTRACE_DDI(dev, CheckCounter, counter, &t, &n_active, no_text, &name_len, no_text, &units_len,
+              no_text, &desc_len);
+  std::string n(name_len, '\0'), u(units_len, '\0'), d(desc_len, '\0');
+  CLTRACE_DDI(dev, CheckCounter, counter, &t, &n_active, name_len ? n.data() : nullptr, &name_len,
+              units_len ? u.data() : nullptr, &units_len, desc_len ? d.data() : nullptr, &desc_len);
+  auto text = [](std::string s) { return std::string(s.c_str()); };
+  if (type != nullptr) *type = t;
+  if (active != nullptr) *active = n_active;
+  if (name != nullptr) *name = text(n);
+  if (units != nullptr) *units = text(u);
+  if (description != nullptr) *description = text(d);
+  return S_OK;
+}
+
 }  // namespace cltrace::runtime

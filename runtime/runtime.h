@@ -294,7 +294,16 @@ class DeviceContext : public Object {
   void Dispatch(uint32_t x, uint32_t y, uint32_t z);
   void DispatchIndirect(Resource* args, uint32_t offset);
 
+  // Binds `shader` with its class instances (Set*ShaderWithIfaces); a later state refresh
+  // re-sends the binding as a plain Set*Shader.
+  void SetShaderWithInterfaces(Stage stage, Shader* shader, uint32_t count,
+                               const uint32_t* interfaces,
+                               const D3D11DDIARG_POINTERDATA* pointer_data);
+
   // Copies and updates.
+  void ResolveSubresource(Resource* dst, uint32_t dst_sub, Resource* src, uint32_t src_sub,
+                          DXGI_FORMAT format);
+  void CopyStructureCount(Resource* dst, uint32_t dst_offset, View* src_uav);
   void CopyResource(Resource* dst, Resource* src);
   void CopySubresourceRegion(Resource* dst, uint32_t dst_sub, uint32_t x, uint32_t y, uint32_t z,
                              Resource* src, uint32_t src_sub, const D3D10_DDI_BOX* src_box);
@@ -363,6 +372,30 @@ class Device : public Object {
   // Presents `surface` (DXGI PresentDXGI on the immediate context's domain). Returns
   // DXGI_ERROR_DEVICE_REMOVED once the driver reported removal.
   HRESULT Present(Resource* surface);
+  // The other DXGI base functions (same domain): the gamma ramp's capabilities, scan-out of a
+  // primary, eviction priority, residency, the swap-chain rotation and a blt.
+  HRESULT GetGammaControlCapabilities(DXGI_GAMMA_CONTROL_CAPABILITIES* caps);
+  HRESULT SetDisplayMode(Resource* primary);
+  HRESULT SetEvictionPriority(Resource* resource, uint32_t priority);
+  HRESULT QueryResourceResidency(Resource* const* resources, uint32_t count,
+                                 DXGI_DDI_RESIDENCY* status);
+  HRESULT RotateResourceIdentities(Resource* const* resources, uint32_t count);
+  HRESULT Blt(Resource* dst, Resource* src);
+
+  // Capability checks (IC table). E_INVALIDARG for a NULL output (the driver is not asked).
+  HRESULT CheckFormatSupport(DXGI_FORMAT format, uint32_t* support);
+  HRESULT CheckMultisampleQualityLevels(DXGI_FORMAT format, uint32_t samples, uint32_t* levels);
+  void CheckCounterInfo(D3D10DDI_COUNTER_INFO* info);
+  // A device-dependent counter's description. Like the D3D11 runtime, it asks the driver only
+  // for ids CheckCounterInfo admits (D3D10DDI_COUNTER_DEVICE_DEPENDENT_0 up to
+  // LastDeviceDependentCounter); any other id is E_INVALIDARG without a DDI call.
+  HRESULT CheckCounter(D3D10_DDI_QUERY counter, D3D10DDI_COUNTER_TYPE* type, uint32_t* active,
+                       std::string* name, std::string* units, std::string* description);
+  // A geometry shader that streams out (CreateGeometryShaderWithStreamOutput).
+  HRESULT CreateGeometryShaderWithStreamOutput(
+      const uint32_t* code, const D3D11DDIARG_STREAM_OUTPUT_DECLARATION_ENTRY* entries,
+      uint32_t num_entries, const uint32_t* strides, uint32_t num_strides,
+      uint32_t rasterized_stream, Shader** shader);
 
   // True once the driver reported D3DDDIERR_DEVICEREMOVED.
   bool IsRemoved() const;

@@ -61,6 +61,40 @@ struct Frame {
   std::unique_ptr<UmdContext> ctx;  // SubmitClearedOnNewContext's
 };
 
+// The callbacks of the full D3D11.0 D3DDDI_DEVICECALLBACKS table the model used to leave out:
+// a display without overlay planes refuses to create one (D3DDDIERR_NOTAVAILABLE) and knows no
+// overlay handle; the async-callback switch and the private display format are accepted for
+// the one video present source and refused for another.
+TEST(KernelFlowTest, OverlayAsyncAndDisplayFormatCallbacksAnswerAsADisplayWithoutOverlays) {
+  Frame f;
+  const D3DDDI_DEVICECALLBACKS* cb = f.stack.device_callbacks();
+  ASSERT_NE(cb->pfnCreateOverlayCb, nullptr);
+  D3DDDICB_CREATEOVERLAY create{};
+  create.OverlayInfo.hAllocation = f.umd->Allocate(4096).value();
+  EXPECT_EQ(cb->pfnCreateOverlayCb(f.dev, &create), static_cast<HRESULT>(D3DDDIERR_NOTAVAILABLE));
+  EXPECT_EQ(create.hKernelOverlay, 0u);
+  create.VidPnSourceId = 1;
+  EXPECT_EQ(cb->pfnCreateOverlayCb(f.dev, &create), static_cast<HRESULT>(E_INVALIDARG));
+  D3DDDICB_UPDATEOVERLAY update{};
+  D3DDDICB_FLIPOVERLAY flip{};
+  D3DDDICB_DESTROYOVERLAY destroy{};
+  EXPECT_EQ(cb->pfnUpdateOverlayCb(f.dev, &update), static_cast<HRESULT>(E_INVALIDARG));
+  EXPECT_EQ(cb->pfnFlipOverlayCb(f.dev, &flip), static_cast<HRESULT>(E_INVALIDARG));
+  EXPECT_EQ(cb->pfnDestroyOverlayCb(f.dev, &destroy), static_cast<HRESULT>(E_INVALIDARG));
+  EXPECT_EQ(cb->pfnSetAsyncCallbacksCb(f.dev, 1), S_OK);
+  D3DDDICB_SETDISPLAYPRIVATEDRIVERFORMAT format{};
+  format.PrivateDriverFormatAttribute = 7;
+  EXPECT_EQ(cb->pfnSetDisplayPrivateDriverFormatCb(f.dev, &format), S_OK);
+  format.VidPnSourceId = 3;
+  EXPECT_EQ(cb->pfnSetDisplayPrivateDriverFormatCb(f.dev, &format),
+            static_cast<HRESULT>(E_INVALIDARG));
+  // Every slot of the table is filled.
+  for (size_t i = 0; i < sizeof(D3DDDI_DEVICECALLBACKS) / sizeof(void*); ++i) {
+    EXPECT_NE(reinterpret_cast<void* const*>(cb)[i], nullptr) << "slot " << i;
+  }
+  EXPECT_EQ(f.Violations(), "");
+}
+
 TEST(KernelFlowTest, OneFrameProducesExpectedDigests) {
   Frame f;
   auto ctx = f.umd->CreateContext(0);

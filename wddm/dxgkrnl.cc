@@ -50,6 +50,11 @@ HRESULT APIENTRY SyncPacketCb(D3DRTDEVICEHANDLE h, const Arg* p) {
   });
 }
 
+HRESULT APIENTRY SetAsyncCallbacksCb(D3DRTDEVICEHANDLE h, BOOL enable) {
+  return Enter(h, &enable,
+               [&](Impl* k, Impl::KDevice* d) { return k->SetAsyncCallbacks(d, enable); });
+}
+
 const D3DDDI_DEVICECALLBACKS kDeviceCallbacks = {
     &Forward<&Impl::Allocate>::Call,
     &Forward<&Impl::Deallocate>::Call,
@@ -61,12 +66,18 @@ const D3DDDI_DEVICECALLBACKS kDeviceCallbacks = {
     &Forward<&Impl::Lock>::Call,
     &Forward<&Impl::Unlock>::Call,
     &Forward<&Impl::Escape>::Call,
+    &Forward<&Impl::CreateOverlay>::Call,
+    &Forward<&Impl::UpdateOverlay>::Call,
+    &Forward<&Impl::FlipOverlay>::Call,
+    &Forward<&Impl::DestroyOverlay>::Call,
     &Forward<&Impl::CreateContext>::Call,
     &Forward<&Impl::DestroyContext>::Call,
     &Forward<&Impl::CreateSync>::Call,
     &Forward<&Impl::DestroySync>::Call,
     &SyncPacketCb<D3DDDICB_WAITFORSYNCHRONIZATIONOBJECT, Impl::Packet::kWait>,
     &SyncPacketCb<D3DDDICB_SIGNALSYNCHRONIZATIONOBJECT, Impl::Packet::kSignal>,
+    &SetAsyncCallbacksCb,
+    &Forward<&Impl::SetDisplayPrivateDriverFormat>::Call,
 };
 
 // DXGKRNL_INTERFACE: called by the KMD from inside entry points Dxgkrnl made under its lock.

@@ -463,6 +463,38 @@ HRESULT Dxgkrnl::Impl::Escape(KDevice* d, const D3DDDICB_ESCAPE* p) {
   return Hr(E_INVALIDARG);
 }
 
+HRESULT Dxgkrnl::Impl::CreateOverlay(KDevice*, D3DDDICB_CREATEOVERLAY* p) {
+  // One video present source (0); its display has no overlay plane.
+  if (p->VidPnSourceId != 0) return Hr(E_INVALIDARG);
+  if (Alloc(p->OverlayInfo.hAllocation.value) == nullptr) return Hr(E_INVALIDARG);
+  p->hKernelOverlay = 0;
+  return Hr(D3DDDIERR_NOTAVAILABLE);
+}
+
+HRESULT Dxgkrnl::Impl::UpdateOverlay(KDevice*, const D3DDDICB_UPDATEOVERLAY*) {
+  return Hr(E_INVALIDARG);  // no overlay was ever created
+}
+
+HRESULT Dxgkrnl::Impl::FlipOverlay(KDevice*, const D3DDDICB_FLIPOVERLAY*) {
+  return Hr(E_INVALIDARG);
+}
+
+HRESULT Dxgkrnl::Impl::DestroyOverlay(KDevice*, const D3DDDICB_DESTROYOVERLAY*) {
+  return Hr(E_INVALIDARG);
+}
+
+HRESULT Dxgkrnl::Impl::SetAsyncCallbacks(KDevice* d, BOOL enable) {
+  d->async_callbacks = enable != 0;
+  return Hr(S_OK);
+}
+
+HRESULT Dxgkrnl::Impl::SetDisplayPrivateDriverFormat(
+    KDevice* d, const D3DDDICB_SETDISPLAYPRIVATEDRIVERFORMAT* p) {
+  if (p->VidPnSourceId != 0) return Hr(E_INVALIDARG);
+  d->private_driver_format = p->PrivateDriverFormatAttribute;
+  return Hr(S_OK);
+}
+
 void Dxgkrnl::Impl::DrainContext(KContext* c) {
   sched.RunUntilCondition([&] { return c->outstanding == 0 && c->queue.empty(); });
 }

@@ -288,11 +288,68 @@ HRESULT APIENTRY SignalSyncCb(D3DRTDEVICEHANDLE h, const D3DDDICB_SIGNALSYNCHRON
       [&] { return T().callbacks_->pfnSignalSynchronizationObjectCb(h, p); });
 }
 
+HRESULT APIENTRY CreateOverlayCb(D3DRTDEVICEHANDLE h, D3DDDICB_CREATEOVERLAY* p) {
+  return LoggedCb(absl::StrFormat("CreateOverlayCb(%s source=%u %s)", T().Name(h.handle, "dev"),
+                                  p->VidPnSourceId, AllocName(p->OverlayInfo.hAllocation)),
+                  [&] { return T().callbacks_->pfnCreateOverlayCb(h, p); });
+}
+
+HRESULT APIENTRY UpdateOverlayCb(D3DRTDEVICEHANDLE h, const D3DDDICB_UPDATEOVERLAY* p) {
+  return LoggedCb(absl::StrFormat("UpdateOverlayCb(%s overlay%u)", T().Name(h.handle, "dev"),
+                                  p->hKernelOverlay),
+                  [&] { return T().callbacks_->pfnUpdateOverlayCb(h, p); });
+}
+
+HRESULT APIENTRY FlipOverlayCb(D3DRTDEVICEHANDLE h, const D3DDDICB_FLIPOVERLAY* p) {
+  return LoggedCb(
+      absl::StrFormat("FlipOverlayCb(%s overlay%u)", T().Name(h.handle, "dev"), p->hKernelOverlay),
+      [&] { return T().callbacks_->pfnFlipOverlayCb(h, p); });
+}
+
+HRESULT APIENTRY DestroyOverlayCb(D3DRTDEVICEHANDLE h, const D3DDDICB_DESTROYOVERLAY* p) {
+  return LoggedCb(absl::StrFormat("DestroyOverlayCb(%s overlay%u)", T().Name(h.handle, "dev"),
+                                  p->hKernelOverlay),
+                  [&] { return T().callbacks_->pfnDestroyOverlayCb(h, p); });
+}
+
+HRESULT APIENTRY SetAsyncCallbacksCb(D3DRTDEVICEHANDLE h, BOOL enable) {
+  return LoggedCb(
+      absl::StrFormat("SetAsyncCallbacksCb(%s Enable=%d)", T().Name(h.handle, "dev"), enable),
+      [&] { return T().callbacks_->pfnSetAsyncCallbacksCb(h, enable); });
+}
+
+HRESULT APIENTRY SetDisplayPrivateDriverFormatCb(D3DRTDEVICEHANDLE h,
+                                                 const D3DDDICB_SETDISPLAYPRIVATEDRIVERFORMAT* p) {
+  return LoggedCb(
+      absl::StrFormat("SetDisplayPrivateDriverFormatCb(%s source=%u attr=%u)",
+                      T().Name(h.handle, "dev"), p->VidPnSourceId, p->PrivateDriverFormatAttribute),
+      [&] { return T().callbacks_->pfnSetDisplayPrivateDriverFormatCb(h, p); });
+}
+
+// Every slot of D3DDDI_DEVICECALLBACKS, in its order.
 const D3DDDI_DEVICECALLBACKS kCallbacks = {
-    AllocateCb,       DeallocateCb,  SetPriorityCb,   QueryResidencyCb,
-    SetDisplayModeCb, PresentCb,     RenderCb,        LockCb,
-    UnlockCb,         EscapeCb,      CreateContextCb, DestroyContextCb,
-    CreateSyncCb,     DestroySyncCb, WaitSyncCb,      SignalSyncCb,
+    AllocateCb,
+    DeallocateCb,
+    SetPriorityCb,
+    QueryResidencyCb,
+    SetDisplayModeCb,
+    PresentCb,
+    RenderCb,
+    LockCb,
+    UnlockCb,
+    EscapeCb,
+    CreateOverlayCb,
+    UpdateOverlayCb,
+    FlipOverlayCb,
+    DestroyOverlayCb,
+    CreateContextCb,
+    DestroyContextCb,
+    CreateSyncCb,
+    DestroySyncCb,
+    WaitSyncCb,
+    SignalSyncCb,
+    SetAsyncCallbacksCb,
+    SetDisplayPrivateDriverFormatCb,
 };
 
 // ---- KMD entry points ------------------------------------------------------------------------

@@ -19,6 +19,10 @@ const std::vector<ScenarioInfo>& Scenarios() {
       {"dp2",
        "the DX6 path: DrawPrimitives2 batches with vertex/command buffer swaps, explicit and "
        "user-memory vertices, an invalid command per third frame (driver error offsets)"},
+      {"tables",
+       "the rarely used slots of the full D3D11.0 tables: capability checks, a stream-output "
+       "geometry shader, shaders with class instances, a resolve, a structure count (also on a "
+       "deferred context) and the DXGI functions beside Present"},
   };
   return *list;
 }
@@ -29,6 +33,7 @@ absl::Status RunScenario(absl::string_view name, runtime::Device* device,
   if (name == "scene") return RunScene(device, options);
   if (name == "present") return RunPresent(device, options);
   if (name == "dp2") return RunDp2(device, options);
+  if (name == "tables") return RunTables(device, options);
   return absl::NotFoundError(absl::StrCat("no scenario named '", name, "' (see --list)"));
 }
 

@@ -59,6 +59,7 @@ absl::Status RunScene(runtime::Device* device, const ScenarioOptions& options);
 absl::Status RunPresent(runtime::Device* device, const ScenarioOptions& options);
 // The DX6 path only: `device` is not used.
 absl::Status RunDp2(runtime::Device* device, const ScenarioOptions& options);
+absl::Status RunTables(runtime::Device* device, const ScenarioOptions& options);
 
 // `present` with its results: the kernel's CombinedDigest after each frame (after WaitIdle).
 struct PresentRun {

@@ -34,9 +34,9 @@ struct Builder {
       fl.kind = ty.field_kind;
       if (!ty.names_enum.empty()) fl.type_index = Lookup(c, ty.names_enum, line).enum_index;
       static const std::map<std::string, int> kBits = {
-          {"uint8_t", 8},   {"int8_t", 8},   {"uint16_t", 16}, {"int16_t", 16},
-          {"uint32_t", 32}, {"int32_t", 32}, {"float", 32},    {"uint64_t", 64},
-          {"int64_t", 64},  {"size_t", 64},  {"void*", 64}};
+          {"uint8_t", 8},   {"int8_t", 8},    {"char", 8},     {"uint16_t", 16},
+          {"int16_t", 16},  {"uint32_t", 32}, {"int32_t", 32}, {"float", 32},
+          {"uint64_t", 64}, {"int64_t", 64},  {"size_t", 64},  {"void*", 64}};
       auto b = kBits.find(ty.ctype);
       if (b == kBits.end()) Die(line, "unsupported ctype " + ty.ctype);
       fl.bits = b->second;

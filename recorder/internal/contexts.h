@@ -51,6 +51,7 @@ inline constexpr size_t kDeviceSlots = kSlots<DeviceTable>;
 inline constexpr size_t kCoreSlots = kSlots<CoreTable>;
 inline constexpr size_t kKernelSlots = kSlots<KernelTable>;
 inline constexpr size_t kAdapterSlots = kSlots<AdapterTable>;
+inline constexpr size_t kDxgiSlots = kSlots<DxgiTable>;
 
 // The process-wide kernel-layer tables (KMD, Dxgkrnl, GPU observer) and DX6's.
 using KmdTable = DRIVER_INITIALIZATION_DATA;
@@ -150,7 +151,7 @@ extern void* const kDeviceThunks[kDeviceGenerations][kDeviceSlots];
 extern void* const kCoreThunks[kCoreGenerations][kCoreSlots];
 extern void* const kKernelThunks[kKernelSlots];
 extern void* const kAdapterThunks[kAdapterSlots];
-extern void* const kDxgiThunk;
+extern void* const kDxgiThunks[kDxgiSlots];
 extern void* const kKmdThunks[kSlots<KmdTable>];
 extern void* const kDxgkrnlThunks[kSlots<DxgkrnlTable>];
 extern void* const kGpuObserverThunks[kSlots<GpuObserverTable>];

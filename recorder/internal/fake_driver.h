@@ -120,6 +120,11 @@ inline void APIENTRY UpdateSubresourceUP(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE,
   if (data != nullptr) std::memcpy(AsFake(h)->uploaded, data, sizeof(FakeDevice::uploaded));
 }
 inline void APIENTRY DestroyResource(D3D10DDI_HDEVICE, D3D10DDI_HRESOURCE) {}
+// The runtime moved its copy of the table: the driver's later slot writes go to the table it
+// is told of.
+inline void APIENTRY RelocateDeviceFuncs(D3D10DDI_HDEVICE h, D3D11DDI_DEVICEFUNCS* t) {
+  if (t != nullptr) AsFake(h)->table = t;
+}
 
 // The slots the IC and DC tables both fill.
 inline void FillSharedSlots(D3D11DDI_DEVICEFUNCS* t) {
@@ -135,6 +140,7 @@ inline void FillSharedSlots(D3D11DDI_DEVICEFUNCS* t) {
   t->pfnResourceUnmap = &Unmap;
   t->pfnResourceUpdateSubresourceUP = &UpdateSubresourceUP;
   t->pfnDestroyResource = &DestroyResource;
+  t->pfnRelocateDeviceFuncs = &RelocateDeviceFuncs;
 }
 
 inline void APIENTRY CreateDeferredContext(D3D10DDI_HDEVICE h,

@@ -23,6 +23,8 @@ void FillDcTable(D3D11DDI_DEVICEFUNCS* t);
 void FillPipelineSlots(D3D11DDI_DEVICEFUNCS* t, bool dc);
 void FillSubmitSlots(D3D11DDI_DEVICEFUNCS* t);  // IC only: Flush, QueryGetData, maps...
 void FillDxgiTable(DXGI_DDI_BASE_FUNCTIONS* t);
+// The capability checks (IC only) and RelocateDeviceFuncs (caps.cc).
+void FillCapsSlots(D3D11DDI_DEVICEFUNCS* t, bool dc);
 
 // Command lists (command_lists.cc).
 SIZE_T APIENTRY CalcPrivateCommandListSize(D3D10DDI_HDEVICE, const D3D11DDIARG_CREATECOMMANDLIST*);

@@ -60,6 +60,7 @@ PointerRole PointerRoleOf(absl::string_view name) {
   if (name == "p11UMCallbacks") return PointerRole::kCoreCallbacks;
   if (name == "p11ContextFuncs") return PointerRole::kContextFuncs;
   if (name == "pICObject") return PointerRole::kIcObject;
+  if (name == "pDeviceFunctions") return PointerRole::kRelocatedFuncs;
   return PointerRole::kInputData;
 }
 
@@ -150,7 +151,7 @@ void IssueFields(CallId id, absl::Span<const FieldInfo> fields, CallMeta& m) {
     m.destroy_field = HandleAfter(fields, 0, HandleClass::kDriver);
   }
   m.context_field = static_cast<int16_t>(format::FieldIndex(*m.info, "hDrvContext"));
-  if (t.layer == Layer::kDxgi && t.role == ddi::CallRole::kPresent) {
+  if (t.layer == Layer::kDxgi) {  // every DXGI argument structure starts with hDevice
     m.table_field = static_cast<int16_t>(format::FieldIndex(*m.info, "hDevice"));
   }
   m.calc_private = ddi::IsSizeQuery(t.role);

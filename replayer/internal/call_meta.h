@@ -56,6 +56,7 @@ enum class PointerRole : uint8_t {
   kCoreCallbacks,    // p11UMCallbacks
   kContextFuncs,     // p11ContextFuncs: the table of the deferred context hDrvContext
   kIcObject,         // pICObject: the replay memory of the recorded handle
+  kRelocatedFuncs,   // RelocateDeviceFuncs pDeviceFunctions: the table of the call's context
 };
 
 struct PointerField {

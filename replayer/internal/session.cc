@@ -579,6 +579,17 @@ bool Session::ResolvePointers(ThreadState* t, const Event& e, const CallMeta& m)
         }
         break;
       }
+      case PointerRole::kRelocatedFuncs: {
+        // The replay's own copy of the context's table (it never moves).
+        const uint64_t id = e.args[0];
+        sub = id == 0 || id >= slot_count_ ? nullptr
+                                           : slots_[id].table.load(std::memory_order_acquire);
+        if (sub == nullptr) {
+          FailInput(e, "pDeviceFunctions given for a handle that has no function table");
+          return false;
+        }
+        break;
+      }
       case PointerRole::kIcObject: {
         auto it = plan_.id_of_value.find(v);
         const uint64_t raw = it == plan_.id_of_value.end()

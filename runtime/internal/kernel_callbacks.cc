@@ -210,10 +210,41 @@ HRESULT APIENTRY UnlockCb(D3DRTDEVICEHANDLE h, const D3DDDICB_UNLOCK* a) {
 
 HRESULT APIENTRY SetDisplayModeCb(D3DRTDEVICEHANDLE h, D3DDDICB_SETDISPLAYMODE* a) {
   KernelEntry e(h, ddi::CallId::kSetDisplayModeCb, a);
-  // The DXGI table in scope has no SetDisplayModeDXGI, so no call can be legal (R17).
-  Report(e.dev(), rules::Rule::kR17, e.name(),
-         absl::StrCat("pfnSetDisplayModeCb from inside ", InnermostName()));
+  Frame* f = CurrentDdiFrame();
+  if (f == nullptr || f->id != ddi::CallId::kSetDisplayModeDXGI) {
+    Report(e.dev(), rules::Rule::kR17, e.name(),
+           absl::StrCat("pfnSetDisplayModeCb from inside ", InnermostName(),
+                        ", not SetDisplayModeDXGI"));
+  }
   return e.dev()->kcb->pfnSetDisplayModeCb(e.dev()->kdev, a);
+}
+
+// The overlay callbacks: the kernel model's display has no overlay plane (CreateOverlayCb
+// answers D3DDDIERR_NOTAVAILABLE, the others E_INVALIDARG, as for a device without overlays).
+HRESULT APIENTRY CreateOverlayCb(D3DRTDEVICEHANDLE h, D3DDDICB_CREATEOVERLAY* a) {
+  KernelEntry e(h, ddi::CallId::kCreateOverlayCb, a);
+  return e.dev()->kcb->pfnCreateOverlayCb(e.dev()->kdev, a);
+}
+HRESULT APIENTRY UpdateOverlayCb(D3DRTDEVICEHANDLE h, const D3DDDICB_UPDATEOVERLAY* a) {
+  KernelEntry e(h, ddi::CallId::kUpdateOverlayCb, a);
+  return e.dev()->kcb->pfnUpdateOverlayCb(e.dev()->kdev, a);
+}
+HRESULT APIENTRY FlipOverlayCb(D3DRTDEVICEHANDLE h, const D3DDDICB_FLIPOVERLAY* a) {
+  KernelEntry e(h, ddi::CallId::kFlipOverlayCb, a);
+  return e.dev()->kcb->pfnFlipOverlayCb(e.dev()->kdev, a);
+}
+HRESULT APIENTRY DestroyOverlayCb(D3DRTDEVICEHANDLE h, const D3DDDICB_DESTROYOVERLAY* a) {
+  KernelEntry e(h, ddi::CallId::kDestroyOverlayCb, a);
+  return e.dev()->kcb->pfnDestroyOverlayCb(e.dev()->kdev, a);
+}
+HRESULT APIENTRY SetAsyncCallbacksCb(D3DRTDEVICEHANDLE h, BOOL enable) {
+  KernelEntry e(h, ddi::CallId::kSetAsyncCallbacksCb, enable);
+  return e.dev()->kcb->pfnSetAsyncCallbacksCb(e.dev()->kdev, enable);
+}
+HRESULT APIENTRY SetDisplayPrivateDriverFormatCb(D3DRTDEVICEHANDLE h,
+                                                 const D3DDDICB_SETDISPLAYPRIVATEDRIVERFORMAT* a) {
+  KernelEntry e(h, ddi::CallId::kSetDisplayPrivateDriverFormatCb, a);
+  return e.dev()->kcb->pfnSetDisplayPrivateDriverFormatCb(e.dev()->kdev, a);
 }
 
 // Kernel services without UMD-boundary checks of their own.
@@ -293,12 +324,18 @@ void FillKernelCallbacks(D3DDDI_DEVICECALLBACKS* t) {
   t->pfnLockCb = &LockCb;
   t->pfnUnlockCb = &UnlockCb;
   t->pfnEscapeCb = &EscapeCb;
+  t->pfnCreateOverlayCb = &CreateOverlayCb;
+  t->pfnUpdateOverlayCb = &UpdateOverlayCb;
+  t->pfnFlipOverlayCb = &FlipOverlayCb;
+  t->pfnDestroyOverlayCb = &DestroyOverlayCb;
   t->pfnCreateContextCb = &CreateContextCb;
   t->pfnDestroyContextCb = &DestroyContextCb;
   t->pfnCreateSynchronizationObjectCb = &CreateSynchronizationObjectCb;
   t->pfnDestroySynchronizationObjectCb = &DestroySynchronizationObjectCb;
   t->pfnWaitForSynchronizationObjectCb = &WaitForSynchronizationObjectCb;
   t->pfnSignalSynchronizationObjectCb = &SignalSynchronizationObjectCb;
+  t->pfnSetAsyncCallbacksCb = &SetAsyncCallbacksCb;
+  t->pfnSetDisplayPrivateDriverFormatCb = &SetDisplayPrivateDriverFormatCb;
 }
 
 void CheckSubmittedCommands(DeviceState* dev, const uint8_t* data, uint32_t size) {

@@ -62,6 +62,14 @@ void SendShader(ContextState* c, Stage stage, SendMode mode) {
   CLTRACE_STAGE_DDI(c, stage, SetShader, h);
 }
 
+void SendShaderWithIfaces(ContextState* c, Stage stage, uint32_t count, const uint32_t* interfaces,
+                          const D3D11DDIARG_POINTERDATA* pointer_data) {
+  auto h =
+      Handle<D3D10DDI_HSHADER>(c, c->bindings.shader[static_cast<int>(stage)], SendMode::kCurrent);
+  CLTRACE_STAGE_DDI(c, stage, SetShaderWithIfaces, h, count, MakeArr(interfaces, count),
+                    MakeArr(pointer_data, count));
+}
+
 void SendConstantBuffers(ContextState* c, Stage stage, uint32_t base, uint32_t count,
                          SendMode mode) {
   int s = static_cast<int>(stage);

@@ -18,6 +18,9 @@ namespace cltrace::runtime::internal {
 enum class SendMode : uint8_t { kCurrent, kNull };
 
 void SendShader(ContextState* c, Stage stage, SendMode mode);
+// The current shader of `stage` through Set*ShaderWithIfaces, with the class instances given.
+void SendShaderWithIfaces(ContextState* c, Stage stage, uint32_t count, const uint32_t* interfaces,
+                          const D3D11DDIARG_POINTERDATA* pointer_data);
 void SendConstantBuffers(ContextState* c, Stage stage, uint32_t base, uint32_t count,
                          SendMode mode);
 void SendShaderResources(ContextState* c, Stage stage, uint32_t base, uint32_t count,

@@ -118,6 +118,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         CleanRun{"smallcl", "smallcl --threads 4", ""}, CleanRun{"scene", "scene --threads 4", ""},
         CleanRun{"present", "present --frames 8", ""}, CleanRun{"dp2", "dp2 --frames 8", ""},
+        CleanRun{"tables", "tables --frames 2", ""},
         CleanRun{"scene_seed", "scene --threads 2 --frames 9 --seed 77", ""},
         CleanRun{"oom_recycle_create", "smallcl --frames 8",
                  "CLTRACE_REFDRIVER_CONFIG=oom:RecycleCreateCommandList=2,5,9"},
@@ -132,15 +133,16 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(WorkloadCliTest, ListNamesEveryScenarioAndEveryMode) {
   WorkloadRun run = Workload("--list");
   EXPECT_EQ(run.exit_code, 0);
-  ASSERT_GE(run.lines.size(), 4u);
+  ASSERT_GE(run.lines.size(), 5u);
   EXPECT_TRUE(absl::StartsWith(run.lines[0], "smallcl "));
   EXPECT_TRUE(absl::StartsWith(run.lines[1], "scene "));
   EXPECT_TRUE(absl::StartsWith(run.lines[2], "present "));
   EXPECT_TRUE(absl::StartsWith(run.lines[3], "dp2 "));
+  EXPECT_TRUE(absl::StartsWith(run.lines[4], "tables "));
   // Then "--bug RULE  KIND  scenarios: A, B": exactly the (rule, scenario) pairs the mode
   // tests above run and see detected.
   std::vector<std::string> listed, tested;
-  for (size_t i = 4; i < run.lines.size(); ++i) {
+  for (size_t i = 5; i < run.lines.size(); ++i) {
     std::vector<std::string> halves = absl::StrSplit(run.lines[i], "scenarios: ");
     ASSERT_EQ(halves.size(), 2u) << run.lines[i];
     std::vector<std::string> words = absl::StrSplit(halves[0], ' ', absl::SkipEmpty());

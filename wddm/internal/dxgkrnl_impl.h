@@ -122,7 +122,9 @@ struct Dxgkrnl::Impl {
     uint32_t id = 0;
     DXGK_HDEVICE kmd{};
     DXGK_DEVICEINFO info{};
-    uint32_t primary = 0;  // from pfnSetDisplayModeCb
+    uint32_t primary = 0;                // from pfnSetDisplayModeCb
+    bool async_callbacks = false;        // from pfnSetAsyncCallbacksCb
+    uint32_t private_driver_format = 0;  // from pfnSetDisplayPrivateDriverFormatCb
   };
 
   Impl(DxgkrnlOptions o, ViolationSink* v)
@@ -199,6 +201,15 @@ struct Dxgkrnl::Impl {
   HRESULT Lock(KDevice* d, D3DDDICB_LOCK* p);
   HRESULT Unlock(KDevice* d, const D3DDDICB_UNLOCK* p);
   HRESULT Escape(KDevice* d, const D3DDDICB_ESCAPE* p);
+  // The overlay callbacks: the model display has no overlay plane, so CreateOverlay answers
+  // D3DDDIERR_NOTAVAILABLE and the others E_INVALIDARG (no overlay handle can exist).
+  HRESULT CreateOverlay(KDevice* d, D3DDDICB_CREATEOVERLAY* p);
+  HRESULT UpdateOverlay(KDevice* d, const D3DDDICB_UPDATEOVERLAY* p);
+  HRESULT FlipOverlay(KDevice* d, const D3DDDICB_FLIPOVERLAY* p);
+  HRESULT DestroyOverlay(KDevice* d, const D3DDDICB_DESTROYOVERLAY* p);
+  HRESULT SetAsyncCallbacks(KDevice* d, BOOL enable);
+  HRESULT SetDisplayPrivateDriverFormat(KDevice* d,
+                                        const D3DDDICB_SETDISPLAYPRIVATEDRIVERFORMAT* p);
   void DrainContext(KContext* c);
   HRESULT DestroyContext(KDevice* d, const D3DDDICB_DESTROYCONTEXT* p);
   void DestroyContextNow(KContext* c);
