@@ -60,7 +60,11 @@ void OnFatalSignal(int sig, siginfo_t* info, void*) {
   if (info != nullptr && info->si_code <= 0 && DeferSignalToBackgroundThread(sig)) return;
   if (g_in_handler.exchange(1) == 0) {
     if (ThreadState* t = t_state; t != nullptr && t->depth > 0) EmitOpenFramesIncomplete(t);
-    CrashFlush(/*timeout_ms=*/3000);
+    // Everything committed is in the region already; a drainer in another process (`cltrace
+    // record`) takes it from there after this process died. One in this process must write it
+    // before the process dies.
+    WakeDrain();
+    if (!G().remote_drainer) CrashFlush(/*timeout_ms=*/3000);
   }
   // Back to what the application had; the pending re-raise (or, for a fault, the re-executed
   // instruction) then takes its normal course.

@@ -56,6 +56,7 @@ struct ShimState {
   // OpenAdapter10_2 calls: the runtime counts them as DDI calls, but the entry point is not a
   // catalog call and so not in the trace; `cltrace record` reports them beside the calls.
   uint64_t adapters_opened = 0;
+  bool served = false;  // under `cltrace record`: the service writes the trace
 };
 
 ShimState& State() {
@@ -149,44 +150,37 @@ Stats StopLocked(ShimState& s) {
   return *final_stats;
 }
 
+bool LoadDriverLocked(ShimState& s);
+
+// Under `cltrace record` (service mode): the service drains the region and writes the trace;
+// this process only writes records into it.
+void InitServedLocked(ShimState& s, const std::string& region) {
+  s.served = true;
+  const bool loaded = LoadDriverLocked(s);
+  absl::Status st = AttachToRegion(region, Env("CLTRACE_SHIM_TIMESTAMPS") == "clock",
+                                   EnvInt("CLTRACE_SHIM_SIGNALS", 1) != 0,
+                                   loaded ? std::string() : s.driver_error);
+  if (!st.ok()) {
+    std::fprintf(stderr, "cltrace shim: not recording: the recording region: %s\n",
+                 st.ToString().c_str());
+  }
+}
+
+// Under `cltrace record`: the region it made, named in $CLTRACE_REGION ("fd:N", "sysv:ID").
+std::string RegionName() { return Env("CLTRACE_REGION"); }
+
 // Loads the real driver and starts recording. Requires s.mu.
 void InitLocked(ShimState& s) {
   s.initialised = true;
+  if (const std::string region = RegionName(); !region.empty()) {
+    InitServedLocked(s, region);
+    return;
+  }
   s.stats_path = Env("CLTRACE_SHIM_STATS");
-  s.driver_path = Env("CLTRACE_SHIM_DRIVER", DirOfShim() + "/libcltrace_refdriver.so");
-  s.driver_handle = dlopen(s.driver_path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (s.driver_handle == nullptr) {
-    const char* e = dlerror();
-    s.error = absl::StrCat("cannot load the driver ", s.driver_path, ": ", e ? e : "?");
-    std::fprintf(stderr, "cltrace shim: %s\n", s.error.c_str());
-    s.driver_error = s.error;
+  if (!LoadDriverLocked(s)) {
     WriteStartStats(s);
     return;
   }
-  s.driver_open =
-      reinterpret_cast<PFND3D10DDI_OPENADAPTER>(dlsym(s.driver_handle, "OpenAdapter10_2"));
-  Dl_info self, other;
-  if (s.driver_open == nullptr) {
-    s.error = absl::StrCat(s.driver_path, " does not export OpenAdapter10_2");
-  } else if (dladdr(reinterpret_cast<void*>(s.driver_open), &other) != 0 &&
-             dladdr(reinterpret_cast<void*>(&DirOfShim), &self) != 0 &&
-             other.dli_fbase == self.dli_fbase) {
-    s.error = absl::StrCat(s.driver_path, " is the shim itself (set CLTRACE_SHIM_DRIVER)");
-    s.driver_open = nullptr;
-  }
-  if (s.driver_open == nullptr) {
-    std::fprintf(stderr, "cltrace shim: %s\n", s.error.c_str());
-    s.driver_error = s.error;
-    WriteStartStats(s);
-    return;
-  }
-
-  // A driver that reports violations (the reference driver) numbers them with trace positions.
-  if (auto set_source = reinterpret_cast<SetTraceSeqSourceFn>(
-          dlsym(s.driver_handle, "CltraceSetTraceSeqSource"))) {
-    set_source(&CltraceTraceSeq);
-  }
-
   Options o;
   o.output_path = Env("CLTRACE_SHIM_OUTPUT", absl::StrCat("cltrace-", getpid(), ".cltrace"));
   o.flush_period_ms = EnvInt("CLTRACE_SHIM_FLUSH_MS", 1000);
@@ -210,10 +204,47 @@ void InitLocked(ShimState& s) {
   WriteStartStats(s);
 }
 
+// Loads the real driver (s.driver_open); false (s.error, s.driver_error) if it cannot.
+bool LoadDriverLocked(ShimState& s) {
+  s.driver_path = Env("CLTRACE_SHIM_DRIVER", DirOfShim() + "/libcltrace_refdriver.so");
+  s.driver_handle = dlopen(s.driver_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (s.driver_handle == nullptr) {
+    const char* e = dlerror();
+    s.error = absl::StrCat("cannot load the driver ", s.driver_path, ": ", e ? e : "?");
+    std::fprintf(stderr, "cltrace shim: %s\n", s.error.c_str());
+    s.driver_error = s.error;
+    return false;
+  }
+  s.driver_open =
+      reinterpret_cast<PFND3D10DDI_OPENADAPTER>(dlsym(s.driver_handle, "OpenAdapter10_2"));
+  Dl_info self, other;
+  if (s.driver_open == nullptr) {
+    s.error = absl::StrCat(s.driver_path, " does not export OpenAdapter10_2");
+  } else if (dladdr(reinterpret_cast<void*>(s.driver_open), &other) != 0 &&
+             dladdr(reinterpret_cast<void*>(&DirOfShim), &self) != 0 &&
+             other.dli_fbase == self.dli_fbase) {
+    s.error = absl::StrCat(s.driver_path, " is the shim itself (set CLTRACE_SHIM_DRIVER)");
+    s.driver_open = nullptr;
+  }
+  if (s.driver_open == nullptr) {
+    std::fprintf(stderr, "cltrace shim: %s\n", s.error.c_str());
+    s.driver_error = s.error;
+    return false;
+  }
+
+  // A driver that reports violations (the reference driver) numbers them with trace positions.
+  if (auto set_source = reinterpret_cast<SetTraceSeqSourceFn>(
+          dlsym(s.driver_handle, "CltraceSetTraceSeqSource"))) {
+    set_source(&CltraceTraceSeq);
+  }
+
+  return true;
+}
+
 __attribute__((destructor)) void FinishAtExit() {
   ShimState& s = State();
   std::lock_guard<std::mutex> l(s.mu);
-  if (!s.initialised) return;
+  if (!s.initialised || s.served) return;
   StopLocked(s);
 }
 
@@ -229,6 +260,7 @@ CLTRACE_EXPORT HRESULT OpenAdapter10_2(D3D10DDIARG_OPENADAPTER* pOpenData) {
     if (!s.initialised) cltrace::recorder::InitLocked(s);
     open = s.driver_open;
     ++s.adapters_opened;
+    if (s.served) cltrace::recorder::NoteAdapterOpened();
   }
   if (open == nullptr) return static_cast<HRESULT>(E_FAIL);
   return cltrace::recorder::OpenAdapter(open, pOpenData);

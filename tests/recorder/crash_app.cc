@@ -1,8 +1,10 @@
 // recorder_crash_app: a runtime-model application that dies from a fatal signal, for the
 // recorder's crash tests (tests/recorder/record_e2e_test.cc).
 //
-//   recorder_crash_app after  segv|abort   run smallcl to the end, print `calls: N`, then die
-//   recorder_crash_app during segv|abort   die from a watchdog thread while scene is running
+//   recorder_crash_app after  segv|abort|bus|kill
+//                                          run smallcl to the end, print `calls: N`, then die
+//   recorder_crash_app during segv|abort|bus|kill
+//                                          die from a watchdog thread while scene is running
 //   recorder_crash_app recorder segv|abort|bus
 //                                          run smallcl to the end, print `calls: N`, then send
 //                                          the signal to the recorder's own background thread
@@ -32,6 +34,8 @@ int* volatile g_null = nullptr;
 
 [[noreturn]] void Die(const char* how) {
   if (std::strcmp(how, "segv") == 0) *g_null = 1;  // a real fault, not raise()
+  if (std::strcmp(how, "kill") == 0) raise(SIGKILL);
+  if (std::strcmp(how, "bus") == 0) raise(SIGBUS);
   std::abort();
 }
 
