@@ -63,6 +63,12 @@ constexpr char kUsage[] =
     "program runs unrecorded and record then fails; a write failing later leaves the trace\n"
     "written up to it and is reported with the calls not written.\n"
     "\n"
+    "Attach mode (started by the shim when a program loads it without record):\n"
+    "  cltrace record --attach fd:N --watch-fd M --pid P -o OUT [--driver LIB] [--flush-ms N]\n"
+    "        [--timestamps MODE] [--stats FILE] [--zstd-level L]\n"
+    "drains the region inherited as fd N until fd M reports the end of process P, writes OUT,\n"
+    "and the statistics as `key value` lines to FILE; exit 0, or 2 if OUT could not be written.\n"
+    "\n"
     "exit: the program's exit status (128+N if it was killed by signal N) when a trace was\n"
     "recorded; 2 on bad usage, if the program could not be started, if OUT could not be\n"
     "created or the driver could not be loaded, or if the program never loaded a driver\n"
@@ -264,6 +270,57 @@ int ReportRecording(const std::map<std::string, std::string>& stats, int status,
   return kExitBadInput;
 }
 
+// Attach mode: the service of a program that loaded the shim without `cltrace record`.
+int RunAttached(const ParsedArgs& parsed, const std::string& output, std::ostream& err) {
+  recorder::Options o;
+  o.region = *parsed.Option("--attach");
+  uint64_t pid = 0, watch_fd = 0;
+  if (!absl::SimpleAtoi(parsed.Option("--pid").value_or(""), &pid) ||
+      !absl::SimpleAtoi(parsed.Option("--watch-fd").value_or(""), &watch_fd)) {
+    err << "cltrace record: --attach needs --pid and --watch-fd\n";
+    return kExitBadInput;
+  }
+  o.pid = static_cast<uint32_t>(pid);
+  o.output_path = Absolute(output);
+  o.driver_path = parsed.Option("--driver").value_or("");
+  if (auto v = parsed.Option("--flush-ms")) (void)absl::SimpleAtoi(*v, &o.flush_period_ms);
+  if (auto v = parsed.Option("--zstd-level")) (void)absl::SimpleAtoi(*v, &o.zstd_level);
+  o.timestamps = parsed.Option("--timestamps").value_or("derived") == "clock"
+                     ? recorder::TimestampMode::kClock
+                     : recorder::TimestampMode::kDerived;
+  if (std::ifstream cmdline(absl::StrCat("/proc/", pid, "/cmdline")); cmdline) {
+    std::string arg;
+    while (std::getline(cmdline, arg, '\0')) o.argv.push_back(arg);
+  }
+  absl::StatusOr<std::unique_ptr<recorder::Recorder>> service =
+      recorder::Recorder::Start(std::move(o));
+  if (!service.ok()) {
+    err << "cltrace record: the recording service could not start: " << service.status() << "\n";
+    return kExitBadInput;
+  }
+  // The program holds the other end: end of file (or an error) once it ended, however.
+  char buf[64];
+  while (true) {
+    const ssize_t n = read(static_cast<int>(watch_fd), buf, sizeof(buf));
+    if (n == 0 || (n < 0 && errno != EINTR)) break;
+  }
+  const recorder::Stats st = (*service)->Stop();
+  const std::map<std::string, std::string> stats = StatsMap(st);
+  if (auto path = parsed.Option("--stats")) {
+    std::ofstream f(*path);
+    for (const auto& [k, v] : stats) f << k << " " << v << "\n";
+  }
+  if (!st.output_error.empty()) {
+    err << "cltrace shim: not recording: " << st.output_error << "\n";
+    return kExitBadInput;
+  }
+  if (!st.first_error.empty()) {
+    err << "cltrace shim: trace incomplete: " << st.first_error << " (" << st.calls_lost
+        << " calls lost)\n";
+  }
+  return 0;
+}
+
 int RunRecord(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   // Everything after `--` is the program and its arguments, untouched.
   std::vector<std::string> ours, program;
@@ -276,7 +333,8 @@ int RunRecord(const std::vector<std::string>& args, std::ostream& out, std::ostr
     }
   }
   ArgSpec spec = ArgSpec("record", kUsage)
-                     .Options({"--output", "--driver", "--flush-ms", "--timestamps"})
+                     .Options({"--output", "--driver", "--flush-ms", "--timestamps", "--attach",
+                               "--watch-fd", "--pid", "--stats", "--zstd-level"})
                      .Alias("-o", "--output")
                      .Positional(0, 0);
   ParsedArgs parsed;
@@ -288,6 +346,7 @@ int RunRecord(const std::vector<std::string>& args, std::ostream& out, std::ostr
   };
   std::optional<std::string> output = parsed.Option("--output");
   if (!output.has_value() || output->empty()) return usage_error("-o OUT.cltrace is required");
+  if (parsed.Option("--attach").has_value()) return RunAttached(parsed, *output, err);
   if (program.empty()) return usage_error("no program given after '--'");
   std::optional<std::string> flush_ms = parsed.Option("--flush-ms");
   if (flush_ms.has_value()) {

@@ -1,10 +1,11 @@
 #include "recorder/internal/content.h"
 
+#include <map>
 #include <mutex>
 #include <optional>
 #include <tuple>
+#include <unordered_map>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "format/content.h"
@@ -20,11 +21,13 @@ struct Mapping {
 
 struct ContentState {
   std::mutex mu;
-  absl::flat_hash_map<const void*, format::ResourceShape> shapes;
+  // (Standard containers, not Abseil's hash tables: the shim links no hash table that needs
+  // thread-local seeds, which a shared object cannot take from a static archive.)
+  std::unordered_map<const void*, format::ResourceShape> shapes;
   // (device or deferred context, resource, subresource) -> the driver's mapping.
-  absl::flat_hash_map<std::tuple<const void*, const void*, UINT>, Mapping> maps;
+  std::map<std::tuple<const void*, const void*, UINT>, Mapping> maps;
   // DX6 surface (DD_HSURFACE value) -> where the runtime writes its bytes.
-  absl::flat_hash_map<const void*, const void*> d3d_buffers;
+  std::unordered_map<const void*, const void*> d3d_buffers;
   ContentStats stats;
 };
 

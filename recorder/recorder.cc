@@ -40,7 +40,11 @@ using internal::SlotControl;
 using internal::SpscRing;
 
 namespace internal {
+bool CrashFlush(int timeout_ms);
+bool DeferSignalToBackgroundThread(int sig);
 // crash.cc
+extern bool (*g_crash_flush)(int);
+extern bool (*g_defer_signal)(int);
 void InstallCrashHandlers();
 void RemoveCrashHandlers();
 void ReraiseDeferredSignal(int sig);
@@ -750,39 +754,6 @@ class Recorder::Impl {
   bool batch_ordered_ = true;  // the batch's events are in seq order
 };
 
-absl::Status AttachToRegion(const std::string& region_name, bool clock, bool signals,
-                            const std::string& driver_error) {
-  platform::Mapping m;
-  std::string error;
-  if (!platform::MapRegion(region_name, &m, &error)) return absl::InternalError(error);
-  Region* region = Region::Check(m.base, m.size);
-  if (region == nullptr) return absl::InvalidArgumentError("not a recording region");
-  internal::RegionHeader* h = region->header();
-  h->producer_pid.store(platform::ProcessId(), std::memory_order_relaxed);
-  if (!driver_error.empty()) {
-    region->SetText(h->driver_error, sizeof(h->driver_error), driver_error.c_str(), true);
-    h->driver_loaded.store(2, std::memory_order_release);
-    return absl::OkStatus();
-  }
-  G().clock_timestamps = clock;
-  G().region = region;
-  G().seq = &h->seq;
-  G().remote_drainer = true;
-  G().epoch += 1;
-  internal::ResetContentStats();
-  static const int atfork = pthread_atfork(nullptr, nullptr, &StopRecordingInChild);
-  (void)atfork;
-  internal::g_drain_alive.store(true, std::memory_order_release);
-  G().recording.store(true, std::memory_order_release);
-  if (signals) internal::InstallCrashHandlers();
-  h->driver_loaded.store(1, std::memory_order_release);
-  return absl::OkStatus();
-}
-
-void NoteAdapterOpened() {
-  if (Region* r = G().region) r->header()->adapters_opened.fetch_add(1);
-}
-
 absl::StatusOr<std::string> CreateRecordingRegion(uint32_t max_threads,
                                                   size_t thread_buffer_bytes) {
   const uint64_t ring_words =
@@ -819,6 +790,8 @@ absl::StatusOr<std::unique_ptr<Recorder>> Recorder::Start(Options options) {
   internal::ResetContentStats();
   static const int atfork = pthread_atfork(nullptr, nullptr, &StopRecordingInChild);
   (void)atfork;
+  internal::g_crash_flush = &internal::CrashFlush;
+  internal::g_defer_signal = &internal::DeferSignalToBackgroundThread;
   impl->Begin();
   g_active.store(impl.get());
   return std::unique_ptr<Recorder>(new Recorder(std::move(impl)));

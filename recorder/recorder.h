@@ -90,16 +90,6 @@ struct Options {
   uint32_t pid = 0;  // the recorded process (trace header); 0: this one
 };
 
-// The producer side of service mode (the shim under `cltrace record`): this process's threads
-// record into the region inherited as `region_fd`, which the service drains. `clock`: read the
-// clock per call (TimestampMode::kClock); `signals`: on a fatal signal, commit the crashing
-// thread's open calls as incomplete before the process dies. Also notes in the region that a
-// driver was opened (or `driver_error`, when it could not be loaded: nothing is recorded).
-absl::Status AttachToRegion(const std::string& region, bool clock, bool signals,
-                            const std::string& driver_error);
-// Service mode: counts an OpenAdapter10_2 call in the region (reported by `cltrace record`).
-void NoteAdapterOpened();
-
 // Creates a recording region that a child process inherits: `max_threads` slots of
 // `thread_buffer_bytes` each. Returns its name for the child ($CLTRACE_REGION: "fd:N", a memfd
 // without close-on-exec, or "sysv:ID"); this process keeps it mapped (the drainer maps it
