@@ -353,6 +353,50 @@ TEST_F(RecordE2eTest, SigkillAtRandomMomentsLosesNoCommittedCall) {
   }
 }
 
+// Attach mode: a program that loads the shim without `cltrace record` starts the service
+// itself; the trace is complete when the program's exit status is known.
+TEST_F(RecordE2eTest, ShimWithoutRecordStartsTheServiceItself) {
+  const std::string trace = Trace("attached.cltrace"), stats = Trace("attached.stats");
+  Result r = Run(absl::StrCat("CLTRACE_DRIVER=", CLTRACE_SHIM_SO, " CLTRACE_SHIM_OUTPUT=", trace,
+                              " CLTRACE_SHIM_STATS=", stats, " ", CLTRACE_WORKLOAD_BIN,
+                              " scene --threads 2"));
+  ASSERT_EQ(r.exit, 0) << r.err;
+  const uint64_t calls = CallsLine(r.out);
+  ASSERT_GT(calls, 0u);
+  absl::StatusOr<format::LoadedTrace> t = format::ReadAllSorted(trace);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->events.size(), calls);
+  ExpectWellFormed(t->events, /*allow_incomplete=*/false);
+  const std::string text = ReadFile(stats);
+  EXPECT_TRUE(absl::StrContains(text, absl::StrCat("calls ", calls, "\n"))) << text;
+  EXPECT_TRUE(absl::StrContains(text, "lost 0\n")) << text;
+}
+
+// Attach mode with SIGKILL: the service (no longer waited for) sees the program's end and
+// still writes every committed call.
+TEST_F(RecordE2eTest, AttachedServiceOutlivesASigkilledProgram) {
+  const std::string trace = Trace("attached_kill.cltrace"), stats = Trace("attached_kill.stats");
+  Result r = Run(absl::StrCat("CLTRACE_DRIVER=", CLTRACE_SHIM_SO, " CLTRACE_SHIM_OUTPUT=", trace,
+                              " CLTRACE_SHIM_STATS=", stats, " ", CLTRACE_CRASH_APP_BIN,
+                              " during kill 60"));
+  ASSERT_EQ(r.exit, 128 + SIGKILL) << r.err;
+  // The service finishes on its own after the program died: wait for its statistics (bounded).
+  for (int i = 0; i < 600 && ReadFile(stats).find("lost ") == std::string::npos; ++i) {
+    usleep(50 * 1000);
+  }
+  const std::string text = ReadFile(stats);
+  ASSERT_TRUE(absl::StrContains(text, "lost ")) << "no statistics from the service";
+  absl::StatusOr<format::LoadedTrace> t = format::ReadAllSorted(trace);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_GT(t->events.size(), 100u);
+  ExpectWellFormed(t->events, /*allow_incomplete=*/true);
+  const uint64_t events = CapturedNumber(text, std::regex("events ([0-9]+)"));
+  const uint64_t calls = CapturedNumber(text, std::regex("calls ([0-9]+)"));
+  const uint64_t lost = CapturedNumber(text, std::regex("lost ([0-9]+)"));
+  EXPECT_EQ(events, t->events.size());
+  EXPECT_EQ(calls, events + lost) << text;
+}
+
 TEST_F(RecordE2eTest, FullDiskDoesNotStopTheProgram) {
   // /dev/full: the very first write (the file header) fails with ENOSPC: no trace could be
   // created, the program ran unrecorded, record fails after it.
