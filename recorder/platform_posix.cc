@@ -1,13 +1,17 @@
 // The POSIX (Linux) implementation of the recorder's platform layer (internal/platform.h):
-// memfd regions, shared futexes.
+// memfd regions (System V segments under a file-size limit), shared futexes, dlopen, the
+// service's process.
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/mman.h>
 #include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,6 +19,8 @@
 #include <cstring>
 
 #include "recorder/internal/platform.h"
+
+extern char** environ;
 
 namespace cltrace::recorder::platform {
 
@@ -134,6 +140,63 @@ uint32_t ThreadId() { return static_cast<uint32_t>(::syscall(SYS_gettid)); }
 uint32_t ProcessId() { return static_cast<uint32_t>(getpid()); }
 bool ProcessAlive(uint32_t pid) {
   return pid == 0 || kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH;
+}
+
+void* LoadLibraryAt(const std::string& path, std::string* error) {
+  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (h == nullptr) {
+    const char* e = dlerror();
+    *error = e != nullptr ? e : "?";
+  }
+  return h;
+}
+
+void* FindSymbol(void* library, const char* name) { return dlsym(library, name); }
+
+const void* LibraryBaseOf(const void* address) {
+  Dl_info info;
+  return dladdr(address, &info) != 0 ? info.dli_fbase : nullptr;
+}
+
+std::string LibraryDirOf(const void* address) {
+  Dl_info info;
+  if (dladdr(address, &info) != 0 && info.dli_fname != nullptr) {
+    std::string p = info.dli_fname;
+    const size_t slash = p.rfind('/');
+    return slash == std::string::npos ? std::string(".") : p.substr(0, slash);
+  }
+  return ".";
+}
+
+int64_t SpawnService(const std::vector<std::string>& args, int region, int watch,
+                     std::string* error) {
+  std::vector<std::string> copy = args;
+  std::vector<char*> argv;
+  for (std::string& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, region, 100);
+  posix_spawn_file_actions_adddup2(&actions, watch, 101);
+  pid_t child = -1;
+  const int rc = posix_spawn(&child, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  fcntl(region, F_SETFD, FD_CLOEXEC);  // the program's own children do not get it
+  if (rc != 0) {
+    *error = args[0] + ": " + std::strerror(rc);
+    return -1;
+  }
+  return child;
+}
+
+void WaitForService(int64_t pid, int timeout_ms) {
+  for (int i = 0; i < timeout_ms; ++i) {
+    int status;
+    const pid_t r = waitpid(static_cast<pid_t>(pid), &status, WNOHANG);
+    if (r == static_cast<pid_t>(pid) || (r < 0 && errno != EINTR)) return;
+    timespec ts{0, 1000 * 1000};
+    nanosleep(&ts, nullptr);
+  }
 }
 
 int64_t MonotonicNs() {

@@ -21,11 +21,7 @@
 //   CLTRACE_SHIM_SIGNALS    0: no fatal-signal handler (default 1)
 //   attach mode only: CLTRACE_SHIM_OUTPUT (default cltrace-<pid>.cltrace), CLTRACE_SHIM_FLUSH_MS,
 //   CLTRACE_SHIM_BUFFER_KB, CLTRACE_SHIM_STATS, CLTRACE_SHIM_ZSTD_LEVEL, CLTRACE_BIN
-#include <dlfcn.h>
 #include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -44,8 +40,6 @@
 
 #define CLTRACE_EXPORT extern "C" __attribute__((visibility("default")))
 
-extern char** environ;
-
 // The trace-position hook (its contract is in runtime/annotation.h; declared here by name, as a
 // driver would, since the recorder includes nothing of the runtime model).
 CLTRACE_EXPORT unsigned long long CltraceTraceSeq(void);
@@ -62,7 +56,7 @@ struct ShimState {
   std::string driver_path;
   std::string driver_error;  // the real driver could not be loaded: nothing is recorded
   // Attach mode: the service this shim started, and the pipe whose end tells it we are gone.
-  pid_t service = -1;
+  int64_t service = -1;
   int service_pipe = -1;
 };
 
@@ -84,32 +78,22 @@ int64_t EnvInt(const char* name, int64_t fallback) {
   return end != nullptr && *end == '\0' ? static_cast<int64_t>(v) : fallback;
 }
 
-std::string DirOfShim() {
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&DirOfShim), &info) != 0 && info.dli_fname != nullptr) {
-    std::string p = info.dli_fname;
-    size_t slash = p.rfind('/');
-    return slash == std::string::npos ? std::string(".") : p.substr(0, slash);
-  }
-  return ".";
-}
+std::string DirOfShim() { return platform::LibraryDirOf(reinterpret_cast<void*>(&DirOfShim)); }
 
 // Loads the real driver (s.driver_open); false (s.driver_error, said on stderr) if it cannot.
 bool LoadDriverLocked(ShimState& s) {
   s.driver_path = Env("CLTRACE_SHIM_DRIVER", DirOfShim() + "/libcltrace_refdriver.so");
-  s.driver_handle = dlopen(s.driver_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  std::string load_error;
+  s.driver_handle = platform::LoadLibraryAt(s.driver_path, &load_error);
   if (s.driver_handle == nullptr) {
-    const char* e = dlerror();
-    s.driver_error = "cannot load the driver " + s.driver_path + ": " + (e ? e : "?");
+    s.driver_error = "cannot load the driver " + s.driver_path + ": " + load_error;
   } else {
-    s.driver_open =
-        reinterpret_cast<PFND3D10DDI_OPENADAPTER>(dlsym(s.driver_handle, "OpenAdapter10_2"));
-    Dl_info self, other;
+    s.driver_open = reinterpret_cast<PFND3D10DDI_OPENADAPTER>(
+        platform::FindSymbol(s.driver_handle, "OpenAdapter10_2"));
     if (s.driver_open == nullptr) {
       s.driver_error = s.driver_path + " does not export OpenAdapter10_2";
-    } else if (dladdr(reinterpret_cast<void*>(s.driver_open), &other) != 0 &&
-               dladdr(reinterpret_cast<void*>(&DirOfShim), &self) != 0 &&
-               other.dli_fbase == self.dli_fbase) {
+    } else if (platform::LibraryBaseOf(reinterpret_cast<void*>(s.driver_open)) ==
+               platform::LibraryBaseOf(reinterpret_cast<void*>(&DirOfShim))) {
       s.driver_error = s.driver_path + " is the shim itself (set CLTRACE_SHIM_DRIVER)";
       s.driver_open = nullptr;
     }
@@ -120,7 +104,7 @@ bool LoadDriverLocked(ShimState& s) {
   }
   // A driver that reports violations (the reference driver) numbers them with trace positions.
   if (auto set_source = reinterpret_cast<SetTraceSeqSourceFn>(
-          dlsym(s.driver_handle, "CltraceSetTraceSeqSource"))) {
+          platform::FindSymbol(s.driver_handle, "CltraceSetTraceSeqSource"))) {
     set_source(&CltraceTraceSeq);
   }
   return true;
@@ -171,22 +155,12 @@ std::string StartServiceLocked(ShimState& s) {
   if (const std::string v = Env("CLTRACE_SHIM_ZSTD_LEVEL"); !v.empty()) {
     args.insert(args.end(), {"--zstd-level", v});
   }
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, m.fd, 100);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[0], 101);
-  pid_t child = -1;
-  const int rc = posix_spawn(&child, bin.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
+  const int64_t child = platform::SpawnService(args, m.fd, pipe_fds[0], &error);
   close(pipe_fds[0]);
-  fcntl(m.fd, F_SETFD, FD_CLOEXEC);  // the program's own children do not get it
-  if (rc != 0) {
+  if (child < 0) {
     close(pipe_fds[1]);
-    std::fprintf(stderr, "cltrace shim: not recording (calls pass through unrecorded): %s: %s\n",
-                 bin.c_str(), std::strerror(rc));
+    std::fprintf(stderr, "cltrace shim: not recording (calls pass through unrecorded): %s\n",
+                 error.c_str());
     return "";
   }
   region->header()->drainer_pid = static_cast<uint32_t>(child);
@@ -222,13 +196,7 @@ __attribute__((destructor)) void FinishAtExit() {
   std::lock_guard<std::mutex> l(s.mu);
   if (s.service < 0) return;
   close(s.service_pipe);
-  for (int i = 0; i < 60000; ++i) {
-    int status;
-    const pid_t r = waitpid(s.service, &status, WNOHANG);
-    if (r == s.service || (r < 0 && errno != EINTR)) break;
-    timespec ts{0, 1000 * 1000};
-    nanosleep(&ts, nullptr);
-  }
+  platform::WaitForService(s.service, /*timeout_ms=*/60000);
   s.service = -1;
 }
 

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace cltrace::recorder::platform {
 
@@ -43,6 +44,21 @@ bool ProcessAlive(uint32_t pid);
 
 // Monotonic nanoseconds (the same clock in every process of the machine).
 int64_t MonotonicNs();
+
+// Driver loading (POSIX: dlopen; Windows: LoadLibrary). Null with `*error` on failure.
+void* LoadLibraryAt(const std::string& path, std::string* error);
+void* FindSymbol(void* library, const char* name);
+// The library holding `address` (its load base), and that library's directory.
+const void* LibraryBaseOf(const void* address);
+std::string LibraryDirOf(const void* address);
+
+// Starts `argv` (argv[0] the executable) with `region` and `watch` visible to it as
+// descriptors 100 and 101, and keeps `region` from this process's later children. Returns the
+// process id, or -1 with `*error`.
+int64_t SpawnService(const std::vector<std::string>& argv, int region, int watch,
+                     std::string* error);
+// Waits (at most `timeout_ms`) for a process SpawnService started to end.
+void WaitForService(int64_t pid, int timeout_ms);
 
 }  // namespace cltrace::recorder::platform
 
