@@ -2,10 +2,14 @@
 #include "recorder/producer.h"
 
 #include <pthread.h>
+#include <signal.h>
+#include <time.h>
 
 #include <atomic>
+#include <thread>
 
 #include "recorder/internal/content.h"
+#include "recorder/internal/contexts.h"
 #include "recorder/internal/core.h"
 #include "recorder/internal/drain.h"
 #include "recorder/internal/platform.h"
@@ -22,6 +26,23 @@ namespace {
 void StopRecordingInForkedChild() {
   internal::G().recording.store(false, std::memory_order_relaxed);
   internal::g_drain_alive.store(false, std::memory_order_relaxed);
+}
+
+// The background R5 check the in-process recorder's drainer makes (recorder/README.md, "Table
+// mutations"): the drainer of a region is in another process and cannot read this one's
+// tables, so a thread of the shim's own looks every 50 ms.
+void StartTableWatch() {
+  std::thread([] {
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, nullptr);  // the application's signals are not ours
+    pthread_setname_np(pthread_self(), "cltrace-tables");
+    while (internal::G().recording.load(std::memory_order_acquire)) {
+      timespec ts{0, 50 * 1000 * 1000};
+      nanosleep(&ts, nullptr);
+      internal::CheckAllDeviceTables(/*periodic=*/true);
+    }
+  }).detach();
 }
 
 }  // namespace
@@ -54,6 +75,7 @@ bool AttachToRegion(const std::string& region_name, bool clock, bool signals,
   internal::g_drain_alive.store(true, std::memory_order_release);
   G().recording.store(true, std::memory_order_release);
   if (signals) internal::InstallCrashHandlers();
+  StartTableWatch();
   h->driver_loaded.store(1, std::memory_order_release);
   return true;
 }
