@@ -173,8 +173,10 @@ CLTRACE_HOT Frame* BeginCall(ThreadState* t, CallId id, char* note) {
   f->note = note;
   t->depth = d + 1;
   if (G().clock_timestamps) f->clock_ns = MonotonicNs();
+  // In flight from here: counted if the process dies before the commit. Published before the
+  // position is taken, so no position is ever taken by a call nobody counts.
+  t->ring.PublishDepth(d + 1);
   f->seq = NextPosition();
-  t->ring.PublishDepth(d + 1);  // in flight: counted if the process dies before the commit
   return f;
 }
 
