@@ -27,8 +27,10 @@
 // recording into /tmp; reports the trace's bytes per call from the shim's statistics. (A child
 // process: the shim cannot be loaded into this binary, which links cltrace_format itself; see
 // recorder/CMakeLists.txt.) Skipped when the shim or the workload is not built.
+#include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -185,6 +187,86 @@ void BM_RecordUpload(benchmark::State& state) {
 }
 BENCHMARK(BM_RecordUpload)->UseRealTime();
 
+// BM_BareStream / BM_RecordStream: the stream of issue #15 — call i of 1,000,000 per thread is
+// DrawIndexed(hCtx, 36 + (i % 7) * 3, (i * 36) % 65536, (i / 100) % 1000) into a driver that
+// does nothing — on 1, 2 and 4 threads (each on its own deferred context), without and with a
+// Recorder writing a compressed file (the same region, rings and drainer as `cltrace record`,
+// in-process). Counters: the calling thread's CPU per call (thread CPU clock, averaged over
+// the threads), the drainer's CPU per call (encode + compress + write), bytes per call,
+// producer waits. The added cost on the calling thread is RecordStream's cpu_ns_per_call
+// minus BareStream's of the same run.
+constexpr int kStreamCalls = 1000000;
+
+int64_t ThreadCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+void StreamLoop(benchmark::State& state, Setup* const& setup, std::atomic<int64_t>* cpu_ns) {
+  for (auto _ : state) {
+    // Threads meet at the first iteration: thread 0's setup is complete from here.
+    FakeRtContext* dc = setup->dcs[static_cast<size_t>(state.thread_index())];
+    const int64_t start = ThreadCpuNs();
+    for (uint32_t i = 0; i < static_cast<uint32_t>(kStreamCalls); ++i) {
+      dc->funcs.pfnDrawIndexed(dc->handle, 36 + (i % 7) * 3, (i * 36) % 65536,
+                               static_cast<INT>((i / 100) % 1000));
+    }
+    cpu_ns->fetch_add(ThreadCpuNs() - start);
+  }
+  state.SetItemsProcessed(state.iterations() * kStreamCalls);
+}
+
+void BM_BareStream(benchmark::State& state) {
+  static Setup* setup = nullptr;
+  static std::atomic<int64_t> cpu_ns{0};
+  if (state.thread_index() == 0) {
+    setup = &Get(false, state.threads());
+    cpu_ns = 0;
+  }
+  StreamLoop(state, setup, &cpu_ns);
+  if (state.thread_index() == 0) {
+    state.counters["cpu_ns_per_call"] = benchmark::Counter(
+        static_cast<double>(cpu_ns.load()) /
+        (static_cast<double>(state.iterations()) * kStreamCalls * state.threads()));
+  }
+}
+BENCHMARK(BM_BareStream)->Threads(1)->Threads(2)->Threads(4)->Iterations(1)->UseRealTime();
+
+void BM_RecordStream(benchmark::State& state) {
+  static Setup* setup = nullptr;
+  static std::atomic<int64_t> cpu_ns{0};
+  if (state.thread_index() == 0) {
+    g_path = BenchTracePath();
+    auto rec = StartFileRecorder(g_path);
+    if (!rec.ok()) {
+      state.SkipWithError(std::string(rec.status().message()).c_str());
+      return;
+    }
+    g_recorder = std::move(*rec);
+    setup = &Get(true, state.threads());
+    cpu_ns = 0;
+  }
+  StreamLoop(state, setup, &cpu_ns);
+  if (state.thread_index() == 0) {
+    Stats stats = g_recorder->Stop();
+    g_recorder.reset();
+    unlink(g_path.c_str());
+    const double calls = static_cast<double>(stats.calls);
+    state.counters["cpu_ns_per_call"] = benchmark::Counter(
+        static_cast<double>(cpu_ns.load()) /
+        (static_cast<double>(state.iterations()) * kStreamCalls * state.threads()));
+    state.counters["drainer_ns_per_call"] =
+        benchmark::Counter(static_cast<double>(stats.background_cpu_ns) / calls);
+    state.counters["bytes_per_call"] =
+        benchmark::Counter(static_cast<double>(stats.bytes_written) / calls);
+    state.counters["waits_per_million"] =
+        benchmark::Counter(static_cast<double>(stats.producer_waits) * 1e6 / calls);
+    state.counters["recorded_calls"] = benchmark::Counter(calls);
+  }
+}
+BENCHMARK(BM_RecordStream)->Threads(1)->Threads(2)->Threads(4)->Iterations(1)->UseRealTime();
+
 constexpr int kPhaseCalls = 1 << 17;
 
 void BM_RecorderPhases(benchmark::State& state) {
@@ -199,6 +281,7 @@ void BM_RecorderPhases(benchmark::State& state) {
     // under an eighth of 64 MiB, so nothing is drained before Stop (no periodic flush, the
     // hold time is 250 ms).
     o.thread_buffer_bytes = size_t{64} << 20;
+    o.max_threads = 4;  // the region: 4 slots of 64 MiB
     o.flush_period_ms = 0;
     auto rec = Recorder::Start(std::move(o));
     if (!rec.ok()) {

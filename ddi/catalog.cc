@@ -2,7 +2,6 @@
 
 #include <iterator>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
@@ -18,15 +17,6 @@ namespace {
 static_assert(sizeof(kCalls) / sizeof(kCalls[0]) == kCallIdCount,
               "call id enum and call table disagree");
 
-const absl::flat_hash_map<absl::string_view, uint16_t>& CallIndex() {
-  static const auto* index = [] {
-    auto* m = new absl::flat_hash_map<absl::string_view, uint16_t>();
-    for (uint16_t i = 1; i < kCallIdCount; ++i) (*m)[kCalls[i].name] = i;
-    return m;
-  }();
-  return *index;
-}
-
 }  // namespace
 
 int CatalogVersion() { return CLTRACE_CATALOG_VERSION; }
@@ -39,17 +29,7 @@ const CallInfo* GetCall(uint32_t id) {
 }
 const CallInfo* GetCall(CallId id) { return GetCall(static_cast<uint32_t>(id)); }
 
-const CallInfo* FindCall(absl::string_view name) {
-  auto it = CallIndex().find(name);
-  return it == CallIndex().end() ? nullptr : &kCalls[it->second];
-}
-
 CallId IdOf(const CallInfo& call) { return static_cast<CallId>(&call - kCalls); }
-
-CallId CallIdOfName(absl::string_view name) {
-  const CallInfo* call = FindCall(name);
-  return call == nullptr ? CallId::kInvalid : IdOf(*call);
-}
 
 absl::Span<const FieldInfo> Fields(const CallInfo& call) {
   return absl::MakeConstSpan(kFields + call.field_first, call.field_count);

@@ -1,10 +1,11 @@
 #include "recorder/internal/content.h"
 
+#include <map>
 #include <mutex>
 #include <optional>
 #include <tuple>
+#include <unordered_map>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "format/content.h"
@@ -20,11 +21,13 @@ struct Mapping {
 
 struct ContentState {
   std::mutex mu;
-  absl::flat_hash_map<const void*, format::ResourceShape> shapes;
+  // (Standard containers, not Abseil's hash tables: the shim links no hash table that needs
+  // thread-local seeds, which a shared object cannot take from a static archive.)
+  std::unordered_map<const void*, format::ResourceShape> shapes;
   // (device or deferred context, resource, subresource) -> the driver's mapping.
-  absl::flat_hash_map<std::tuple<const void*, const void*, UINT>, Mapping> maps;
+  std::map<std::tuple<const void*, const void*, UINT>, Mapping> maps;
   // DX6 surface (DD_HSURFACE value) -> where the runtime writes its bytes.
-  absl::flat_hash_map<const void*, const void*> d3d_buffers;
+  std::unordered_map<const void*, const void*> d3d_buffers;
   ContentStats stats;
 };
 
@@ -33,9 +36,25 @@ ContentState& S() {
   return *s;
 }
 
+// The figures go to the recording region too, where the drainer (maybe `cltrace record`, in
+// another process) reads them.
+void PublishLocked(ContentState& s) {
+  if (Region* r = G().region) {
+    RegionHeader* h = r->header();
+    h->contents.store(s.stats.captured, std::memory_order_relaxed);
+    h->content_bytes.store(s.stats.bytes, std::memory_order_relaxed);
+    h->contents_skipped.store(s.stats.skipped, std::memory_order_relaxed);
+    if (!s.stats.first_skip.empty()) {
+      r->SetText(h->first_content_skip, sizeof(h->first_content_skip), s.stats.first_skip.c_str(),
+                 /*only_first=*/true);
+    }
+  }
+}
+
 void SkipLocked(ContentState& s, std::string why) {
   ++s.stats.skipped;
   if (s.stats.first_skip.empty()) s.stats.first_skip = std::move(why);
+  PublishLocked(s);
 }
 
 // Copies `layout.Bytes()` bytes at `src`, or counts why not.
@@ -54,6 +73,7 @@ std::string* CopyLocked(ContentState& s, const char* what,
   }
   ++s.stats.captured;
   s.stats.bytes += n;
+  PublishLocked(s);
   return new std::string(static_cast<const char*>(src), n);
 }
 
@@ -190,6 +210,7 @@ std::string* ContentOfDrawPrimitives2(const D3DHAL_DRAWPRIMITIVES2DATA* d) {
   }
   ++s.stats.captured;
   s.stats.bytes += commands + vertices;
+  PublishLocked(s);
   auto* out = new std::string(static_cast<const char*>(command_source), commands);
   out->append(static_cast<const char*>(vertex_source), vertices);
   return out;

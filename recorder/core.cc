@@ -1,16 +1,15 @@
 // Per-thread state, the slow paths of the hot path and annotations.
 #include "recorder/internal/core.h"
 
-#include <linux/futex.h>
-#include <sched.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include <time.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 
 #include "recorder/internal/drain.h"
+#include "recorder/internal/platform.h"
 #include "recorder/recorder.h"
 
 namespace cltrace::recorder {
@@ -22,11 +21,11 @@ std::atomic<bool> g_drain_alive{false};
 
 namespace {
 
+// Thread states of threads that ended, reused by new threads (never freed: a thunk may still
+// run during thread exit).
 struct ThreadRegistry {
   std::mutex mu;
-  std::vector<ThreadState*> all;    // never shrinks; states are reused, not freed
-  std::vector<ThreadState*> spare;  // exited and drained
-  std::vector<OverflowRecord> overflow;
+  std::vector<ThreadState*> spare;
 };
 
 ThreadRegistry& Threads() {
@@ -34,21 +33,42 @@ ThreadRegistry& Threads() {
   return *r;
 }
 
-std::atomic<uint32_t> g_wake{0};
-
 // How long a producer spins on a full ring before it sleeps.
-constexpr int64_t kWaitSpinNs = 10'000;
+constexpr int64_t kWaitSpinNs = 1'000;
 
-// Marks the thread's state exited when the thread ends, so the drain thread can reuse it.
+// Marks the thread's slot exited when the thread ends, so the drainer can drain and free it.
 struct ThreadExit {
   ThreadState* state = nullptr;
   ~ThreadExit() {
     if (state != nullptr) {
       t_state = nullptr;
-      state->exited.store(true, std::memory_order_release);
+      if (state->slot >= 0 && state->epoch == G().epoch) {
+        state->ring.control()->state.store(kExited, std::memory_order_release);
+      }
+      state->Orphan();
+      ThreadRegistry& r = Threads();
+      std::lock_guard<std::mutex> l(r.mu);
+      r.spare.push_back(state);
+      state = nullptr;
     }
   }
 };
+
+// Whether the drainer of the current region can still free room.
+bool DrainerAlive() {
+  if (!g_drain_alive.load(std::memory_order_acquire)) return false;
+  Region* region = G().region;
+  if (region == nullptr) return false;
+  RegionHeader* h = region->header();
+  if (h->drainer_alive.load(std::memory_order_acquire) == 0) return false;
+  if (!G().remote_drainer) return true;
+  return platform::ProcessAlive(h->drainer_pid);
+}
+
+void SleepUs(int64_t us) {
+  timespec ts{0, static_cast<long>(us * 1000)};
+  nanosleep(&ts, nullptr);
+}
 
 }  // namespace
 
@@ -57,165 +77,230 @@ Frame* ThreadState::DeepFrame(size_t i) {
   return deep_[i - kInlineFrames].get();
 }
 
+void ThreadState::Orphan() {
+  slot = -1;
+  orphan.published.store(0, std::memory_order_relaxed);
+  orphan.tail.store(0, std::memory_order_relaxed);
+  ring.Attach(&orphan, nullptr, 0);
+}
+
 ThreadState* NewThreadState() {
   ThreadRegistry& r = Threads();
   ThreadState* t = nullptr;
   {
     std::lock_guard<std::mutex> l(r.mu);
-    // A spare state of a thread that ended, if its ring has the current size.
-    const size_t words = SpscRing::CapacityFor(G().ring_words);
-    for (size_t i = r.spare.size(); i-- > 0;) {
-      if (r.spare[i]->ring.capacity() == words) {
-        t = r.spare[i];
-        r.spare.erase(r.spare.begin() + static_cast<ptrdiff_t>(i));
-        break;
-      }
-    }
-    if (t == nullptr) {
-      t = new ThreadState(G().ring_words);
-      r.all.push_back(t);
+    if (!r.spare.empty()) {
+      t = r.spare.back();
+      r.spare.pop_back();
     }
   }
-  t->tid = static_cast<uint32_t>(::syscall(SYS_gettid));
+  if (t == nullptr) {
+    t = new ThreadState;
+    t->Orphan();
+  }
+  t->tid = platform::ThreadId();
   t->annotation = nullptr;
   t->annotation_depth = 0;
   t->depth = 0;
-  t->exited.store(false, std::memory_order_release);
+  t->epoch = G().epoch - 1;  // not attached yet
   static thread_local ThreadExit exit_guard;
   exit_guard.state = t;
   t_state = t;
   return t;
 }
 
-void SnapshotThreads(std::vector<ThreadState*>* out) {
-  ThreadRegistry& r = Threads();
-  std::lock_guard<std::mutex> l(r.mu);
-  out->assign(r.all.begin(), r.all.end());
-}
-
-void RetireThread(ThreadState* t) {
-  ThreadRegistry& r = Threads();
-  std::lock_guard<std::mutex> l(r.mu);
-  for (ThreadState* s : r.spare) {
-    if (s == t) return;
+ThreadState* AttachThread(ThreadState* t) {
+  Region* region = G().region;
+  const uint32_t epoch = G().epoch;
+  t->epoch = epoch;
+  if (region == nullptr) {
+    t->Orphan();
+    return t;
   }
-  r.spare.push_back(t);
-}
-
-// Oversized records waiting for the drain thread, in words; bounded like the rings.
-std::atomic<uint64_t> g_overflow_words{0};
-constexpr uint64_t kMaxOverflowWords = uint64_t{8} << 20;  // 64 MiB
-
-void TakeOverflow(std::vector<OverflowRecord>* out) {
-  ThreadRegistry& r = Threads();
-  std::lock_guard<std::mutex> l(r.mu);
-  out->swap(r.overflow);
-  r.overflow.clear();
-}
-
-void ReleaseOverflow(uint64_t words) { g_overflow_words.fetch_sub(words); }
-
-void PushOverflow(OverflowRecord rec) {
-  ThreadRegistry& r = Threads();
-  std::lock_guard<std::mutex> l(r.mu);
-  r.overflow.push_back(std::move(rec));
+  int slot = region->Claim(t->tid);
+  if (slot < 0) {
+    // Every slot is owned: wait (counted on the first slot) until the drainer frees one.
+    SlotControl* first = region->slot(0);
+    const int64_t start = MonotonicNs();
+    first->waits.fetch_add(1, std::memory_order_relaxed);
+    while ((slot = region->Claim(t->tid)) < 0 && DrainerAlive()) {
+      WakeDrain();
+      SleepUs(200);
+    }
+    first->wait_ns.fetch_add(static_cast<uint64_t>(MonotonicNs() - start),
+                             std::memory_order_relaxed);
+  }
+  if (slot < 0) {
+    t->Orphan();
+    return t;
+  }
+  t->slot = slot;
+  t->ring.Attach(region->slot(static_cast<uint32_t>(slot)),
+                 region->ring(static_cast<uint32_t>(slot)), region->header()->ring_words);
+  for (const char*& d : t->defined) d = nullptr;
+  t->ring.PublishDepth(t->depth);
+  return t;
 }
 
 void WakeDrain() {
-  g_wake.fetch_add(1, std::memory_order_release);
-  ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_wake), FUTEX_WAKE_PRIVATE, 1, nullptr,
-            nullptr, 0);
+  Region* region = G().region;
+  if (region == nullptr) return;
+  std::atomic<uint32_t>& wake = region->header()->wake;
+  wake.fetch_add(1, std::memory_order_release);
+  platform::FutexWake(&wake);
 }
 
-uint32_t WakeCount() { return g_wake.load(std::memory_order_acquire); }
-
-void WaitForWake(uint32_t seen, int64_t timeout_us) {
-  timespec ts{static_cast<time_t>(timeout_us / 1000000),
-              static_cast<long>((timeout_us % 1000000) * 1000)};
-  ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_wake), FUTEX_WAIT_PRIVATE, seen, &ts, nullptr,
-            0);
+void WaitForWake(Region* region, uint32_t seen, int64_t timeout_us) {
+  platform::FutexWait(&region->header()->wake, seen, timeout_us);
 }
 
-void EmitSlow(ThreadState* t, const Frame* f, uint64_t end, int64_t ret, RecordShape shape) {
-  const uint64_t words = shape.words;
-  if (words > t->ring.max_record()) {
-    // Bounded memory here too: wait (counted) while too much is queued.
-    if (g_overflow_words.load() + words > kMaxOverflowWords && g_drain_alive.load()) {
-      const int64_t start = MonotonicNs();
-      t->waits.fetch_add(1, std::memory_order_relaxed);
-      while (g_overflow_words.load() != 0 && g_overflow_words.load() + words > kMaxOverflowWords &&
-             g_drain_alive.load()) {
-        WakeDrain();
-        timespec ts{0, 200 * 1000};
-        nanosleep(&ts, nullptr);
-      }
-      t->wait_ns.fetch_add(static_cast<uint64_t>(MonotonicNs() - start), std::memory_order_relaxed);
-    }
-    g_overflow_words.fetch_add(words);
-    OverflowRecord rec;
-    rec.tid = t->tid;
-    rec.words.reset(new uint64_t[words]);
-    WriteRecord(rec.words.get(), f, shape, end, ret);
-    PushOverflow(std::move(rec));
-    return;
-  }
-  // The ring is full: the drain thread is behind. Wait (never drop a call) and count it: spin
-  // a little (the drain thread hands space back every 4096 words), then sleep until it does
-  // (ReleaseRing wakes us). Never sched_yield: on a busy machine that hands the core to
-  // another process for a whole time slice.
+namespace {
+
+// Room for `words` in the ring, waiting (counted) while the drainer frees it; null when no
+// drainer will (recording is over) or the thread has no slot.
+uint64_t* ReserveWaiting(ThreadState* t, size_t words, int64_t* wait_start) {
+  if (t->slot < 0) return nullptr;
+  uint64_t* w = t->ring.Reserve(words);
+  if (w != nullptr) return w;
+  // The ring is full: the drainer is behind. Wait (never drop a call) and count it: spin a
+  // moment, then sleep until it hands space back (ReleaseRing wakes us). Never sched_yield:
+  // on a busy machine that hands the core to another process for a whole time slice.
+  SlotControl* c = t->ring.control();
   const int64_t start = MonotonicNs();
-  t->waits.fetch_add(1, std::memory_order_relaxed);
+  if (*wait_start == 0) {
+    *wait_start = start;
+    c->waits.fetch_add(1, std::memory_order_relaxed);
+  }
   WakeDrain();
-  uint64_t* w = nullptr;
   for (int spin = 0; (w = t->ring.Reserve(words)) == nullptr; ++spin) {
-    if (!g_drain_alive.load(std::memory_order_acquire)) {
-      // Nobody consumes this ring any more (the recorder stopped): drop instead of hanging
-      // the application; recording is over anyway.
-      t->wait_ns.fetch_add(static_cast<uint64_t>(MonotonicNs() - start), std::memory_order_relaxed);
-      std::free(f->note);
-      if (shape.flags & kFlagHasContent) delete f->content;
-      return;
-    }
-    if (spin % 16 != 15 || MonotonicNs() - start < kWaitSpinNs) {
+    if (MonotonicNs() - start < kWaitSpinNs) {
       __builtin_ia32_pause();
       continue;
     }
-    const uint32_t seen = t->space_seq.load(std::memory_order_acquire);
-    t->space_waiter.store(1, std::memory_order_seq_cst);
+    if (!DrainerAlive()) return nullptr;
+    const uint32_t seen = c->space_seq.load(std::memory_order_acquire);
+    c->space_waiter.store(1, std::memory_order_seq_cst);
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if ((w = t->ring.Reserve(words)) != nullptr) {
-      t->space_waiter.store(0, std::memory_order_relaxed);
+      c->space_waiter.store(0, std::memory_order_relaxed);
       break;
     }
     WakeDrain();
-    // Bounded: the drain thread may stop (g_drain_alive) without a release.
-    timespec ts{0, 1000 * 1000};
-    ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&t->space_seq), FUTEX_WAIT_PRIVATE, seen, &ts,
-              nullptr, 0);
-    t->space_waiter.store(0, std::memory_order_relaxed);
+    // Bounded: the drainer may stop (or die) without a release.
+    platform::FutexWait(&c->space_seq, seen, 1000);
+    c->space_waiter.store(0, std::memory_order_relaxed);
   }
-  WriteRecord(w, f, shape, end, ret);
-  t->ring.Commit(words);
-  t->wait_ns.fetch_add(static_cast<uint64_t>(MonotonicNs() - start), std::memory_order_relaxed);
+  return w;
 }
 
-void ReleaseRing(ThreadState* t, uint64_t pos) {
-  t->ring.Release(pos);
+// Writes a control record: header, `prefix` words, then `bytes` (padded to whole words).
+bool WriteControl(ThreadState* t, uint32_t call, uint64_t flags, const uint64_t* prefix,
+                  size_t nprefix, const void* bytes, size_t nbytes, uint64_t depth,
+                  int64_t* wait_start) {
+  const size_t words = 1 + nprefix + (nbytes + 7) / 8;
+  uint64_t* w = ReserveWaiting(t, words, wait_start);
+  if (w == nullptr) return false;
+  w[0] = MakeHeader(call, words, flags);
+  std::memcpy(w + 1, prefix, nprefix * sizeof(uint64_t));
+  if (nbytes != 0) {
+    w[words - 1] = 0;  // the padding of the last word
+    std::memcpy(w + 1 + nprefix, bytes, nbytes);
+  }
+  t->ring.Commit(words, depth);
+  return true;
+}
+
+// Splits a byte string into kContent (or kNote) records small enough for the ring.
+bool WriteBytes(ThreadState* t, uint32_t call, const char* data, size_t n, uint64_t depth,
+                int64_t* wait_start) {
+  const size_t piece = (t->ring.max_record() - 2) * sizeof(uint64_t) / 2;
+  size_t off = 0;
+  do {
+    const size_t len = std::min(piece, n - off);
+    const uint64_t count = len;
+    if (!WriteControl(t, call, 0, &count, 1, data + off, len, depth, wait_start)) return false;
+    off += len;
+  } while (off < n);
+  return true;
+}
+
+}  // namespace
+
+void EmitSlow(ThreadState* t, const Frame* f, uint64_t end, int64_t ret, RecordShape shape,
+              uint64_t depth) {
+  int64_t wait_start = 0;
+  char* note = f->note;
+  std::string* content = (shape.flags & kFlagHasContent) ? f->content : nullptr;
+  bool ok = t->slot >= 0;
+  // The annotation's text, once per ring (the drainer may be another process).
+  if (ok && f->annotation != nullptr && f->annotation != t->defined[0]) {
+    size_t i = 1;
+    while (i < ThreadState::kDefinedCache && t->defined[i] != f->annotation) ++i;
+    if (i == ThreadState::kDefinedCache) {
+      const uint64_t prefix[2] = {reinterpret_cast<uintptr_t>(f->annotation),
+                                  std::strlen(f->annotation)};
+      ok = WriteControl(t, kDefString, 0, prefix, 2, f->annotation, prefix[1], depth + 1,
+                        &wait_start);
+      i = ThreadState::kDefinedCache - 1;
+    }
+    for (; i > 0; --i) t->defined[i] = t->defined[i - 1];
+    t->defined[0] = f->annotation;
+  }
+  if (ok && note != nullptr) {
+    ok = WriteBytes(t, kNote, note, std::strlen(note), depth + 1, &wait_start);
+  }
+  if (ok && content != nullptr) {
+    ok = WriteBytes(t, kContent, content->data(), content->size(), depth + 1, &wait_start);
+  }
+  std::free(note);
+  delete content;
+  if (ok) {
+    if (shape.words <= t->ring.max_record()) {
+      uint64_t* w = ReserveWaiting(t, shape.words, &wait_start);
+      if (w != nullptr) {
+        WriteRecord(w, f, shape, end, ret);
+        t->ring.Commit(shape.words, depth);
+      }
+    } else {
+      // Larger than half the ring: the record's words in pieces (kFragment).
+      t->scratch.resize(shape.words);
+      WriteRecord(t->scratch.data(), f, shape, end, ret);
+      const size_t piece = t->ring.max_record() / 2;
+      for (size_t off = 0; off < shape.words;) {
+        const size_t len = std::min(piece, shape.words - off);
+        const bool last = off + len == shape.words;
+        if (!WriteControl(t, kFragment, last ? kFlagLast : 0, t->scratch.data() + off, len, nullptr,
+                          0, last ? depth : depth + 1, &wait_start)) {
+          break;
+        }
+        off += len;
+      }
+    }
+  }
+  if (wait_start != 0) {
+    t->ring.control()->wait_ns.fetch_add(static_cast<uint64_t>(MonotonicNs() - wait_start),
+                                         std::memory_order_relaxed);
+  }
+}
+
+void ReleaseRing(SpscRing* ring, uint64_t pos) {
+  ring->Release(pos);
+  SlotControl* c = ring->control();
   // Pairs with the producer's fence between setting space_waiter and re-reading the tail:
   // either it sees this release or this load sees its flag.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (t->space_waiter.load(std::memory_order_relaxed) != 0 &&
-      t->space_waiter.exchange(0, std::memory_order_acq_rel) != 0) {
-    t->space_seq.fetch_add(1, std::memory_order_release);
-    ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&t->space_seq), FUTEX_WAKE_PRIVATE, 1, nullptr,
-              nullptr, 0);
+  if (c->space_waiter.load(std::memory_order_relaxed) != 0 &&
+      c->space_waiter.exchange(0, std::memory_order_acq_rel) != 0) {
+    c->space_seq.fetch_add(1, std::memory_order_release);
+    platform::FutexWake(&c->space_seq);
   }
 }
 
 void EmitOpenFramesIncomplete(ThreadState* t) {
+  if (t->epoch != G().epoch || t->slot < 0) return;
   for (size_t d = t->depth; d > 0; --d) {
     Frame* f = t->FrameAt(d - 1);
-    Emit(t, f, 0, 0, kFlagIncomplete);
+    Emit(t, f, 0, 0, kFlagIncomplete, d - 1);
   }
   t->depth = 0;
 }

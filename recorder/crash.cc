@@ -30,9 +30,10 @@
 
 namespace cltrace::recorder::internal {
 
-// recorder.cc
-bool CrashFlush(int timeout_ms);
-bool DeferSignalToBackgroundThread(int sig);
+// Set by the in-process recorder (recorder.cc): ask its background thread to flush, or note a
+// signal sent to that thread. Null in the shim, whose drainer is another process.
+bool (*g_crash_flush)(int timeout_ms) = nullptr;
+bool (*g_defer_signal)(int sig) = nullptr;
 
 namespace {
 
@@ -57,10 +58,16 @@ void RestoreAll() {
 void OnFatalSignal(int sig, siginfo_t* info, void*) {
   const int idx = IndexOf(sig);
   // Sent to the background thread itself: it flushes and re-raises once this returns.
-  if (info != nullptr && info->si_code <= 0 && DeferSignalToBackgroundThread(sig)) return;
+  if (info != nullptr && info->si_code <= 0 && g_defer_signal != nullptr && g_defer_signal(sig)) {
+    return;
+  }
   if (g_in_handler.exchange(1) == 0) {
     if (ThreadState* t = t_state; t != nullptr && t->depth > 0) EmitOpenFramesIncomplete(t);
-    CrashFlush(/*timeout_ms=*/3000);
+    // Everything committed is in the region already; a drainer in another process (`cltrace
+    // record`) takes it from there after this process died. One in this process must write it
+    // before the process dies.
+    WakeDrain();
+    if (!G().remote_drainer && g_crash_flush != nullptr) g_crash_flush(/*timeout_ms=*/3000);
   }
   // Back to what the application had; the pending re-raise (or, for a fault, the re-executed
   // instruction) then takes its normal course.

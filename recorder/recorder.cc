@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -27,15 +28,23 @@
 #include "recorder/internal/contexts.h"
 #include "recorder/internal/core.h"
 #include "recorder/internal/drain.h"
+#include "recorder/internal/platform.h"
+#include "recorder/internal/region.h"
 #include "recorder/internal/timebase.h"
 
 namespace cltrace::recorder {
 
 using internal::G;
-using internal::ThreadState;
+using internal::Region;
+using internal::SlotControl;
+using internal::SpscRing;
 
 namespace internal {
+bool CrashFlush(int timeout_ms);
+bool DeferSignalToBackgroundThread(int sig);
 // crash.cc
+extern bool (*g_crash_flush)(int);
+extern bool (*g_defer_signal)(int);
 void InstallCrashHandlers();
 void RemoveCrashHandlers();
 void ReraiseDeferredSignal(int sig);
@@ -71,10 +80,60 @@ class Recorder::Impl {
     uint64_t id = 0;
   };
 
+  // Per slot of the region: the consumer's view of its ring and what the drainer keeps
+  // between its records.
+  struct SlotDrain {
+    SpscRing ring;
+    int64_t drained_at_ns = 0;  // when it last took this ring's records
+    int64_t polled_at_ns = 0;   // the ring's head and the time at its previous poll
+    uint64_t polled_head = 0;
+    std::string note;                // kNote bytes for the next record
+    std::string content;             // kContent bytes for the next record
+    std::vector<uint64_t> fragment;  // kFragment words of a record being reassembled
+    SlotDrain() = default;
+    SlotDrain& operator=(SlotDrain&& o) noexcept {
+      ring.Detach();
+      drained_at_ns = o.drained_at_ns;
+      polled_at_ns = o.polled_at_ns;
+      polled_head = o.polled_head;
+      note = std::move(o.note);
+      content = std::move(o.content);
+      fragment = std::move(o.fragment);
+      return *this;
+    }
+    SlotDrain(SlotDrain&& o) noexcept { *this = std::move(o); }
+  };
+
  public:
-  explicit Impl(Options options) : opts_(std::move(options)) {}
+  explicit Impl(Options options) : opts_(std::move(options)), serve_(!opts_.region.empty()) {}
+
+  bool serve() const { return serve_; }
+
+  // The region: this process's own (in-process recording), or the one `cltrace record` made
+  // for the recorded program (service mode).
+  absl::Status MapOrCreateRegion() {
+    std::string error;
+    platform::Mapping m;
+    if (serve_) {
+      if (!platform::MapRegion(opts_.region, &m, &error)) return absl::InternalError(error);
+      region_ = Region::Check(m.base, m.size);
+      if (region_ == nullptr) return absl::InvalidArgumentError("not a recording region");
+      return absl::OkStatus();
+    }
+    const uint64_t ring_words =
+        SpscRing::CapacityFor(std::max<size_t>(opts_.thread_buffer_bytes / sizeof(uint64_t), 1024));
+    const uint32_t slots = std::max<uint32_t>(opts_.max_threads, 1);
+    if (!platform::CreateRegion(Region::BytesFor(slots, ring_words), /*inheritable=*/false, &m,
+                                &error)) {
+      return absl::ResourceExhaustedError(error);
+    }
+    close(m.fd);  // the mapping stays
+    region_ = Region::Init(m.base, slots, ring_words, platform::ProcessId());
+    return absl::OkStatus();
+  }
 
   absl::Status Open() {
+    if (absl::Status st = MapOrCreateRegion(); !st.ok()) return st;
     format::TraceWriter::Options w;
     w.chunk_bytes = opts_.chunk_bytes;
     w.zstd_level = opts_.zstd_level;
@@ -84,37 +143,35 @@ class Recorder::Impl {
     w.position_runs = true;
     w.writer.set_name("cltrace-recorder");
     w.writer.set_version("1");
-    w.process.set_pid(static_cast<uint32_t>(getpid()));
+    w.process.set_pid(opts_.pid != 0 ? opts_.pid : static_cast<uint32_t>(getpid()));
     for (const std::string& a : opts_.argv) w.process.add_argv(a);
     if (!opts_.argv.empty()) w.process.set_executable(opts_.argv[0]);
     w.process.set_driver(opts_.driver_path);
     absl::StatusOr<std::unique_ptr<format::TraceWriter>> writer =
         opts_.sink != nullptr ? format::TraceWriter::Open(std::move(opts_.sink), std::move(w))
                               : format::TraceWriter::Open(opts_.output_path, std::move(w));
-    if (!writer.ok()) return writer.status();
+    if (!writer.ok()) {
+      if (!serve_) return writer.status();
+      // The program runs all the same; its records are drained and dropped.
+      stats_.output_error = std::string(writer.status().message());
+      return absl::OkStatus();
+    }
     writer_ = std::move(*writer);
     return absl::OkStatus();
   }
 
   void Begin() {
-    G().clock_timestamps = opts_.timestamps == TimestampMode::kClock;
-    G().ring_words = std::max<size_t>(opts_.thread_buffer_bytes / sizeof(uint64_t), 1024);
-    // Records a previous session left behind (calls that returned after its Stop).
-    std::vector<ThreadState*> threads;
-    internal::SnapshotThreads(&threads);
-    for (ThreadState* t : threads) {
-      t->ring.Discard();
-      // Wait statistics of earlier sessions are not ours.
-      waits_base_ += t->waits.load(std::memory_order_relaxed);
-      wait_ns_base_ += t->wait_ns.load(std::memory_order_relaxed);
-    }
-    std::vector<internal::OverflowRecord> overflow;
-    internal::TakeOverflow(&overflow);
-    for (const internal::OverflowRecord& o : overflow) {
-      internal::ReleaseOverflow(internal::HeaderWords(o.words[0]));
-    }
-    G().seq.store(0, std::memory_order_relaxed);
     start_mono_ = internal::MonotonicNs();
+    if (serve_) {
+      thread_ = std::thread([this] { Loop(); });
+      return;
+    }
+    G().clock_timestamps = opts_.timestamps == TimestampMode::kClock;
+    // Threads attach to the new region at their next call (Self: the epoch changed).
+    G().region = region_;
+    G().seq = &region_->header()->seq;
+    G().remote_drainer = false;
+    G().epoch += 1;
     internal::g_drain_alive.store(true, std::memory_order_release);
     G().recording.store(true, std::memory_order_release);
     thread_ = std::thread([this] { Loop(); });
@@ -135,11 +192,14 @@ class Recorder::Impl {
       if (stopped_) return stats_;
       stop_requested_ = true;
     }
-    if (opts_.install_signal_handlers) internal::RemoveCrashHandlers();
-    G().recording.store(false, std::memory_order_release);
-    internal::WakeDrain();
+    if (!serve_) {
+      if (opts_.install_signal_handlers) internal::RemoveCrashHandlers();
+      G().recording.store(false, std::memory_order_release);
+    }
+    WakeSelf();
     thread_.join();
-    internal::g_drain_alive.store(false, std::memory_order_release);
+    if (!serve_) internal::g_drain_alive.store(false, std::memory_order_release);
+    region_->header()->drainer_alive.store(0, std::memory_order_release);
     std::lock_guard<std::mutex> l(request_mu_);
     stopped_ = true;
     flush_cv_.notify_all();
@@ -174,10 +234,10 @@ class Recorder::Impl {
     int64_t last_flush = internal::MonotonicNs();
     int64_t last_check = last_flush;
     while (true) {
-      const uint32_t seen = internal::WakeCount();
+      const uint32_t seen = region_->header()->wake.load(std::memory_order_acquire);
       const bool busy = DrainOnce(/*force=*/false);
       const int64_t now = internal::MonotonicNs();
-      if (now - last_check >= 50'000'000) {
+      if (!serve_ && now - last_check >= 50'000'000) {
         internal::CheckAllDeviceTables(/*periodic=*/true);  // R5 rewrites nobody calls through
         last_check = now;
       }
@@ -207,12 +267,14 @@ class Recorder::Impl {
         flush_status_ = st;
         flush_cv_.notify_all();
       }
-      if (!busy) internal::WaitForWake(seen, SleepUs());
+      if (!busy) internal::WaitForWake(region_, seen, SleepUs());
     }
-    // Final drain: everything that returned before Stop.
+    // Final drain: everything that returned before Stop (service mode: everything the
+    // program committed before it ended, however it ended).
     while (DrainOnce(/*force=*/true)) {
     }
-    internal::CheckAllDeviceTables(/*periodic=*/false);
+    if (!serve_) internal::CheckAllDeviceTables(/*periodic=*/false);
+    CountInFlight();
     if (writer_ != nullptr) {
       if (!write_failed_) {
         absl::Status st = writer_->Close();
@@ -226,6 +288,12 @@ class Recorder::Impl {
       // still open then and of the batch in hand (calls = written + not written, exactly).
       stats_.events_discarded = NotWritten();
     }
+    {
+      std::lock_guard<std::mutex> l(stats_mu_);
+      if (writer_ == nullptr) stats_.events_discarded = calls_;
+      stats_.calls = calls_;
+      stats_.calls_lost = stats_.events_discarded + stats_.calls_in_flight;
+    }
     UpdateThreadStats();
     // A signal sent to this thread while it was stopping: everything is written now.
     if (const int sig = g_deferred_signal.exchange(0); sig != 0)
@@ -235,11 +303,38 @@ class Recorder::Impl {
     std::lock_guard<std::mutex> l(stats_mu_);
     stats_.background_cpu_ns =
         static_cast<uint64_t>(cpu.tv_sec) * 1000000000 + static_cast<uint64_t>(cpu.tv_nsec);
-    const internal::ContentStats content = internal::GetContentStats();
-    stats_.contents = content.captured;
-    stats_.content_bytes = content.bytes;
-    stats_.contents_skipped = content.skipped;
-    stats_.first_content_skip = content.first_skip;
+    internal::RegionHeader* h = region_->header();
+    stats_.contents = h->contents.load();
+    stats_.content_bytes = h->content_bytes.load();
+    stats_.contents_skipped = h->contents_skipped.load();
+    stats_.first_content_skip = ReadText(h->first_content_skip, sizeof(h->first_content_skip));
+    stats_.driver_opened = h->driver_loaded.load() != 0;
+    stats_.driver_error = ReadText(h->driver_error, sizeof(h->driver_error));
+    stats_.adapters_opened = h->adapters_opened.load();
+  }
+
+  static std::string ReadText(const char* field, size_t size) {
+    return std::string(field, strnlen(field, size));
+  }
+
+  void WakeSelf() {
+    std::atomic<uint32_t>& wake = region_->header()->wake;
+    wake.fetch_add(1, std::memory_order_release);
+    platform::FutexWake(&wake);
+  }
+
+  // The calls each thread had entered and not committed when recording ended (the process
+  // died inside them, or they were still running at Stop).
+  void CountInFlight() {
+    uint64_t n = 0;
+    const uint32_t used = region_->header()->slots_used.load(std::memory_order_acquire);
+    for (uint32_t i = 0; i < used && i < region_->header()->slot_count; ++i) {
+      SlotControl* c = region_->slot(i);
+      if (c->state.load(std::memory_order_acquire) == internal::kFree) continue;
+      n += c->published.load(std::memory_order_acquire) >> 48;
+    }
+    std::lock_guard<std::mutex> l(stats_mu_);
+    stats_.calls_in_flight = n;
   }
 
   // The fatal signal sent to this thread (crash.cc): writes everything the application's
@@ -285,13 +380,14 @@ class Recorder::Impl {
 
   void UpdateThreadStats() {
     uint64_t waits = 0, wait_ns = 0;
-    for (ThreadState* t : threads_) {
-      waits += t->waits.load(std::memory_order_relaxed);
-      wait_ns += t->wait_ns.load(std::memory_order_relaxed);
+    const uint32_t used = region_->header()->slots_used.load(std::memory_order_acquire);
+    for (uint32_t i = 0; i < used && i < region_->header()->slot_count; ++i) {
+      waits += region_->slot(i)->waits.load(std::memory_order_relaxed);
+      wait_ns += region_->slot(i)->wait_ns.load(std::memory_order_relaxed);
     }
     std::lock_guard<std::mutex> l(stats_mu_);
-    stats_.producer_waits = waits - waits_base_;
-    stats_.producer_wait_ns = wait_ns - wait_ns_base_;
+    stats_.producer_waits = waits;
+    stats_.producer_wait_ns = wait_ns;
     stats_.threads = tids_seen_;
   }
 
@@ -301,12 +397,23 @@ class Recorder::Impl {
   // thread, which roughly halves what the interleaving of threads costs in the compressed
   // file. Returns whether rings fill fast enough to poll again at once.
   bool DrainOnce(bool force) {
-    internal::SnapshotThreads(&threads_);
-    heads_.resize(threads_.size());
-    for (size_t i = 0; i < threads_.size(); ++i) heads_[i] = threads_[i]->ring.Head();
+    internal::RegionHeader* h = region_->header();
+    const uint32_t used = std::min(h->slots_used.load(std::memory_order_acquire), h->slot_count);
+    if (slots_.size() < used) slots_.resize(used);
+    states_.resize(used);
+    heads_.resize(used);
+    // The state first: a slot found exited has committed everything before its head.
+    for (uint32_t i = 0; i < used; ++i) {
+      SlotControl* c = region_->slot(i);
+      states_[i] = c->state.load(std::memory_order_acquire);
+      if (states_[i] == internal::kFree) continue;
+      SlotDrain& d = slots_[i];
+      if (!d.ring.attached()) d.ring.Attach(c, region_->ring(i), h->ring_words);
+      heads_[i] = d.ring.Head();
+    }
     // After reading the heads: every record before them has positions below this counter.
-    if (!G().clock_timestamps) {
-      const uint64_t counter = G().seq.load(std::memory_order_acquire);
+    if (opts_.timestamps != TimestampMode::kClock) {
+      const uint64_t counter = h->seq.load(std::memory_order_acquire);
       timebase_.Add(counter, internal::MonotonicNs() - start_mono_);
     }
     bool busy = false;
@@ -314,33 +421,32 @@ class Recorder::Impl {
     next_poll_ns_ = opts_.poll_interval_us * 1000;
     const int64_t hold_ns = std::min<int64_t>(
         opts_.flush_period_ms > 0 ? opts_.flush_period_ms * 500'000 : 250'000'000, 250'000'000);
-    for (size_t i = 0; i < threads_.size(); ++i) {
-      ThreadState* t = threads_[i];
-      const bool exited = t->exited.load(std::memory_order_acquire);
-      uint64_t pos = t->ring.tail();
+    for (uint32_t i = 0; i < used; ++i) {
+      if (states_[i] == internal::kFree) continue;
+      SlotDrain& d = slots_[i];
+      const bool exited = states_[i] == internal::kExited;
+      uint64_t pos = d.ring.tail();
       const uint64_t head = heads_[i];
       const uint64_t fill = head - pos;
-      if (fill > t->ring.capacity() / 4) busy = true;
+      if (fill > d.ring.capacity() / 4) busy = true;
       const bool take =
-          force || exited || fill >= t->ring.capacity() / 8 || now - t->drained_at_ns >= hold_ns;
-      NotePollRate(t, head, take ? 0 : fill, now);
+          force || exited || fill >= d.ring.capacity() / 8 || now - d.drained_at_ns >= hold_ns;
+      NotePollRate(&d, head, take ? 0 : fill, now);
       if (!take) continue;
-      t->drained_at_ns = now;
+      d.drained_at_ns = now;
+      const uint32_t tid = region_->slot(i)->tid;
       // In segments of kSegmentWords, each released to the producer once processed.
       while (pos != head) {
-        pos = TakeSegment(t, pos, head);
-        internal::ReleaseRing(t, pos);  // let a waiting producer go on
+        pos = TakeSegment(&d, tid, pos, head);
+        internal::ReleaseRing(&d.ring, pos);  // let a waiting producer go on
       }
-      if (exited && t->ring.Head() == pos) internal::RetireThread(t);
+      if (exited && d.ring.Head() == pos) {
+        // Drained for good: the slot goes back to the pool, positions and all.
+        SlotControl* c = region_->slot(i);
+        d = SlotDrain();
+        c->state.store(internal::kFree, std::memory_order_release);
+      }
     }
-    internal::TakeOverflow(&overflow_);
-    for (internal::OverflowRecord& o : overflow_) {
-      const uint64_t words = internal::HeaderWords(o.words[0]);
-      Process(o.tid, o.words.get());
-      internal::ReleaseOverflow(words);
-      busy = true;
-    }
-    overflow_.clear();
     FlushBatch();
     {
       std::lock_guard<std::mutex> l(stats_mu_);
@@ -351,28 +457,66 @@ class Recorder::Impl {
     return busy;
   }
 
-  // Processes the records of `t`'s ring from `pos` up to about kSegmentWords words on (never
+  // Processes the records of slot `d` from `pos` up to about kSegmentWords words on (never
   // past `head`), writes them as one run and returns where it stopped.
-  uint64_t TakeSegment(ThreadState* t, uint64_t pos, uint64_t head) {
+  uint64_t TakeSegment(SlotDrain* d, uint32_t tid, uint64_t pos, uint64_t head) {
     const uint64_t stop = head - pos > kSegmentWords ? pos + kSegmentWords : head;
-    const uint32_t tid = t->tid;
     uint64_t p = pos;
     while (p < stop) {
-      const uint64_t* rec = t->ring.At(p);
+      const uint64_t* rec = d->ring.At(p);
       // The producer's core wrote these lines: start fetching the next records now.
-      __builtin_prefetch(t->ring.At(p + 64));
-      __builtin_prefetch(t->ring.At(p + 72));
-      if (internal::HeaderCall(rec[0]) != 0) Process(tid, rec);
+      __builtin_prefetch(d->ring.At(p + 64));
+      __builtin_prefetch(d->ring.At(p + 72));
+      const uint32_t call = internal::HeaderCall(rec[0]);
+      if (__builtin_expect(internal::IsControl(call), 0)) {
+        Control(d, tid, rec);
+      } else if (call != 0) {
+        Process(d, tid, rec);
+      }
       p += internal::HeaderWords(rec[0]);
     }
     FlushBatch();  // one run per segment
     return p;
   }
 
+  // A control record (recorder/internal/region.h).
+  void Control(SlotDrain* d, uint32_t tid, const uint64_t* rec) {
+    const uint32_t call = internal::HeaderCall(rec[0]);
+    const uint64_t words = internal::HeaderWords(rec[0]);
+    const char* bytes = reinterpret_cast<const char*>(rec + 2);
+    const size_t room = (words - 2) * sizeof(uint64_t);
+    switch (call) {
+      case internal::kDefString: {
+        const size_t n = std::min<size_t>(rec[2], (words - 3) * sizeof(uint64_t));
+        annotation_text_[rec[1]] = std::string(reinterpret_cast<const char*>(rec + 3), n);
+        annotation_ids_.erase(rec[1]);
+        last_api_ = 0;
+        break;
+      }
+      case internal::kNote:
+        d->note.append(bytes, std::min<size_t>(rec[1], room));
+        break;
+      case internal::kContent:
+        d->content.append(bytes, std::min<size_t>(rec[1], room));
+        break;
+      case internal::kFragment:
+        d->fragment.insert(d->fragment.end(), rec + 1, rec + words);
+        if (rec[0] & internal::kFlagLast) {
+          if (!d->fragment.empty() && internal::HeaderWords(d->fragment[0]) == d->fragment.size()) {
+            Process(d, tid, d->fragment.data());
+          }
+          d->fragment.clear();
+        }
+        break;
+      default:
+        break;
+    }
+  }
+
   // Shortens the next sleep so that this ring is polled again before it is a quarter full at
   // the rate it filled since its previous poll: a thread making calls back to back fills a
   // 1 MiB ring in about a millisecond, and a ring found full makes its producer wait.
-  void NotePollRate(ThreadState* t, uint64_t head, uint64_t fill_left, int64_t now) {
+  void NotePollRate(SlotDrain* t, uint64_t head, uint64_t fill_left, int64_t now) {
     const uint64_t grown = head - t->polled_head;
     const int64_t dt = now - t->polled_at_ns;
     t->polled_head = head;
@@ -392,7 +536,7 @@ class Recorder::Impl {
   }
 
   // Turns one record into the next event of the batch (written by FlushBatch).
-  void Process(uint32_t tid, const uint64_t* rec) {
+  void Process(SlotDrain* d, uint32_t tid, const uint64_t* rec) {
     const internal::RecordView r = internal::ReadRecord(rec);
     ++calls_;
     if (tid != last_tid_) {
@@ -400,8 +544,8 @@ class Recorder::Impl {
       last_tid_ = tid;
     }
     if (writer_ == nullptr || write_failed_) {
-      std::free(r.note);
-      delete r.content;
+      d->note.clear();
+      d->content.clear();
       return;  // counted by NotWritten
     }
     if (batch_size_ == batch_.size()) FlushBatch();
@@ -416,21 +560,22 @@ class Recorder::Impl {
     e.parent = r.parent;
     e.ret = r.ret;
     e.tid = tid;
-    e.timestamp_ns = G().clock_timestamps ? r.clock_ns - start_mono_ : timebase_.At(e.seq);
+    e.timestamp_ns =
+        opts_.timestamps == TimestampMode::kClock ? r.clock_ns - start_mono_ : timebase_.At(e.seq);
     // The batch's events keep their inline (or grown) argument storage from earlier use.
     if (e.args.size() != r.nargs) e.args.resize(r.nargs);
     uint64_t* args = e.args.data();
     for (size_t i = 0; i < r.nargs; ++i) args[i] = r.args[i];
     MapHandles(&e);
-    if (__builtin_expect(r.note != nullptr, 0)) {
-      e.annotation = AnnotationId(r.annotation, r.note);
-      std::free(r.note);
+    if (__builtin_expect((r.flags & internal::kFlagHasNote) != 0, 0)) {
+      e.annotation = AnnotationIdSlow(r.annotation, &d->note);
+      d->note.clear();
     } else {
-      e.annotation = AnnotationId(r.annotation, nullptr);
+      e.annotation = AnnotationId(r.annotation);
     }
-    if (__builtin_expect(r.content != nullptr, 0)) {
-      e.content = writer_->InternContent(*r.content);
-      delete r.content;
+    if (__builtin_expect((r.flags & internal::kFlagHasContent) != 0, 0)) {
+      e.content = writer_->InternContent(d->content);
+      d->content.clear();
     } else {
       e.content = 0;
     }
@@ -526,25 +671,34 @@ class Recorder::Impl {
     pending_args_.clear();
   }
 
-  CLTRACE_HOT uint64_t AnnotationId(const char* api, char* note) {
-    if (note == nullptr && api == nullptr) return 0;
-    return AnnotationIdSlow(api, note);
+  // `api`: the producer's address of the annotation string (kDefString), 0 for none.
+  CLTRACE_HOT uint64_t AnnotationId(uint64_t api) {
+    if (api == 0) return 0;
+    if (api == last_api_) return last_api_id_;
+    return AnnotationIdSlow(api, nullptr);
   }
 
-  uint64_t AnnotationIdSlow(const char* api, char* note) {
+  const std::string& AnnotationText(uint64_t api) {
+    static const std::string* unknown = new std::string("?");
+    auto it = annotation_text_.find(api);
+    return it != annotation_text_.end() ? it->second : *unknown;
+  }
+
+  uint64_t AnnotationIdSlow(uint64_t api, const std::string* note) {
     if (note == nullptr) {
-      if (api == last_api_) return last_api_id_;
       auto [it, inserted] = annotation_ids_.try_emplace(api, 0);
-      if (inserted) it->second = writer_->InternString(api);
+      if (inserted) it->second = writer_->InternString(AnnotationText(api));
       last_api_ = api;
       last_api_id_ = it->second;
       return it->second;
     }
-    return writer_->InternString(api != nullptr ? absl::StrCat(api, " | ", note)
-                                                : std::string(note));
+    if (api == 0 && note->empty()) return 0;
+    return writer_->InternString(api != 0 ? absl::StrCat(AnnotationText(api), " | ", *note)
+                                          : *note);
   }
 
   Options opts_;
+  const bool serve_;
   std::unique_ptr<format::TraceWriter> writer_;
   std::thread thread_;
   int64_t start_mono_ = 0;
@@ -568,21 +722,22 @@ class Recorder::Impl {
   static constexpr uint64_t kSegmentWords = 4096;
   int64_t next_poll_ns_ = 0;  // set by DrainOnce (NotePollRate)
   internal::Timebase timebase_;
-  std::vector<ThreadState*> threads_;
+  Region* region_ = nullptr;
+  std::vector<SlotDrain> slots_;
+  std::vector<uint32_t> states_;
   std::vector<uint64_t> heads_;
-  std::vector<internal::OverflowRecord> overflow_;
   absl::flat_hash_map<uint64_t, uint64_t> handle_ids_;
   static constexpr size_t kHandleCacheSize = 1024;
   HandleCacheEntry handle_cache_[kHandleCacheSize];
   const format::CallLayout* layouts_[format::kCallIdCount] = {};
-  absl::flat_hash_map<const char*, uint64_t> annotation_ids_;
-  const char* last_api_ = nullptr;  // the last annotation looked up, and its id
+  absl::flat_hash_map<uint64_t, std::string> annotation_text_;  // kDefString
+  absl::flat_hash_map<uint64_t, uint64_t> annotation_ids_;
+  uint64_t last_api_ = 0;  // the last annotation looked up, and its id
   uint64_t last_api_id_ = 0;
   absl::flat_hash_map<uint32_t, bool> tids_;
   uint32_t last_tid_ = 0;
   uint64_t tids_seen_ = 0;
   uint64_t calls_ = 0;
-  uint64_t waits_base_ = 0, wait_ns_base_ = 0;
   // Events built by Process and not yet handed to the writer (FlushBatch); the vector never
   // shrinks, so its events keep their argument storage.
   static constexpr size_t kBatchEvents = 256;
@@ -599,7 +754,29 @@ class Recorder::Impl {
   bool batch_ordered_ = true;  // the batch's events are in seq order
 };
 
+absl::StatusOr<std::string> CreateRecordingRegion(uint32_t max_threads,
+                                                  size_t thread_buffer_bytes) {
+  const uint64_t ring_words =
+      SpscRing::CapacityFor(std::max<size_t>(thread_buffer_bytes / sizeof(uint64_t), 1024));
+  const uint32_t slots = std::max<uint32_t>(max_threads, 1);
+  platform::Mapping m;
+  std::string error;
+  if (!platform::CreateRegion(Region::BytesFor(slots, ring_words), /*inheritable=*/true, &m,
+                              &error)) {
+    return absl::ResourceExhaustedError(error);
+  }
+  Region::Init(m.base, slots, ring_words, platform::ProcessId());
+  return m.handle;
+}
+
 absl::StatusOr<std::unique_ptr<Recorder>> Recorder::Start(Options options) {
+  if (!options.region.empty()) {
+    auto impl = std::make_unique<Impl>(std::move(options));
+    absl::Status st = impl->Open();
+    if (!st.ok()) return st;
+    impl->Begin();
+    return std::unique_ptr<Recorder>(new Recorder(std::move(impl)));
+  }
   std::lock_guard<std::mutex> l(g_start_mu);
   if (g_active.load() != nullptr) {
     return absl::FailedPreconditionError("a Recorder is already active in this process");
@@ -613,6 +790,8 @@ absl::StatusOr<std::unique_ptr<Recorder>> Recorder::Start(Options options) {
   internal::ResetContentStats();
   static const int atfork = pthread_atfork(nullptr, nullptr, &StopRecordingInChild);
   (void)atfork;
+  internal::g_crash_flush = &internal::CrashFlush;
+  internal::g_defer_signal = &internal::DeferSignalToBackgroundThread;
   impl->Begin();
   g_active.store(impl.get());
   return std::unique_ptr<Recorder>(new Recorder(std::move(impl)));

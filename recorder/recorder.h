@@ -79,7 +79,22 @@ struct Options {
   // measurements).
   size_t chunk_bytes = size_t{1} << 20;
   int zstd_level = 6;
+  // Threads that can record at the same time (slots of the recording region; a thread that
+  // ends frees its slot; more threads wait for one).
+  uint32_t max_threads = 256;
+  // Service mode (`cltrace record`): drain the recording region another process writes into,
+  // named `region` (CreateRecordingRegion); nothing in this process is recorded.
+  // The writer's failure to open is then no error of Start: the region is drained and
+  // discarded, and Stats::output_error says why.
+  std::string region;
+  uint32_t pid = 0;  // the recorded process (trace header); 0: this one
 };
+
+// Creates a recording region that a child process inherits: `max_threads` slots of
+// `thread_buffer_bytes` each. Returns its name for the child ($CLTRACE_REGION: "fd:N", a memfd
+// without close-on-exec, or "sysv:ID"); this process keeps it mapped (the drainer maps it
+// again).
+absl::StatusOr<std::string> CreateRecordingRegion(uint32_t max_threads, size_t thread_buffer_bytes);
 
 struct Stats {
   uint64_t calls = 0;             // records produced by the application's threads
@@ -100,6 +115,16 @@ struct Stats {
   uint64_t contents_skipped = 0;
   std::string first_content_skip;
   std::string first_error;  // the first write/open error, if any
+  // Calls entered but never committed (the process died inside them): their positions are the
+  // trace's holes (format/FORMAT.md §5.5). recorded = calls + calls_in_flight =
+  // events_written + calls_lost, exactly.
+  uint64_t calls_in_flight = 0;
+  uint64_t calls_lost = 0;  // events_discarded + calls_in_flight
+  // Service mode: what the recorded process reported through the region.
+  bool driver_opened = false;  // the program loaded a driver through the shim
+  std::string driver_error;    // the shim could not load the real driver
+  uint64_t adapters_opened = 0;
+  std::string output_error;  // the trace could not be created (nothing written)
 };
 
 class Recorder {

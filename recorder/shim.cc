@@ -1,35 +1,41 @@
 // libcltrace_shim.so: a user-mode driver library that records. It exports the driver entry
 // point OpenAdapter10_2 (loading the real driver and wrapping everything it returns), the
-// runtime's annotation hooks CltraceAnnotateBegin/End (runtime/annotation.h) and its
-// kernel-layer hook CltraceWrapKernelTable (runtime/kernel.h).
+// runtime's annotation hooks CltraceAnnotateBegin/End (runtime/annotation.h), its
+// kernel-layer hook CltraceWrapKernelTable (runtime/kernel.h) and CltraceTraceSeq; nothing
+// else is visible. It depends on libc and the C++ runtime only (no protobuf, Abseil or zstd:
+// those are linked in statically where the recorder's capture code needs them, hidden), so it
+// loads into any process, one that links those libraries itself included.
+//
+// The shim only writes each call's record into a recording region (recorder/README.md); the
+// recording service reads it and writes the trace:
+// - under `cltrace record` ($CLTRACE_REGION set) into the region record made, record being
+//   the service;
+// - otherwise (attach mode) it creates the region itself and starts the service, `cltrace
+//   record --attach`, found at $CLTRACE_BIN or ../bin/cltrace beside the shim's directory. If
+//   that is impossible it says so once on stderr and forwards every call unrecorded.
 //
 // Configuration (environment, read at the first OpenAdapter10_2; recorder/README.md):
+//   CLTRACE_REGION          set by `cltrace record`: the region to record into
 //   CLTRACE_SHIM_DRIVER     the real driver (default: libcltrace_refdriver.so next to the shim)
-//   CLTRACE_SHIM_OUTPUT     the trace file (default: cltrace-<pid>.cltrace)
-//   CLTRACE_SHIM_FLUSH_MS   flush period in ms (default 1000; 0 = only when chunks fill)
-//   CLTRACE_SHIM_BUFFER_KB  per-thread ring size (default 1024)
 //   CLTRACE_SHIM_TIMESTAMPS derived (default) | clock
-//   CLTRACE_SHIM_SIGNALS    0 disables the fatal-signal flush (default 1)
-//   CLTRACE_SHIM_STATS      file that receives the recorder's statistics at exit
-//   CLTRACE_SHIM_ZSTD_LEVEL zstd level of the chunks (default: recorder::Options)
-// The trace is finished at process exit (or on a fatal signal, up to the last flushed call).
-// If the output cannot be opened, calls are forwarded without recording and the error is
-// printed on stderr (and written to CLTRACE_SHIM_STATS).
-#include <dlfcn.h>
+//   CLTRACE_SHIM_SIGNALS    0: no fatal-signal handler (default 1)
+//   attach mode only: CLTRACE_SHIM_OUTPUT (default cltrace-<pid>.cltrace), CLTRACE_SHIM_FLUSH_MS,
+//   CLTRACE_SHIM_BUFFER_KB, CLTRACE_SHIM_STATS, CLTRACE_SHIM_ZSTD_LEVEL, CLTRACE_BIN
+#include <fcntl.h>
 #include <unistd.h>
 
-#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
+#include "recorder/internal/platform.h"
+#include "recorder/internal/region.h"
+#include "recorder/internal/ring.h"
+#include "recorder/producer.h"
 #include "recorder/recorder.h"
 
 #define CLTRACE_EXPORT extern "C" __attribute__((visibility("default")))
@@ -48,14 +54,10 @@ struct ShimState {
   void* driver_handle = nullptr;
   PFND3D10DDI_OPENADAPTER driver_open = nullptr;
   std::string driver_path;
-  std::string error;         // why nothing is recorded, if so
-  std::string output_error;  // the trace could not be created (Recorder::Start failed)
   std::string driver_error;  // the real driver could not be loaded: nothing is recorded
-  std::unique_ptr<Recorder> recorder;
-  std::string stats_path;
-  // OpenAdapter10_2 calls: the runtime counts them as DDI calls, but the entry point is not a
-  // catalog call and so not in the trace; `cltrace record` reports them beside the calls.
-  uint64_t adapters_opened = 0;
+  // Attach mode: the service this shim started, and the pipe whose end tells it we are gone.
+  int64_t service = -1;
+  int service_pipe = -1;
 };
 
 ShimState& State() {
@@ -69,152 +71,133 @@ std::string Env(const char* name, const std::string& fallback = "") {
 }
 
 int64_t EnvInt(const char* name, int64_t fallback) {
-  int64_t v;
   const std::string s = Env(name);
-  return !s.empty() && absl::SimpleAtoi(s, &v) ? v : fallback;
+  if (s.empty()) return fallback;
+  char* end = nullptr;
+  const long long v = std::strtoll(s.c_str(), &end, 10);
+  return end != nullptr && *end == '\0' ? static_cast<int64_t>(v) : fallback;
 }
 
-std::string DirOfShim() {
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&DirOfShim), &info) != 0 && info.dli_fname != nullptr) {
-    std::string p = info.dli_fname;
-    size_t slash = p.rfind('/');
-    return slash == std::string::npos ? std::string(".") : p.substr(0, slash);
-  }
-  return ".";
-}
+std::string DirOfShim() { return platform::LibraryDirOf(reinterpret_cast<void*>(&DirOfShim)); }
 
-std::vector<std::string> ProcessArgv() {
-  std::vector<std::string> argv;
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::string arg;
-  while (std::getline(in, arg, '\0')) argv.push_back(arg);
-  return argv;
-}
-
-// "key value" lines, the format of CLTRACE_SHIM_STATS.
-std::string StatsText(const ShimState& s, const Stats& st) {
-  std::string text = absl::StrCat(
-      "calls ", st.calls, "\nevents ", st.events_written, "\nbytes ", st.bytes_written, "\nwaits ",
-      st.producer_waits, "\nwait_ns ", st.producer_wait_ns, "\nwrite_failures ", st.write_failures,
-      "\ndiscarded ", st.events_discarded, "\nthreads ", st.threads, "\nadapters ",
-      s.adapters_opened, "\nbackground_cpu_ns ", st.background_cpu_ns, "\ncontents ", st.contents,
-      "\ncontent_bytes ", st.content_bytes, "\ncontents_skipped ", st.contents_skipped, "\n");
-  if (!st.first_content_skip.empty()) {
-    absl::StrAppend(&text, "content_skip ", st.first_content_skip, "\n");
-  }
-  const std::string& err = !s.error.empty() ? s.error : st.first_error;
-  if (!err.empty()) absl::StrAppend(&text, "error ", err, "\n");
-  if (!s.output_error.empty()) absl::StrAppend(&text, "output_error ", s.output_error, "\n");
-  if (!s.driver_error.empty()) absl::StrAppend(&text, "driver_error ", s.driver_error, "\n");
-  return text;
-}
-
-void WriteStatsText(const ShimState& s, const std::string& text) {
-  if (s.stats_path.empty()) return;
-  std::FILE* f = std::fopen(s.stats_path.c_str(), "w");
-  if (f == nullptr) return;
-  std::fwrite(text.data(), 1, text.size(), f);
-  std::fclose(f);
-}
-
-void WriteStats(const ShimState& s, const Stats& st) { WriteStatsText(s, StatsText(s, st)); }
-
-// Written when the driver is first loaded, so that `cltrace record` can tell a program that
-// never loaded a driver from one that ended without running its exit handlers (_exit, a
-// fatal signal): "started 1", and why the trace could not be created if so. The statistics
-// at exit replace it.
-void WriteStartStats(const ShimState& s) {
-  std::string text = "started 1\n";
-  if (!s.error.empty()) absl::StrAppend(&text, "error ", s.error, "\n");
-  if (!s.output_error.empty()) absl::StrAppend(&text, "output_error ", s.output_error, "\n");
-  if (!s.driver_error.empty()) absl::StrAppend(&text, "driver_error ", s.driver_error, "\n");
-  WriteStatsText(s, text);
-}
-
-// Stops recording once (final flush, index, close); later calls return the same statistics.
-// Requires s.mu.
-Stats StopLocked(ShimState& s) {
-  static Stats* final_stats = nullptr;
-  if (final_stats == nullptr) {
-    final_stats = new Stats;
-    if (s.recorder != nullptr) *final_stats = s.recorder->Stop();
-    WriteStats(s, *final_stats);
-    if (s.recorder != nullptr && !final_stats->first_error.empty()) {
-      std::fprintf(stderr, "cltrace shim: trace incomplete: %s (%llu calls not written)\n",
-                   final_stats->first_error.c_str(),
-                   static_cast<unsigned long long>(final_stats->events_discarded));
+// Loads the real driver (s.driver_open); false (s.driver_error, said on stderr) if it cannot.
+bool LoadDriverLocked(ShimState& s) {
+  s.driver_path = Env("CLTRACE_SHIM_DRIVER", DirOfShim() + "/libcltrace_refdriver.so");
+  std::string load_error;
+  s.driver_handle = platform::LoadLibraryAt(s.driver_path, &load_error);
+  if (s.driver_handle == nullptr) {
+    s.driver_error = "cannot load the driver " + s.driver_path + ": " + load_error;
+  } else {
+    s.driver_open = reinterpret_cast<PFND3D10DDI_OPENADAPTER>(
+        platform::FindSymbol(s.driver_handle, "OpenAdapter10_2"));
+    if (s.driver_open == nullptr) {
+      s.driver_error = s.driver_path + " does not export OpenAdapter10_2";
+    } else if (platform::LibraryBaseOf(reinterpret_cast<void*>(s.driver_open)) ==
+               platform::LibraryBaseOf(reinterpret_cast<void*>(&DirOfShim))) {
+      s.driver_error = s.driver_path + " is the shim itself (set CLTRACE_SHIM_DRIVER)";
+      s.driver_open = nullptr;
     }
   }
-  return *final_stats;
-}
-
-// Loads the real driver and starts recording. Requires s.mu.
-void InitLocked(ShimState& s) {
-  s.initialised = true;
-  s.stats_path = Env("CLTRACE_SHIM_STATS");
-  s.driver_path = Env("CLTRACE_SHIM_DRIVER", DirOfShim() + "/libcltrace_refdriver.so");
-  s.driver_handle = dlopen(s.driver_path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (s.driver_handle == nullptr) {
-    const char* e = dlerror();
-    s.error = absl::StrCat("cannot load the driver ", s.driver_path, ": ", e ? e : "?");
-    std::fprintf(stderr, "cltrace shim: %s\n", s.error.c_str());
-    s.driver_error = s.error;
-    WriteStartStats(s);
-    return;
-  }
-  s.driver_open =
-      reinterpret_cast<PFND3D10DDI_OPENADAPTER>(dlsym(s.driver_handle, "OpenAdapter10_2"));
-  Dl_info self, other;
   if (s.driver_open == nullptr) {
-    s.error = absl::StrCat(s.driver_path, " does not export OpenAdapter10_2");
-  } else if (dladdr(reinterpret_cast<void*>(s.driver_open), &other) != 0 &&
-             dladdr(reinterpret_cast<void*>(&DirOfShim), &self) != 0 &&
-             other.dli_fbase == self.dli_fbase) {
-    s.error = absl::StrCat(s.driver_path, " is the shim itself (set CLTRACE_SHIM_DRIVER)");
-    s.driver_open = nullptr;
+    std::fprintf(stderr, "cltrace shim: %s\n", s.driver_error.c_str());
+    return false;
   }
-  if (s.driver_open == nullptr) {
-    std::fprintf(stderr, "cltrace shim: %s\n", s.error.c_str());
-    s.driver_error = s.error;
-    WriteStartStats(s);
-    return;
-  }
-
   // A driver that reports violations (the reference driver) numbers them with trace positions.
   if (auto set_source = reinterpret_cast<SetTraceSeqSourceFn>(
-          dlsym(s.driver_handle, "CltraceSetTraceSeqSource"))) {
+          platform::FindSymbol(s.driver_handle, "CltraceSetTraceSeqSource"))) {
     set_source(&CltraceTraceSeq);
   }
-
-  Options o;
-  o.output_path = Env("CLTRACE_SHIM_OUTPUT", absl::StrCat("cltrace-", getpid(), ".cltrace"));
-  o.flush_period_ms = EnvInt("CLTRACE_SHIM_FLUSH_MS", 1000);
-  o.thread_buffer_bytes = static_cast<size_t>(EnvInt("CLTRACE_SHIM_BUFFER_KB", 1024)) * 1024;
-  o.timestamps =
-      Env("CLTRACE_SHIM_TIMESTAMPS") == "clock" ? TimestampMode::kClock : TimestampMode::kDerived;
-  o.install_signal_handlers = EnvInt("CLTRACE_SHIM_SIGNALS", 1) != 0;
-  o.zstd_level = static_cast<int>(EnvInt("CLTRACE_SHIM_ZSTD_LEVEL", o.zstd_level));
-  o.driver_path = s.driver_path;
-  o.argv = ProcessArgv();
-  absl::StatusOr<std::unique_ptr<Recorder>> rec = Recorder::Start(std::move(o));
-  if (!rec.ok()) {
-    // Never break the application: forward everything, record nothing, say why.
-    s.error = absl::StrCat("not recording: ", rec.status().ToString());
-    s.output_error = std::string(rec.status().message());
-    std::fprintf(stderr, "cltrace shim: %s\n", s.error.c_str());
-    WriteStartStats(s);
-    return;
-  }
-  s.recorder = std::move(*rec);
-  WriteStartStats(s);
+  return true;
 }
 
+// Attach mode: creates the region and starts `cltrace record --attach` on it. Returns the
+// region's name for AttachToRegion, or "" (said on stderr) if the service cannot run.
+std::string StartServiceLocked(ShimState& s) {
+  const std::string bin = Env("CLTRACE_BIN", DirOfShim() + "/../bin/cltrace");
+  const uint64_t ring_words = internal::SpscRing::CapacityFor(
+      static_cast<size_t>(EnvInt("CLTRACE_SHIM_BUFFER_KB", 1024)) * 1024 / sizeof(uint64_t));
+  platform::Mapping m;
+  std::string error;
+  int pipe_fds[2] = {-1, -1};
+  if (access(bin.c_str(), X_OK) != 0) {
+    error = "no recording service at " + bin + " (set CLTRACE_BIN)";
+  } else if (!platform::CreateRegion(internal::Region::BytesFor(256, ring_words),
+                                     /*inheritable=*/true, &m, &error)) {
+  } else if (m.fd < 0) {
+    error = "the recording region cannot be handed to the service";
+  } else if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    error = std::string("pipe: ") + std::strerror(errno);
+  }
+  if (!error.empty()) {
+    std::fprintf(stderr, "cltrace shim: not recording (calls pass through unrecorded): %s\n",
+                 error.c_str());
+    return "";
+  }
+  internal::Region* region = internal::Region::Init(m.base, 256, ring_words, 0);
+  // The service sees the region as fd 100 and our end of the pipe closing on fd 101.
+  const std::string pid = std::to_string(getpid());
+  std::vector<std::string> args = {
+      bin,          "record",
+      "--attach",   "fd:100",
+      "--watch-fd", "101",
+      "--pid",      pid,
+      "-o",         Env("CLTRACE_SHIM_OUTPUT", "cltrace-" + pid + ".cltrace"),
+      "--driver",   s.driver_path};
+  if (const std::string v = Env("CLTRACE_SHIM_FLUSH_MS"); !v.empty()) {
+    args.insert(args.end(), {"--flush-ms", v});
+  }
+  if (const std::string v = Env("CLTRACE_SHIM_TIMESTAMPS"); !v.empty()) {
+    args.insert(args.end(), {"--timestamps", v});
+  }
+  if (const std::string v = Env("CLTRACE_SHIM_STATS"); !v.empty()) {
+    args.insert(args.end(), {"--stats", v});
+  }
+  if (const std::string v = Env("CLTRACE_SHIM_ZSTD_LEVEL"); !v.empty()) {
+    args.insert(args.end(), {"--zstd-level", v});
+  }
+  const int64_t child = platform::SpawnService(args, m.fd, pipe_fds[0], &error);
+  close(pipe_fds[0]);
+  if (child < 0) {
+    close(pipe_fds[1]);
+    std::fprintf(stderr, "cltrace shim: not recording (calls pass through unrecorded): %s\n",
+                 error.c_str());
+    return "";
+  }
+  region->header()->drainer_pid = static_cast<uint32_t>(child);
+  s.service = child;
+  s.service_pipe = pipe_fds[1];
+  return m.handle;
+}
+
+// Loads the real driver and attaches to the region: `cltrace record`'s, or (attach mode) one
+// of a service started here. Requires s.mu.
+void InitLocked(ShimState& s) {
+  s.initialised = true;
+  const bool loaded = LoadDriverLocked(s);
+  std::string region = Env("CLTRACE_REGION");
+  if (region.empty()) {
+    if (!loaded) return;  // nothing to record
+    region = StartServiceLocked(s);
+    if (region.empty()) return;
+  }
+  std::string error;
+  if (!AttachToRegion(region, Env("CLTRACE_SHIM_TIMESTAMPS") == "clock",
+                      EnvInt("CLTRACE_SHIM_SIGNALS", 1) != 0,
+                      loaded ? std::string() : s.driver_error, &error)) {
+    std::fprintf(stderr, "cltrace shim: not recording (calls pass through unrecorded): %s\n",
+                 error.c_str());
+  }
+}
+
+// Attach mode: the program ends; the service drains what is left, writes the trace and exits.
+// Wait for it (bounded), so the trace is complete when the program's exit status is.
 __attribute__((destructor)) void FinishAtExit() {
   ShimState& s = State();
   std::lock_guard<std::mutex> l(s.mu);
-  if (!s.initialised) return;
-  StopLocked(s);
+  if (s.service < 0) return;
+  close(s.service_pipe);
+  platform::WaitForService(s.service, /*timeout_ms=*/60000);
+  s.service = -1;
 }
 
 }  // namespace
@@ -228,7 +211,7 @@ CLTRACE_EXPORT HRESULT OpenAdapter10_2(D3D10DDIARG_OPENADAPTER* pOpenData) {
     std::lock_guard<std::mutex> l(s.mu);
     if (!s.initialised) cltrace::recorder::InitLocked(s);
     open = s.driver_open;
-    ++s.adapters_opened;
+    cltrace::recorder::NoteAdapterOpened();
   }
   if (open == nullptr) return static_cast<HRESULT>(E_FAIL);
   return cltrace::recorder::OpenAdapter(open, pOpenData);

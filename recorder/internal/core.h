@@ -27,6 +27,7 @@
 
 #include "ddi/call_ids.h"
 #include "format/call_codec.h"
+#include "recorder/internal/region.h"
 #include "recorder/internal/ring.h"
 
 namespace cltrace::recorder::internal {
@@ -36,11 +37,19 @@ using format::CallId;
 
 // Process-wide state read on every call. The counter is alone on its cache line so that
 // nothing else written by any thread invalidates it.
+// The position counter lives in the recording region (recorder/internal/region.h), so the
+// drainer (possibly in another process) reads it too.
 struct Globals {
-  alignas(64) std::atomic<uint64_t> seq{0};
   alignas(64) std::atomic<bool> recording{false};
   bool clock_timestamps = false;  // read the clock per call (CLTRACE_TIMESTAMPS=clock)
-  size_t ring_words = size_t{1} << 17;
+  // Bumped whenever `region` changes: a thread attached to an older one re-attaches.
+  uint32_t epoch = 0;
+  std::atomic<uint64_t>* seq = &unattached_seq;
+  Region* region = nullptr;
+  // Producers here write into a region another process drains (the shim under `cltrace
+  // record`): nothing to wait for on a fatal signal, the records are already out.
+  bool remote_drainer = false;
+  alignas(64) std::atomic<uint64_t> unattached_seq{0};
 };
 extern Globals g_globals;
 inline Globals& G() { return g_globals; }
@@ -79,11 +88,18 @@ struct Frame {
 // rarely written shared ones live on separate cache lines, so the background thread reading
 // this state never pulls a line the application thread writes on every call.
 struct ThreadState {
-  explicit ThreadState(size_t ring_words) : ring(ring_words) {}
-
-  SpscRing ring;
-  // Written on first use only; the background thread reads it once per pass.
-  alignas(64) uint32_t tid = 0;
+  SpscRing ring;       // attached to the thread's slot of the current region
+  uint32_t epoch = 0;  // the Globals::epoch of that region
+  int slot = -1;
+  uint32_t tid = 0;
+  // Annotation strings already defined in this slot's ring (kDefString), most recent first.
+  static constexpr size_t kDefinedCache = 8;
+  const char* defined[kDefinedCache] = {};
+  std::vector<uint64_t> scratch;  // a record larger than half the ring, before fragmenting
+  // The control block the ring points at while the thread has no slot (max_record() is 0
+  // then, so every record takes EmitSlow, which drops it: recording is over).
+  SlotControl orphan{};
+  void Orphan();
   // Producer (the application thread), every call.
   alignas(64) size_t depth = 0;  // open calls: frames_[0..depth), then deep_
   // API annotation (CltraceAnnotateBegin/End); only the outermost API call is kept.
@@ -92,38 +108,28 @@ struct ThreadState {
   static constexpr size_t kInlineFrames = 8;
   Frame frames_[kInlineFrames];
   std::vector<std::unique_ptr<Frame>> deep_;
-  // Shared with the background thread, written rarely.
-  alignas(64) std::atomic<bool> exited{false};
-  std::atomic<uint64_t> waits{0};    // times this thread found its ring full
-  std::atomic<uint64_t> wait_ns{0};  // total time it waited
-  // A producer blocked on its full ring sleeps on space_seq (futex) after setting
-  // space_waiter; ReleaseRing bumps space_seq and wakes it.
-  std::atomic<uint32_t> space_seq{0};
-  std::atomic<uint32_t> space_waiter{0};
-  // Background thread only: when it last took this ring's records, and the ring's head and the
-  // time at its previous poll (the fill rate, which sets how long the thread may sleep).
-  alignas(64) int64_t drained_at_ns = 0;
-  int64_t polled_at_ns = 0;
-  uint64_t polled_head = 0;
 
   Frame* FrameAt(size_t i) { return i < kInlineFrames ? &frames_[i] : DeepFrame(i); }
   Frame* DeepFrame(size_t i);
 };
 
-// The calling thread's state (created and registered on first use: warm-up allocation).
+// The calling thread's state (created on first use: warm-up allocation), attached to a slot of
+// the current region (waiting, counted, while every slot is owned).
 ThreadState* NewThreadState();
+ThreadState* AttachThread(ThreadState* t);
 extern constinit thread_local ThreadState* t_state __attribute__((tls_model("initial-exec")));
 #define CLTRACE_HOT inline __attribute__((always_inline))
 
 CLTRACE_HOT ThreadState* Self() {
   ThreadState* t = t_state;
   if (__builtin_expect(t == nullptr, 0)) t = NewThreadState();
+  if (__builtin_expect(t->epoch != G().epoch, 0)) t = AttachThread(t);
   return t;
 }
 
 inline bool Recording() { return G().recording.load(std::memory_order_relaxed); }
 
-CLTRACE_HOT uint64_t NextPosition() { return G().seq.fetch_add(1, std::memory_order_relaxed) + 1; }
+CLTRACE_HOT uint64_t NextPosition() { return G().seq->fetch_add(1, std::memory_order_relaxed) + 1; }
 
 // Handle values are recorded raw; the background thread maps them to trace ids.
 inline uint64_t RawHandle(uint64_t raw) { return raw; }
@@ -167,6 +173,9 @@ CLTRACE_HOT Frame* BeginCall(ThreadState* t, CallId id, char* note) {
   f->note = note;
   t->depth = d + 1;
   if (G().clock_timestamps) f->clock_ns = MonotonicNs();
+  // In flight from here: counted if the process dies before the commit. Published before the
+  // position is taken, so no position is ever taken by a call nobody counts.
+  t->ring.PublishDepth(d + 1);
   f->seq = NextPosition();
   return f;
 }
@@ -179,9 +188,11 @@ CLTRACE_HOT Frame* BeginCall(ThreadState* t, CallId id, char* note) {
 //   [ret]    kFlagHasRet (the return value is not 0)
 //   [annot]  kFlagHasAnnotation (the thread's API annotation, a static string)
 //   args     the call's argument words
-//   [note]   kFlagHasNote
-//   [content] kFlagHasContent (a std::string*, the call's captured bytes)
 //   [clock]  kFlagHasClock
+// kFlagHasNote / kFlagHasContent: the kNote / kContent records just before this one in the
+// ring hold the note's text / the captured bytes (recorder/internal/region.h). The annotation
+// word is the string's address in the producer, defined by a kDefString record earlier in
+// the same ring.
 // The common record (a void call with its handles and scalars, no annotation) is three words
 // plus its args: the ring traffic between the two cores is what bounds the background thread.
 struct RecordShape {
@@ -201,7 +212,6 @@ CLTRACE_HOT RecordShape ShapeOf(const Frame* f, uint64_t end, int64_t ret, uint6
   }
   const uint64_t words = 3 + ((flags & kFlagWide) ? 1 : 0) + ((flags & kFlagHasRet) ? 1 : 0) +
                          ((flags & kFlagHasAnnotation) ? 1 : 0) + f->ArgCount() +
-                         ((flags & kFlagHasNote) ? 1 : 0) + ((flags & kFlagHasContent) ? 1 : 0) +
                          ((flags & kFlagHasClock) ? 1 : 0);
   return {flags, words};
 }
@@ -222,8 +232,6 @@ CLTRACE_HOT void WriteRecord(uint64_t* w, const Frame* f, RecordShape shape, uin
   const size_t n = f->ArgCount();
   std::memcpy(w, f->ArgData(), n * sizeof(uint64_t));
   w += n;
-  if (flags & kFlagHasNote) *w++ = reinterpret_cast<uintptr_t>(f->note);
-  if (flags & kFlagHasContent) *w++ = reinterpret_cast<uintptr_t>(f->content);
   if (flags & kFlagHasClock) *w++ = static_cast<uint64_t>(f->clock_ns);
 }
 
@@ -233,11 +241,9 @@ struct RecordView {
   uint64_t flags = 0;
   uint64_t seq = 0, end = 0, parent = 0;
   int64_t ret = 0;
-  const char* annotation = nullptr;
+  uint64_t annotation = 0;  // the producer's address of the string (kDefString)
   const uint64_t* args = nullptr;
   size_t nargs = 0;
-  char* note = nullptr;
-  std::string* content = nullptr;
   int64_t clock_ns = 0;
 };
 
@@ -261,54 +267,61 @@ inline RecordView ReadRecord(const uint64_t* w) {
   }
   if (flags & kFlagIncomplete) end = 0;
   const int64_t ret = (flags & kFlagHasRet) ? static_cast<int64_t>(*p++) : 0;
-  const char* annotation =
-      (flags & kFlagHasAnnotation) ? reinterpret_cast<const char*>(*p++) : nullptr;
-  const size_t tail = ((flags & kFlagHasNote) ? 1 : 0) + ((flags & kFlagHasContent) ? 1 : 0) +
-                      ((flags & kFlagHasClock) ? 1 : 0);
+  const uint64_t annotation = (flags & kFlagHasAnnotation) ? *p++ : 0;
+  const size_t tail = (flags & kFlagHasClock) ? 1 : 0;
   const uint64_t* args = p;
   const size_t nargs = static_cast<size_t>(words - static_cast<uint64_t>(p - w) - tail);
   p += nargs;
-  char* note = (flags & kFlagHasNote) ? reinterpret_cast<char*>(*p++) : nullptr;
-  std::string* content = (flags & kFlagHasContent) ? reinterpret_cast<std::string*>(*p++) : nullptr;
   const int64_t clock_ns = (flags & kFlagHasClock) ? static_cast<int64_t>(*p) : 0;
-  return RecordView{HeaderCall(header), flags, seq,   end,  parent,  ret,
-                    annotation,         args,  nargs, note, content, clock_ns};
+  return RecordView{HeaderCall(header), flags, seq,   end,     parent, ret,
+                    annotation,         args,  nargs, clock_ns};
 }
 
-// Writes the record of a finished (end != 0) or interrupted (end == 0) call. Slow paths:
-// the ring is full (wait, counted) or the record is larger than half the ring.
-void EmitSlow(ThreadState* t, const Frame* f, uint64_t end, int64_t ret, RecordShape shape);
+// Writes the record of a finished (end != 0) or interrupted (end == 0) call, committing it with
+// `depth` calls still open on the thread. Slow paths: the annotation is not yet defined in
+// this ring, a note or content goes first, the ring is full (wait, counted) or the record is
+// larger than half the ring (fragments).
+void EmitSlow(ThreadState* t, const Frame* f, uint64_t end, int64_t ret, RecordShape shape,
+              uint64_t depth);
 
 CLTRACE_HOT void Emit(ThreadState* t, const Frame* f, uint64_t end, int64_t ret,
-                      uint64_t extra_flags) {
+                      uint64_t extra_flags, uint64_t depth) {
   const RecordShape shape = ShapeOf(f, end, ret, extra_flags);
-  uint64_t* w = shape.words <= t->ring.max_record() ? t->ring.Reserve(shape.words) : nullptr;
+  uint64_t* w = nullptr;
+  if (__builtin_expect((shape.flags & (kFlagHasNote | kFlagHasContent)) == 0 &&
+                           (f->annotation == nullptr || f->annotation == t->defined[0]) &&
+                           shape.words <= t->ring.max_record(),
+                       1)) {
+    w = t->ring.Reserve(shape.words);
+  }
   if (__builtin_expect(w == nullptr, 0)) {
-    EmitSlow(t, f, end, ret, shape);
+    EmitSlow(t, f, end, ret, shape, depth);
     return;
   }
   WriteRecord(w, f, shape, end, ret);
-  t->ring.Commit(shape.words);
+  t->ring.Commit(shape.words, depth);
 }
 
 // Pops the frame `f` (the top one) and emits its record.
 CLTRACE_HOT void EndCall(ThreadState* t, Frame* f, uint64_t end, int64_t ret) {
-  Emit(t, f, end, ret, 0);
+  Emit(t, f, end, ret, 0, t->depth - 1);
   t->depth -= 1;
 }
 
 // EndCall for a call that captured content (`content` may be null: nothing captured); the
-// record owns the string from here.
+// record owns the string from here (its bytes go into the ring, then it is freed).
 inline void EndCallWithContent(ThreadState* t, Frame* f, uint64_t end, int64_t ret,
                                std::string* content) {
   f->content = content;
-  Emit(t, f, end, ret, content != nullptr ? kFlagHasContent : 0);
+  Emit(t, f, end, ret, content != nullptr ? kFlagHasContent : 0, t->depth - 1);
   t->depth -= 1;
 }
 
 // Consumer: hands the ring's words before `pos` back to its producer and wakes the producer
 // if it is blocked on a full ring.
-void ReleaseRing(ThreadState* t, uint64_t pos);
+void ReleaseRing(SpscRing* ring, uint64_t pos);
+// Wakes the drainer (futex in the region; async-signal-safe).
+void WakeDrain();
 
 // Crash path: emits every open frame of the calling thread as an incomplete record (end 0),
 // innermost first. Async-signal-safe as long as no ring is full.

@@ -1,8 +1,11 @@
 // recorder_crash_app: a runtime-model application that dies from a fatal signal, for the
 // recorder's crash tests (tests/recorder/record_e2e_test.cc).
 //
-//   recorder_crash_app after  segv|abort   run smallcl to the end, print `calls: N`, then die
-//   recorder_crash_app during segv|abort   die from a watchdog thread while scene is running
+//   recorder_crash_app after  segv|abort|bus|kill
+//                                          run smallcl to the end, print `calls: N`, then die
+//   recorder_crash_app during segv|abort|bus|kill [DELAY_MS]
+//                                          die from a watchdog thread while scene is running
+//                                          (DELAY_MS after the start, default 40)
 //   recorder_crash_app recorder segv|abort|bus
 //                                          run smallcl to the end, print `calls: N`, then send
 //                                          the signal to the recorder's own background thread
@@ -32,6 +35,8 @@ int* volatile g_null = nullptr;
 
 [[noreturn]] void Die(const char* how) {
   if (std::strcmp(how, "segv") == 0) *g_null = 1;  // a real fault, not raise()
+  if (std::strcmp(how, "kill") == 0) raise(SIGKILL);
+  if (std::strcmp(how, "bus") == 0) raise(SIGBUS);
   std::abort();
 }
 
@@ -60,18 +65,20 @@ int SignalOf(const char* how) {
 
 int main(int argc, char** argv) {
   using namespace cltrace;
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: recorder_crash_app after|during|recorder segv|abort|bus\n");
+  if (argc != 3 && argc != 4) {
+    std::fprintf(
+        stderr, "usage: recorder_crash_app after|during|recorder segv|abort|bus|kill [DELAY_MS]\n");
     return 2;
   }
+  const int delay_ms = argc == 4 ? std::atoi(argv[3]) : 40;
   const bool during = std::strcmp(argv[1], "during") == 0;
   const char* how = argv[2];
   runtime::Device* device = nullptr;
   if (runtime::Device::Create(runtime::RuntimeOptions(), &device) != S_OK) return 2;
   workloads::ScenarioOptions options;
   if (during) {
-    std::thread([how] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    std::thread([how, delay_ms] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
       Die(how);
     }).detach();
     options.threads = 4;
