@@ -12,6 +12,7 @@ namespace cltrace::catalog_gen {
 std::string CType(const Catalog& c, const Decl& d, bool in_struct) {
   const Type& t = Lookup(c, d.type, d.line);
   std::string base = t.kind == Type::kTable ? "struct " + t.name : t.name;
+  if (!d.header_type.empty()) base = Lookup(c, d.header_type, d.line).name;
   if (!d.pointer) return base;
   bool is_const = (d.dir == "in" || (d.dir.empty() && !in_struct)) && t.kind != Type::kTable;
   if (t.kind == Type::kTable && d.dir == "in") is_const = true;
@@ -35,8 +36,13 @@ std::string EmitHeader(const Catalog& c) {
   o << "\n";
   // Forward declarations of tables (structures point at them).
   for (const Table& t : c.tables) o << "struct " << t.name << ";\n";
+  for (const std::string& name : c.opaque) o << "struct " << name << ";  /* not modelled */\n";
   o << "\n";
   for (const std::string& name : c.type_order) {
+    if (name[0] == kVerbatimMark) {
+      o << name.substr(1) << "\n";
+      continue;
+    }
     const Type& t = c.types.at(name);
     switch (t.kind) {
       case Type::kScalar:
@@ -53,10 +59,17 @@ std::string EmitHeader(const Catalog& c) {
         break;
       case Type::kStruct:
         o << "typedef struct " << t.name << " {\n";
-        for (const Decl& m : t.members) {
-          o << "  " << CType(c, m, true) << " " << m.name;
+        for (size_t i = 0; i < t.members.size(); ++i) {
+          const Decl& m = t.members[i];
+          const std::string& tag = m.union_tag;
+          bool opens = !tag.empty() && (i == 0 || t.members[i - 1].union_tag != tag);
+          bool closes =
+              !tag.empty() && (i + 1 == t.members.size() || t.members[i + 1].union_tag != tag);
+          if (opens) o << "  union {\n";
+          o << (tag.empty() ? "  " : "    ") << CType(c, m, true) << " " << m.name;
           if (m.fixed_len) o << "[" << m.fixed_len << "]";
           o << ";\n";
+          if (closes) o << "  };\n";
         }
         o << "} " << t.name << ";\n";
         break;
