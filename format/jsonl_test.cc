@@ -265,8 +265,9 @@ TEST(JsonlValueTest, PointersAndBigIntegers) {
 }
 
 TEST(JsonlValueTest, BoolsAcceptTrueAndIntegers) {
-  JsonlTrace t = MustParse(R"({"seq":1,"tid":1,"fn":"Flush","args":{"hDevice":"d"},"ret":true}
-{"seq":3,"tid":1,"fn":"Flush","args":{"hDevice":"d"},"ret":-1}
+  JsonlTrace t = MustParse(
+      R"({"seq":1,"tid":1,"fn":"ResourceIsStagingBusy","args":{"hDevice":"d","hResource":"r"},"ret":true}
+{"seq":3,"tid":1,"fn":"ResourceIsStagingBusy","args":{"hDevice":"d","hResource":"r"},"ret":-1}
 )");
   ASSERT_EQ(t.events.size(), 2u);
   EXPECT_EQ(t.events[0].ret, 1);

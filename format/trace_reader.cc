@@ -15,6 +15,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
 #include "ddi/catalog.h"
+#include "format/catalog_migration.h"
 #include "format/chunk.h"
 #include "format/event_codec.h"
 #include "format/internal/errno_status.h"
@@ -93,6 +94,7 @@ class TraceReader::Impl {
     auto parsed = ParseFileHeader(data_);
     if (!parsed.ok()) return parsed.status();
     header_ = std::move(parsed->header);
+    if (absl::Status st = CheckCatalogVersion(header_.catalog_version()); !st.ok()) return st;
     first_chunk_ = pos_ = parsed->size;
     call_map_ = BuildCallMap(header_);
     LoadIndex();
@@ -133,6 +135,7 @@ class TraceReader::Impl {
         case PacketKind::kUnknown:
           continue;
         case PacketKind::kCall:
+          MigrateEvent(header_.catalog_version(), e);
           if (CheckEvent(*e, p)) {
             ++stats_.events;
             return true;
@@ -472,6 +475,7 @@ class TraceReader::Impl {
             "chunk at offset %d: event seq %d has file call id %d, unknown to this catalog", off,
             seq, p.file_call));
       }
+      MigrateEvent(header_.catalog_version(), &e);
       return e;
     }
     return NotFoundSeq(seq);

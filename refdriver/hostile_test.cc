@@ -144,7 +144,7 @@ class HostileTest : public ::testing::Test {
     ASSERT_EQ(Lib().configure(config_), 0);
     Lib().clear();
     Errors().clear();
-    open_.pAdapterFuncs = &adapter_;
+    open_.pAdapterFuncs_2 = &adapter_;
     ASSERT_EQ(Lib().open_adapter(&open_), S_OK);
     absl::StatusOr<D3DRTDEVICEHANDLE> kdev = stack_.kernel().CreateDevice();
     ASSERT_TRUE(kdev.ok()) << kdev.status();
@@ -217,9 +217,9 @@ class HostileTest : public ::testing::Test {
     Lib().clear();
     D3D10DDI_HRESOURCE r = NewBuffer();
     ic_.pfnResourceCopy(dev_, r, r);
-    ic_.pfnFlush(dev_, 0);
+    ic_.pfnFlush(dev_);
     ic_.pfnDestroyResource(dev_, r);
-    ic_.pfnFlush(dev_, 0);
+    ic_.pfnFlush(dev_);
     EXPECT_THAT(Violations(), IsEmpty());
   }
 
@@ -337,13 +337,13 @@ TEST_F(HostileTest, SecondIcDestroyDeviceIsReportedR39) {
                                               HasSubstr("hDevice is not a live device"))));
   // Any other IC call with the dead handle is reported the same way.
   Lib().clear();
-  ic_.pfnFlush(dev_, 0);
+  ic_.pfnFlush(dev_);
   EXPECT_THAT(Violations(), ElementsAre(AllOf(StartsWith("R39 "), HasSubstr("fn=Flush"))));
 }
 
 TEST_F(HostileTest, IcCallWithDeferredContextAsDeviceIsReportedR57) {
   D3D10DDI_HDEVICE dc = NewDeferredContext();
-  ic_.pfnFlush(dc, 0);
+  ic_.pfnFlush(dc);
   ic_.pfnDestroyDevice(dc);
   EXPECT_THAT(Violations(),
               ElementsAre(AllOf(StartsWith("R57 "), HasSubstr("fn=Flush"),

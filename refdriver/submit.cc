@@ -152,14 +152,12 @@ void DrainDeferred(Device* dev) {
 
 namespace {
 
-BOOL APIENTRY Flush(D3D10DDI_HDEVICE hDevice, D3D11_1DDI_FLUSH_FLAGS flags) {
+void APIENTRY Flush(D3D10DDI_HDEVICE hDevice) {
   CallScope scope("Flush");
   Device* dev = IcDevice(hDevice);
-  if (dev == nullptr) return 0;
+  if (dev == nullptr) return;
   IcDomainScope domain(dev);
-  bool pending = HasCommands(dev);
-  if (pending) IcSubmit(dev);
-  (void)flags;  // FLUSH_UNLESS_NO_COMMANDS only skips an empty submit, which never happens here
+  if (HasCommands(dev)) IcSubmit(dev);
   // Deferred destruction is processed on every Flush, commands or not (CD10, R68).
   if (!dev->config.Has(Bug::kR68)) DrainDeferred(dev);
   if (dev->config.Has(Bug::kR5) && !dev->r5_done) {
@@ -168,7 +166,6 @@ BOOL APIENTRY Flush(D3D10DDI_HDEVICE hDevice, D3D11_1DDI_FLUSH_FLAGS flags) {
     dev->ic_table->pfnCreateResource = &CreateResourceHotSwapped;
   }
   MaybeReportRemoved(dev, nullptr);
-  return pending ? 1 : 0;
 }
 
 void MapIc(D3D10DDI_HDEVICE hDevice, const char* fn, D3D10DDI_HRESOURCE r,

@@ -598,7 +598,7 @@ void DeviceContext::Flush() {
     return;
   }
   uint64_t epoch = dev->flushes.fetch_add(1) + 1;
-  CLTRACE_CTX_DDI(c, Flush, 0u);
+  CLTRACE_CTX_DDI(c, Flush);
   internal::CheckFixedSlots(dev, "Flush");
   // R68: everything destroyed before this Flush began whose work the (infinitely fast) GPU
   // has finished must have been freed by it.

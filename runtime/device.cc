@@ -33,9 +33,10 @@ class KernelViolationSink : public gpu::ViolationSink {
   DeviceState* dev_;
 };
 
-// D3D11 DDI interface/version values the runtime model requests (our constants).
-constexpr UINT kInterface = (11u << 16) | 1u;
-constexpr UINT kVersion = 4;
+// The D3D11.0 interface the runtime model requests, encoded as Microsoft encodes it: the
+// interface (major << 16 | minor) and the build number in the high word of Version.
+constexpr UINT kInterface = D3D11_0_DDI_INTERFACE_VERSION;
+constexpr UINT kVersion = D3D11_0_DDI_BUILD_VERSION << 16;
 
 // IC-table slots that must not change after CreateDevice: pfnCreate*, pfnOpen*, pfnDestroy*,
 // pfnCalcPrivate*, pfnCheck* (R5) and the recycle/handle-size slots of R5a.
@@ -232,7 +233,8 @@ HRESULT OpenAdapter(DeviceState* s) {
   open.hRTAdapter.handle = s;
   open.Interface = kInterface;
   open.Version = kVersion;
-  open.pAdapterFuncs = &s->adapter_funcs;
+  open.pAdapterCallbacks = internal::AdapterCallbacks();
+  open.pAdapterFuncs_2 = &s->adapter_funcs;
   HRESULT hr = internal::Invoke(&s->sink, s, nullptr, Table::kAdapter, false, ddi::CallId::kInvalid,
                                 "OpenAdapter10_2", s->driver.open_adapter, &open);
   if (hr != S_OK) return hr;
@@ -242,9 +244,8 @@ HRESULT OpenAdapter(DeviceState* s) {
   D3D11DDI_THREADING_CAPS caps{};
   D3D10_2DDIARG_GETCAPS get_caps{};
   get_caps.Type = D3D11DDICAPS_THREADING;
+  get_caps.pInfo = nullptr;  // no input for D3D11DDICAPS_THREADING
   get_caps.pData = &caps;
-  // The catalog records pInfo as the output: point both at the caps so either reading agrees.
-  get_caps.pInfo = reinterpret_cast<UINT*>(&caps);
   get_caps.DataSize = sizeof(caps);
   hr = internal::Invoke(&s->sink, s, nullptr, Table::kAdapter, false, ddi::CallId::kGetCaps,
                         ddi::NameOf(ddi::CallId::kGetCaps), s->adapter_funcs.pfnGetCaps, s->adapter,
@@ -338,7 +339,7 @@ HRESULT Device::Init(const RuntimeOptions& options) {
   create.pKTCallbacks = &s->kt_callbacks;
   create.p11DeviceFuncs = &s->ic_funcs;
   create.hDrvDevice = s->hdevice;
-  create.pDXGIBaseDDI = &s->dxgi_funcs;
+  create.DXGIBaseDDI.pDXGIDDIBaseFunctions = &s->dxgi_funcs;
   create.hRTCoreLayer.handle = &ic->layer;
   create.p11UMCallbacks = &ic->layer.table;
   create.Flags = options.create_device_flags;
