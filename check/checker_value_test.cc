@@ -275,7 +275,7 @@ TEST_F(FragmentTest, R35_NearMiss_FragmentWithoutSupportEvidence) {
   t.Call("CalcDeferredContextHandleSize",
          {{"hDevice", "ic"}, {"HandleType", "D3D10DDI_HT_RESOURCE"}}, "64");
   t.Call("CreateQuery", {{"hDevice", "ic"},
-                         {"Query", "D3D10_DDI_QUERY_OCCLUSION"},
+                         {"Query", "D3D10DDI_QUERY_OCCLUSION"},
                          {"hQuery", "q"},
                          {"hRTQuery", "rt_q"}});
   t.Call("CalcDeferredContextHandleSize", {{"hDevice", "ic"}, {"HandleType", "D3D10DDI_HT_QUERY"}},

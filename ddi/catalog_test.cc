@@ -514,8 +514,8 @@ TEST(CatalogScopeTest, ArrayCountsAreRecorded) {
   EXPECT_EQ(info.count_divisor, 4);
   EXPECT_EQ(info.capacity_field, info.count_field);
   // count=4 and count=pCode[1] (the token stream's length token).
-  EXPECT_EQ(FieldOf("SetBlendState", "BlendFactor").count_fixed, 4);
-  EXPECT_EQ(FieldOf("SetBlendState", "BlendFactor").count_field, -1);
+  EXPECT_EQ(FieldOf("SetBlendState", "pBlendFactor").count_fixed, 4);
+  EXPECT_EQ(FieldOf("SetBlendState", "pBlendFactor").count_field, -1);
   const FieldInfo& code = FieldOf("CreateVertexShader", "pCode");
   EXPECT_EQ(code.count_in_element, 1);
   EXPECT_EQ(code.count_field, -1);

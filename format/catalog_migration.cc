@@ -28,7 +28,7 @@ const std::vector<OldLayout>& Version2Layouts() {
       // pointer is DXGI_DDI_BASE_ARGS's function-table member now; the DXGI callbacks and
       // ppfnRetrieveSubObject were not recorded (NULL).
       {CallId::kCreateDevice,
-       {"hAdapter", "pCreateDevice", "hRTDevice", "Interface", "Version", "pKTCallbacks",
+       {"hAdapter", "pCreateData", "hRTDevice", "Interface", "Version", "pKTCallbacks",
         "p11DeviceFuncs", "hDrvDevice", "DXGIBaseDDI.pDXGIDDIBaseFunctions", "hRTCoreLayer",
         "p11UMCallbacks", "Flags"},
        false},

@@ -353,7 +353,7 @@ CLTRACE_IC_CALC(CalcPrivateSamplerSize, D3D10_DDI_SAMPLER_DESC)
 CLTRACE_IC_CALC(CalcPrivateQuerySize, D3D10DDIARG_CREATEQUERY)
 
 SIZE_T APIENTRY CalcPrivateShaderSize(D3D10DDI_HDEVICE hDevice, const UINT*,
-                                      const D3D11DDIARG_STAGE_IO_SIGNATURES*) {
+                                      const D3D10DDIARG_STAGE_IO_SIGNATURES*) {
   CallScope scope("CalcPrivateShaderSize");
   if (Device* dev = IcDevice(hDevice)) CountCall(dev);
   return sizeof(IcObject);
@@ -432,9 +432,9 @@ void APIENTRY CreateQuery(D3D10DDI_HDEVICE hDevice, const D3D10DDIARG_CREATEQUER
 
 // The shaders with IO signatures (CreateComputeShader has none).
 #define CLTRACE_SHADER_KINDS(X)                               \
-  X(CreateVertexShader, D3D11DDIARG_STAGE_IO_SIGNATURES)      \
-  X(CreateGeometryShader, D3D11DDIARG_STAGE_IO_SIGNATURES)    \
-  X(CreatePixelShader, D3D11DDIARG_STAGE_IO_SIGNATURES)       \
+  X(CreateVertexShader, D3D10DDIARG_STAGE_IO_SIGNATURES)      \
+  X(CreateGeometryShader, D3D10DDIARG_STAGE_IO_SIGNATURES)    \
+  X(CreatePixelShader, D3D10DDIARG_STAGE_IO_SIGNATURES)       \
   X(CreateHullShader, D3D11DDIARG_TESSELLATION_IO_SIGNATURES) \
   X(CreateDomainShader, D3D11DDIARG_TESSELLATION_IO_SIGNATURES)
 

@@ -191,11 +191,11 @@ void UnmapIc(D3D10DDI_HDEVICE hDevice, const char* fn, D3D10DDI_HRESOURCE r) {
 }
 
 void APIENTRY ResourceMap(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE r, UINT, D3D10_DDI_MAP,
-                          D3D10_DDI_MAP_FLAGS, D3D10DDI_MAPPED_SUBRESOURCE* out) {
+                          D3D10_DDI_MAP_FLAG, D3D10DDI_MAPPED_SUBRESOURCE* out) {
   MapIc(h, "ResourceMap", r, out);
 }
 void APIENTRY StagingResourceMap(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE r, UINT, D3D10_DDI_MAP,
-                                 D3D10_DDI_MAP_FLAGS, D3D10DDI_MAPPED_SUBRESOURCE* out) {
+                                 D3D10_DDI_MAP_FLAG, D3D10DDI_MAPPED_SUBRESOURCE* out) {
   MapIc(h, "StagingResourceMap", r, out);
 }
 void APIENTRY ResourceUnmap(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE r, UINT) {
@@ -221,7 +221,7 @@ void APIENTRY SetResourceMinLOD(D3D10DDI_HDEVICE hDevice, D3D10DDI_HRESOURCE, FL
 }
 
 void APIENTRY QueryGetData(D3D10DDI_HDEVICE hDevice, D3D10DDI_HQUERY hQuery, UINT8* data, UINT size,
-                           D3D10_DDI_GET_DATA_FLAGS flags) {
+                           D3D10_DDI_GET_DATA_FLAG flags) {
   CallScope scope("QueryGetData");
   Device* dev = IcDevice(hDevice);
   if (dev == nullptr) return;

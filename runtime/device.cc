@@ -524,7 +524,7 @@ HRESULT Device::CreateShader(Stage stage, const uint32_t* code, Shader** out) {
   DeviceState* dev = state_.get();
   internal::ApiScope api(dev, "CreateShader", "");
   auto* sh = new Shader(this, stage);
-  const D3D11DDIARG_STAGE_IO_SIGNATURES* no_sig = nullptr;
+  const D3D10DDIARG_STAGE_IO_SIGNATURES* no_sig = nullptr;
   const D3D11DDIARG_TESSELLATION_IO_SIGNATURES* no_tess = nullptr;
   bool tess = stage == Stage::kHS || stage == Stage::kDS;
   SIZE_T size = tess ? CLTRACE_DDI(dev, CalcPrivateTessellationShaderSize, code, no_tess)
@@ -603,7 +603,7 @@ CLTRACE_DEFINE_CREATE_STATE(SamplerState, D3D10_DDI_SAMPLER_DESC, "SS", CalcPriv
 
 #undef CLTRACE_DEFINE_CREATE_STATE
 
-HRESULT Device::CreateQuery(D3D10_DDI_QUERY type, Query** out) {
+HRESULT Device::CreateQuery(D3D10DDI_QUERY type, Query** out) {
   DeviceState* dev = state_.get();
   internal::ApiScope api(dev, "CreateQuery", "");
   auto* q = new Query(this, type);

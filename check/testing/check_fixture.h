@@ -145,7 +145,7 @@ class CheckTest : public ::testing::Test {
     t.On(kIcThread);
     SizedCreate({"CalcPrivateQuerySize", {{"hDevice", "ic"}}, "32"}, "CreateQuery",
                 {{"hDevice", "ic"},
-                 {"Query", "D3D10_DDI_QUERY_OCCLUSION"},
+                 {"Query", "D3D10DDI_QUERY_OCCLUSION"},
                  {"hQuery", h},
                  {"hRTQuery", "rt_" + h}},
                 {"D3D10DDI_HT_QUERY", "32"});

@@ -107,7 +107,7 @@ inline void APIENTRY DestroyDevice(D3D10DDI_HDEVICE h) { AsFake(h)->~FakeDevice(
 inline void APIENTRY AbandonCommandList(D3D10DDI_HDEVICE) {}
 
 inline void APIENTRY MapDiscard(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE, UINT, D3D10_DDI_MAP,
-                                D3D10_DDI_MAP_FLAGS, D3D10DDI_MAPPED_SUBRESOURCE* out) {
+                                D3D10_DDI_MAP_FLAG, D3D10DDI_MAPPED_SUBRESOURCE* out) {
   out->pData = AsFake(h)->mapped;
   out->RowPitch = out->DepthPitch = sizeof(FakeDevice::mapped);
 }

@@ -102,7 +102,7 @@ void APIENTRY UpdateSubresourceUP(D3D10DDI_HDEVICE, D3D10DDI_HRESOURCE dst, UINT
   LogRows("upload", r, sub, static_cast<const uint8_t*>(data), row_bytes, rows, row_pitch);
 }
 
-void APIENTRY Map(D3D10DDI_HDEVICE, D3D10DDI_HRESOURCE h, UINT, D3D10_DDI_MAP, D3D10_DDI_MAP_FLAGS,
+void APIENTRY Map(D3D10DDI_HDEVICE, D3D10DDI_HRESOURCE h, UINT, D3D10_DDI_MAP, D3D10_DDI_MAP_FLAG,
                   D3D10DDI_MAPPED_SUBRESOURCE* out) {
   std::lock_guard<std::mutex> lock(S().mu);
   Resource* r = Of(h);
