@@ -1,5 +1,5 @@
 // Layouts of the argument structures, function types and values that the generated ddi_abi.h
-// must share with Microsoft's headers (issue #14, audit items 1, 2, 5, 6, 12, 14, 16), checked
+// must share with Microsoft's headers (issue #14, audit items 1, 2, 5, 6, 11, 12, 14, 16), checked
 // with the numbers of Microsoft's pages, not with what our own header says.
 //
 // Part 1 is plain C++17 against the generated header (static_assert only, no test framework),
@@ -97,6 +97,36 @@ static_assert(offsetof(D3D10_2DDIARG_GETCAPS, DataSize) == At(24, 12));
 static_assert(sizeof(D3D10_2DDIARG_GETCAPS) == At(32, 16));
 static_assert(std::is_same_v<decltype(D3D10_2DDIARG_GETCAPS::pInfo), VOID*>);
 static_assert(std::is_same_v<decltype(D3D10_2DDIARG_GETCAPS::pData), VOID*>);
+
+// ---- View creation (audit item 11) ----------------------------------------------------------
+// hDrvResource, DXGI_FORMAT Format, D3D10DDIRESOURCE_TYPE ResourceDimension, [UINT Flags (DSV)],
+// union of the per-dimension structures.
+// d3d10umddi/ns-d3d10umddi-d3d11ddiarg_createshaderresourceview.md (largest: TEX2D, 4 UINTs)
+static_assert(offsetof(D3D11DDIARG_CREATESHADERRESOURCEVIEW, Format) == At(8, 4));
+static_assert(offsetof(D3D11DDIARG_CREATESHADERRESOURCEVIEW, ResourceDimension) == At(12, 8));
+static_assert(offsetof(D3D11DDIARG_CREATESHADERRESOURCEVIEW, Buffer) == At(16, 12));
+static_assert(offsetof(D3D11DDIARG_CREATESHADERRESOURCEVIEW, Tex2D) == At(16, 12));
+static_assert(offsetof(D3D11DDIARG_CREATESHADERRESOURCEVIEW, BufferEx) == At(16, 12));
+static_assert(offsetof(D3D10DDIARG_BUFFER_SHADERRESOURCEVIEW, ElementOffset) == 0);
+static_assert(offsetof(D3D10DDIARG_BUFFER_SHADERRESOURCEVIEW, ElementWidth) == 4);
+static_assert(offsetof(D3D10DDIARG_TEX2D_SHADERRESOURCEVIEW, MipLevels) == 8);
+static_assert(offsetof(D3D11DDIARG_BUFFEREX_SHADERRESOURCEVIEW, Flags) == 8);
+static_assert(sizeof(D3D11DDIARG_CREATESHADERRESOURCEVIEW) == At(32, 28));
+// d3d10umddi/ns-d3d10umddi-d3d10ddiarg_createrendertargetview.md (3 UINTs)
+static_assert(offsetof(D3D10DDIARG_CREATERENDERTARGETVIEW, Tex2D) == At(16, 12));
+static_assert(offsetof(D3D10DDIARG_CREATERENDERTARGETVIEW, TexCube) == At(16, 12));
+static_assert(offsetof(D3D10DDIARG_TEX3D_RENDERTARGETVIEW, WSize) == 8);
+static_assert(sizeof(D3D10DDIARG_CREATERENDERTARGETVIEW) == At(32, 24));
+// d3d10umddi/ns-d3d10umddi-d3d11ddiarg_createdepthstencilview.md: Flags before the union.
+static_assert(offsetof(D3D11DDIARG_CREATEDEPTHSTENCILVIEW, Flags) == At(16, 12));
+static_assert(offsetof(D3D11DDIARG_CREATEDEPTHSTENCILVIEW, Tex2D) == At(20, 16));
+static_assert(offsetof(D3D11DDIARG_CREATEDEPTHSTENCILVIEW, TexCube) == At(20, 16));
+static_assert(sizeof(D3D11DDIARG_CREATEDEPTHSTENCILVIEW) == At(32, 28));
+// d3d10umddi/ns-d3d10umddi-d3d11ddiarg_createunorderedaccessview.md (3 UINTs)
+static_assert(offsetof(D3D11DDIARG_CREATEUNORDEREDACCESSVIEW, Buffer) == At(16, 12));
+static_assert(offsetof(D3D11DDIARG_CREATEUNORDEREDACCESSVIEW, Tex3D) == At(16, 12));
+static_assert(offsetof(D3D11DDIARG_BUFFER_UNORDEREDACCESSVIEW, Flags) == 8);
+static_assert(sizeof(D3D11DDIARG_CREATEUNORDEREDACCESSVIEW) == At(32, 24));
 
 // ---- d3d10umddi/ns-d3d10umddi-d3d11ddi_devicefuncs.md: pfnFlush (audit item 12) ----------
 // The 11.0 table's slot is PFND3D10DDI_FLUSH: VOID (APIENTRY*)(D3D10DDI_HDEVICE)

@@ -22,6 +22,16 @@ struct OldLayout {
   bool void_now;  // the call returns nothing in this build (its old return value is dropped)
 };
 
+// A view call of version 2: hDevice, the structure (its presence, hDrvResource, Format,
+// ResourceDimension, then `view`), then `after`.
+OldLayout View(CallId call, absl::string_view present, std::vector<absl::string_view> view,
+               std::vector<absl::string_view> after) {
+  OldLayout l{call, {"hDevice", present, "hDrvResource", "Format", "ResourceDimension"}, false};
+  l.fields.insert(l.fields.end(), view.begin(), view.end());
+  l.fields.insert(l.fields.end(), after.begin(), after.end());
+  return l;
+}
+
 const std::vector<OldLayout>& Version2Layouts() {
   static const auto* layouts = new std::vector<OldLayout>{
       // v2: ... hDrvDevice, pDXGIBaseDDI, hRTCoreLayer, p11UMCallbacks, Flags. The DXGI table
@@ -37,6 +47,27 @@ const std::vector<OldLayout>& Version2Layouts() {
       {CallId::kGetCaps, {"hAdapter", "pCaps", "Type", "pInfo", "pData", "DataSize"}, false},
       // v2: the 11.1 shape, BOOL Flush(hDevice, FlushFlags).
       {CallId::kFlush, {"hDevice", ""}, true},
+      // Views, v2: hDrvResource, Format, ResourceDimension, then FirstElement, NumElements
+      // (SRV, UAV) or MipSlice (RTV, DSV: where Microsoft's DSV has Flags) in place of the
+      // union, which this build records through one alternative (Tex2D; Buffer for UAVs).
+      View(CallId::kCalcPrivateShaderResourceViewSize, "pCreateShaderResourceView",
+           {"Tex2D.MostDetailedMip", "Tex2D.FirstArraySlice"}, {}),
+      View(CallId::kCreateShaderResourceView, "pCreateShaderResourceView",
+           {"Tex2D.MostDetailedMip", "Tex2D.FirstArraySlice"},
+           {"hShaderResourceView", "hRTShaderResourceView"}),
+      View(CallId::kCalcPrivateRenderTargetViewSize, "pCreateRenderTargetView", {"Tex2D.MipSlice"},
+           {}),
+      View(CallId::kCreateRenderTargetView, "pCreateRenderTargetView", {"Tex2D.MipSlice"},
+           {"hRenderTargetView", "hRTRenderTargetView"}),
+      View(CallId::kCalcPrivateDepthStencilViewSize, "pCreateDepthStencilView", {"Tex2D.MipSlice"},
+           {}),
+      View(CallId::kCreateDepthStencilView, "pCreateDepthStencilView", {"Tex2D.MipSlice"},
+           {"hDepthStencilView", "hRTDepthStencilView"}),
+      View(CallId::kCalcPrivateUnorderedAccessViewSize, "pCreateUnorderedAccessView",
+           {"Buffer.FirstElement", "Buffer.NumElements"}, {}),
+      View(CallId::kCreateUnorderedAccessView, "pCreateUnorderedAccessView",
+           {"Buffer.FirstElement", "Buffer.NumElements"},
+           {"hUnorderedAccessView", "hRTUnorderedAccessView"}),
   };
   return *layouts;
 }

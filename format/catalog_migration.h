@@ -1,8 +1,9 @@
 // Reading traces recorded with an older catalog_version (FORMAT.md §8.1).
 //
-// Catalog version 3 gave three calls Microsoft's argument layouts under their old names:
-// CreateDevice (DXGI_DDI_BASE_ARGS by value, ppfnRetrieveSubObject), GetCaps (pInfo the input,
-// pData the caps) and Flush (the 11.0 slot: no FlushFlags, no return value). A version-2 trace
+// Catalog version 3 gave calls Microsoft's argument layouts under their old names: CreateDevice
+// (DXGI_DDI_BASE_ARGS by value, ppfnRetrieveSubObject), GetCaps (pInfo the input, pData the
+// caps), Flush (the 11.0 slot: no FlushFlags, no return value) and the view calls (the
+// per-dimension union; the depth-stencil view's Flags). A version-2 trace
 // is read in this build's layouts: each event of those calls is translated field by field, by
 // name, from the version-2 layout kept here; every other call is unchanged. Older versions
 // (1) are refused with an error that names both versions.

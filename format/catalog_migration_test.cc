@@ -81,6 +81,36 @@ TEST(CatalogMigrationTest, Version2GetCapsArrayIsPData) {
   EXPECT_THAT(e.args, ElementsAre(1, 1, 128, 0x1000, 2, 4, 5));
 }
 
+// Version 2: hDevice, present, hDrvResource, Format, ResourceDimension, MipSlice, the two
+// handles. MipSlice sat where Microsoft's DSV has Flags; it is the union's first word now.
+TEST(CatalogMigrationTest, Version2DepthStencilViewMipSliceMovesIntoTheUnion) {
+  Event e;
+  e.call = CallId::kCreateDepthStencilView;
+  e.args = {1, 1, 2, 45, 3, 7, 4, 5};
+  MigrateEvent(2, &e);
+  ASSERT_EQ(e.args.size(), Fields(*GetCall(e.call)).size());
+  EXPECT_EQ(Arg(e, "hDrvResource"), 2u);
+  EXPECT_EQ(Arg(e, "Format"), 45u);
+  EXPECT_EQ(Arg(e, "Flags"), 0u);
+  EXPECT_EQ(Arg(e, "Tex2D.MipSlice"), 7u);
+  EXPECT_EQ(Arg(e, "hDepthStencilView"), 4u);
+  EXPECT_EQ(Arg(e, "hRTDepthStencilView"), 5u);
+}
+
+// Version 2 SRV: FirstElement, NumElements are the union's first two words.
+TEST(CatalogMigrationTest, Version2ShaderResourceViewElementsAreTheUnionsFirstWords) {
+  Event e;
+  e.call = CallId::kCreateShaderResourceView;
+  e.args = {1, 1, 2, 45, 1, 16, 64, 4, 5};
+  MigrateEvent(2, &e);
+  ASSERT_EQ(e.args.size(), Fields(*GetCall(e.call)).size());
+  EXPECT_EQ(Arg(e, "Tex2D.MostDetailedMip"), 16u);
+  EXPECT_EQ(Arg(e, "Tex2D.FirstArraySlice"), 64u);
+  EXPECT_EQ(Arg(e, "Tex2D.MipLevels"), 0u);
+  EXPECT_EQ(Arg(e, "hShaderResourceView"), 4u);
+  EXPECT_EQ(Arg(e, "hRTShaderResourceView"), 5u);
+}
+
 TEST(CatalogMigrationTest, Version2FlushLosesFlagsAndReturnValue) {
   Event e;
   e.call = CallId::kFlush;

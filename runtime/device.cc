@@ -471,8 +471,12 @@ HRESULT Device::CreateView(ViewKind kind, Resource* resource, const ViewDesc& de
   D3D10DDI_HRESOURCE res{resource->ic_handle()};
   switch (kind) {
     case ViewKind::kShaderResource: {
-      D3D11DDIARG_CREATESHADERRESOURCEVIEW a{res, desc.format, desc.dimension, desc.first_element,
-                                             desc.num_elements};
+      D3D11DDIARG_CREATESHADERRESOURCEVIEW a{};
+      a.hDrvResource = res;
+      a.Format = desc.format;
+      a.ResourceDimension = desc.dimension;
+      a.Buffer.FirstElement = desc.first_element;
+      a.Buffer.NumElements = desc.num_elements;
       SIZE_T size = CLTRACE_DDI(dev, CalcPrivateShaderResourceViewSize, &a);
       return FinishCreate(
           dev, v, "SRV", size,
@@ -483,7 +487,11 @@ HRESULT Device::CreateView(ViewKind kind, Resource* resource, const ViewDesc& de
           out);
     }
     case ViewKind::kRenderTarget: {
-      D3D10DDIARG_CREATERENDERTARGETVIEW a{res, desc.format, desc.dimension, desc.mip_slice};
+      D3D10DDIARG_CREATERENDERTARGETVIEW a{};
+      a.hDrvResource = res;
+      a.Format = desc.format;
+      a.ResourceDimension = desc.dimension;
+      a.Tex2D.MipSlice = desc.mip_slice;
       SIZE_T size = CLTRACE_DDI(dev, CalcPrivateRenderTargetViewSize, &a);
       return FinishCreate(
           dev, v, "RTV", size,
@@ -494,7 +502,11 @@ HRESULT Device::CreateView(ViewKind kind, Resource* resource, const ViewDesc& de
           out);
     }
     case ViewKind::kDepthStencil: {
-      D3D11DDIARG_CREATEDEPTHSTENCILVIEW a{res, desc.format, desc.dimension, desc.mip_slice};
+      D3D11DDIARG_CREATEDEPTHSTENCILVIEW a{};
+      a.hDrvResource = res;
+      a.Format = desc.format;
+      a.ResourceDimension = desc.dimension;
+      a.Tex2D.MipSlice = desc.mip_slice;
       SIZE_T size = CLTRACE_DDI(dev, CalcPrivateDepthStencilViewSize, &a);
       return FinishCreate(
           dev, v, "DSV", size,
@@ -505,8 +517,12 @@ HRESULT Device::CreateView(ViewKind kind, Resource* resource, const ViewDesc& de
           out);
     }
     case ViewKind::kUnorderedAccess: {
-      D3D11DDIARG_CREATEUNORDEREDACCESSVIEW a{res, desc.format, desc.dimension, desc.first_element,
-                                              desc.num_elements};
+      D3D11DDIARG_CREATEUNORDEREDACCESSVIEW a{};
+      a.hDrvResource = res;
+      a.Format = desc.format;
+      a.ResourceDimension = desc.dimension;
+      a.Buffer.FirstElement = desc.first_element;
+      a.Buffer.NumElements = desc.num_elements;
       SIZE_T size = CLTRACE_DDI(dev, CalcPrivateUnorderedAccessViewSize, &a);
       return FinishCreate(
           dev, v, "UAV", size,
