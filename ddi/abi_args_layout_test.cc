@@ -1,6 +1,6 @@
 // Layouts of the argument structures, function types and values that the generated ddi_abi.h
-// must share with Microsoft's headers (issue #14, audit items 1, 2, 5, 6, 11, 12, 14, 16), checked
-// with the numbers of Microsoft's pages, not with what our own header says.
+// must share with Microsoft's headers (issue #14, audit items 1, 2, 5, 6, 11, 12, 14, 16, 21),
+// checked with the numbers of Microsoft's pages, not with what our own header says.
 //
 // Part 1 is plain C++17 against the generated header (static_assert only, no test framework),
 // so it also compiles with mingw-w64 (x86_64-w64-mingw32, i686-w64-mingw32) where <windows.h>
@@ -133,6 +133,19 @@ static_assert(sizeof(D3D11DDIARG_CREATEUNORDEREDACCESSVIEW) == At(32, 24));
 // (d3d10umddi/nc-d3d10umddi-pfnd3d10ddi_flush.md).
 static_assert(std::is_same_v<PFND3D10DDI_FLUSH, void(APIENTRY*)(D3D10DDI_HDEVICE)>);
 static_assert(std::is_same_v<decltype(D3D11DDI_DEVICEFUNCS::pfnFlush), PFND3D10DDI_FLUSH>);
+
+// ---- Parameter types Microsoft declares UINT / VOID* (audit item 21) ----------------------
+// nc-d3d10umddi-pfnd3d10ddi_querygetdata.md, nc-d3d10umddi-pfnd3d10ddi_resourcemap.md,
+// nc-d3d10umddi-pfnd3d10ddi_cleardepthstencilview.md.
+static_assert(
+    std::is_same_v<PFND3D10DDI_QUERYGETDATA,
+                   void(APIENTRY*)(D3D10DDI_HDEVICE, D3D10DDI_HQUERY, VOID*, UINT, UINT)>);
+static_assert(std::is_same_v<PFND3D10DDI_RESOURCEMAP,
+                             void(APIENTRY*)(D3D10DDI_HDEVICE, D3D10DDI_HRESOURCE, UINT,
+                                             D3D10_DDI_MAP, UINT, D3D10DDI_MAPPED_SUBRESOURCE*)>);
+static_assert(std::is_same_v<PFND3D10DDI_CLEARDEPTHSTENCILVIEW,
+                             void(APIENTRY*)(D3D10DDI_HDEVICE, D3D10DDI_HDEPTHSTENCILVIEW, UINT,
+                                             FLOAT, UINT8)>);
 
 // ---- Interface and version numbers (audit item 6) -----------------------------------------
 // d3d10umddi/ns-d3d10umddi-d3d10ddiarg_createdevice.md: D3D1x_y_DDI_SUPPORTED =

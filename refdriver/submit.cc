@@ -220,8 +220,8 @@ void APIENTRY SetResourceMinLOD(D3D10DDI_HDEVICE hDevice, D3D10DDI_HRESOURCE, FL
   IcDomainScope domain(dev);
 }
 
-void APIENTRY QueryGetData(D3D10DDI_HDEVICE hDevice, D3D10DDI_HQUERY hQuery, UINT8* data, UINT size,
-                           D3D10_DDI_GET_DATA_FLAG flags) {
+void APIENTRY QueryGetData(D3D10DDI_HDEVICE hDevice, D3D10DDI_HQUERY hQuery, VOID* pData, UINT size,
+                           UINT flags) {
   CallScope scope("QueryGetData");
   Device* dev = IcDevice(hDevice);
   if (dev == nullptr) return;
@@ -236,7 +236,8 @@ void APIENTRY QueryGetData(D3D10DDI_HDEVICE hDevice, D3D10DDI_HQUERY hQuery, UIN
     SetErrorIc(dev, static_cast<HRESULT>(DXGI_DDI_ERR_WASSTILLDRAWING));
     return;
   }
-  if (data != nullptr && size > 0) {
+  if (pData != nullptr && size > 0) {
+    auto* data = static_cast<UINT8*>(pData);
     std::memset(data, 0, size);
     data[0] = 1;  // event: TRUE; counters: a small non-zero value
   }

@@ -572,8 +572,7 @@ HRESULT DeviceContext::GetData(Query* q, void* data, uint32_t size, uint32_t fla
     return static_cast<HRESULT>(E_INVALIDARG);
   }
   internal::ErrorCapture capture;
-  CLTRACE_CTX_DDI(c, QueryGetData, D3D10DDI_HQUERY{q->ic_handle()}, static_cast<UINT8*>(data), size,
-                  flags);
+  CLTRACE_CTX_DDI(c, QueryGetData, D3D10DDI_HQUERY{q->ic_handle()}, data, size, flags);
   if (static_cast<uint32_t>(capture.error()) == DXGI_DDI_ERR_WASSTILLDRAWING) return S_FALSE;
   return capture.failed() ? capture.error() : S_OK;
 }

@@ -37,8 +37,9 @@ struct Decl {       // a parameter or a structure member
   // that the trace does not record).
   std::string union_tag;
   bool alt = false;
-  // `as=T` (structure members only): the header declares the member as T* (VOID: an untyped
-  // buffer), the catalog's TYPE is the view the trace records it through.
+  // `as=T`: the header declares the parameter / member as T (T* for a pointer; VOID: an
+  // untyped buffer, UINT: plain flags), the catalog's TYPE is the view the trace records it
+  // through (same size and representation).
   std::string header_type;
   int line = 0;
 };

@@ -74,7 +74,6 @@ Decl ParseDecl(const std::vector<std::string>& t, int line) {
       d.opt = true;
     } else if (t[i].rfind("as=", 0) == 0) {
       d.header_type = t[i].substr(3);
-      if (!d.pointer) Die(line, "as= is for pointer members");
     } else if (t[i] == "alt") {
       d.alt = true;
     } else if (t[i].rfind("union=", 0) == 0) {
@@ -222,8 +221,7 @@ void ParseIndented(Catalog& c, const std::vector<std::string>& toks, int open_fn
   if (open_fn >= 0) {
     Decl d = ParseDecl(toks, line);
     if (d.fixed_len) Die(line, "embedded arrays are for structure members only");
-    if (d.alt || !d.union_tag.empty() || !d.header_type.empty())
-      Die(line, "alt, union= and as= are for structure members only");
+    if (d.alt || !d.union_tag.empty()) Die(line, "alt and union= are for structure members only");
     c.fns[open_fn].params.push_back(d);
   } else if (!open_type.empty() && c.types[open_type].kind == Type::kEnum) {
     EnumVal v;
