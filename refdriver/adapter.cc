@@ -157,6 +157,16 @@ CLTRACE_DDI_EXPORT HRESULT APIENTRY OpenAdapter10_2(D3D10DDIARG_OPENADAPTER* arg
   CallScope scope("OpenAdapter10_2");
   if (args == nullptr || args->pAdapterFuncs_2 == nullptr)
     return static_cast<HRESULT>(E_INVALIDARG);
+  // Like a hardware driver, ask the kernel-mode driver for its private adapter data through the
+  // runtime's adapter callbacks (the model's KMD has none to give: zeroed bytes are fine).
+  if (args->pAdapterCallbacks != nullptr &&
+      args->pAdapterCallbacks->pfnQueryAdapterInfoCb != nullptr) {
+    uint8_t kmd_info[16] = {};
+    D3DDDICB_QUERYADAPTERINFO query{kmd_info, sizeof(kmd_info)};
+    const HRESULT hr =
+        args->pAdapterCallbacks->pfnQueryAdapterInfoCb(args->hRTAdapter.handle, &query);
+    if (hr != S_OK) return hr;
+  }
   auto* adapter = new Adapter();
   {
     Adapters& a = LiveAdapters();

@@ -134,6 +134,37 @@ std::vector<std::string> Violations() {
   return lines;
 }
 
+// OpenAdapter10_2 queries the kernel-mode driver's adapter data through the runtime's
+// D3DDDI_ADAPTERCALLBACKS (Microsoft's OPENADAPTER layout) and fails when the query fails.
+HANDLE g_queried_adapter = nullptr;
+HRESULT g_query_answer = S_OK;
+HRESULT APIENTRY QueryAdapterInfo(HANDLE hAdapter, const D3DDDICB_QUERYADAPTERINFO* data) {
+  g_queried_adapter = hAdapter;
+  if (data == nullptr || data->pPrivateDriverData == nullptr) return E_INVALIDARG;
+  return g_query_answer;
+}
+
+TEST(RefdriverAdapterTest, OpenAdapterQueriesTheAdapterInfoThroughTheRuntimesCallbacks) {
+  ASSERT_TRUE(Lib().ok()) << dlerror();
+  const D3DDDI_ADAPTERCALLBACKS callbacks{&QueryAdapterInfo, nullptr};
+  D3D10_2DDI_ADAPTERFUNCS funcs{};
+  D3D10DDIARG_OPENADAPTER open{};
+  int rt_adapter = 0;
+  open.hRTAdapter.handle = &rt_adapter;
+  open.pAdapterCallbacks = &callbacks;
+  open.pAdapterFuncs_2 = &funcs;
+  g_query_answer = S_OK;
+  ASSERT_EQ(Lib().open_adapter(&open), S_OK);
+  EXPECT_EQ(g_queried_adapter, &rt_adapter);
+  ASSERT_NE(funcs.pfnCloseAdapter, nullptr);
+  EXPECT_EQ(funcs.pfnCloseAdapter(open.hAdapter), S_OK);
+  g_query_answer = static_cast<HRESULT>(E_FAIL);
+  D3D10_2DDI_ADAPTERFUNCS untouched{};
+  open.pAdapterFuncs_2 = &untouched;
+  EXPECT_EQ(Lib().open_adapter(&open), static_cast<HRESULT>(E_FAIL));
+  EXPECT_EQ(untouched.pfnCreateDevice, nullptr);
+}
+
 // One adapter and one device of the driver on the GPU model's kernel. Handle memory is owned
 // here and kept until the end of the test, so calls on destroyed handles read valid memory
 // (as they do under the runtime model's and the replayer's quarantine).
