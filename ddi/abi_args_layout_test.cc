@@ -1,5 +1,5 @@
 // Layouts of the argument structures, function types and values that the generated ddi_abi.h
-// must share with Microsoft's headers (issue #14, audit items 1, 2, 5, 6, 11, 12, 14, 16, 21),
+// must share with Microsoft's headers (issue #14, audit items 1, 2, 5, 6, 11, 12, 14, 16, 17, 21),
 // checked with the numbers of Microsoft's pages, not with what our own header says.
 //
 // Part 1 is plain C++17 against the generated header (static_assert only, no test framework),
@@ -87,6 +87,22 @@ static_assert(std::is_same_v<decltype(D3D10DDIARG_CREATEDEVICE::p11UMCallbacks),
                              const D3D11DDI_CORELAYER_DEVICECALLBACKS*>);
 static_assert(std::is_same_v<decltype(D3D10DDIARG_CREATEDEVICE::ppfnRetrieveSubObject),
                              PFND3D10DDI_RETRIEVESUBOBJECT*>);
+
+// ---- d3d10umddi/ns-d3d10umddi-d3d11ddiarg_createdeferredcontext.md (audit item 17) -------
+// union{p11ContextFuncs, p11_1ContextFuncs, pWDDM1_3...2_6ContextFuncs}, hDrvContext,
+// hRTCoreLayer, union{const p11UMCallbacks, pWDDM2_x UMCallbacks}, UINT Flags.
+static_assert(offsetof(D3D11DDIARG_CREATEDEFERREDCONTEXT, p11ContextFuncs) == 0);
+static_assert(offsetof(D3D11DDIARG_CREATEDEFERREDCONTEXT, p11_1ContextFuncs) == 0);
+static_assert(offsetof(D3D11DDIARG_CREATEDEFERREDCONTEXT, hDrvContext) == At(8, 4));
+static_assert(offsetof(D3D11DDIARG_CREATEDEFERREDCONTEXT, hRTCoreLayer) == At(16, 8));
+static_assert(offsetof(D3D11DDIARG_CREATEDEFERREDCONTEXT, p11UMCallbacks) == At(24, 12));
+static_assert(offsetof(D3D11DDIARG_CREATEDEFERREDCONTEXT, pWDDM2_6UMCallbacks) == At(24, 12));
+static_assert(offsetof(D3D11DDIARG_CREATEDEFERREDCONTEXT, Flags) == At(32, 16));
+static_assert(sizeof(D3D11DDIARG_CREATEDEFERREDCONTEXT) == At(40, 20));
+static_assert(std::is_same_v<decltype(D3D11DDIARG_CREATEDEFERREDCONTEXT::p11UMCallbacks),
+                             const D3D11DDI_CORELAYER_DEVICECALLBACKS*>);
+static_assert(std::is_same_v<decltype(D3D11DDIARG_CREATEDEFERREDCONTEXT::Flags), UINT>);
+static_assert(std::is_same_v<decltype(D3D10DDIARG_CREATEDEVICE::Flags), UINT>);
 
 // ---- d3d10umddi/ns-d3d10umddi-d3d10_2ddiarg_getcaps.md (audit item 5) --------------------
 // Type, VOID* pInfo [in], VOID* pData [out], UINT DataSize.

@@ -25,7 +25,9 @@ std::string EmitHeader(const Catalog& c) {
        " *\n"
        " * cltrace's own C declarations of the Direct3D 11 user-mode DDI subset in scope, "
        "modelled\n"
-       " * on d3d10umddi.h / d3dumddi.h / d3dkmddi.h (names kept verbatim, layouts our own).\n"
+       " * on d3d10umddi.h / d3dumddi.h / d3dkmddi.h. Names are kept verbatim; the adapter,\n"
+       " * device-creation, caps and view argument structures follow Microsoft's layouts\n"
+       " * (ddi/abi_args_layout_test.cc); ddi_catalog.txt marks the layouts that are our own.\n"
        " * Drivers, the runtime model, the recorder shim and the replayer all compile against it.\n"
        " * catalog_version "
     << c.version
