@@ -19,7 +19,7 @@ TEST(CapsTest, R1_CommandListsWithoutFreeThreaded) {
   TestTrace t;
   t.Call(
       "GetCaps",
-      {{"hAdapter", "a"}, {"Type", "D3D11DDICAPS_THREADING"}, {"pInfo", "4"}, {"DataSize", "4"}});
+      {{"hAdapter", "a"}, {"Type", "D3D11DDICAPS_THREADING"}, {"pData", "4"}, {"DataSize", "4"}});
   auto r = Check(t.events(), t.handles());
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->violations.size(), 1u);
@@ -31,7 +31,7 @@ TEST(CapsTest, R1_NearMiss_FreeThreadedWithOrWithoutCommandLists) {
   for (const char* caps : {"5", "1", "0", "7"}) {
     t.Call("GetCaps", {{"hAdapter", "a"},
                        {"Type", "D3D11DDICAPS_THREADING"},
-                       {"pInfo", caps},
+                       {"pData", caps},
                        {"DataSize", "4"}});
   }
   auto r = Check(t.events(), t.handles());
@@ -258,7 +258,7 @@ class FragmentTest : public CheckTest {
   void DeviceWithoutCommandListCaps() {
     t.On(1).Call("GetCaps", {{"hAdapter", "adapter"},
                              {"Type", "D3D11DDICAPS_THREADING"},
-                             {"pInfo", "1"},
+                             {"pData", "1"},
                              {"DataSize", "4"}});
     t.Call("CreateDevice", {{"hAdapter", "adapter"},
                             {"hDrvDevice", "ic"},
@@ -275,7 +275,7 @@ TEST_F(FragmentTest, R35_NearMiss_FragmentWithoutSupportEvidence) {
   t.Call("CalcDeferredContextHandleSize",
          {{"hDevice", "ic"}, {"HandleType", "D3D10DDI_HT_RESOURCE"}}, "64");
   t.Call("CreateQuery", {{"hDevice", "ic"},
-                         {"Query", "D3D10_DDI_QUERY_OCCLUSION"},
+                         {"Query", "D3D10DDI_QUERY_OCCLUSION"},
                          {"hQuery", "q"},
                          {"hRTQuery", "rt_q"}});
   t.Call("CalcDeferredContextHandleSize", {{"hDevice", "ic"}, {"HandleType", "D3D10DDI_HT_QUERY"}},

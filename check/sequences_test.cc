@@ -13,7 +13,7 @@ class SequenceTest : public CheckTest {
         h, alloc, {{"Usage", dynamic ? "D3D10_DDI_USAGE_DYNAMIC" : "D3D10_DDI_USAGE_DEFAULT"}});
   }
   void Flush(const std::vector<std::string>& deallocs = {}) {
-    t.On(1).Begin("Flush", {{"hDevice", "ic"}, {"FlushFlags", "0"}});
+    t.On(1).Begin("Flush", {{"hDevice", "ic"}});
     t.Call("RenderCb", {{"hDevice", "rtdev"},
                         {"hContext", "hctx"},
                         {"CommandLength", "512"},

@@ -390,7 +390,7 @@ TEST(CatalogScopeTest, DocumentedParameterNamesInOrder) {
         "CommandListExecute"},
        {"hDevice", "hCommandList"}},
       {{"AbandonCommandList", "DestroyDevice"}, {"hDevice"}},
-      {{"Flush"}, {"hDevice", "FlushFlags"}},
+      {{"Flush"}, {"hDevice"}},
       {{"CalcPrivateDeferredContextSize"}, {"hDevice", "pCalcPrivateDeferredContextSize", "Flags"}},
       {{"CreateDeferredContext", "RecycleCreateDeferredContext"},
        {"hDevice", "pCreateDeferredContext", "p11ContextFuncs", "hDrvContext", "hRTCoreLayer",
@@ -510,13 +510,13 @@ TEST(CatalogScopeTest, ArrayCountsAreRecorded) {
   EXPECT_EQ(hs.count_field, FieldIndex(*sizes, "pHSizesOut"));
   EXPECT_EQ(hs.capacity_field, FieldIndex(*sizes, "pHSizes"));
   // count=DataSize/4.
-  const FieldInfo& info = FieldOf("GetCaps", "pInfo");
+  const FieldInfo& info = FieldOf("GetCaps", "pData");
   EXPECT_EQ(info.count_field, FieldIndex(*FindCall("GetCaps"), "DataSize"));
   EXPECT_EQ(info.count_divisor, 4);
   EXPECT_EQ(info.capacity_field, info.count_field);
   // count=4 and count=pCode[1] (the token stream's length token).
-  EXPECT_EQ(FieldOf("SetBlendState", "BlendFactor").count_fixed, 4);
-  EXPECT_EQ(FieldOf("SetBlendState", "BlendFactor").count_field, -1);
+  EXPECT_EQ(FieldOf("SetBlendState", "pBlendFactor").count_fixed, 4);
+  EXPECT_EQ(FieldOf("SetBlendState", "pBlendFactor").count_field, -1);
   const FieldInfo& code = FieldOf("CreateVertexShader", "pCode");
   EXPECT_EQ(code.count_in_element, 1);
   EXPECT_EQ(code.count_field, -1);

@@ -27,6 +27,12 @@ size_t CltraceAbiCLayout(int which) {
     case 11: return offsetof(D3D11DDI_DEVICEFUNCS, pfnRecycleDestroyCommandList);
     case 12: return sizeof(DXGKARG_SUBMITCOMMAND);
     case 13: return sizeof(D3D10DDIARG_CREATEDEVICE);
+    /* Microsoft's argument layouts (abi_args_layout_test.cc). */
+    case 14: return sizeof(D3D10DDIARG_OPENADAPTER);
+    case 15: return offsetof(D3D10DDIARG_OPENADAPTER, pAdapterFuncs_2);
+    case 16: return offsetof(D3D10_2DDIARG_GETCAPS, pData);
+    case 17: return offsetof(D3D10DDIARG_CREATEDEVICE, hRTCoreLayer);
+    case 18: return offsetof(D3D10DDIARG_CREATEDEVICE, DXGIBaseDDI.pDXGIDDIBaseFunctions);
     default: return 0;
   }
 }

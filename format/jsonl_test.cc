@@ -57,7 +57,7 @@ TEST(JsonlValueTest, EnumByNameAndByInteger) {
 
 TEST(JsonlValueTest, FlagsByNamesAndByInteger) {
   JsonlTrace t = MustParse(
-      R"({"seq":1,"tid":1,"fn":"CalcPrivateDeferredContextSize","args":{"hDevice":"d","Flags":"D3D11DDI_CREATEDEVICE_FLAG_SINGLETHREADED|D3D10DDI_CREATEDEVICE_FLAG_DISABLEEXTRATHREADCREATION"}}
+      R"({"seq":1,"tid":1,"fn":"CalcPrivateDeferredContextSize","args":{"hDevice":"d","Flags":"D3D11DDI_CREATEDEVICE_FLAG_SINGLETHREADED|D3D10DDI_CREATEDEVICE_FLAG_DISABLE_EXTRA_THREAD_CREATION"}}
 {"seq":3,"tid":1,"fn":"CalcPrivateDeferredContextSize","args":{"hDevice":"d","Flags":17}}
 {"seq":5,"tid":1,"fn":"CalcPrivateDeferredContextSize","args":{"hDevice":"d","Flags":"0x100"}}
 )");
@@ -69,7 +69,7 @@ TEST(JsonlValueTest, FlagsByNamesAndByInteger) {
   EXPECT_THAT(
       lines[0],
       HasSubstr(
-          R"("Flags":"D3D10DDI_CREATEDEVICE_FLAG_DISABLEEXTRATHREADCREATION|D3D11DDI_CREATEDEVICE_FLAG_SINGLETHREADED")"));
+          R"("Flags":"D3D10DDI_CREATEDEVICE_FLAG_DISABLE_EXTRA_THREAD_CREATION|D3D11DDI_CREATEDEVICE_FLAG_SINGLETHREADED")"));
   auto flags = [](const std::string& line) {
     size_t at = line.find("\"Flags\"");
     return line.substr(at, line.find('}', at) - at);
@@ -265,8 +265,9 @@ TEST(JsonlValueTest, PointersAndBigIntegers) {
 }
 
 TEST(JsonlValueTest, BoolsAcceptTrueAndIntegers) {
-  JsonlTrace t = MustParse(R"({"seq":1,"tid":1,"fn":"Flush","args":{"hDevice":"d"},"ret":true}
-{"seq":3,"tid":1,"fn":"Flush","args":{"hDevice":"d"},"ret":-1}
+  JsonlTrace t = MustParse(
+      R"({"seq":1,"tid":1,"fn":"ResourceIsStagingBusy","args":{"hDevice":"d","hResource":"r"},"ret":true}
+{"seq":3,"tid":1,"fn":"ResourceIsStagingBusy","args":{"hDevice":"d","hResource":"r"},"ret":-1}
 )");
   ASSERT_EQ(t.events.size(), 2u);
   EXPECT_EQ(t.events[0].ret, 1);

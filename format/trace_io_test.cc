@@ -402,7 +402,7 @@ std::string WorkedExample() {
   e.timestamp_ns = 1200;
   e.args = {dev, 36, 36, 0};
   EXPECT_TRUE((*w)->Append(e).ok());
-  Event f = testing::MakeCall(CallId::kFlush, 5, 6, {dev, 0});
+  Event f = testing::MakeCall(CallId::kFlush, 5, 6, {dev});
   f.tid = 7;
   f.timestamp_ns = 1500;
   EXPECT_TRUE((*w)->Append(f).ok());
@@ -414,9 +414,9 @@ std::string WorkedExample() {
 // ids change, regenerate: CLTRACE_PRINT_EXAMPLE=1 build-*/bin/format_test
 // --gtest_filter=*WorkedExample* and paste the dump into FORMAT.md and here.
 constexpr char kExampleChunkHex[] =
-    "434c434b010030003800000038000000010000000000000005000000000000000400000003000000"
-    "a4f689ff9ff0ec150a0c120a080112063078353530300a0e0a0c080c200728143a04012400070a0c"
-    "0a0a080c28043a04012424000a0a0a08083628063a020100";
+    "434c434b010030003700000037000000010000000000000005000000000000000400000003000000"
+    "55021e85743a94a30a0c120a080112063078353530300a0e0a0c080c200728143a04012400070a0c"
+    "0a0a080c28043a04012424000a090a07083628063a0101";
 
 TEST(TraceIoTest, WorkedExampleMatchesFormatMd) {
   std::string bytes = WorkedExample();

@@ -15,6 +15,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
 #include "ddi/catalog.h"
+#include "format/catalog_migration.h"
 #include "format/chunk.h"
 #include "format/event_codec.h"
 #include "format/internal/errno_status.h"
@@ -93,6 +94,7 @@ class TraceReader::Impl {
     auto parsed = ParseFileHeader(data_);
     if (!parsed.ok()) return parsed.status();
     header_ = std::move(parsed->header);
+    if (absl::Status st = CheckCatalogVersion(header_.catalog_version()); !st.ok()) return st;
     first_chunk_ = pos_ = parsed->size;
     call_map_ = BuildCallMap(header_);
     LoadIndex();
@@ -135,6 +137,7 @@ class TraceReader::Impl {
           continue;
         case PacketKind::kCall:
           if (mode_ == ChunkReadMode::kDefinitions) continue;
+          MigrateEvent(header_.catalog_version(), e);
           if (CheckEvent(*e, p)) {
             ++stats_.events;
             return true;
@@ -548,6 +551,7 @@ class TraceReader::Impl {
             "chunk at offset %d: event seq %d has file call id %d, unknown to this catalog", off,
             seq, p.file_call));
       }
+      MigrateEvent(header_.catalog_version(), &e);
       return e;
     }
     return NotFoundSeq(seq);

@@ -292,7 +292,7 @@ HRESULT OpenAdapter(PFND3D10DDI_OPENADAPTER driver_open_adapter, D3D10DDIARG_OPE
   }
   auto* a = new internal::AdapterCtx;
   D3D10DDIARG_OPENADAPTER sub = *args;
-  sub.pAdapterFuncs = &a->driver;
+  sub.pAdapterFuncs_2 = &a->driver;
   const HRESULT hr = driver_open_adapter(&sub);
   args->hAdapter = sub.hAdapter;
   if (hr != static_cast<HRESULT>(S_OK)) {
@@ -300,7 +300,7 @@ HRESULT OpenAdapter(PFND3D10DDI_OPENADAPTER driver_open_adapter, D3D10DDIARG_OPE
     return hr;
   }
   a->key = reinterpret_cast<uintptr_t>(sub.hAdapter.pDrvPrivate);
-  a->runtime = args->pAdapterFuncs;
+  a->runtime = args->pAdapterFuncs_2;
   if (a->runtime != nullptr) {
     for (size_t k = 0; k < internal::kAdapterSlots; ++k) {
       internal::StoreSlot(

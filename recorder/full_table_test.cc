@@ -54,13 +54,13 @@ HRESULT APIENTRY FullCreateDevice(D3D10DDI_HADAPTER, D3D10DDIARG_CREATEDEVICE* a
   g_driver_core = a->p11UMCallbacks;
   g_rt_device = D3DRTDEVICEHANDLE{a->hRTDevice.handle};
   std::memcpy(a->p11DeviceFuncs, kDeviceStubs, sizeof(kDeviceStubs));
-  std::memcpy(a->pDXGIBaseDDI, kDxgiStubs, sizeof(kDxgiStubs));
+  std::memcpy(a->DXGIBaseDDI.pDXGIDDIBaseFunctions, kDxgiStubs, sizeof(kDxgiStubs));
   return S_OK;
 }
 
 HRESULT APIENTRY FullOpenAdapter(D3D10DDIARG_OPENADAPTER* a) {
   HRESULT hr = testing::FakeOpenAdapter10_2(a);
-  a->pAdapterFuncs->pfnCreateDevice = &FullCreateDevice;
+  a->pAdapterFuncs_2->pfnCreateDevice = &FullCreateDevice;
   return hr;
 }
 
@@ -136,7 +136,7 @@ TEST_F(FullTableTest, EverySlotOfTheFullTablesIsWrappedAndRecordedOnce) {
   }
   D3D10_2DDI_ADAPTERFUNCS adapter_reference{};
   D3D10DDIARG_OPENADAPTER open{};
-  open.pAdapterFuncs = &adapter_reference;
+  open.pAdapterFuncs_2 = &adapter_reference;
   ASSERT_EQ(FullOpenAdapter(&open), S_OK);
   for (size_t i = 0; i < sizeof(D3D10_2DDI_ADAPTERFUNCS) / sizeof(void*); ++i) {
     EXPECT_EQ(SlotOf(&rt.adapter_funcs(), i) != nullptr, SlotOf(&adapter_reference, i) != nullptr)

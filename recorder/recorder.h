@@ -28,7 +28,7 @@
 //   auto rec = recorder::Recorder::Start(std::move(o));
 //   if (!rec.ok()) return rec.status();
 //   D3D10DDIARG_OPENADAPTER open{...};
-//   HRESULT hr = recorder::OpenAdapter(driver_open_adapter, &open);  // open.pAdapterFuncs wrapped
+//   HRESULT hr = recorder::OpenAdapter(driver_open_adapter, &open);  // pAdapterFuncs_2 wrapped
 //   ... use the adapter and everything created from it ...
 //   recorder::Stats stats = (*rec)->Stop();
 #ifndef CLTRACE_RECORDER_RECORDER_H_
@@ -151,7 +151,7 @@ class Recorder {
 // ---- Table wrapping (process-wide; thunks forward always, record while a Recorder runs) ----
 
 // Opens an adapter through the real driver's entry point, handing the driver a table of the
-// recorder's own and filling args->pAdapterFuncs with thunks. Every device created through it
+// recorder's own and filling args->pAdapterFuncs_2 with thunks. Every device created through it
 // (its IC table, DXGI table, core-layer and kernel callbacks) and every deferred context
 // created on those devices is wrapped the same way. OpenAdapter itself is not a catalog call
 // and is not recorded.

@@ -91,7 +91,7 @@ TEST_F(RecorderTest, RecordsCallsCallbacksAndTheirNesting) {
   FakeRtContext& ic = rt.ic();
   for (UINT i = 0; i < 3; ++i) ic.funcs.pfnDraw(ic.handle, 10 + i, i);
   ic.funcs.pfnSetBlendState(ic.handle, D3D10DDI_HBLENDSTATE{}, nullptr, 0xffffffff);
-  EXPECT_EQ(ic.funcs.pfnFlush(ic.handle, 0), 1);
+  ic.funcs.pfnFlush(ic.handle);
   Stats stats = rec->Stop();
 
   Trace t = Load(bytes_);
@@ -135,7 +135,7 @@ TEST_F(RecorderTest, RecordsCallsCallbacksAndTheirNesting) {
   EXPECT_EQ(t.Handle(draw.args[0]), Hex(ic.handle.pDrvPrivate));
   EXPECT_EQ(draw.args[1], 12u);
   EXPECT_EQ(draw.args[2], 2u);
-  EXPECT_EQ(by_name("Flush").ret, 1);
+  EXPECT_EQ(by_name("Flush").ret, 0);  // void (the 11.0 slot)
   EXPECT_EQ(static_cast<uint64_t>(by_name("CalcPrivateDeviceSize").ret),
             sizeof(testing::FakeDevice));
   EXPECT_EQ(t.Handle(by_name("RenderCb").args[0]), Hex(&rt.device()));
@@ -220,7 +220,7 @@ TEST_F(RecorderTest, DriverRewritingACreateSlotIsNotedAndShownToTheRuntime) {
   FakeRtContext& ic = rt.ic();
   const auto before = ic.funcs.pfnCreateResource;
   testing::Driver().bugs.store(testing::kRewriteSlot);
-  ic.funcs.pfnFlush(ic.handle, 0);  // the driver swaps its pfnCreateResource
+  ic.funcs.pfnFlush(ic.handle);  // the driver swaps its pfnCreateResource
   testing::Driver().bugs.store(testing::kNoBug);
   ic.funcs.pfnCreateResource(ic.handle, nullptr, D3D10DDI_HRESOURCE{}, D3D10DDI_HRTRESOURCE{});
   // The runtime's own snapshot check (R5) would see its slot change, as without the recorder.
@@ -264,7 +264,7 @@ TEST_F(RecorderTest, RelocatedRuntimeTableGetsLaterRewritesAndTheDriverKeepsItsT
   EXPECT_EQ(driver->table, driver_table);  // not the runtime's copy
   const auto old_slot = ic.funcs.pfnCreateResource;
   testing::Driver().bugs.store(testing::kRewriteSlot);
-  moved->pfnFlush(ic.handle, 0);  // the driver swaps its pfnCreateResource
+  moved->pfnFlush(ic.handle);  // the driver swaps its pfnCreateResource
   testing::Driver().bugs.store(testing::kNoBug);
   EXPECT_NE(moved->pfnCreateResource, old_slot);    // shown where the runtime looks now
   EXPECT_EQ(ic.funcs.pfnCreateResource, old_slot);  // the left table is not written
@@ -319,11 +319,11 @@ TEST_F(RecorderTest, CallbackThroughAReplacedPointerIsNotedAndReachesThatPointer
   ASSERT_EQ(rt.Create(&testing::RecordedOpenAdapter), S_OK);
   FakeRtContext& ic = rt.ic();
   testing::Driver().bugs.store(testing::kCacheCallback);
-  ic.funcs.pfnFlush(ic.handle, 0);  // cached pointer, still current
+  ic.funcs.pfnFlush(ic.handle);  // cached pointer, still current
   FakeRuntime::SwapCallbacks(&ic);
-  ic.funcs.pfnFlush(ic.handle, 0);  // cached pointer, replaced since (R6)
+  ic.funcs.pfnFlush(ic.handle);  // cached pointer, replaced since (R6)
   testing::Driver().bugs.store(testing::kNoBug);
-  ic.funcs.pfnFlush(ic.handle, 0);  // through the table: the new pointer
+  ic.funcs.pfnFlush(ic.handle);  // through the table: the new pointer
   rec->Stop();
   // The runtime observed exactly what it would without the recorder.
   EXPECT_EQ(ic.amortized_old.load(), 2u);

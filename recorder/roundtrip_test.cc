@@ -128,7 +128,7 @@ Tables& T() {
 }
 
 HRESULT APIENTRY FakeOpenAdapter(D3D10DDIARG_OPENADAPTER* args) {
-  FillTable(args->pAdapterFuncs, kAnswerAdapter);
+  FillTable(args->pAdapterFuncs_2, kAnswerAdapter);
   args->hAdapter.pDrvPrivate = reinterpret_cast<void*>(TestHandleRaw(kAdapterId));
   return S_OK;
 }
@@ -138,7 +138,7 @@ HRESULT APIENTRY FakeOpenAdapter(D3D10DDIARG_OPENADAPTER* args) {
 void RegisterContexts() {
   Tables& t = T();
   D3D10DDIARG_OPENADAPTER open{};
-  open.pAdapterFuncs = &t.runtime_adapter;
+  open.pAdapterFuncs_2 = &t.runtime_adapter;
   ASSERT_EQ(OpenAdapter(&FakeOpenAdapter, &open), S_OK);
   FillTable(&t.driver_device, kAnswerDevice);
   FillTable(&t.driver_dxgi, kAnswerDxgi);
@@ -219,7 +219,7 @@ void FixUp(const CallInfo& call, ArgVec* args) {
     if (name == "p11DeviceFuncs" || name == "p11ContextFuncs") table = &t.scratch_device;
     if (name == "p11UMCallbacks") table = &t.scratch_core;
     if (name == "pKTCallbacks") table = &t.scratch_kernel;
-    if (name == "pDXGIBaseDDI") table = &t.scratch_dxgi;
+    if (name == "DXGIBaseDDI.pDXGIDDIBaseFunctions") table = &t.scratch_dxgi;
     if (table != nullptr) (*args)[i] = reinterpret_cast<uintptr_t>(table);
   }
 }

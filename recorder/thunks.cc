@@ -383,7 +383,7 @@ HRESULT CreateDeviceBody(AdapterCtx* a, PFND3D10DDI_CREATEDEVICE real, D3D10DDI_
   ic->runtime = args->p11DeviceFuncs;
   ic->ic = ic;
   ic->dxgi_driver = &ic->owned_dxgi;
-  ic->dxgi_runtime = args->pDXGIBaseDDI;
+  ic->dxgi_runtime = args->DXGIBaseDDI.pDXGIDDIBaseFunctions;
   if (args->pKTCallbacks != nullptr) {
     ic->kernel =
         WrapKernelTable(reinterpret_cast<uintptr_t>(args->hRTDevice.handle), args->pKTCallbacks);
@@ -395,7 +395,8 @@ HRESULT CreateDeviceBody(AdapterCtx* a, PFND3D10DDI_CREATEDEVICE real, D3D10DDI_
     sub.p11UMCallbacks = &ic->layer->driver;
   }
   if (args->p11DeviceFuncs != nullptr) sub.p11DeviceFuncs = &ic->owned_driver;
-  if (args->pDXGIBaseDDI != nullptr) sub.pDXGIBaseDDI = &ic->owned_dxgi;
+  if (args->DXGIBaseDDI.pDXGIDDIBaseFunctions != nullptr)
+    sub.DXGIBaseDDI.pDXGIDDIBaseFunctions = &ic->owned_dxgi;
   if (ic->key != 0) Contexts().devices.Insert(ic->key, ic);
   (void)a;
   HRESULT hr = RecordCall<CallId::kCreateDevice, HRESULT>(
@@ -404,7 +405,7 @@ HRESULT CreateDeviceBody(AdapterCtx* a, PFND3D10DDI_CREATEDEVICE real, D3D10DDI_
   D3D10DDIARG_CREATEDEVICE out = sub;
   out.pKTCallbacks = args->pKTCallbacks;
   out.p11DeviceFuncs = args->p11DeviceFuncs;
-  out.pDXGIBaseDDI = args->pDXGIBaseDDI;
+  out.DXGIBaseDDI.pDXGIDDIBaseFunctions = args->DXGIBaseDDI.pDXGIDDIBaseFunctions;
   out.p11UMCallbacks = args->p11UMCallbacks;
   *args = out;
   InstallDeviceThunks(ic);

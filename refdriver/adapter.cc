@@ -43,7 +43,8 @@ Adapter* AdapterOf(D3D10DDI_HADAPTER h, const char* fn) {
   return static_cast<Adapter*>(h.pDrvPrivate);
 }
 
-constexpr UINT64 kSupportedVersion = (uint64_t{11} << 48) | (uint64_t{1} << 32) | 4;
+// The one interface this driver implements: D3D11.0 (Microsoft's encoding, ddi_abi.h).
+constexpr UINT64 kSupportedVersion = D3D11_0_DDI_SUPPORTED;
 
 SIZE_T APIENTRY CalcPrivateDeviceSize(D3D10DDI_HADAPTER, const D3D10DDIARG_CALCPRIVATEDEVICESIZE*) {
   CallScope scope("CalcPrivateDeviceSize");
@@ -99,7 +100,8 @@ HRESULT APIENTRY CreateDevice(D3D10DDI_HADAPTER hAdapter, D3D10DDIARG_CREATEDEVI
     dev->cached_amortized = args->p11UMCallbacks->pfnPerformAmortizedProcessingCb;
   }
   FillIcTable(args->p11DeviceFuncs);
-  if (args->pDXGIBaseDDI != nullptr) FillDxgiTable(args->pDXGIBaseDDI);
+  if (args->DXGIBaseDDI.pDXGIDDIBaseFunctions != nullptr)
+    FillDxgiTable(args->DXGIBaseDDI.pDXGIDDIBaseFunctions);
   HRESULT hr = CreateGpuContext(dev);
   if (hr != S_OK) {
     dev->magic = 0;  // no DestroyDevice follows a failed create
@@ -153,7 +155,18 @@ void APIENTRY DestroyDevice(D3D10DDI_HDEVICE hDevice) {
 
 CLTRACE_DDI_EXPORT HRESULT APIENTRY OpenAdapter10_2(D3D10DDIARG_OPENADAPTER* args) {
   CallScope scope("OpenAdapter10_2");
-  if (args == nullptr || args->pAdapterFuncs == nullptr) return static_cast<HRESULT>(E_INVALIDARG);
+  if (args == nullptr || args->pAdapterFuncs_2 == nullptr)
+    return static_cast<HRESULT>(E_INVALIDARG);
+  // Like a hardware driver, ask the kernel-mode driver for its private adapter data through the
+  // runtime's adapter callbacks (the model's KMD has none to give: zeroed bytes are fine).
+  if (args->pAdapterCallbacks != nullptr &&
+      args->pAdapterCallbacks->pfnQueryAdapterInfoCb != nullptr) {
+    uint8_t kmd_info[16] = {};
+    D3DDDICB_QUERYADAPTERINFO query{kmd_info, sizeof(kmd_info)};
+    const HRESULT hr =
+        args->pAdapterCallbacks->pfnQueryAdapterInfoCb(args->hRTAdapter.handle, &query);
+    if (hr != S_OK) return hr;
+  }
   auto* adapter = new Adapter();
   {
     Adapters& a = LiveAdapters();
@@ -164,7 +177,7 @@ CLTRACE_DDI_EXPORT HRESULT APIENTRY OpenAdapter10_2(D3D10DDIARG_OPENADAPTER* arg
   adapter->rt = args->hRTAdapter;
   if (!adapter->config.violations_path.empty()) SetViolationFile(adapter->config.violations_path);
   args->hAdapter.pDrvPrivate = adapter;
-  D3D10_2DDI_ADAPTERFUNCS* f = args->pAdapterFuncs;
+  D3D10_2DDI_ADAPTERFUNCS* f = args->pAdapterFuncs_2;
   f->pfnCalcPrivateDeviceSize = &CalcPrivateDeviceSize;
   f->pfnCreateDevice = &CreateDevice;
   f->pfnCloseAdapter = &CloseAdapter;

@@ -196,7 +196,7 @@ void APIENTRY CheckCounterInfo(D3D10DDI_HDEVICE hDevice, D3D10DDI_COUNTER_INFO* 
 // No counter is supported. The page's answers: a well-known counter the device does not
 // support is DXGI_ERROR_UNSUPPORTED; a device-dependent id out of range (every one: there are
 // none) E_INVALIDARG. The outputs are zeroed so a caller never reads garbage.
-void APIENTRY CheckCounter(D3D10DDI_HDEVICE hDevice, D3D10_DDI_QUERY query,
+void APIENTRY CheckCounter(D3D10DDI_HDEVICE hDevice, D3D10DDI_QUERY query,
                            D3D10DDI_COUNTER_TYPE* type, UINT* active, CHAR* name, UINT* name_length,
                            CHAR* units, UINT* units_length, CHAR* description,
                            UINT* description_length) {

@@ -134,6 +134,37 @@ std::vector<std::string> Violations() {
   return lines;
 }
 
+// OpenAdapter10_2 queries the kernel-mode driver's adapter data through the runtime's
+// D3DDDI_ADAPTERCALLBACKS (Microsoft's OPENADAPTER layout) and fails when the query fails.
+HANDLE g_queried_adapter = nullptr;
+HRESULT g_query_answer = S_OK;
+HRESULT APIENTRY QueryAdapterInfo(HANDLE hAdapter, const D3DDDICB_QUERYADAPTERINFO* data) {
+  g_queried_adapter = hAdapter;
+  if (data == nullptr || data->pPrivateDriverData == nullptr) return E_INVALIDARG;
+  return g_query_answer;
+}
+
+TEST(RefdriverAdapterTest, OpenAdapterQueriesTheAdapterInfoThroughTheRuntimesCallbacks) {
+  ASSERT_TRUE(Lib().ok()) << dlerror();
+  const D3DDDI_ADAPTERCALLBACKS callbacks{&QueryAdapterInfo, nullptr};
+  D3D10_2DDI_ADAPTERFUNCS funcs{};
+  D3D10DDIARG_OPENADAPTER open{};
+  int rt_adapter = 0;
+  open.hRTAdapter.handle = &rt_adapter;
+  open.pAdapterCallbacks = &callbacks;
+  open.pAdapterFuncs_2 = &funcs;
+  g_query_answer = S_OK;
+  ASSERT_EQ(Lib().open_adapter(&open), S_OK);
+  EXPECT_EQ(g_queried_adapter, &rt_adapter);
+  ASSERT_NE(funcs.pfnCloseAdapter, nullptr);
+  EXPECT_EQ(funcs.pfnCloseAdapter(open.hAdapter), S_OK);
+  g_query_answer = static_cast<HRESULT>(E_FAIL);
+  D3D10_2DDI_ADAPTERFUNCS untouched{};
+  open.pAdapterFuncs_2 = &untouched;
+  EXPECT_EQ(Lib().open_adapter(&open), static_cast<HRESULT>(E_FAIL));
+  EXPECT_EQ(untouched.pfnCreateDevice, nullptr);
+}
+
 // One adapter and one device of the driver on the GPU model's kernel. Handle memory is owned
 // here and kept until the end of the test, so calls on destroyed handles read valid memory
 // (as they do under the runtime model's and the replayer's quarantine).
@@ -144,7 +175,7 @@ class HostileTest : public ::testing::Test {
     ASSERT_EQ(Lib().configure(config_), 0);
     Lib().clear();
     Errors().clear();
-    open_.pAdapterFuncs = &adapter_;
+    open_.pAdapterFuncs_2 = &adapter_;
     ASSERT_EQ(Lib().open_adapter(&open_), S_OK);
     absl::StatusOr<D3DRTDEVICEHANDLE> kdev = stack_.kernel().CreateDevice();
     ASSERT_TRUE(kdev.ok()) << kdev.status();
@@ -217,9 +248,9 @@ class HostileTest : public ::testing::Test {
     Lib().clear();
     D3D10DDI_HRESOURCE r = NewBuffer();
     ic_.pfnResourceCopy(dev_, r, r);
-    ic_.pfnFlush(dev_, 0);
+    ic_.pfnFlush(dev_);
     ic_.pfnDestroyResource(dev_, r);
-    ic_.pfnFlush(dev_, 0);
+    ic_.pfnFlush(dev_);
     EXPECT_THAT(Violations(), IsEmpty());
   }
 
@@ -337,13 +368,13 @@ TEST_F(HostileTest, SecondIcDestroyDeviceIsReportedR39) {
                                               HasSubstr("hDevice is not a live device"))));
   // Any other IC call with the dead handle is reported the same way.
   Lib().clear();
-  ic_.pfnFlush(dev_, 0);
+  ic_.pfnFlush(dev_);
   EXPECT_THAT(Violations(), ElementsAre(AllOf(StartsWith("R39 "), HasSubstr("fn=Flush"))));
 }
 
 TEST_F(HostileTest, IcCallWithDeferredContextAsDeviceIsReportedR57) {
   D3D10DDI_HDEVICE dc = NewDeferredContext();
-  ic_.pfnFlush(dc, 0);
+  ic_.pfnFlush(dc);
   ic_.pfnDestroyDevice(dc);
   EXPECT_THAT(Violations(),
               ElementsAre(AllOf(StartsWith("R57 "), HasSubstr("fn=Flush"),

@@ -353,7 +353,7 @@ CLTRACE_IC_CALC(CalcPrivateSamplerSize, D3D10_DDI_SAMPLER_DESC)
 CLTRACE_IC_CALC(CalcPrivateQuerySize, D3D10DDIARG_CREATEQUERY)
 
 SIZE_T APIENTRY CalcPrivateShaderSize(D3D10DDI_HDEVICE hDevice, const UINT*,
-                                      const D3D11DDIARG_STAGE_IO_SIGNATURES*) {
+                                      const D3D10DDIARG_STAGE_IO_SIGNATURES*) {
   CallScope scope("CalcPrivateShaderSize");
   if (Device* dev = IcDevice(hDevice)) CountCall(dev);
   return sizeof(IcObject);
@@ -368,7 +368,7 @@ SIZE_T APIENTRY CalcPrivateTessellationShaderSize(D3D10DDI_HDEVICE hDevice, cons
 
 SIZE_T APIENTRY CalcPrivateGeometryShaderWithStreamOutput(
     D3D10DDI_HDEVICE hDevice, const D3D11DDIARG_CREATEGEOMETRYSHADERWITHSTREAMOUTPUT*,
-    const D3D11DDIARG_STAGE_IO_SIGNATURES*) {
+    const D3D10DDIARG_STAGE_IO_SIGNATURES*) {
   CallScope scope("CalcPrivateGeometryShaderWithStreamOutput");
   if (Device* dev = IcDevice(hDevice)) CountCall(dev);
   return sizeof(IcObject);
@@ -440,9 +440,9 @@ void APIENTRY CreateQuery(D3D10DDI_HDEVICE hDevice, const D3D10DDIARG_CREATEQUER
 
 // The shaders with IO signatures (CreateComputeShader has none).
 #define CLTRACE_SHADER_KINDS(X)                               \
-  X(CreateVertexShader, D3D11DDIARG_STAGE_IO_SIGNATURES)      \
-  X(CreateGeometryShader, D3D11DDIARG_STAGE_IO_SIGNATURES)    \
-  X(CreatePixelShader, D3D11DDIARG_STAGE_IO_SIGNATURES)       \
+  X(CreateVertexShader, D3D10DDIARG_STAGE_IO_SIGNATURES)      \
+  X(CreateGeometryShader, D3D10DDIARG_STAGE_IO_SIGNATURES)    \
+  X(CreatePixelShader, D3D10DDIARG_STAGE_IO_SIGNATURES)       \
   X(CreateHullShader, D3D11DDIARG_TESSELLATION_IO_SIGNATURES) \
   X(CreateDomainShader, D3D11DDIARG_TESSELLATION_IO_SIGNATURES)
 
@@ -457,7 +457,7 @@ void APIENTRY CreateComputeShader(D3D10DDI_HDEVICE hDevice, const UINT*, D3D10DD
 // A geometry shader with stream output is a shader like any other to the model GPU.
 void APIENTRY CreateGeometryShaderWithStreamOutput(
     D3D10DDI_HDEVICE hDevice, const D3D11DDIARG_CREATEGEOMETRYSHADERWITHSTREAMOUTPUT* a,
-    D3D10DDI_HSHADER h, D3D10DDI_HRTSHADER, const D3D11DDIARG_STAGE_IO_SIGNATURES*) {
+    D3D10DDI_HSHADER h, D3D10DDI_HRTSHADER, const D3D10DDIARG_STAGE_IO_SIGNATURES*) {
   CallScope scope("CreateGeometryShaderWithStreamOutput");
   IcObject* o = CreateIcObject(hDevice, h.pDrvPrivate, D3D10DDI_HT_SHADER,
                                "CreateGeometryShaderWithStreamOutput", "hShader");
@@ -534,7 +534,7 @@ void APIENTRY DcCreateComputeShader(D3D10DDI_HDEVICE h, const UINT* code, D3D10D
 
 void APIENTRY DcCreateGeometryShaderWithStreamOutput(
     D3D10DDI_HDEVICE h, const D3D11DDIARG_CREATEGEOMETRYSHADERWITHSTREAMOUTPUT* a,
-    D3D10DDI_HSHADER hl, D3D10DDI_HRTSHADER rt, const D3D11DDIARG_STAGE_IO_SIGNATURES* sig) {
+    D3D10DDI_HSHADER hl, D3D10DDI_HRTSHADER rt, const D3D10DDIARG_STAGE_IO_SIGNATURES* sig) {
   OpenOnDc(h, D3D10DDI_HT_SHADER, "CreateGeometryShaderWithStreamOutput",
            a == nullptr && sig == nullptr, nullptr, hl.pDrvPrivate, rt.handle);
 }

@@ -594,7 +594,7 @@ void APIENTRY ClearRenderTargetView(D3D10DDI_HDEVICE h, D3D10DDI_HRENDERTARGETVI
 }
 template <bool kDc>
 void APIENTRY ClearDepthStencilView(D3D10DDI_HDEVICE h, D3D10DDI_HDEPTHSTENCILVIEW v,
-                                    D3D10_DDI_CLEAR_FLAGS, FLOAT, UINT8) {
+                                    D3D10_DDI_CLEAR_FLAG, FLOAT, UINT8) {
   Clear<kDc>(h, "ClearDepthStencilView", v, D3D10DDI_HT_DEPTHSTENCILVIEW);
 }
 template <bool kDc>
@@ -723,7 +723,7 @@ void DynamicUnmap(D3D10DDI_HDEVICE h, const char* fn, D3D10DDI_HRESOURCE r) {
 #define CLTRACE_DYN_MAP(Name)                                                         \
   template <bool kDc>                                                                 \
   void APIENTRY Name(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE r, UINT, D3D10_DDI_MAP t, \
-                     D3D10_DDI_MAP_FLAGS, D3D10DDI_MAPPED_SUBRESOURCE* out) {         \
+                     D3D10_DDI_MAP_FLAG, D3D10DDI_MAPPED_SUBRESOURCE* out) {          \
     DynamicMap<kDc>(h, #Name, r, t, out);                                             \
   }
 #define CLTRACE_DYN_UNMAP(Name)                                        \

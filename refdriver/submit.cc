@@ -152,14 +152,12 @@ void DrainDeferred(Device* dev) {
 
 namespace {
 
-BOOL APIENTRY Flush(D3D10DDI_HDEVICE hDevice, D3D11_1DDI_FLUSH_FLAGS flags) {
+void APIENTRY Flush(D3D10DDI_HDEVICE hDevice) {
   CallScope scope("Flush");
   Device* dev = IcDevice(hDevice);
-  if (dev == nullptr) return 0;
+  if (dev == nullptr) return;
   IcDomainScope domain(dev);
-  bool pending = HasCommands(dev);
-  if (pending) IcSubmit(dev);
-  (void)flags;  // FLUSH_UNLESS_NO_COMMANDS only skips an empty submit, which never happens here
+  if (HasCommands(dev)) IcSubmit(dev);
   // Deferred destruction is processed on every Flush, commands or not (CD10, R68).
   if (!dev->config.Has(Bug::kR68)) DrainDeferred(dev);
   if (dev->config.Has(Bug::kR5) && !dev->r5_done) {
@@ -168,7 +166,6 @@ BOOL APIENTRY Flush(D3D10DDI_HDEVICE hDevice, D3D11_1DDI_FLUSH_FLAGS flags) {
     dev->ic_table->pfnCreateResource = &CreateResourceHotSwapped;
   }
   MaybeReportRemoved(dev, nullptr);
-  return pending ? 1 : 0;
 }
 
 void MapIc(D3D10DDI_HDEVICE hDevice, const char* fn, D3D10DDI_HRESOURCE r,
@@ -194,11 +191,11 @@ void UnmapIc(D3D10DDI_HDEVICE hDevice, const char* fn, D3D10DDI_HRESOURCE r) {
 }
 
 void APIENTRY ResourceMap(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE r, UINT, D3D10_DDI_MAP,
-                          D3D10_DDI_MAP_FLAGS, D3D10DDI_MAPPED_SUBRESOURCE* out) {
+                          D3D10_DDI_MAP_FLAG, D3D10DDI_MAPPED_SUBRESOURCE* out) {
   MapIc(h, "ResourceMap", r, out);
 }
 void APIENTRY StagingResourceMap(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE r, UINT, D3D10_DDI_MAP,
-                                 D3D10_DDI_MAP_FLAGS, D3D10DDI_MAPPED_SUBRESOURCE* out) {
+                                 D3D10_DDI_MAP_FLAG, D3D10DDI_MAPPED_SUBRESOURCE* out) {
   MapIc(h, "StagingResourceMap", r, out);
 }
 void APIENTRY ResourceUnmap(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE r, UINT) {
@@ -223,8 +220,8 @@ void APIENTRY SetResourceMinLOD(D3D10DDI_HDEVICE hDevice, D3D10DDI_HRESOURCE, FL
   IcDomainScope domain(dev);
 }
 
-void APIENTRY QueryGetData(D3D10DDI_HDEVICE hDevice, D3D10DDI_HQUERY hQuery, UINT8* data, UINT size,
-                           D3D10_DDI_GET_DATA_FLAGS flags) {
+void APIENTRY QueryGetData(D3D10DDI_HDEVICE hDevice, D3D10DDI_HQUERY hQuery, VOID* pData, UINT size,
+                           UINT flags) {
   CallScope scope("QueryGetData");
   Device* dev = IcDevice(hDevice);
   if (dev == nullptr) return;
@@ -239,7 +236,8 @@ void APIENTRY QueryGetData(D3D10DDI_HDEVICE hDevice, D3D10DDI_HQUERY hQuery, UIN
     SetErrorIc(dev, static_cast<HRESULT>(DXGI_DDI_ERR_WASSTILLDRAWING));
     return;
   }
-  if (data != nullptr && size > 0) {
+  if (pData != nullptr && size > 0) {
+    auto* data = static_cast<UINT8*>(pData);
     std::memset(data, 0, size);
     data[0] = 1;  // event: TRUE; counters: a small non-zero value
   }

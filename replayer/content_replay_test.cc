@@ -75,8 +75,8 @@ std::vector<uint8_t> Ramp(size_t n, uint8_t first) {
 
 // Bring-up for the probe driver (its CalcPrivate* answers) and a 16-byte buffer 0xa001.
 constexpr char kProbeDevice[] =
-    R"({"seq":10,"tid":1,"fn":"CalcPrivateDeviceSize","args":{"hAdapter":"adapter","Interface":720897,"Version":4},"ret":64}
-{"seq":20,"tid":1,"fn":"CreateDevice","args":{"hAdapter":"adapter","hRTDevice":"rtdev","Interface":720897,"Version":4,"pKTCallbacks":"0x2000","p11DeviceFuncs":"0x3000","hDrvDevice":"ic","pDXGIBaseDDI":"0x4000","hRTCoreLayer":"rtcore.ic","p11UMCallbacks":"0x5000"},"ret":"S_OK"}
+    R"({"seq":10,"tid":1,"fn":"CalcPrivateDeviceSize","args":{"hAdapter":"adapter","Interface":720906,"Version":131072},"ret":64}
+{"seq":20,"tid":1,"fn":"CreateDevice","args":{"hAdapter":"adapter","hRTDevice":"rtdev","Interface":720906,"Version":131072,"pKTCallbacks":"0x2000","p11DeviceFuncs":"0x3000","hDrvDevice":"ic","DXGIBaseDDI.pDXGIDDIBaseFunctions":"0x4000","hRTCoreLayer":"rtcore.ic","p11UMCallbacks":"0x5000"},"ret":"S_OK"}
 {"seq":30,"tid":1,"fn":"CalcPrivateResourceSize","args":{"hDevice":"ic","ResourceDimension":"D3D10DDIRESOURCE_BUFFER","Width":16,"Height":1,"Depth":1,"MipLevels":1,"ArraySize":1,"SampleCount":1},"ret":8}
 {"seq":40,"tid":1,"fn":"CreateResource","args":{"hDevice":"ic","ResourceDimension":"D3D10DDIRESOURCE_BUFFER","Width":16,"Height":1,"Depth":1,"MipLevels":1,"ArraySize":1,"SampleCount":1,"hResource":"0xa001","hRTResource":"rt1"}}
 )";

@@ -21,9 +21,9 @@ using ::testing::HasSubstr;
 // Device bring-up of tests/replay/small_cl.jsonl (GetCaps, CalcPrivateDeviceSize, CreateDevice
 // with its callbacks): every hostile trace below starts with it.
 constexpr char kBringUp[] =
-    R"({"seq":10,"tid":1,"fn":"GetCaps","args":{"hAdapter":"adapter","Type":"D3D11DDICAPS_THREADING","pData":"0x1000","pInfo":[5],"DataSize":4},"ret":"S_OK"}
-{"seq":20,"tid":1,"fn":"CalcPrivateDeviceSize","args":{"hAdapter":"adapter","Interface":720897,"Version":4},"ret":9056}
-{"seq":30,"tid":1,"fn":"CreateDevice","args":{"hAdapter":"adapter","hRTDevice":"rtdev","Interface":720897,"Version":4,"pKTCallbacks":"0x2000","p11DeviceFuncs":"0x3000","hDrvDevice":"ic","pDXGIBaseDDI":"0x4000","hRTCoreLayer":"rtcore.ic","p11UMCallbacks":"0x5000"},"ret":"S_OK"}
+    R"({"seq":10,"tid":1,"fn":"GetCaps","args":{"hAdapter":"adapter","Type":"D3D11DDICAPS_THREADING","pInfo":0,"pData":[5],"DataSize":4},"ret":"S_OK"}
+{"seq":20,"tid":1,"fn":"CalcPrivateDeviceSize","args":{"hAdapter":"adapter","Interface":720906,"Version":131072},"ret":9056}
+{"seq":30,"tid":1,"fn":"CreateDevice","args":{"hAdapter":"adapter","hRTDevice":"rtdev","Interface":720906,"Version":131072,"pKTCallbacks":"0x2000","p11DeviceFuncs":"0x3000","hDrvDevice":"ic","DXGIBaseDDI.pDXGIDDIBaseFunctions":"0x4000","hRTCoreLayer":"rtcore.ic","p11UMCallbacks":"0x5000"},"ret":"S_OK"}
 {"seq":40,"tid":1,"fn":"CreateContextCb","args":{"hDevice":"rtdev","hContext":"0x1","pCommandBuffer":"0xb0000","CommandBufferSize":65536,"pAllocationList":"0xb1000","AllocationListSize":512,"pPatchLocationList":"0xb2000","PatchLocationListSize":512},"ret":"S_OK","parent":30}
 {"seq":50,"tid":1,"fn":"DisableDeferredStagingResourceDestruction","args":{"hRuntimeDevice":"rtcore.ic"},"parent":30}
 )";
@@ -138,26 +138,24 @@ TEST(HostileTraceTest, ImpossibleSourceDataSize) {
 
 TEST(HostileTraceTest, ImpossibleCapsSize) {
   std::string trace = kBringUp;
-  // pInfo's element count follows DataSize, so the codec's validation names the mismatch.
+  // pData's element count follows DataSize, so the codec's validation names the mismatch.
   trace.replace(trace.find("\"DataSize\":4"), 12, "\"DataSize\":4000000000");
-  ExpectRefusedAt(trace, 10, "pInfo");
+  ExpectRefusedAt(trace, 10, "pData");
 }
 
 TEST(HostileTraceTest, DdiCallNestedInADdiCall) {
-  ExpectRefusedAt(
-      absl::StrCat(kBringUp,
-                   R"({"seq":60,"tid":1,"fn":"Flush","args":{"hDevice":"ic"},"ret":1,"end":80}
-{"seq":70,"tid":1,"fn":"Flush","args":{"hDevice":"ic"},"ret":1,"parent":60})"),
-      70, "a DDI call made directly inside DDI call seq 60");
+  ExpectRefusedAt(absl::StrCat(kBringUp,
+                               R"({"seq":60,"tid":1,"fn":"Flush","args":{"hDevice":"ic"},"end":80}
+{"seq":70,"tid":1,"fn":"Flush","args":{"hDevice":"ic"},"parent":60})"),
+                  70, "a DDI call made directly inside DDI call seq 60");
 }
 
 TEST(HostileTraceTest, CallbackNestedInACallback) {
-  ExpectRefusedAt(
-      absl::StrCat(kBringUp,
-                   R"({"seq":60,"tid":1,"fn":"Flush","args":{"hDevice":"ic"},"ret":1,"end":90}
+  ExpectRefusedAt(absl::StrCat(kBringUp,
+                               R"({"seq":60,"tid":1,"fn":"Flush","args":{"hDevice":"ic"},"end":90}
 {"seq":70,"tid":1,"fn":"PerformAmortizedProcessingCb","args":{"hRuntimeDevice":"rtcore.ic"},"parent":60,"end":85}
 {"seq":80,"tid":1,"fn":"SetErrorCb","args":{"hRuntimeDevice":"rtcore.ic","hResult":"E_FAIL"},"parent":70})"),
-      80, "made inside callback seq 70");
+                  80, "made inside callback seq 70");
 }
 
 // DX6 (replayer/internal/dx6_replay.h): the DX6 runtime creates its command buffer and locks
@@ -188,13 +186,12 @@ TEST(HostileTraceTest, Dx6SurfaceUsedAfterItsDestroy) {
 TEST(HostileTraceTest, Dx6CallsNestedInD3D11CallsOrTheOtherWayRound) {
   // The D3D11 and DX6 layers replay into different drivers; a trace that nests one in the
   // other was not made by any runtime.
-  ExpectRefusedAt(
-      absl::StrCat(kBringUp,
-                   R"({"seq":60,"tid":1,"fn":"Flush","args":{"hDevice":"ic"},"ret":1,"end":90}
+  ExpectRefusedAt(absl::StrCat(kBringUp,
+                               R"({"seq":60,"tid":1,"fn":"Flush","args":{"hDevice":"ic"},"end":90}
 {"seq":70,"tid":1,"fn":"CanCreateD3DBuffer","args":{"pCanCreateSurface":true,"dwCaps":"DDSCAPS_EXECUTEBUFFER","dwLinearSize":64},"ret":"DDHAL_DRIVER_HANDLED","parent":60})"),
-      70,
-      "CanCreateD3DBuffer made inside seq 60 (Flush); DX6-layer calls are "
-      "top-level runtime calls");
+                  70,
+                  "CanCreateD3DBuffer made inside seq 60 (Flush); DX6-layer calls are "
+                  "top-level runtime calls");
 
   ExpectRefusedAt(
       absl::StrCat(

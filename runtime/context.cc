@@ -604,8 +604,7 @@ HRESULT DeviceContext::GetData(Query* q, void* data, uint32_t size, uint32_t fla
     return static_cast<HRESULT>(E_INVALIDARG);
   }
   internal::ErrorCapture capture;
-  CLTRACE_CTX_DDI(c, QueryGetData, D3D10DDI_HQUERY{q->ic_handle()}, static_cast<UINT8*>(data), size,
-                  flags);
+  CLTRACE_CTX_DDI(c, QueryGetData, D3D10DDI_HQUERY{q->ic_handle()}, data, size, flags);
   if (static_cast<uint32_t>(capture.error()) == DXGI_DDI_ERR_WASSTILLDRAWING) return S_FALSE;
   return capture.failed() ? capture.error() : S_OK;
 }
@@ -630,7 +629,7 @@ void DeviceContext::Flush() {
     return;
   }
   uint64_t epoch = dev->flushes.fetch_add(1) + 1;
-  CLTRACE_CTX_DDI(c, Flush, 0u);
+  CLTRACE_CTX_DDI(c, Flush);
   internal::CheckFixedSlots(dev, "Flush");
   // R68: everything destroyed before this Flush began whose work the (infinitely fast) GPU
   // has finished must have been freed by it.

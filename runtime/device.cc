@@ -33,9 +33,10 @@ class KernelViolationSink : public gpu::ViolationSink {
   DeviceState* dev_;
 };
 
-// D3D11 DDI interface/version values the runtime model requests (our constants).
-constexpr UINT kInterface = (11u << 16) | 1u;
-constexpr UINT kVersion = 4;
+// The D3D11.0 interface the runtime model requests, encoded as Microsoft encodes it: the
+// interface (major << 16 | minor) and the build number in the high word of Version.
+constexpr UINT kInterface = D3D11_0_DDI_INTERFACE_VERSION;
+constexpr UINT kVersion = D3D11_0_DDI_BUILD_VERSION << 16;
 
 // IC-table slots that must not change after CreateDevice: pfnCreate*, pfnOpen*, pfnDestroy*,
 // pfnCalcPrivate*, pfnCheck* (R5) and the recycle/handle-size slots of R5a.
@@ -232,7 +233,8 @@ HRESULT OpenAdapter(DeviceState* s) {
   open.hRTAdapter.handle = s;
   open.Interface = kInterface;
   open.Version = kVersion;
-  open.pAdapterFuncs = &s->adapter_funcs;
+  open.pAdapterCallbacks = internal::AdapterCallbacks();
+  open.pAdapterFuncs_2 = &s->adapter_funcs;
   HRESULT hr = internal::Invoke(&s->sink, s, nullptr, Table::kAdapter, false, ddi::CallId::kInvalid,
                                 "OpenAdapter10_2", s->driver.open_adapter, &open);
   if (hr != S_OK) return hr;
@@ -242,9 +244,8 @@ HRESULT OpenAdapter(DeviceState* s) {
   D3D11DDI_THREADING_CAPS caps{};
   D3D10_2DDIARG_GETCAPS get_caps{};
   get_caps.Type = D3D11DDICAPS_THREADING;
+  get_caps.pInfo = nullptr;  // no input for D3D11DDICAPS_THREADING
   get_caps.pData = &caps;
-  // The catalog records pInfo as the output: point both at the caps so either reading agrees.
-  get_caps.pInfo = reinterpret_cast<UINT*>(&caps);
   get_caps.DataSize = sizeof(caps);
   hr = internal::Invoke(&s->sink, s, nullptr, Table::kAdapter, false, ddi::CallId::kGetCaps,
                         ddi::NameOf(ddi::CallId::kGetCaps), s->adapter_funcs.pfnGetCaps, s->adapter,
@@ -338,7 +339,7 @@ HRESULT Device::Init(const RuntimeOptions& options) {
   create.pKTCallbacks = &s->kt_callbacks;
   create.p11DeviceFuncs = &s->ic_funcs;
   create.hDrvDevice = s->hdevice;
-  create.pDXGIBaseDDI = &s->dxgi_funcs;
+  create.DXGIBaseDDI.pDXGIDDIBaseFunctions = &s->dxgi_funcs;
   create.hRTCoreLayer.handle = &ic->layer;
   create.p11UMCallbacks = &ic->layer.table;
   create.Flags = options.create_device_flags;
@@ -471,8 +472,12 @@ HRESULT Device::CreateView(ViewKind kind, Resource* resource, const ViewDesc& de
   D3D10DDI_HRESOURCE res{resource->ic_handle()};
   switch (kind) {
     case ViewKind::kShaderResource: {
-      D3D11DDIARG_CREATESHADERRESOURCEVIEW a{res, desc.format, desc.dimension, desc.first_element,
-                                             desc.num_elements};
+      D3D11DDIARG_CREATESHADERRESOURCEVIEW a{};
+      a.hDrvResource = res;
+      a.Format = desc.format;
+      a.ResourceDimension = desc.dimension;
+      a.Buffer.FirstElement = desc.first_element;
+      a.Buffer.NumElements = desc.num_elements;
       SIZE_T size = CLTRACE_DDI(dev, CalcPrivateShaderResourceViewSize, &a);
       return FinishCreate(
           dev, v, "SRV", size,
@@ -483,7 +488,11 @@ HRESULT Device::CreateView(ViewKind kind, Resource* resource, const ViewDesc& de
           out);
     }
     case ViewKind::kRenderTarget: {
-      D3D10DDIARG_CREATERENDERTARGETVIEW a{res, desc.format, desc.dimension, desc.mip_slice};
+      D3D10DDIARG_CREATERENDERTARGETVIEW a{};
+      a.hDrvResource = res;
+      a.Format = desc.format;
+      a.ResourceDimension = desc.dimension;
+      a.Tex2D.MipSlice = desc.mip_slice;
       SIZE_T size = CLTRACE_DDI(dev, CalcPrivateRenderTargetViewSize, &a);
       return FinishCreate(
           dev, v, "RTV", size,
@@ -494,7 +503,11 @@ HRESULT Device::CreateView(ViewKind kind, Resource* resource, const ViewDesc& de
           out);
     }
     case ViewKind::kDepthStencil: {
-      D3D11DDIARG_CREATEDEPTHSTENCILVIEW a{res, desc.format, desc.dimension, desc.mip_slice};
+      D3D11DDIARG_CREATEDEPTHSTENCILVIEW a{};
+      a.hDrvResource = res;
+      a.Format = desc.format;
+      a.ResourceDimension = desc.dimension;
+      a.Tex2D.MipSlice = desc.mip_slice;
       SIZE_T size = CLTRACE_DDI(dev, CalcPrivateDepthStencilViewSize, &a);
       return FinishCreate(
           dev, v, "DSV", size,
@@ -505,8 +518,12 @@ HRESULT Device::CreateView(ViewKind kind, Resource* resource, const ViewDesc& de
           out);
     }
     case ViewKind::kUnorderedAccess: {
-      D3D11DDIARG_CREATEUNORDEREDACCESSVIEW a{res, desc.format, desc.dimension, desc.first_element,
-                                              desc.num_elements};
+      D3D11DDIARG_CREATEUNORDEREDACCESSVIEW a{};
+      a.hDrvResource = res;
+      a.Format = desc.format;
+      a.ResourceDimension = desc.dimension;
+      a.Buffer.FirstElement = desc.first_element;
+      a.Buffer.NumElements = desc.num_elements;
       SIZE_T size = CLTRACE_DDI(dev, CalcPrivateUnorderedAccessViewSize, &a);
       return FinishCreate(
           dev, v, "UAV", size,
@@ -524,7 +541,7 @@ HRESULT Device::CreateShader(Stage stage, const uint32_t* code, Shader** out) {
   DeviceState* dev = state_.get();
   internal::ApiScope api(dev, "CreateShader", "");
   auto* sh = new Shader(this, stage);
-  const D3D11DDIARG_STAGE_IO_SIGNATURES* no_sig = nullptr;
+  const D3D10DDIARG_STAGE_IO_SIGNATURES* no_sig = nullptr;
   const D3D11DDIARG_TESSELLATION_IO_SIGNATURES* no_tess = nullptr;
   bool tess = stage == Stage::kHS || stage == Stage::kDS;
   SIZE_T size = tess ? CLTRACE_DDI(dev, CalcPrivateTessellationShaderSize, code, no_tess)
@@ -603,7 +620,7 @@ CLTRACE_DEFINE_CREATE_STATE(SamplerState, D3D10_DDI_SAMPLER_DESC, "SS", CalcPriv
 
 #undef CLTRACE_DEFINE_CREATE_STATE
 
-HRESULT Device::CreateQuery(D3D10_DDI_QUERY type, Query** out) {
+HRESULT Device::CreateQuery(D3D10DDI_QUERY type, Query** out) {
   DeviceState* dev = state_.get();
   internal::ApiScope api(dev, "CreateQuery", "");
   auto* q = new Query(this, type);
@@ -651,7 +668,7 @@ HRESULT Device::CreateGeometryShaderWithStreamOutput(
   a.BufferStridesInBytes = strides;
   a.NumStrides = num_strides;
   a.RasterizedStream = rasterized_stream;
-  const D3D11DDIARG_STAGE_IO_SIGNATURES* no_sig = nullptr;
+  const D3D10DDIARG_STAGE_IO_SIGNATURES* no_sig = nullptr;
   SIZE_T size = CLTRACE_DDI(dev, CalcPrivateGeometryShaderWithStreamOutput, &a, no_sig);
   return FinishCreate(
       dev, sh, "GS", size,
@@ -785,7 +802,7 @@ void Device::CheckCounterInfo(D3D10DDI_COUNTER_INFO* info) {
   CLTRACE_DDI(dev, CheckCounterInfo, info);
 }
 
-HRESULT Device::CheckCounter(D3D10_DDI_QUERY counter, D3D10DDI_COUNTER_TYPE* type, uint32_t* active,
+HRESULT Device::CheckCounter(D3D10DDI_QUERY counter, D3D10DDI_COUNTER_TYPE* type, uint32_t* active,
                              std::string* name, std::string* units, std::string* description) {
   DeviceState* dev = state_.get();
   internal::ApiScope api(dev, "CheckCounter", "");

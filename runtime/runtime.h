@@ -127,7 +127,7 @@ class DeviceChild : public Object {
 };
 
 struct ResourceDesc {
-  D3D10_DDI_RESOURCE_DIMENSION dimension = D3D10DDIRESOURCE_BUFFER;
+  D3D10DDIRESOURCE_TYPE dimension = D3D10DDIRESOURCE_BUFFER;
   D3D10_DDI_RESOURCE_USAGE usage = D3D10_DDI_USAGE_DEFAULT;
   uint32_t bind_flags = 0;  // D3D10_DDI_BIND_*
   uint32_t map_flags = 0;   // CPU access (D3D10_DDI_MAP-style bits, informative)
@@ -156,7 +156,7 @@ enum class ViewKind : uint8_t { kShaderResource, kRenderTarget, kDepthStencil, k
 
 struct ViewDesc {
   uint32_t format = 0;
-  D3D10_DDI_RESOURCE_DIMENSION dimension = D3D10DDIRESOURCE_BUFFER;
+  D3D10DDIRESOURCE_TYPE dimension = D3D10DDIRESOURCE_BUFFER;
   uint32_t first_element = 0;
   uint32_t num_elements = 0;
   uint32_t mip_slice = 0;
@@ -218,13 +218,13 @@ class SamplerState : public DeviceChild {
 
 class Query : public DeviceChild {
  public:
-  D3D10_DDI_QUERY type() const { return type_; }
+  D3D10DDI_QUERY type() const { return type_; }
 
  private:
   friend class Device;
-  Query(Device* device, D3D10_DDI_QUERY type)
+  Query(Device* device, D3D10DDI_QUERY type)
       : DeviceChild(device, D3D10DDI_HT_QUERY, nullptr), type_(type) {}
-  D3D10_DDI_QUERY type_;
+  D3D10DDI_QUERY type_;
 };
 
 // A finished command list (the result of FinishCommandList). Its final Release recycles the
@@ -365,7 +365,7 @@ class Device : public Object {
                                   DepthStencilState** state);
   HRESULT CreateRasterizerState(const D3D10_DDI_RASTERIZER_DESC& desc, RasterizerState** state);
   HRESULT CreateSamplerState(const D3D10_DDI_SAMPLER_DESC& desc, SamplerState** state);
-  HRESULT CreateQuery(D3D10_DDI_QUERY type, Query** query);
+  HRESULT CreateQuery(D3D10DDI_QUERY type, Query** query);
   // ddi-spec §4.3. `flags`: D3D10DDI_CREATEDEVICE_FLAG_* bits for the deferred context.
   HRESULT CreateDeferredContext(uint32_t flags, DeviceContext** context);
 
@@ -389,7 +389,7 @@ class Device : public Object {
   // A device-dependent counter's description. Like the D3D11 runtime, it asks the driver only
   // for ids CheckCounterInfo admits (D3D10DDI_COUNTER_DEVICE_DEPENDENT_0 up to
   // LastDeviceDependentCounter); any other id is E_INVALIDARG without a DDI call.
-  HRESULT CheckCounter(D3D10_DDI_QUERY counter, D3D10DDI_COUNTER_TYPE* type, uint32_t* active,
+  HRESULT CheckCounter(D3D10DDI_QUERY counter, D3D10DDI_COUNTER_TYPE* type, uint32_t* active,
                        std::string* name, std::string* units, std::string* description);
   // A geometry shader that streams out (CreateGeometryShaderWithStreamOutput).
   HRESULT CreateGeometryShaderWithStreamOutput(

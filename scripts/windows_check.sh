@@ -3,8 +3,9 @@
 # x86_64-w64-mingw32 and i686-w64-mingw32, <windows.h> first:
 #   - the header compiles as C11 and C++20 beside the SDK, warnings as errors (no redefined SDK
 #     type or error code);
-#   - ddi/ms_layout_test.cc compiles: every table slot, structure size, member offset and
-#     prototype (calling convention included) is Microsoft's on that ABI;
+#   - ddi/ms_layout_test.cc and ddi/abi_args_layout_test.cc compile: every table slot,
+#     structure size, member offset and prototype (calling convention included) is Microsoft's
+#     on that ABI;
 #   - a driver entry point defined through the header exports as Windows expects
 #     (`_OpenAdapter10_2@4`, __stdcall, on i686; `OpenAdapter10_2` on x86_64).
 # Installs the cross compilers when missing. Needs a configured build directory for the
@@ -29,6 +30,8 @@ for triple in x86_64-w64-mingw32 i686-w64-mingw32; do
   "$triple-g++" -std=c++20 "${flags[@]}" -fsyntax-only -x c++ "$work/both.c"
   "$triple-g++" -std=c++20 "${flags[@]}" -DCLTRACE_MS_LAYOUT_ONLY -fsyntax-only \
     ddi/ms_layout_test.cc
+  "$triple-g++" -std=c++20 "${flags[@]}" -DCLTRACE_ABI_LAYOUT_STANDALONE -include windows.h \
+    -fsyntax-only ddi/abi_args_layout_test.cc
   "$triple-gcc" -std=c11 "${flags[@]}" -c ddi/testing/entry_point_probe.c -o "$work/probe.o"
   want=OpenAdapter10_2
   [[ $triple == i686-* ]] && want=_OpenAdapter10_2@4

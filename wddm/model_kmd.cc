@@ -43,7 +43,7 @@ NTSTATUS StatusForDecodeError(const absl::Status& s) {
     case absl::StatusCode::kInvalidArgument:
       return Nt(STATUS_ILLEGAL_INSTRUCTION);
     default:
-      return Nt(STATUS_GRAPHICS_INVALID_USER_BUFFER);
+      return Nt(STATUS_INVALID_USER_BUFFER);
   }
 }
 
@@ -58,11 +58,11 @@ NTSTATUS ValidateOperands(const Command& c, const DXGK_ALLOCATIONLIST* list, uin
   };
   switch (c.op) {
     case Opcode::kUpdate:
-      if (!fits(c.offset, c.size, size_of(0))) return Nt(STATUS_GRAPHICS_INVALID_USER_BUFFER);
+      if (!fits(c.offset, c.size, size_of(0))) return Nt(STATUS_INVALID_USER_BUFFER);
       break;
     case Opcode::kCopyRegion:
       if (!fits(c.offset, c.size, size_of(0)) || !fits(c.src_offset, c.size, size_of(1))) {
-        return Nt(STATUS_GRAPHICS_INVALID_USER_BUFFER);
+        return Nt(STATUS_INVALID_USER_BUFFER);
       }
       break;
     default:
@@ -150,7 +150,7 @@ struct KmdEntryPoints {
     ++kmd->renders_;
     if (p->CommandLength % 4 != 0 || p->MultipassOffset % 4 != 0 ||
         p->MultipassOffset > p->CommandLength) {
-      return Nt(STATUS_GRAPHICS_INVALID_USER_BUFFER);
+      return Nt(STATUS_INVALID_USER_BUFFER);
     }
     absl::Span<const uint32_t> cmd(static_cast<const uint32_t*>(p->pCommand), p->CommandLength / 4);
     // The UMD's patch list must point at the reference words of its own commands.
@@ -158,7 +158,7 @@ struct KmdEntryPoints {
       const D3DDDI_PATCHLOCATIONLIST& e = p->pPatchLocationListIn[i];
       if (e.AllocationIndex >= p->AllocationListSize || e.PatchOffset % 4 != 0 ||
           e.PatchOffset >= p->CommandLength || cmd[e.PatchOffset / 4] != e.AllocationIndex) {
-        return Nt(STATUS_GRAPHICS_INVALID_USER_BUFFER);
+        return Nt(STATUS_INVALID_USER_BUFFER);
       }
     }
     auto* dma = static_cast<uint32_t*>(p->pDmaBuffer);

@@ -215,7 +215,7 @@ void DeviceFields(const format::CallInfo& ci, CallMeta& m) {
   m.count_in = idx("pHSizes");
   m.count_out = idx("pHSizesOut");
   m.sizes_array = idx("pHandleSize");
-  for (absl::string_view slot : {"StartSlot", "StartBuffer", "HwStartSlot", "Offset"}) {
+  for (absl::string_view slot : {"StartSlot", "StartBuffer", "Offset"}) {
     if (m.start_slot == kNoField) m.start_slot = idx(slot);
   }
 }
@@ -248,7 +248,7 @@ CallMeta Build(format::CallId id) {
     m.hrtcorelayer = ddi::fields::CreateDevice::hRTCoreLayer;
   } else if (t.role == CallRole::kCaps) {
     m.caps_type = ddi::fields::GetCaps::Type;
-    m.caps_array = ddi::fields::GetCaps::pInfo;
+    m.caps_array = ddi::fields::GetCaps::pData;
   }
   if (t.layer != Layer::kDevice) return m;
   DeviceHandles(fields, m);

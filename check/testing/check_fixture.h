@@ -69,7 +69,7 @@ class CheckTest : public ::testing::Test {
     t.On(kIcThread);
     t.Call("GetCaps", {{"hAdapter", "adapter"},
                        {"Type", "D3D11DDICAPS_THREADING"},
-                       {"pInfo", "5"},
+                       {"pData", "5"},
                        {"DataSize", "4"}});
     t.Call("CalcPrivateDeviceSize", {{"hAdapter", "adapter"}}, "512");
     t.Begin("CreateDevice", {{"hAdapter", "adapter"},
@@ -145,7 +145,7 @@ class CheckTest : public ::testing::Test {
     t.On(kIcThread);
     SizedCreate({"CalcPrivateQuerySize", {{"hDevice", "ic"}}, "32"}, "CreateQuery",
                 {{"hDevice", "ic"},
-                 {"Query", "D3D10_DDI_QUERY_OCCLUSION"},
+                 {"Query", "D3D10DDI_QUERY_OCCLUSION"},
                  {"hQuery", h},
                  {"hRTQuery", "rt_" + h}},
                 {"D3D10DDI_HT_QUERY", "32"});

@@ -105,11 +105,11 @@ absl::Status CreateAssets(Device* d, int threads, Assets* a) {
     a->cbs.push_back(cb);
     Query* q = nullptr;
     CLTRACE_WORKLOAD_RETURN_IF_ERROR(
-        HrStatus("CreateQuery", d->CreateQuery(D3D10_DDI_QUERY_OCCLUSION, &q)));
+        HrStatus("CreateQuery", d->CreateQuery(D3D10DDI_QUERY_OCCLUSION, &q)));
     a->queries.push_back(q);
   }
   CLTRACE_WORKLOAD_RETURN_IF_ERROR(
-      HrStatus("CreateQuery", d->CreateQuery(D3D10_DDI_QUERY_EVENT, &a->event)));
+      HrStatus("CreateQuery", d->CreateQuery(D3D10DDI_QUERY_EVENT, &a->event)));
   // A list recorded once and replayed inside other lists (nested execution).
   DeviceContext* setup = nullptr;
   CLTRACE_WORKLOAD_RETURN_IF_ERROR(

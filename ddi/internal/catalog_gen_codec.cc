@@ -37,6 +37,13 @@ struct CodecGen {
   static std::string Member(const std::string& acc, const Node& child, bool through_pointer) {
     return acc + (through_pointer ? "->" : ".") + child.decl->name;
   }
+  // The elements of array node n stored at `acc`: through a typed view when the header
+  // declares the member untyped (`as=VOID`, e.g. GETCAPS pData).
+  std::string Elems(const Node& n, const std::string& acc, bool writable) const {
+    if (n.decl->header_type.empty()) return acc;
+    return "static_cast<" + std::string(writable ? "" : "const ") + n.type->name + "*>(" + acc +
+           ")";
+  }
   // args index of a node's field: a fixed index, or an element position of array k.
   static std::string Index(const Node& n, int field, int array) {
     if (!n.in_element) return std::to_string(field);
@@ -181,11 +188,12 @@ struct CodecGen {
         *o += Ind(ind) + "for (size_t i = 0, n = " + begin + std::to_string(n.field) + ", " + acc +
               "); i < n; ++i) {\n";
         const Node& first = n.children.front();
+        const std::string elems = Elems(n, acc, false);
         if (n.children.size() == 1 && first.decl == n.decl) {
-          AppendElement(first, acc + "[i]", ind + 1, o);
+          AppendElement(first, elems + "[i]", ind + 1, o);
         } else {
           for (const Node& ch : n.children)
-            AppendElement(ch, acc + "[i]." + ch.decl->name, ind + 1, o);
+            AppendElement(ch, elems + "[i]." + ch.decl->name, ind + 1, o);
         }
         *o += Ind(ind) + "}\n";
         break;
@@ -377,11 +385,12 @@ struct CodecGen {
         cur_array = k;
         std::string body;
         const Node& first = n.children.front();
+        const std::string elems = Elems(n, acc, true);
         if (n.children.size() == 1 && first.decl == n.decl)
-          ApplyElementOut(first, acc + "[i]", ind + 2, &body);
+          ApplyElementOut(first, elems + "[i]", ind + 2, &body);
         else
           for (const Node& ch : n.children)
-            ApplyElementOut(ch, acc + "[i]." + ch.decl->name, ind + 2, &body);
+            ApplyElementOut(ch, elems + "[i]." + ch.decl->name, ind + 2, &body);
         std::string ks = std::to_string(k);
         std::string cond = t.fields[n.field].embedded ? "" : acc + " != nullptr && ";
         *o += Ind(ind) + "if (" + cond + "d.OutputFits(" + ks + ", room" + ks + ")) {\n" +

@@ -32,6 +32,15 @@ struct Decl {       // a parameter or a structure member
   int fixed_len = 0;  // `NAME[N]`: array embedded in a structure
   std::string count;  // element count expression: "4", "NumBuffers", "*pHSizes", "X/4", "p[1]"
   bool opt = false;   // handle may be NULL / absent in JSON
+  // Structure members only: `union=TAG` groups consecutive members into one anonymous union
+  // of the C header; `alt` declares a member in the header only (an alternative of a union
+  // that the trace does not record).
+  std::string union_tag;
+  bool alt = false;
+  // `as=T`: the header declares the parameter / member as T (T* for a pointer; VOID: an
+  // untyped buffer, UINT: plain flags), the catalog's TYPE is the view the trace records it
+  // through (same size and representation).
+  std::string header_type;
   int line = 0;
 };
 
@@ -84,12 +93,16 @@ struct Table {
   int line = 0;
 };
 
+inline constexpr char kVerbatimMark = '\x01';
+
 struct Catalog {
   int version = 0;
   std::map<std::string, Type> types;
-  std::vector<std::string> type_order;  // declaration order (for C output)
+  // Declaration order (for C output); an entry starting with kVerbatimMark is a `decl` line.
+  std::vector<std::string> type_order;
   std::vector<Fn> fns;
   std::vector<Table> tables;
+  std::vector<std::string> opaque;  // `opaque NAME`: declared incomplete (struct NAME;)
   std::vector<std::string> handle_names;
   std::vector<std::string> enum_names;
   std::vector<std::string> verbatim;  // `c` lines copied into the header prologue

@@ -72,6 +72,12 @@ Decl ParseDecl(const std::vector<std::string>& t, int line) {
   for (; i < t.size(); ++i) {
     if (t[i] == "opt") {
       d.opt = true;
+    } else if (t[i].rfind("as=", 0) == 0) {
+      d.header_type = t[i].substr(3);
+    } else if (t[i] == "alt") {
+      d.alt = true;
+    } else if (t[i].rfind("union=", 0) == 0) {
+      d.union_tag = t[i].substr(6);
     } else if (t[i].rfind("count=", 0) == 0) {
       d.count = t[i].substr(6);
     } else {
@@ -226,6 +232,7 @@ void ParseIndented(Catalog& c, const std::vector<std::string>& toks, int open_fn
   if (open_fn >= 0) {
     Decl d = ParseDecl(toks, line);
     if (d.fixed_len) Die(line, "embedded arrays are for structure members only");
+    if (d.alt || !d.union_tag.empty()) Die(line, "alt and union= are for structure members only");
     c.fns[open_fn].params.push_back(d);
   } else if (!open_type.empty() && c.types[open_type].kind == Type::kEnum) {
     EnumVal v;
@@ -234,7 +241,9 @@ void ParseIndented(Catalog& c, const std::vector<std::string>& toks, int open_fn
     v.value = toks[2];
     c.types[open_type].values.push_back(v);
   } else if (!open_type.empty() && c.types[open_type].kind == Type::kStruct) {
-    c.types[open_type].members.push_back(ParseDecl(toks, line));
+    Decl d = ParseDecl(toks, line);
+    if (d.alt && d.union_tag.empty()) Die(line, "alt needs union=");
+    c.types[open_type].members.push_back(d);
   } else {
     Die(line, "indented line outside enum/struct/fn");
   }
@@ -275,6 +284,10 @@ Catalog Parse(const std::string& path) {
       c.epilogue.push_back(raw.substr(9));
       continue;
     }
+    if (raw.rfind("decl ", 0) == 0) {  // verbatim C line among the type declarations
+      c.type_order.push_back(std::string(1, kVerbatimMark) + raw.substr(5));
+      continue;
+    }
     auto hash = raw.find('#');
     auto toks = Split(hash == std::string::npos ? raw : raw.substr(0, hash));
     if (toks.empty()) continue;
@@ -290,6 +303,16 @@ Catalog Parse(const std::string& path) {
       c.version = std::atoi(toks[1].c_str());
     } else if (kw == "table") {
       ParseTable(c, toks, line);
+    } else if (kw == "opaque") {
+      // A structure the header declares but does not define (pointed at, never recorded).
+      if (toks.size() != 2) Die(line, "opaque NAME");
+      if (c.types.count(toks[1])) Die(line, "duplicate type " + toks[1]);
+      Type ty;
+      ty.kind = Type::kTable;
+      ty.name = toks[1];
+      ty.line = line;
+      c.types[ty.name] = ty;
+      c.opaque.push_back(ty.name);
     } else if (kw == "fn") {
       ParseFn(c, toks, line);
       open_fn = static_cast<int>(c.fns.size()) - 1;

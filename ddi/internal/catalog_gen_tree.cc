@@ -92,8 +92,9 @@ struct Builder {
       // Elements of an inout array of structures are inputs unless marked `out`.
       std::string elem_dir = dir == "inout" ? "in" : arr.dir;
       if (t.kind == Type::kStruct) {
-        for (const Decl& m : t.members)
-          n.children.push_back(Build(m, elem_dir, "", &arr.elems, true, depth + 1));
+        for (const Decl& m : t.members) {
+          if (!m.alt) n.children.push_back(Build(m, elem_dir, "", &arr.elems, true, depth + 1));
+        }
       } else {
         Node e;
         e.kind = Node::kLeaf;
@@ -121,8 +122,10 @@ struct Builder {
         // Members of a parameter's structure keep their plain names (the documented JSON
         // names); a structure reached through a member pointer prefixes them ("pInfo.X").
         std::string member_prefix = depth == 0 ? "" : n.name + ".";
-        for (const Decl& m : t.members)
-          n.children.push_back(Build(m, def, member_prefix, sink, in_element, depth + 1));
+        for (const Decl& m : t.members) {
+          if (!m.alt)
+            n.children.push_back(Build(m, def, member_prefix, sink, in_element, depth + 1));
+        }
         (*sink)[n.field].struct_fields = static_cast<int>(sink->size()) - n.field - 1;
         return n;
       }
@@ -144,8 +147,9 @@ struct Builder {
     if (t.kind == Type::kStruct) {
       n.kind = Node::kStructVal;
       std::string def = dir == "out" ? "out" : "in";
-      for (const Decl& m : t.members)
-        n.children.push_back(Build(m, def, n.name + ".", sink, in_element, depth + 1));
+      for (const Decl& m : t.members) {
+        if (!m.alt) n.children.push_back(Build(m, def, n.name + ".", sink, in_element, depth + 1));
+      }
       return n;
     }
     if (t.kind == Type::kTable) Die(d.line, "table by value");

@@ -36,7 +36,7 @@ using ThreadRun = std::vector<Event>;
 
 // Simulates `o.threads` threads interleaving step by step at random: each step, one thread
 // takes the next position of its current call (entry, the entries and exits of nested calls,
-// exit). The calls are Flush (args hDevice, FlushFlags) with StateOmRenderTargetsCb
+// exit). The calls are Flush (arg hDevice) with StateOmRenderTargetsCb
 // (hRuntimeDevice) callbacks, every handle id 1: valid for a writer that interned one handle.
 inline std::vector<ThreadRun> InterleavedRecording(uint64_t seed, const InterleavedOptions& o) {
   std::mt19937_64 rng(seed);
@@ -63,7 +63,7 @@ inline std::vector<ThreadRun> InterleavedRecording(uint64_t seed, const Interlea
     e.tid = t.tid;
     e.timestamp_ns = ts;
     if (call == CallId::kFlush) {
-      e.args = {1, 0};  // hDevice, FlushFlags
+      e.args = {1};  // hDevice
     } else {
       e.args = {1};  // hRuntimeDevice
     }

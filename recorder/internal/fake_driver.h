@@ -83,7 +83,7 @@ inline void APIENTRY CreateResourceA(D3D10DDI_HDEVICE, const D3D11DDIARG_CREATER
                                      D3D10DDI_HRESOURCE, D3D10DDI_HRTRESOURCE) {}
 inline void APIENTRY CreateResourceB(D3D10DDI_HDEVICE, const D3D11DDIARG_CREATERESOURCE*,
                                      D3D10DDI_HRESOURCE, D3D10DDI_HRTRESOURCE) {}
-inline BOOL APIENTRY Flush(D3D10DDI_HDEVICE h, D3D11_1DDI_FLUSH_FLAGS) {
+inline void APIENTRY Flush(D3D10DDI_HDEVICE h) {
   FakeDevice* d = AsFake(h);
   Driver().flushes.fetch_add(1, std::memory_order_relaxed);
   D3DDDICB_RENDER render{};
@@ -98,7 +98,6 @@ inline BOOL APIENTRY Flush(D3D10DDI_HDEVICE h, D3D11_1DDI_FLUSH_FLAGS) {
     d->table->pfnCreateResource =
         d->table->pfnCreateResource == &CreateResourceA ? &CreateResourceB : &CreateResourceA;
   }
-  return 1;  // TRUE
 }
 inline SIZE_T APIENTRY CalcPrivateDeferredContextSize(
     D3D10DDI_HDEVICE, const D3D11DDIARG_CALCPRIVATEDEFERREDCONTEXTSIZE*) {
@@ -108,7 +107,7 @@ inline void APIENTRY DestroyDevice(D3D10DDI_HDEVICE h) { AsFake(h)->~FakeDevice(
 inline void APIENTRY AbandonCommandList(D3D10DDI_HDEVICE) {}
 
 inline void APIENTRY MapDiscard(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE, UINT, D3D10_DDI_MAP,
-                                D3D10_DDI_MAP_FLAGS, D3D10DDI_MAPPED_SUBRESOURCE* out) {
+                                D3D10_DDI_MAP_FLAG, D3D10DDI_MAPPED_SUBRESOURCE* out) {
   out->pData = AsFake(h)->mapped;
   out->RowPitch = out->DepthPitch = sizeof(FakeDevice::mapped);
 }
@@ -175,7 +174,7 @@ inline HRESULT APIENTRY CreateDevice(D3D10DDI_HADAPTER, D3D10DDIARG_CREATEDEVICE
   t->pfnFlush = &Flush;
   t->pfnCalcPrivateDeferredContextSize = &CalcPrivateDeferredContextSize;
   t->pfnCreateDeferredContext = &CreateDeferredContext;
-  a->pDXGIBaseDDI->pfnPresent = &Present;
+  a->DXGIBaseDDI.pDXGIDDIBaseFunctions->pfnPresent = &Present;
   a->p11UMCallbacks->pfnDisableDeferredStagingResourceDestruction(a->hRTCoreLayer);
   return S_OK;
 }
@@ -194,10 +193,10 @@ inline int g_adapter_token = 0;
 
 inline HRESULT APIENTRY FakeOpenAdapter10_2(D3D10DDIARG_OPENADAPTER* a) {
   a->hAdapter.pDrvPrivate = &fake::g_adapter_token;
-  a->pAdapterFuncs->pfnCalcPrivateDeviceSize = &fake::CalcPrivateDeviceSize;
-  a->pAdapterFuncs->pfnCreateDevice = &fake::CreateDevice;
-  a->pAdapterFuncs->pfnCloseAdapter = &fake::CloseAdapter;
-  a->pAdapterFuncs->pfnGetCaps = &fake::GetCaps;
+  a->pAdapterFuncs_2->pfnCalcPrivateDeviceSize = &fake::CalcPrivateDeviceSize;
+  a->pAdapterFuncs_2->pfnCreateDevice = &fake::CreateDevice;
+  a->pAdapterFuncs_2->pfnCloseAdapter = &fake::CloseAdapter;
+  a->pAdapterFuncs_2->pfnGetCaps = &fake::GetCaps;
   return S_OK;
 }
 
@@ -252,7 +251,7 @@ class FakeRuntime {
   // creates the device.
   HRESULT Create(HRESULT (*open)(D3D10DDIARG_OPENADAPTER*)) {
     D3D10DDIARG_OPENADAPTER o{};
-    o.pAdapterFuncs = &adapter_funcs_;
+    o.pAdapterFuncs_2 = &adapter_funcs_;
     HRESULT hr = open(&o);
     if (hr != S_OK) return hr;
     adapter_ = o.hAdapter;
@@ -267,7 +266,7 @@ class FakeRuntime {
     cd.pKTCallbacks = &device_.kt;
     cd.p11DeviceFuncs = &ic_.funcs;
     cd.hDrvDevice = ic_.handle;
-    cd.pDXGIBaseDDI = &dxgi_;
+    cd.DXGIBaseDDI.pDXGIDDIBaseFunctions = &dxgi_;
     cd.hRTCoreLayer.handle = &ic_;
     cd.p11UMCallbacks = &ic_.callbacks;
     return adapter_funcs_.pfnCreateDevice(adapter_, &cd);

@@ -55,7 +55,7 @@ Role RoleOf(Layer layer) {
 // callback pointers of CreateDevice / CreateDeferredContext / CalcDeferredContextHandleSize.
 PointerRole PointerRoleOf(absl::string_view name) {
   if (name == "p11DeviceFuncs") return PointerRole::kDeviceFuncs;
-  if (name == "pDXGIBaseDDI") return PointerRole::kDxgiFuncs;
+  if (name == "DXGIBaseDDI.pDXGIDDIBaseFunctions") return PointerRole::kDxgiFuncs;
   if (name == "pKTCallbacks") return PointerRole::kKernelCallbacks;
   if (name == "p11UMCallbacks") return PointerRole::kCoreCallbacks;
   if (name == "p11ContextFuncs") return PointerRole::kContextFuncs;

@@ -51,7 +51,7 @@ enum class PointerRole : uint8_t {
   kInputData,        // data the driver reads (pSysMemUP, private driver data): the call's
                      // content (pSysMemUP of an upload that has some), else a zero region
   kDeviceFuncs,      // CreateDevice p11DeviceFuncs: the device's IC table
-  kDxgiFuncs,        // CreateDevice pDXGIBaseDDI
+  kDxgiFuncs,        // CreateDevice DXGIBaseDDI.pDXGIDDIBaseFunctions
   kKernelCallbacks,  // pKTCallbacks
   kCoreCallbacks,    // p11UMCallbacks
   kContextFuncs,     // p11ContextFuncs: the table of the deferred context hDrvContext

@@ -292,6 +292,33 @@ void* Session::TableFor(const Event& e, const CallMeta& m) {
   return table;
 }
 
+namespace {
+
+// The adapter callbacks the replayer hands OpenAdapter10_2 in the runtime's place: no kernel
+// private adapter data (zeroed bytes) and one multisample method.
+HRESULT APIENTRY ReplayQueryAdapterInfoCb(HANDLE, const D3DDDICB_QUERYADAPTERINFO* data) {
+  if (data == nullptr || (data->pPrivateDriverData == nullptr && data->PrivateDriverDataSize != 0))
+    return static_cast<HRESULT>(E_INVALIDARG);
+  if (data->PrivateDriverDataSize != 0)
+    std::memset(data->pPrivateDriverData, 0, data->PrivateDriverDataSize);
+  return S_OK;
+}
+
+HRESULT APIENTRY ReplayGetMultisampleMethodListCb(HANDLE, D3DDDICB_GETMULTISAMPLEMETHODLIST* data) {
+  if (data == nullptr) return static_cast<HRESULT>(E_INVALIDARG);
+  if (data->pMethodList != nullptr && data->MethodCount >= 1) data->pMethodList[0] = {1, 1};
+  data->MethodCount = 1;
+  return S_OK;
+}
+
+const D3DDDI_ADAPTERCALLBACKS* AdapterCallbacks() {
+  static constexpr D3DDDI_ADAPTERCALLBACKS kTable = {&ReplayQueryAdapterInfoCb,
+                                                     &ReplayGetMultisampleMethodListCb};
+  return &kTable;
+}
+
+}  // namespace
+
 bool Session::OpenAdapter(uint64_t id, const Event& e) {
   std::lock_guard<std::mutex> lock(tables_mu_);
   if (slots_[id].table.load(std::memory_order_acquire) != nullptr) return true;
@@ -299,8 +326,9 @@ bool Session::OpenAdapter(uint64_t id, const Event& e) {
   D3D10DDIARG_OPENADAPTER open{};
   // The runtime's adapter handle: an inaccessible address no handle id uses (odd multiple of 8).
   open.hRTAdapter.handle = reinterpret_cast<void*>(runtime_base_ + id * 16 + 8);
-  open.Interface = (11u << 16) | 1u;
-  open.Version = 4;
+  open.Interface = D3D11_0_DDI_INTERFACE_VERSION;
+  open.Version = D3D11_0_DDI_BUILD_VERSION << 16;
+  open.pAdapterCallbacks = AdapterCallbacks();
   // The runtime opened the adapter with the interface it then created the device with.
   for (size_t i = IndexOf(&e); i < plan_.events.size(); ++i) {
     const Event& n = plan_.events[i];
@@ -317,7 +345,7 @@ bool Session::OpenAdapter(uint64_t id, const Event& e) {
     }
     break;
   }
-  open.pAdapterFuncs = &adapter->funcs;
+  open.pAdapterFuncs_2 = &adapter->funcs;
   const HRESULT hr = driver_->open_adapter()(&open);
   if (hr != S_OK) {
     Fatal(e, "the driver's OpenAdapter10_2 (made before the recording starts) succeeds",
@@ -355,9 +383,7 @@ void Session::Issue(ThreadState* t, uint32_t i) {
   t->env.actual = m.has_outputs ? &actual : nullptr;
   const size_t depth = t->stack.size();
   t->stack.push_back(Frame{i, plan_.first_child[i]});
-  absl::StatusOr<int64_t> ret = e.call == CallId::kGetCaps
-                                    ? InvokeGetCaps(t, pfn, e)
-                                    : format::InvokeCall(e.call, pfn, e.args, t->env);
+  absl::StatusOr<int64_t> ret = format::InvokeCall(e.call, pfn, e.args, t->env);
   const Frame frame = t->stack[depth];
   t->stack.resize(depth);
   t->env.actual = saved_actual;
@@ -394,33 +420,6 @@ void Session::Issue(ThreadState* t, uint32_t i) {
     t->arena.Reset();
     t->unknown.clear();
   }
-}
-
-// GetCaps is the one call whose structure carries the same buffer twice: pData (what the DDI
-// declares) and pInfo (the catalog's typed view of it, which the recording holds). The codec
-// would give them separate memory, so the replayer builds the structure itself.
-absl::StatusOr<int64_t> Session::InvokeGetCaps(ThreadState* t, void* pfn, const Event& e) {
-  using Fields = ddi::fields::GetCaps;
-  constexpr int present = Fields::pCaps, type = Fields::Type, data = Fields::pData,
-                info = Fields::pInfo, size = Fields::DataSize;
-  D3D10DDI_HADAPTER adapter{};
-  adapter.pDrvPrivate = reinterpret_cast<void*>(t->env.handle_raw(e.args[0]));
-  D3D10_2DDIARG_GETCAPS caps{};
-  D3D10_2DDIARG_GETCAPS* args = nullptr;
-  if (e.args[present] != 0) {
-    caps.Type = static_cast<D3D10_2DDICAPS_TYPE>(e.args[type]);
-    caps.DataSize = static_cast<UINT>(e.args[size]);
-    void* buffer = t->arena.Allocate(std::max<uint64_t>(caps.DataSize, 8));
-    caps.pData = e.args[data] != 0 ? buffer : nullptr;
-    caps.pInfo = e.args[info] != 0 ? static_cast<UINT*>(buffer) : nullptr;
-    args = &caps;
-  }
-  format::HandleIdFn handle_id = t->env.handle_id;
-  if (t->env.actual != nullptr)
-    format::CaptureEntryGetCaps(t->env.actual, handle_id, adapter, args);
-  const HRESULT hr = reinterpret_cast<PFND3D10_2DDI_GETCAPS>(pfn)(adapter, args);
-  if (t->env.actual != nullptr) format::CaptureExitGetCaps(t->env.actual, handle_id, adapter, args);
-  return static_cast<int64_t>(hr);
 }
 
 bool Session::Prepare(ThreadState* t, const Event& e, const CallMeta& m) {

@@ -172,7 +172,6 @@ class Session {
   void InstallTables(format::CallId call, Slot& s);
   bool CreateHandle(const format::Event& e, const CallMeta& m);
   bool ResolvePointers(ThreadState* t, const format::Event& e, const CallMeta& m);
-  absl::StatusOr<int64_t> InvokeGetCaps(ThreadState* t, void* pfn, const format::Event& e);
   void AfterCall(const format::Event& e, const CallMeta& m, int64_t ret, uint64_t ic_object);
   // Content (replayer/internal/content.h). An upload's source: a copy of its content in the
   // thread's arena. A Map's answer is remembered; at the matching Unmap the recorded bytes are

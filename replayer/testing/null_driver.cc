@@ -6,7 +6,7 @@
 
 extern "C" __attribute__((visibility("default"))) HRESULT APIENTRY
 OpenAdapter10_2(D3D10DDIARG_OPENADAPTER* open) {
-  if (open == nullptr || open->pAdapterFuncs == nullptr) return static_cast<HRESULT>(0x80070057);
+  if (open == nullptr || open->pAdapterFuncs_2 == nullptr) return static_cast<HRESULT>(0x80070057);
   static int adapter;
   open->hAdapter.pDrvPrivate = &adapter;
   return 0;

@@ -102,7 +102,7 @@ void APIENTRY UpdateSubresourceUP(D3D10DDI_HDEVICE, D3D10DDI_HRESOURCE dst, UINT
   LogRows("upload", r, sub, static_cast<const uint8_t*>(data), row_bytes, rows, row_pitch);
 }
 
-void APIENTRY Map(D3D10DDI_HDEVICE, D3D10DDI_HRESOURCE h, UINT, D3D10_DDI_MAP, D3D10_DDI_MAP_FLAGS,
+void APIENTRY Map(D3D10DDI_HDEVICE, D3D10DDI_HRESOURCE h, UINT, D3D10_DDI_MAP, D3D10_DDI_MAP_FLAG,
                   D3D10DDI_MAPPED_SUBRESOURCE* out) {
   std::lock_guard<std::mutex> lock(S().mu);
   Resource* r = Of(h);
@@ -216,12 +216,12 @@ HRESULT APIENTRY CloseAdapter(D3D10DDI_HADAPTER) { return 0; }
 
 extern "C" __attribute__((visibility("default"))) HRESULT APIENTRY
 OpenAdapter10_2(D3D10DDIARG_OPENADAPTER* open) {
-  if (open == nullptr || open->pAdapterFuncs == nullptr) return static_cast<HRESULT>(0x80070057);
+  if (open == nullptr || open->pAdapterFuncs_2 == nullptr) return static_cast<HRESULT>(0x80070057);
   static int adapter;
   open->hAdapter.pDrvPrivate = &adapter;
-  open->pAdapterFuncs->pfnCalcPrivateDeviceSize = &CalcPrivateDeviceSize;
-  open->pAdapterFuncs->pfnCreateDevice = &CreateDevice;
-  open->pAdapterFuncs->pfnCloseAdapter = &CloseAdapter;
+  open->pAdapterFuncs_2->pfnCalcPrivateDeviceSize = &CalcPrivateDeviceSize;
+  open->pAdapterFuncs_2->pfnCreateDevice = &CreateDevice;
+  open->pAdapterFuncs_2->pfnCloseAdapter = &CloseAdapter;
   return 0;
 }
 

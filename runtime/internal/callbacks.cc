@@ -4,6 +4,8 @@
 // of R49/R60 (answered by re-sending bindings through the driver's Set* DDIs).
 #include "runtime/internal/callbacks.h"
 
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
 #include "runtime/internal/common.h"
 #include "runtime/internal/send.h"
@@ -305,6 +307,35 @@ void SwapCoreCallbacks(CoreLayer* layer) {
     Thunks<1>::Fill(&layer->table);
   }
   layer->generation.store(next, std::memory_order_relaxed);
+}
+
+namespace {
+
+HRESULT APIENTRY QueryAdapterInfoCb(HANDLE /*hAdapter*/, const D3DDDICB_QUERYADAPTERINFO* data) {
+  if (data == nullptr || (data->pPrivateDriverData == nullptr && data->PrivateDriverDataSize != 0))
+    return static_cast<HRESULT>(E_INVALIDARG);
+  if (data->PrivateDriverDataSize != 0)
+    std::memset(data->pPrivateDriverData, 0, data->PrivateDriverDataSize);
+  return S_OK;
+}
+
+HRESULT APIENTRY GetMultisampleMethodListCb(HANDLE /*hAdapter*/,
+                                            D3DDDICB_GETMULTISAMPLEMETHODLIST* data) {
+  if (data == nullptr) return static_cast<HRESULT>(E_INVALIDARG);
+  if (data->pMethodList != nullptr && data->MethodCount >= 1) {
+    data->pMethodList[0].NumSamples = 1;
+    data->pMethodList[0].NumQualityLevels = 1;
+  }
+  data->MethodCount = 1;
+  return S_OK;
+}
+
+}  // namespace
+
+const D3DDDI_ADAPTERCALLBACKS* AdapterCallbacks() {
+  static constexpr D3DDDI_ADAPTERCALLBACKS kTable = {&QueryAdapterInfoCb,
+                                                     &GetMultisampleMethodListCb};
+  return &kTable;
 }
 
 }  // namespace cltrace::runtime::internal

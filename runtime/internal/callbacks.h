@@ -19,6 +19,12 @@ void SwapCoreCallbacks(CoreLayer* layer);
 
 void FillKernelCallbacks(D3DDDI_DEVICECALLBACKS* table);
 
+// The adapter callbacks OpenAdapter10_2 hands the driver (D3DDDI_ADAPTERCALLBACKS): the
+// model has no kernel-mode private adapter data, so QueryAdapterInfoCb answers with zeroed
+// bytes of the size asked for, and GetMultisampleMethodListCb lists one method (1 sample,
+// 1 quality level). Stateless; one table for every device.
+const D3DDDI_ADAPTERCALLBACKS* AdapterCallbacks();
+
 // Draw-state check of a submitted reference-driver command buffer (kernel_callbacks.cc).
 void CheckSubmittedCommands(DeviceState* dev, const uint8_t* data, uint32_t size);
 

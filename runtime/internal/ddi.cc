@@ -22,27 +22,27 @@ void EmitPendingHeads(CallSink* sink) {
 
 const char* HresultText(uint32_t hr) {
   switch (hr) {
-    case 0x00000000:
+    case S_OK:
       return "S_OK";
-    case 0x00000001:
+    case S_FALSE:
       return "S_FALSE";
-    case 0x80004001:
+    case E_NOTIMPL:
       return "E_NOTIMPL";
-    case 0x80004005:
+    case E_FAIL:
       return "E_FAIL";
-    case 0x8007000E:
+    case E_OUTOFMEMORY:
       return "E_OUTOFMEMORY";
-    case 0x80070057:
+    case E_INVALIDARG:
       return "E_INVALIDARG";
-    case 0x887A0005:
+    case DXGI_ERROR_DEVICE_REMOVED:
       return "DXGI_ERROR_DEVICE_REMOVED";
-    case 0x887B0001:
+    case DXGI_DDI_ERR_WASSTILLDRAWING:
       return "DXGI_DDI_ERR_WASSTILLDRAWING";
-    case 0x8876021C:
+    case D3DDDIERR_WASSTILLDRAWING:
       return "D3DDDIERR_WASSTILLDRAWING";
-    case 0x88760870:
+    case D3DDDIERR_DEVICEREMOVED:
       return "D3DDDIERR_DEVICEREMOVED";
-    case 0x88760876:
+    case D3DDDIERR_APPLICATIONERROR:
       return "D3DDDIERR_APPLICATIONERROR";
     default:
       return nullptr;

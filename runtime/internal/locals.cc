@@ -46,7 +46,7 @@ void OpenLocal(ContextState* c, DeviceChild* o, void* mem, void* dep) {
     }
     case D3D10DDI_HT_SHADER: {
       const UINT* no_code = nullptr;
-      const D3D11DDIARG_STAGE_IO_SIGNATURES* no_sig = nullptr;
+      const D3D10DDIARG_STAGE_IO_SIGNATURES* no_sig = nullptr;
       const D3D11DDIARG_TESSELLATION_IO_SIGNATURES* no_tess = nullptr;
       D3D10DDI_HSHADER h{mem};
       D3D10DDI_HRTSHADER rt{ic};

@@ -106,11 +106,11 @@ call(1, "Flush", {"hDevice":IC}, 1, kids=[
     st("StatePsShaderCb", kid=("PsSetShader", {})),
     st("StateVsConstBufCb", ALL), st("StatePsConstBufCb", ALL), st("StatePsSrvCb", ALL), st("StatePsSamplerCb", ALL),
     st("StateOmRenderTargetsCb", kid=("SetRenderTargets", {"RTVNumbertoUnbind": 8, "UAVIndex": 8})),
-    st("StateOmBlendStateCb", kid=("SetBlendState", {"BlendFactor": [1, 1, 1, 1], "SampleMask": 4294967295})),
+    st("StateOmBlendStateCb", kid=("SetBlendState", {"pBlendFactor": [1, 1, 1, 1], "SampleMask": 4294967295})),
     st("StateOmDepthStateCb", kid=("SetDepthStencilState", {})),
     st("StateRsRastStateCb", kid=("SetRasterizerState", {})),
     st("StateRsViewportsCb", kid=("SetViewports", {"ClearViewports": 16})),
-    st("StateRsScissorCb", kid=("SetScissorRects", {"ClearRects": 16}))])
+    st("StateRsScissorCb", kid=("SetScissorRects", {"ClearScissorRects": 16}))])
 call(1, "DestroyResource", {"hDevice":IC,"hResource":"0xa001"})
 call(1, "DestroyResource", {"hDevice":IC,"hResource":"0xa002"})
 call(1, "DestroyDevice", {"hDevice":IC}, kids=[

@@ -231,7 +231,7 @@ TEST_F(GoldenTest, FinishEndsQueriesAndUnmaps) {
   Start();
   Resource* cb = Buffer(D3D10_DDI_BIND_CONSTANT_BUFFER, D3D10_DDI_USAGE_DYNAMIC);
   runtime::Query* q = nullptr;
-  ASSERT_EQ(device_->CreateQuery(D3D10_DDI_QUERY_OCCLUSION, &q), S_OK);
+  ASSERT_EQ(device_->CreateQuery(D3D10DDI_QUERY_OCCLUSION, &q), S_OK);
   DeviceContext* dc = Deferred();
   dc->Begin(q);
   runtime::MappedSubresource m;
@@ -256,7 +256,7 @@ TEST_F(GoldenTest, SynchronousDestructionIdioms) {
   ic_->ClearState();  // unbinding destroys it (deferred in the driver)
   ic_->Flush();       // the driver frees it
   runtime::Query* event = nullptr;
-  ASSERT_EQ(device_->CreateQuery(D3D10_DDI_QUERY_EVENT, &event), S_OK);
+  ASSERT_EQ(device_->CreateQuery(D3D10DDI_QUERY_EVENT, &event), S_OK);
   Resource* r2 = Buffer(D3D10_DDI_BIND_CONSTANT_BUFFER);
   ic_->SetConstantBuffers(Stage::kPS, 0, 1, &r2);
   ic_->Draw(3, 0);

@@ -174,7 +174,7 @@ TEST(MisuseTest, ExecuteWithQueryBegunOnTargetIsRefusedR61) {
   Device* d = NewDevice();
   DeviceContext* ic = d->GetImmediateContext();
   runtime::Query* q = nullptr;
-  ASSERT_EQ(d->CreateQuery(D3D10_DDI_QUERY_OCCLUSION, &q), S_OK);
+  ASSERT_EQ(d->CreateQuery(D3D10DDI_QUERY_OCCLUSION, &q), S_OK);
   DeviceContext* dc = nullptr;
   ASSERT_EQ(d->CreateDeferredContext(0, &dc), S_OK);
   dc->Begin(q);
@@ -233,7 +233,7 @@ TEST(MisuseTest, DeferredMapRulesR64) {
 TEST(MisuseTest, ImmediateOnlyCallsOnDeferredContextR65) {
   Device* d = NewDevice();
   runtime::Query* q = nullptr;
-  ASSERT_EQ(d->CreateQuery(D3D10_DDI_QUERY_EVENT, &q), S_OK);
+  ASSERT_EQ(d->CreateQuery(D3D10DDI_QUERY_EVENT, &q), S_OK);
   DeviceContext* dc = nullptr;
   ASSERT_EQ(d->CreateDeferredContext(0, &dc), S_OK);
   dc->Flush();

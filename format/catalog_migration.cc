@@ -1,0 +1,115 @@
+#include "format/catalog_migration.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "ddi/catalog.h"
+
+namespace cltrace::format {
+namespace {
+
+// The fixed fields of a call in an older catalog, in that catalog's event order, each named as
+// this build names the field that holds the same value ("" for a field this build dropped).
+struct OldLayout {
+  CallId call;
+  std::vector<absl::string_view> fields;
+  bool void_now;  // the call returns nothing in this build (its old return value is dropped)
+};
+
+// A view call of version 2: hDevice, the structure (its presence, hDrvResource, Format,
+// ResourceDimension, then `view`), then `after`.
+OldLayout View(CallId call, absl::string_view present, std::vector<absl::string_view> view,
+               std::vector<absl::string_view> after) {
+  OldLayout l{call, {"hDevice", present, "hDrvResource", "Format", "ResourceDimension"}, false};
+  l.fields.insert(l.fields.end(), view.begin(), view.end());
+  l.fields.insert(l.fields.end(), after.begin(), after.end());
+  return l;
+}
+
+const std::vector<OldLayout>& Version2Layouts() {
+  static const auto* layouts = new std::vector<OldLayout>{
+      // v2: ... hDrvDevice, pDXGIBaseDDI, hRTCoreLayer, p11UMCallbacks, Flags. The DXGI table
+      // pointer is DXGI_DDI_BASE_ARGS's function-table member now; the DXGI callbacks and
+      // ppfnRetrieveSubObject were not recorded (NULL).
+      {CallId::kCreateDevice,
+       {"hAdapter", "pCreateData", "hRTDevice", "Interface", "Version", "pKTCallbacks",
+        "p11DeviceFuncs", "hDrvDevice", "DXGIBaseDDI.pDXGIDDIBaseFunctions", "hRTCoreLayer",
+        "p11UMCallbacks", "Flags"},
+       false},
+      // v2: Type, pData (a pointer), pInfo (the caps array), DataSize. Its pointer sat where
+      // Microsoft's pInfo sits and its array was the caps the driver wrote, i.e. pData.
+      {CallId::kGetCaps, {"hAdapter", "pCaps", "Type", "pInfo", "pData", "DataSize"}, false},
+      // v2: the 11.1 shape, BOOL Flush(hDevice, FlushFlags).
+      {CallId::kFlush, {"hDevice", ""}, true},
+      // Views, v2: hDrvResource, Format, ResourceDimension, then FirstElement, NumElements
+      // (SRV, UAV) or MipSlice (RTV, DSV: where Microsoft's DSV has Flags) in place of the
+      // union, which this build records through one alternative (Tex2D; Buffer for UAVs).
+      View(CallId::kCalcPrivateShaderResourceViewSize, "pCreateShaderResourceView",
+           {"Tex2D.MostDetailedMip", "Tex2D.FirstArraySlice"}, {}),
+      View(CallId::kCreateShaderResourceView, "pCreateShaderResourceView",
+           {"Tex2D.MostDetailedMip", "Tex2D.FirstArraySlice"},
+           {"hShaderResourceView", "hRTShaderResourceView"}),
+      View(CallId::kCalcPrivateRenderTargetViewSize, "pCreateRenderTargetView", {"Tex2D.MipSlice"},
+           {}),
+      View(CallId::kCreateRenderTargetView, "pCreateRenderTargetView", {"Tex2D.MipSlice"},
+           {"hRenderTargetView", "hRTRenderTargetView"}),
+      View(CallId::kCalcPrivateDepthStencilViewSize, "pCreateDepthStencilView", {"Tex2D.MipSlice"},
+           {}),
+      View(CallId::kCreateDepthStencilView, "pCreateDepthStencilView", {"Tex2D.MipSlice"},
+           {"hDepthStencilView", "hRTDepthStencilView"}),
+      View(CallId::kCalcPrivateUnorderedAccessViewSize, "pCreateUnorderedAccessView",
+           {"Buffer.FirstElement", "Buffer.NumElements"}, {}),
+      View(CallId::kCreateUnorderedAccessView, "pCreateUnorderedAccessView",
+           {"Buffer.FirstElement", "Buffer.NumElements"},
+           {"hUnorderedAccessView", "hRTUnorderedAccessView"}),
+  };
+  return *layouts;
+}
+
+}  // namespace
+
+absl::Status CheckCatalogVersion(uint32_t file_version) {
+  const uint32_t own = static_cast<uint32_t>(CatalogVersion());
+  if (file_version == 0 || (file_version >= kOldestReadableCatalogVersion && file_version <= own))
+    return absl::OkStatus();
+  if (file_version > own) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "recorded with catalog version %d, cannot be read by this build (catalog version %d): "
+        "the trace is newer than this build; use a newer cltrace",
+        file_version, own));
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "recorded with catalog version %d, cannot be read by this build (catalog version %d): "
+      "its field layouts predate catalog version %d, the oldest this build translates; "
+      "re-record the trace",
+      file_version, own, kOldestReadableCatalogVersion));
+}
+
+void MigrateEvent(uint32_t file_version, Event* e) {
+  if (file_version != 2) return;
+  for (const OldLayout& old : Version2Layouts()) {
+    if (old.call != e->call) continue;
+    const CallInfo& ci = *GetCall(e->call);
+    const absl::Span<const FieldInfo> now = Fields(ci);
+    const size_t old_fixed = old.fields.size();
+    absl::InlinedVector<uint64_t, 8> args(now.size(), 0);
+    for (size_t i = 0; i < old_fixed && i < e->args.size(); ++i) {
+      if (old.fields[i].empty()) continue;
+      const int at = FieldIndex(ci, old.fields[i]);
+      if (at >= 0) args[static_cast<size_t>(at)] = e->args[i];
+    }
+    // Array elements follow the fixed fields; the arrays are the same ones in the same order.
+    for (size_t i = old_fixed; i < e->args.size(); ++i) args.push_back(e->args[i]);
+    e->args = std::move(args);
+    if (old.void_now) e->ret = 0;
+    return;
+  }
+}
+
+}  // namespace cltrace::format

@@ -1,0 +1,131 @@
+// Reading traces of older catalog versions (format/catalog_migration.h, FORMAT.md §8.1). The
+// whole-trace case (a committed version-2 recording read, checked and replayed) is
+// tests/cli/cli_e2e_test.cc CatalogVersion2TraceIsReadInTheNewLayouts.
+#include "format/catalog_migration.h"
+
+#include <string>
+
+#include "ddi/catalog.h"
+#include "format/chunk.h"
+#include "format/trace.pb.h"
+#include "format/trace_reader.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace cltrace::format {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+uint64_t Arg(const Event& e, const char* name) {
+  const int i = FieldIndex(*GetCall(e.call), name);
+  EXPECT_GE(i, 0) << name;
+  return i < 0 ? ~uint64_t{0} : e.args[static_cast<size_t>(i)];
+}
+
+TEST(CatalogMigrationTest, VersionsThisBuildReads) {
+  EXPECT_EQ(CatalogVersion(), 3);
+  EXPECT_TRUE(CheckCatalogVersion(0).ok());  // not written by a cltrace writer
+  EXPECT_TRUE(CheckCatalogVersion(2).ok());
+  EXPECT_TRUE(CheckCatalogVersion(3).ok());
+  absl::Status v1 = CheckCatalogVersion(1);
+  EXPECT_EQ(v1.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(v1.message(), HasSubstr("recorded with catalog version 1, cannot be read by this "
+                                      "build (catalog version 3): "));
+  absl::Status v4 = CheckCatalogVersion(4);
+  EXPECT_EQ(v4.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(v4.message(), HasSubstr("recorded with catalog version 4, cannot be read by this "
+                                      "build (catalog version 3): "));
+}
+
+TEST(CatalogMigrationTest, OpeningAVersion1TraceIsRefused) {
+  proto::TraceHeader h;
+  h.set_format_version(kFormatVersion);
+  h.set_timestamp_unit_ns(1);
+  h.set_catalog_version(1);
+  h.add_call_names("");
+  const std::string bytes = EncodeFileHeader(h);
+  auto r = TraceReader::OpenBytes(bytes);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(), HasSubstr("recorded with catalog version 1"));
+}
+
+// Version 2: ... hDrvDevice, pDXGIBaseDDI, hRTCoreLayer, p11UMCallbacks, Flags.
+TEST(CatalogMigrationTest, Version2CreateDeviceMovesTheDxgiTableIntoDxgiBaseArgs) {
+  Event e;
+  e.call = CallId::kCreateDevice;
+  e.args = {1, 1, 2, 0x000B0001, 4, 0x2000, 0x3000, 3, 0x4000, 4, 0x5000, 0x10};
+  MigrateEvent(2, &e);
+  ASSERT_EQ(e.args.size(), Fields(*GetCall(e.call)).size());
+  EXPECT_EQ(Arg(e, "hDrvDevice"), 3u);
+  EXPECT_EQ(Arg(e, "DXGIBaseDDI.pDXGIBaseCallbacks"), 0u);
+  EXPECT_EQ(Arg(e, "DXGIBaseDDI.pDXGIDDIBaseFunctions"), 0x4000u);
+  EXPECT_EQ(Arg(e, "hRTCoreLayer"), 4u);
+  EXPECT_EQ(Arg(e, "p11UMCallbacks"), 0x5000u);
+  EXPECT_EQ(Arg(e, "Flags"), 0x10u);
+  EXPECT_EQ(Arg(e, "ppfnRetrieveSubObject"), 0u);
+  EXPECT_EQ(Arg(e, "Interface"), 0x000B0001u);  // as recorded
+}
+
+// Version 2: Type, pData (pointer), pInfo (the caps array, DataSize/4 words), DataSize.
+TEST(CatalogMigrationTest, Version2GetCapsArrayIsPData) {
+  Event e;
+  e.call = CallId::kGetCaps;
+  e.args = {1, 1, 128, 0x1000, 2, 4, 5};  // ... array count 2 = one element (5)
+  MigrateEvent(2, &e);
+  EXPECT_EQ(Arg(e, "pInfo"), 0x1000u);
+  EXPECT_EQ(Arg(e, "pData"), 2u);
+  EXPECT_EQ(Arg(e, "DataSize"), 4u);
+  EXPECT_THAT(e.args, ElementsAre(1, 1, 128, 0x1000, 2, 4, 5));
+}
+
+// Version 2: hDevice, present, hDrvResource, Format, ResourceDimension, MipSlice, the two
+// handles. MipSlice sat where Microsoft's DSV has Flags; it is the union's first word now.
+TEST(CatalogMigrationTest, Version2DepthStencilViewMipSliceMovesIntoTheUnion) {
+  Event e;
+  e.call = CallId::kCreateDepthStencilView;
+  e.args = {1, 1, 2, 45, 3, 7, 4, 5};
+  MigrateEvent(2, &e);
+  ASSERT_EQ(e.args.size(), Fields(*GetCall(e.call)).size());
+  EXPECT_EQ(Arg(e, "hDrvResource"), 2u);
+  EXPECT_EQ(Arg(e, "Format"), 45u);
+  EXPECT_EQ(Arg(e, "Flags"), 0u);
+  EXPECT_EQ(Arg(e, "Tex2D.MipSlice"), 7u);
+  EXPECT_EQ(Arg(e, "hDepthStencilView"), 4u);
+  EXPECT_EQ(Arg(e, "hRTDepthStencilView"), 5u);
+}
+
+// Version 2 SRV: FirstElement, NumElements are the union's first two words.
+TEST(CatalogMigrationTest, Version2ShaderResourceViewElementsAreTheUnionsFirstWords) {
+  Event e;
+  e.call = CallId::kCreateShaderResourceView;
+  e.args = {1, 1, 2, 45, 1, 16, 64, 4, 5};
+  MigrateEvent(2, &e);
+  ASSERT_EQ(e.args.size(), Fields(*GetCall(e.call)).size());
+  EXPECT_EQ(Arg(e, "Tex2D.MostDetailedMip"), 16u);
+  EXPECT_EQ(Arg(e, "Tex2D.FirstArraySlice"), 64u);
+  EXPECT_EQ(Arg(e, "Tex2D.MipLevels"), 0u);
+  EXPECT_EQ(Arg(e, "hShaderResourceView"), 4u);
+  EXPECT_EQ(Arg(e, "hRTShaderResourceView"), 5u);
+}
+
+TEST(CatalogMigrationTest, Version2FlushLosesFlagsAndReturnValue) {
+  Event e;
+  e.call = CallId::kFlush;
+  e.args = {7, 1};
+  e.ret = 1;
+  MigrateEvent(2, &e);
+  EXPECT_THAT(e.args, ElementsAre(7));
+  EXPECT_EQ(e.ret, 0);
+  // The current version is left alone.
+  Event now;
+  now.call = CallId::kFlush;
+  now.args = {7};
+  MigrateEvent(3, &now);
+  EXPECT_THAT(now.args, ElementsAre(7));
+}
+
+}  // namespace
+}  // namespace cltrace::format
