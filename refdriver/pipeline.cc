@@ -1,6 +1,7 @@
-// Pipeline DDIs of the reference driver for the IC and DC tables: bindings, draws, copies,
-// clears, queries and the dynamic maps. IC work goes into the kernel command buffer; DC work
-// into the deferred context's recording (a command list later). DC calls are validated against
+// Pipeline DDIs of the reference driver for the IC and DC tables: the bindings and the draws
+// (copies, updates, clears, queries and maps: resource_work.cc; both on internal/pipe_call.h).
+// IC work goes into the kernel command buffer; DC work into the deferred context's recording
+// (a command list later). DC calls are validated against
 // the deferred-context state machine (R50, R51, R53), handle ownership (R57) and the map rules
 // (R64); refresh answers are checked in refresh.cc (R49/R60).
 #include <algorithm>
@@ -9,6 +10,7 @@
 
 #include "refdriver/internal/common.h"
 #include "refdriver/internal/ops.h"
+#include "refdriver/internal/pipe_call.h"
 #include "refdriver/internal/refresh.h"
 #include "refdriver/internal/tables.h"
 #include "wddm/digest.h"
@@ -16,159 +18,7 @@
 namespace cltrace::refdriver {
 namespace {
 
-// Binding kinds in kSet records (operand a).
-enum BindKind : uint64_t {
-  kBindShader = 0,    // + stage
-  kBindCb = 8,        // + stage
-  kBindSrv = 16,      // + stage
-  kBindSampler = 24,  // + stage
-  kBindCsUav = 32,
-  kBindInputLayout,
-  kBindVb,
-  kBindIb,
-  kBindTopology,
-  kBindRtv,
-  kBindDsv,
-  kBindBlend,
-  kBindDepthStencil,
-  kBindRasterizer,
-  kBindSo,
-  kBindViewports,
-  kBindScissors,
-  kBindPredicate,
-};
-
 constexpr uint32_t kDcPumpChunk = 1024;  // DC recording bytes per amortized-processing pump
-
-// One pipeline DDI on the IC (kDc = false) or a deferred context (kDc = true).
-template <bool kDc>
-class PipeCall {
- public:
-  // `binding`: a Set* call (unbinds are legal in some closed states); `all_null`: it only
-  // unbinds.
-  PipeCall(D3D10DDI_HDEVICE h, const char* fn, bool binding, bool all_null) : scope_(fn) {
-    if constexpr (kDc) {
-      dc_call_.emplace(h, rules::Rule::kR53);
-      if (!dc_call_->ok()) return;
-      dc_ = dc_call_->dc();
-      dev_ = dc_->device;
-      ok_ = CheckDcState(fn, binding, all_null);
-    } else {
-      dev_ = IcDevice(h);
-      if (dev_ == nullptr) return;
-      ic_.emplace(dev_);
-      ok_ = true;
-    }
-    if (ok_ && binding && !all_null) state().dirty = true;
-  }
-  bool ok() const { return ok_; }
-  Device* dev() const { return dev_; }
-  DeferredContext* dc() const { return dc_; }
-  PipelineState& state() { return kDc ? dc_->state : dev_->ic_state; }
-  const void* ctx() const { return kDc ? static_cast<const void*>(dc_) : dev_; }
-
-  // Validates a handle argument; returns the IC object it stands for (nullptr for NULL or
-  // an invalid handle, which is reported: R57 on a DC, R39/R57 on the IC).
-  IcObject* Ic(void* h, uint32_t type, const char* what) {
-    if (h == nullptr) return nullptr;
-    if constexpr (kDc) return AsIc(LocalToIc(dc_, h, type, what));
-    return IcArg(h, type, what);
-  }
-  // A handle to keep as a binding: `h` if valid, else NULL (reported), so that draws never
-  // dereference a handle the driver does not know.
-  void* Binding(void* h, uint32_t type, const char* what) {
-    return Ic(h, type, what) != nullptr ? h : nullptr;
-  }
-  // The IC object behind a bound handle (bindings hold local handles on a DC).
-  static IcObject* Bound(void* h) {
-    if (h == nullptr) return nullptr;
-    if constexpr (kDc) return AsIc(AsLocal(h)->ic);
-    return AsIc(h);
-  }
-  void Write(const void* rec, uint32_t size) {
-    if constexpr (kDc) {
-      DcWrite(dc_, rec, size);
-    } else {
-      IcWrite(dev_, rec, size);
-    }
-  }
-  void Generic(uint32_t opcode, uint64_t a, uint64_t b = 0, uint64_t c = 0) {
-    if constexpr (kDc) {
-      DcWriteGeneric(dc_, opcode, a, b, c);
-    } else {
-      IcWriteGeneric(dev_, opcode, a, b, c);
-    }
-  }
-  // The allocation this context's GPU commands reference for a resource or view (0: none):
-  // on a DC the alias of a map-discard in this recording, on the IC the current alias a
-  // command list left (R66), else the resource's own allocation.
-  uint32_t Alloc(const IcObject* o) {
-    if (o == nullptr) return 0;
-    if (o->type != D3D10DDI_HT_RESOURCE) o = o->dependency;
-    if (o == nullptr) return 0;
-    if constexpr (kDc) {
-      auto it = dc_->rec.renamed.find(o);
-      if (it != dc_->rec.renamed.end()) return it->second.first;
-      dc_->rec.allocations.push_back(o->allocation);
-      return o->allocation;
-    } else {
-      return IcAllocationOf(dev_, o);
-    }
-  }
-  // One GPU-model command (wddm/README.md) into the recording or the IC's command buffer.
-  void Emit(const gpu::Command& command) {
-    if constexpr (kDc) {
-      DcEmit(dc_, command);
-    } else {
-      IcEmit(dev_, command);
-    }
-  }
-  // Refresh answers (InRefreshOf this context) are compared with the probe's expectation.
-  void Answer(bool matches_current, bool all_null) {
-    if (InRefreshOf(ctx())) NoteRefreshAnswer(ctx(), matches_current, all_null);
-  }
-
- private:
-  bool CheckDcState(const char* fn, bool binding, bool all_null) {
-    DcState s = dc_call_->state();
-    if (s == DcState::kRecording) return true;
-    if (binding && InRefreshOf(dc_)) return true;  // the runtime answering a refresh
-    if (binding && all_null && s == DcState::kAbandoned) {
-      if (dc_->closing_started) {
-        Report(rules::Rule::kR51, dc_,
-               absl::StrCat(fn,
-                            ": unbind after the local-handle closes of the "
-                            "abandon sequence"));
-      }
-      return true;
-    }
-    if (binding && all_null && s == DcState::kClosed) {
-      Report(rules::Rule::kR50, dc_,
-             absl::StrCat(fn,
-                          ": unbind in the FinishCommandList closing path "
-                          "(closes must not be preceded by unbinds)"));
-      return true;
-    }
-    Report(rules::Rule::kR53, dc_,
-           absl::StrCat(fn, " on a deferred context in state ", rules::StateName(s)));
-    return false;
-  }
-
-  CallScope scope_;
-  std::optional<DcCallScope> dc_call_;
-  std::optional<IcDomainScope> ic_;
-  Device* dev_ = nullptr;
-  DeferredContext* dc_ = nullptr;
-  bool ok_ = false;
-};
-
-template <typename H>
-bool AllNull(const H* h, UINT n) {
-  for (UINT i = 0; i < n; ++i) {
-    if (h != nullptr && h[i].pDrvPrivate != nullptr) return false;
-  }
-  return true;
-}
 
 constexpr const char* kSetShaderNames[] = {"VsSetShader", "PsSetShader", "GsSetShader",
                                            "HsSetShader", "DsSetShader", "CsSetShader"};
@@ -512,291 +362,6 @@ void APIENTRY DispatchIndirect(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE args, UINT
   c.Generic(refcmd::kDispatch, 0, 0, 0);
 }
 
-// ---- copies, updates, clears ----
-
-template <bool kDc>
-void Copy(PipeCall<kDc>& c, void* dst, void* src, const char* fn) {
-  IcObject* d = c.Ic(dst, D3D10DDI_HT_RESOURCE, fn);
-  IcObject* s = c.Ic(src, D3D10DDI_HT_RESOURCE, fn);
-  if (uint32_t da = c.Alloc(d), sa = c.Alloc(s); da != 0 && sa != 0 && da != sa) {
-    c.Emit(gpu::Command::Copy(da, sa));
-  }
-  if constexpr (!kDc) {
-    // The model GPU is immediate: IC copies take effect at once in the CPU backing.
-    if (d != nullptr && s != nullptr && d->memory != nullptr && s->memory != nullptr) {
-      std::memmove(d->memory, s->memory, std::min<uint64_t>({d->byte_size, s->byte_size, 16}));
-    }
-  }
-  c.Generic(refcmd::kCopy, reinterpret_cast<uint64_t>(d), reinterpret_cast<uint64_t>(s));
-}
-
-template <bool kDc>
-void APIENTRY ResourceCopy(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE dst, D3D10DDI_HRESOURCE src) {
-  PipeCall<kDc> c(h, "ResourceCopy", false, false);
-  if (c.ok()) Copy(c, dst.pDrvPrivate, src.pDrvPrivate, "ResourceCopy");
-}
-
-template <bool kDc>
-void APIENTRY ResourceCopyRegion(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE dst, UINT, UINT, UINT, UINT,
-                                 D3D10DDI_HRESOURCE src, UINT, const D3D10_DDI_BOX*) {
-  PipeCall<kDc> c(h, "ResourceCopyRegion", false, false);
-  if (c.ok()) Copy(c, dst.pDrvPrivate, src.pDrvPrivate, "ResourceCopyRegion");
-}
-
-template <bool kDc>
-void Update(D3D10DDI_HDEVICE h, const char* fn, D3D10DDI_HRESOURCE dst, PVOID data, UINT pitch) {
-  PipeCall<kDc> c(h, fn, false, false);
-  if (!c.ok()) return;
-  IcObject* d = c.Ic(dst.pDrvPrivate, D3D10DDI_HT_RESOURCE, fn);
-  if (uint32_t da = c.Alloc(d); da != 0 && data != nullptr) {
-    // The model driver uploads the bytes it keeps (the CPU backing's first line).
-    uint32_t n = static_cast<uint32_t>(std::min<uint64_t>({d->byte_size, 16, pitch ? pitch : 16}));
-    if (n > 0) c.Emit(gpu::Command::Update(da, 0, n, gpu::HashBytes(data, n)));
-  }
-  if constexpr (!kDc) {
-    if (d != nullptr && d->memory != nullptr && data != nullptr) {
-      std::memcpy(d->memory, data, std::min<uint64_t>({d->byte_size, 16, pitch ? pitch : 16}));
-    }
-  }
-  c.Generic(refcmd::kUpdate, reinterpret_cast<uint64_t>(d));
-}
-
-template <bool kDc>
-void APIENTRY ResourceUpdateSubresourceUP(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE dst, UINT,
-                                          const D3D10_DDI_BOX*, PVOID data, UINT pitch, UINT) {
-  Update<kDc>(h, "ResourceUpdateSubresourceUP", dst, data, pitch);
-}
-
-template <bool kDc>
-void APIENTRY DefaultConstantBufferUpdateSubresourceUP(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE dst,
-                                                       UINT, const D3D10_DDI_BOX*, PVOID data,
-                                                       UINT pitch, UINT) {
-  Update<kDc>(h, "DefaultConstantBufferUpdateSubresourceUP", dst, data, pitch);
-}
-
-template <bool kDc, typename H>
-void Clear(D3D10DDI_HDEVICE h, const char* fn, H view, uint32_t type) {
-  PipeCall<kDc> c(h, fn, false, false);
-  if (!c.ok()) return;
-  IcObject* v = c.Ic(view.pDrvPrivate, type, fn);
-  c.Generic(refcmd::kClear, reinterpret_cast<uint64_t>(v));
-  // GenerateMips (an SRV) does not change content in the model; the clears fill with a value
-  // per view kind (the colours are not part of the model's content).
-  if (uint32_t a = c.Alloc(v); a != 0 && type != D3D10DDI_HT_SHADERRESOURCEVIEW) {
-    c.Emit(gpu::Command::Clear(a, type));
-  }
-}
-
-template <bool kDc>
-void APIENTRY ClearRenderTargetView(D3D10DDI_HDEVICE h, D3D10DDI_HRENDERTARGETVIEW v,
-                                    const FLOAT*) {
-  Clear<kDc>(h, "ClearRenderTargetView", v, D3D10DDI_HT_RENDERTARGETVIEW);
-}
-template <bool kDc>
-void APIENTRY ClearDepthStencilView(D3D10DDI_HDEVICE h, D3D10DDI_HDEPTHSTENCILVIEW v,
-                                    D3D10_DDI_CLEAR_FLAG, FLOAT, UINT8) {
-  Clear<kDc>(h, "ClearDepthStencilView", v, D3D10DDI_HT_DEPTHSTENCILVIEW);
-}
-template <bool kDc>
-void APIENTRY ClearUnorderedAccessViewUint(D3D10DDI_HDEVICE h, D3D11DDI_HUNORDEREDACCESSVIEW v,
-                                           const UINT*) {
-  Clear<kDc>(h, "ClearUnorderedAccessViewUint", v, D3D11DDI_HT_UNORDEREDACCESSVIEW);
-}
-template <bool kDc>
-void APIENTRY ClearUnorderedAccessViewFloat(D3D10DDI_HDEVICE h, D3D11DDI_HUNORDEREDACCESSVIEW v,
-                                            const FLOAT*) {
-  Clear<kDc>(h, "ClearUnorderedAccessViewFloat", v, D3D11DDI_HT_UNORDEREDACCESSVIEW);
-}
-template <bool kDc>
-void APIENTRY GenMips(D3D10DDI_HDEVICE h, D3D10DDI_HSHADERRESOURCEVIEW v) {
-  Clear<kDc>(h, "GenMips", v, D3D10DDI_HT_SHADERRESOURCEVIEW);
-}
-
-// ---- queries ----
-
-// QueryBegin/QueryEnd: on a DC the query joins the recording (building_queries tracks the ones
-// begun and not ended); on the IC the query is begun (state 1) or ended (state 2, answered by
-// the next submit's fence).
-template <bool kDc, bool kEnd>
-void MarkQuery(D3D10DDI_HDEVICE h, D3D10DDI_HQUERY q) {
-  const char* fn = kEnd ? "QueryEnd" : "QueryBegin";
-  PipeCall<kDc> c(h, fn, false, false);
-  if (!c.ok()) return;
-  IcObject* o = c.Ic(q.pDrvPrivate, D3D10DDI_HT_QUERY, fn);
-  if (o == nullptr) return;
-  if constexpr (kDc) {
-    if constexpr (kEnd) {
-      c.dc()->building_queries.erase(q.pDrvPrivate);
-    } else {
-      c.dc()->building_queries.insert(q.pDrvPrivate);
-    }
-    c.dc()->rec.queries.push_back(o);
-  } else {
-    o->ic_query_state = kEnd ? 2 : 1;
-    if constexpr (kEnd) o->query_fence = c.dev()->submits + 1;
-    MaybeReportRemoved(c.dev(), nullptr);
-  }
-  c.Generic(kEnd ? refcmd::kQueryEnd : refcmd::kQueryBegin, reinterpret_cast<uint64_t>(o));
-}
-
-template <bool kDc>
-void APIENTRY QueryBegin(D3D10DDI_HDEVICE h, D3D10DDI_HQUERY q) {
-  MarkQuery<kDc, /*kEnd=*/false>(h, q);
-}
-
-template <bool kDc>
-void APIENTRY QueryEnd(D3D10DDI_HDEVICE h, D3D10DDI_HQUERY q) {
-  MarkQuery<kDc, /*kEnd=*/true>(h, q);
-}
-
-// ---- dynamic maps (IC and DC) ----
-
-template <bool kDc>
-void DynamicMap(D3D10DDI_HDEVICE h, const char* fn, D3D10DDI_HRESOURCE r, D3D10_DDI_MAP type,
-                D3D10DDI_MAPPED_SUBRESOURCE* out) {
-  PipeCall<kDc> c(h, fn, false, false);
-  if (!c.ok()) return;
-  IcObject* o = c.Ic(r.pDrvPrivate, D3D10DDI_HT_RESOURCE, fn);
-  if (o == nullptr) return;
-  if (!ArgPresent(out, fn, "pMappedSubResource")) return;
-  const uint64_t size = Backing(o);
-  if constexpr (kDc) {
-    DeferredContext* dc = c.dc();
-    if (type != D3D10_DDI_MAP_WRITE_DISCARD && !dc->mapped_this_recording.contains(o)) {
-      Report(rules::Rule::kR64, r.pDrvPrivate,
-             absl::StrCat(fn, ": first map of resource #", o->id,
-                          " in this recording is not a discard"));
-    }
-    dc->mapped_this_recording.insert(o);
-    dc->mapped_resources.insert(r.pDrvPrivate);
-    dc->rec.mapped.push_back(o);
-    // Renaming: every discard on a DC gets its own alias, owned by the recording (MAPDC), and
-    // its own allocation, which becomes the IC's current one when the list executes (R66).
-    dc->rec.aliases.emplace_back(new uint8_t[size]());
-    out->pData = dc->rec.aliases.back().get();
-    c.Generic(refcmd::kRename, reinterpret_cast<uint64_t>(o), dc->rec.aliases.size());
-    if (type == D3D10_DDI_MAP_WRITE_DISCARD && o->allocation != 0) {
-      absl::StatusOr<D3DKMT_HALLOCATION> alias = c.dev()->umd->Allocate(o->byte_size);
-      if (alias.ok()) {
-        {
-          std::lock_guard<std::mutex> lock(o->alias_mu);
-          o->alias_allocations.push_back(alias->value);
-        }
-        dc->rec.gpu.RecordRename(o->id, alias->value);
-        dc->rec.renamed[o] = {alias->value, dc->rec.aliases.back().get()};
-      }
-    } else if (auto it = dc->rec.renamed.find(o); it != dc->rec.renamed.end()) {
-      out->pData = it->second.second;  // no-overwrite: keeps writing the current alias
-    }
-  } else {
-    o->ic_mapped = true;
-    out->pData = o->memory;
-    // A discard on the IC leaves any alias a command list made current: the resource's own
-    // allocation is written again (queued after the list's work on the GPU timeline).
-    if (type == D3D10_DDI_MAP_WRITE_DISCARD) c.dev()->aliases.Erase(o->id);
-  }
-  out->RowPitch = o->row_pitch;
-  out->DepthPitch = o->depth_pitch;
-}
-
-template <bool kDc>
-void DynamicUnmap(D3D10DDI_HDEVICE h, const char* fn, D3D10DDI_HRESOURCE r) {
-  PipeCall<kDc> c(h, fn, false, false);
-  if (!c.ok()) return;
-  IcObject* o = c.Ic(r.pDrvPrivate, D3D10DDI_HT_RESOURCE, fn);
-  if (o == nullptr) return;
-  uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(o->byte_size, Backing(o)));
-  const uint8_t* written = o->memory;
-  if constexpr (kDc) {
-    c.dc()->mapped_resources.erase(r.pDrvPrivate);
-    auto it = c.dc()->rec.renamed.find(o);
-    written = it != c.dc()->rec.renamed.end() ? it->second.second : nullptr;
-  } else {
-    o->ic_mapped = false;
-  }
-  // The content written through the map reaches the GPU as an update at unmap.
-  if (uint32_t a = c.Alloc(o); a != 0 && written != nullptr && n > 0) {
-    c.Emit(gpu::Command::Update(a, 0, n, gpu::HashBytes(written, n)));
-  }
-}
-
-#define CLTRACE_DYN_MAP(Name)                                                         \
-  template <bool kDc>                                                                 \
-  void APIENTRY Name(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE r, UINT, D3D10_DDI_MAP t, \
-                     D3D10_DDI_MAP_FLAG, D3D10DDI_MAPPED_SUBRESOURCE* out) {          \
-    DynamicMap<kDc>(h, #Name, r, t, out);                                             \
-  }
-#define CLTRACE_DYN_UNMAP(Name)                                        \
-  template <bool kDc>                                                  \
-  void APIENTRY Name(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE r, UINT) { \
-    DynamicUnmap<kDc>(h, #Name, r);                                    \
-  }
-CLTRACE_DYN_MAP(DynamicIABufferMapDiscard)
-CLTRACE_DYN_MAP(DynamicIABufferMapNoOverwrite)
-CLTRACE_DYN_MAP(DynamicConstantBufferMapDiscard)
-CLTRACE_DYN_MAP(DynamicResourceMapDiscard)
-CLTRACE_DYN_UNMAP(DynamicIABufferUnmap)
-CLTRACE_DYN_UNMAP(DynamicConstantBufferUnmap)
-CLTRACE_DYN_UNMAP(DynamicResourceUnmap)
-
-// ---- the D3D10-era and 11.0 slots the runtime model issues rarely ----
-
-// Read-after-write hazards: the model GPU is in order, so there is nothing to flush; the
-// handles are still validated like any other argument.
-template <bool kDc>
-void APIENTRY ShaderResourceViewReadAfterWriteHazard(D3D10DDI_HDEVICE h,
-                                                     D3D10DDI_HSHADERRESOURCEVIEW v,
-                                                     D3D10DDI_HRESOURCE r) {
-  PipeCall<kDc> c(h, "ShaderResourceViewReadAfterWriteHazard", false, false);
-  if (!c.ok()) return;
-  (void)c.Ic(v.pDrvPrivate, D3D10DDI_HT_SHADERRESOURCEVIEW,
-             "ShaderResourceViewReadAfterWriteHazard");
-  (void)c.Ic(r.pDrvPrivate, D3D10DDI_HT_RESOURCE, "ShaderResourceViewReadAfterWriteHazard");
-}
-
-template <bool kDc>
-void APIENTRY ResourceReadAfterWriteHazard(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE r) {
-  PipeCall<kDc> c(h, "ResourceReadAfterWriteHazard", false, false);
-  if (c.ok()) (void)c.Ic(r.pDrvPrivate, D3D10DDI_HT_RESOURCE, "ResourceReadAfterWriteHazard");
-}
-
-// A resolve and the format conversions move texels like a copy in this model (texels are
-// 4 bytes whatever the format), so they are copies to the GPU model and the CPU backing.
-template <bool kDc>
-void APIENTRY ResourceResolveSubresource(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE dst, UINT,
-                                         D3D10DDI_HRESOURCE src, UINT, DXGI_FORMAT) {
-  PipeCall<kDc> c(h, "ResourceResolveSubresource", false, false);
-  if (c.ok()) Copy(c, dst.pDrvPrivate, src.pDrvPrivate, "ResourceResolveSubresource");
-}
-
-template <bool kDc>
-void APIENTRY ResourceConvert(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE dst, D3D10DDI_HRESOURCE src) {
-  PipeCall<kDc> c(h, "ResourceConvert", false, false);
-  if (c.ok()) Copy(c, dst.pDrvPrivate, src.pDrvPrivate, "ResourceConvert");
-}
-
-template <bool kDc>
-void APIENTRY ResourceConvertRegion(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE dst, UINT, UINT, UINT,
-                                    UINT, D3D10DDI_HRESOURCE src, UINT, const D3D10_DDI_BOX*) {
-  PipeCall<kDc> c(h, "ResourceConvertRegion", false, false);
-  if (c.ok()) Copy(c, dst.pDrvPrivate, src.pDrvPrivate, "ResourceConvertRegion");
-}
-
-// CopyStructureCount: the hidden counter of a structured UAV into a buffer, a copy from the
-// view's resource in this model.
-template <bool kDc>
-void APIENTRY CopyStructureCount(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE dst, UINT,
-                                 D3D11DDI_HUNORDEREDACCESSVIEW src) {
-  PipeCall<kDc> c(h, "CopyStructureCount", false, false);
-  if (!c.ok()) return;
-  IcObject* view = c.Ic(src.pDrvPrivate, D3D11DDI_HT_UNORDEREDACCESSVIEW, "CopyStructureCount");
-  IcObject* d = c.Ic(dst.pDrvPrivate, D3D10DDI_HT_RESOURCE, "CopyStructureCount");
-  if (uint32_t da = c.Alloc(d), sa = c.Alloc(view); da != 0 && sa != 0 && da != sa) {
-    c.Emit(gpu::Command::Copy(da, sa));
-  }
-  c.Generic(refcmd::kCopy, reinterpret_cast<uint64_t>(d), reinterpret_cast<uint64_t>(view));
-}
-
 // SetTextFilterSize (the D3D10 text filter): no state of the model GPU; validated only.
 template <bool kDc>
 void APIENTRY SetTextFilterSize(D3D10DDI_HDEVICE h, UINT, UINT) {
@@ -859,7 +424,6 @@ void ClearDcState(DeferredContext* dc) {
   dc->state.Clear();
   DcWriteGeneric(dc, refcmd::kClearState, 0);
 }
-
 #define CLTRACE_STAGE_SLOTS(t, dc, Prefix, S)                                  \
   t->pfn##Prefix##SetShader = dc ? &SetShader<true, S> : &SetShader<false, S>; \
   t->pfn##Prefix##SetConstantBuffers =                                         \
@@ -868,8 +432,6 @@ void ClearDcState(DeferredContext* dc) {
       dc ? &SetShaderResources<true, S> : &SetShaderResources<false, S>;       \
   t->pfn##Prefix##SetSamplers = dc ? &SetSamplers<true, S> : &SetSamplers<false, S>;
 
-#define CLTRACE_SLOT(t, dc, Name) t->pfn##Name = dc ? &Name<true> : &Name<false>;
-
 void FillPipelineSlots(D3D11DDI_DEVICEFUNCS* t, bool dc) {
   CLTRACE_STAGE_SLOTS(t, dc, Vs, kVs)
   CLTRACE_STAGE_SLOTS(t, dc, Ps, kPs)
@@ -877,53 +439,29 @@ void FillPipelineSlots(D3D11DDI_DEVICEFUNCS* t, bool dc) {
   CLTRACE_STAGE_SLOTS(t, dc, Hs, kHs)
   CLTRACE_STAGE_SLOTS(t, dc, Ds, kDs)
   CLTRACE_STAGE_SLOTS(t, dc, Cs, kCs)
-  CLTRACE_SLOT(t, dc, CsSetUnorderedAccessViews)
-  CLTRACE_SLOT(t, dc, IaSetInputLayout)
-  CLTRACE_SLOT(t, dc, IaSetVertexBuffers)
-  CLTRACE_SLOT(t, dc, IaSetIndexBuffer)
-  CLTRACE_SLOT(t, dc, IaSetTopology)
-  CLTRACE_SLOT(t, dc, SetRenderTargets)
-  CLTRACE_SLOT(t, dc, SetBlendState)
-  CLTRACE_SLOT(t, dc, SetDepthStencilState)
-  CLTRACE_SLOT(t, dc, SetRasterizerState)
-  CLTRACE_SLOT(t, dc, SoSetTargets)
-  CLTRACE_SLOT(t, dc, SetViewports)
-  CLTRACE_SLOT(t, dc, SetScissorRects)
-  CLTRACE_SLOT(t, dc, SetPredication)
-  CLTRACE_SLOT(t, dc, Draw)
-  CLTRACE_SLOT(t, dc, DrawIndexed)
-  CLTRACE_SLOT(t, dc, DrawInstanced)
-  CLTRACE_SLOT(t, dc, DrawIndexedInstanced)
-  CLTRACE_SLOT(t, dc, DrawAuto)
-  CLTRACE_SLOT(t, dc, DrawInstancedIndirect)
-  CLTRACE_SLOT(t, dc, DrawIndexedInstancedIndirect)
-  CLTRACE_SLOT(t, dc, Dispatch)
-  CLTRACE_SLOT(t, dc, DispatchIndirect)
-  CLTRACE_SLOT(t, dc, ResourceCopy)
-  CLTRACE_SLOT(t, dc, ResourceCopyRegion)
-  CLTRACE_SLOT(t, dc, ResourceUpdateSubresourceUP)
-  CLTRACE_SLOT(t, dc, DefaultConstantBufferUpdateSubresourceUP)
-  CLTRACE_SLOT(t, dc, ClearRenderTargetView)
-  CLTRACE_SLOT(t, dc, ClearDepthStencilView)
-  CLTRACE_SLOT(t, dc, ClearUnorderedAccessViewUint)
-  CLTRACE_SLOT(t, dc, ClearUnorderedAccessViewFloat)
-  CLTRACE_SLOT(t, dc, GenMips)
-  CLTRACE_SLOT(t, dc, QueryBegin)
-  CLTRACE_SLOT(t, dc, QueryEnd)
-  CLTRACE_SLOT(t, dc, DynamicIABufferMapDiscard)
-  CLTRACE_SLOT(t, dc, DynamicIABufferMapNoOverwrite)
-  CLTRACE_SLOT(t, dc, DynamicConstantBufferMapDiscard)
-  CLTRACE_SLOT(t, dc, DynamicResourceMapDiscard)
-  CLTRACE_SLOT(t, dc, DynamicIABufferUnmap)
-  CLTRACE_SLOT(t, dc, DynamicConstantBufferUnmap)
-  CLTRACE_SLOT(t, dc, DynamicResourceUnmap)
-  CLTRACE_SLOT(t, dc, ShaderResourceViewReadAfterWriteHazard)
-  CLTRACE_SLOT(t, dc, ResourceReadAfterWriteHazard)
-  CLTRACE_SLOT(t, dc, ResourceResolveSubresource)
-  CLTRACE_SLOT(t, dc, ResourceConvert)
-  CLTRACE_SLOT(t, dc, ResourceConvertRegion)
-  CLTRACE_SLOT(t, dc, CopyStructureCount)
-  CLTRACE_SLOT(t, dc, SetTextFilterSize)
+  CLTRACE_PIPE_SLOT(t, dc, CsSetUnorderedAccessViews)
+  CLTRACE_PIPE_SLOT(t, dc, IaSetInputLayout)
+  CLTRACE_PIPE_SLOT(t, dc, IaSetVertexBuffers)
+  CLTRACE_PIPE_SLOT(t, dc, IaSetIndexBuffer)
+  CLTRACE_PIPE_SLOT(t, dc, IaSetTopology)
+  CLTRACE_PIPE_SLOT(t, dc, SetRenderTargets)
+  CLTRACE_PIPE_SLOT(t, dc, SetBlendState)
+  CLTRACE_PIPE_SLOT(t, dc, SetDepthStencilState)
+  CLTRACE_PIPE_SLOT(t, dc, SetRasterizerState)
+  CLTRACE_PIPE_SLOT(t, dc, SoSetTargets)
+  CLTRACE_PIPE_SLOT(t, dc, SetViewports)
+  CLTRACE_PIPE_SLOT(t, dc, SetScissorRects)
+  CLTRACE_PIPE_SLOT(t, dc, SetPredication)
+  CLTRACE_PIPE_SLOT(t, dc, Draw)
+  CLTRACE_PIPE_SLOT(t, dc, DrawIndexed)
+  CLTRACE_PIPE_SLOT(t, dc, DrawInstanced)
+  CLTRACE_PIPE_SLOT(t, dc, DrawIndexedInstanced)
+  CLTRACE_PIPE_SLOT(t, dc, DrawAuto)
+  CLTRACE_PIPE_SLOT(t, dc, DrawInstancedIndirect)
+  CLTRACE_PIPE_SLOT(t, dc, DrawIndexedInstancedIndirect)
+  CLTRACE_PIPE_SLOT(t, dc, Dispatch)
+  CLTRACE_PIPE_SLOT(t, dc, DispatchIndirect)
+  CLTRACE_PIPE_SLOT(t, dc, SetTextFilterSize)
   t->pfnVsSetShaderWithIfaces =
       dc ? &SetShaderWithIfaces<true, kVs> : &SetShaderWithIfaces<false, kVs>;
   t->pfnPsSetShaderWithIfaces =

@@ -9,6 +9,7 @@ namespace {
 void FillSharedSlots(D3D11DDI_DEVICEFUNCS* t, bool dc) {
   *t = D3D11DDI_DEVICEFUNCS{};
   FillPipelineSlots(t, dc);
+  FillResourceWorkSlots(t, dc);
   FillObjectSlots(t, dc);
   FillCapsSlots(t, dc);
   t->pfnDestroyDevice = dc ? &DcDestroyDevice : &DestroyDevice;

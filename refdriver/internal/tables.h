@@ -20,7 +20,8 @@ struct Device;
 void FillIcTable(D3D11DDI_DEVICEFUNCS* t);
 void FillDcTable(D3D11DDI_DEVICEFUNCS* t);
 // Per-file parts of the fill.
-void FillPipelineSlots(D3D11DDI_DEVICEFUNCS* t, bool dc);
+void FillPipelineSlots(D3D11DDI_DEVICEFUNCS* t, bool dc);      // bindings and draws
+void FillResourceWorkSlots(D3D11DDI_DEVICEFUNCS* t, bool dc);  // copies, clears, queries, maps
 void FillSubmitSlots(D3D11DDI_DEVICEFUNCS* t);  // IC only: Flush, QueryGetData, maps...
 void FillDxgiTable(DXGI_DDI_BASE_FUNCTIONS* t);
 // The capability checks (IC only) and RelocateDeviceFuncs (caps.cc).
