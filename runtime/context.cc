@@ -636,6 +636,7 @@ void DeviceContext::Flush() {
   {
     std::lock_guard<std::mutex> lock(dev->alloc_mu);
     for (const auto& [alloc, info] : dev->allocations) {
+      if (dev->destroyed_not_deallocated == 0) break;  // nothing to find
       if (info.destroyed && !info.deallocated && info.destroyed_at_flush < epoch) {
         internal::ReportOnce(dev, absl::StrCat("R68-", alloc), rules::Rule::kR68, "Flush",
                              absl::StrCat("allocation ", alloc, " of ", info.owner,

@@ -37,6 +37,7 @@ void DestroyIcObject(DeviceState* dev, DeviceChild* o) {
       if (it != dev->resource_allocations.end()) {
         for (uint32_t alloc : it->second) {
           internal::AllocationInfo& info = dev->allocations[alloc];
+          if (!info.destroyed && !info.deallocated) ++dev->destroyed_not_deallocated;
           info.destroyed = true;
           info.destroyed_at_flush = dev->flushes.load();
           if (primary && !info.deallocated) {

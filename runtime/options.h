@@ -74,6 +74,11 @@ struct RuntimeOptions {
   // calls later, at most `quarantine_entries` blocks) to catch later writes.
   bool poison_freed_handles = true;
   size_t quarantine_entries = 1u << 16;
+  // How many quarantined blocks one Present or Flush checks, oldest first and round-robin from
+  // where the last check stopped: every block is still checked, at least when it leaves the
+  // quarantine, but a program that presents without flushing no longer rescans every block
+  // at every Present (the cost grew with frames squared).
+  size_t quarantine_check_entries = 4096;
   // R71: report when this many IC submits pass without pfnPerformAmortizedProcessingCb.
   uint32_t amortized_starvation_submits = 8;
 

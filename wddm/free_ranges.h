@@ -9,6 +9,7 @@
 //   free.clear();                 // everything allocated
 //   ReleaseRange(free, 16, 16);   // {16: 16}
 //   ReleaseRange(free, 0, 16);    // {0: 32}, merged with the range after it
+//   TakeRange(free, 8, 8);        // {0: 8, 16: 16}, the exact inverse of a release
 #ifndef CLTRACE_WDDM_FREE_RANGES_H_
 #define CLTRACE_WDDM_FREE_RANGES_H_
 
@@ -34,6 +35,25 @@ void ReleaseRange(RangeMap& free, typename RangeMap::key_type start,
       free.erase(it);
     }
   }
+}
+
+// Takes [start, start + size) out of `free`: the range must lie inside one free range. The
+// inverse of ReleaseRange (the coalesced form of a set of free bytes is unique, so releasing
+// and then taking a range, or the reverse, leaves the map as it was). Returns false, changing
+// nothing, if the range is not free.
+template <typename RangeMap>
+bool TakeRange(RangeMap& free, typename RangeMap::key_type start,
+               typename RangeMap::mapped_type size) {
+  auto it = free.upper_bound(start);
+  if (it == free.begin()) return false;
+  --it;
+  const auto range_start = it->first;
+  const auto range_end = it->first + it->second;
+  if (start + size > range_end) return false;
+  free.erase(it);
+  if (start > range_start) free.emplace(range_start, start - range_start);
+  if (start + size < range_end) free.emplace(start + size, range_end - (start + size));
+  return true;
 }
 
 }  // namespace cltrace::gpu

@@ -63,6 +63,40 @@ TEST(VidMmTest, ExhaustedLeavesStateUnchanged) {
   EXPECT_EQ(mm.VideoAddress(1), 0u);
 }
 
+TEST(VidMmTest, ExhaustedAfterEvictionsPutsEveryEvictedAllocationBack) {
+  VidMm mm(3 * 4096);
+  for (AllocationId id : {1u, 2u, 3u}) ASSERT_TRUE(mm.Create(id, 4096, 0).ok());
+  for (AllocationId id : {4u, 5u}) ASSERT_TRUE(mm.Create(id, 2 * 4096, 0).ok());
+  for (AllocationId id : {1u, 2u, 3u}) {
+    const AllocationId one[] = {id};
+    ASSERT_TRUE(mm.MakeResident(one).ok());
+  }
+  const AllocationId three[] = {3};
+  mm.Pin(three);
+  const uint64_t before[] = {mm.VideoAddress(1), mm.VideoAddress(2), mm.VideoAddress(3)};
+  // 4 fits after evicting 1 and 2; 5 then finds nothing left to evict, and the compacting
+  // retry fails too: both attempts must undo their evictions and placements.
+  const AllocationId both[] = {4, 5};
+  EXPECT_EQ(mm.MakeResident(both).status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(mm.video_used(), 3u * 4096);
+  EXPECT_EQ(mm.VideoAddress(4), 0u);
+  for (AllocationId id : {1u, 2u, 3u}) {
+    EXPECT_EQ(mm.VideoAddress(id), before[id - 1]) << id;
+    auto r = mm.Resolve(before[id - 1]);
+    ASSERT_TRUE(r.has_value()) << id;
+    EXPECT_EQ(r->allocation, id);
+  }
+  // The free space is consistent: a new page evicts 1 (least recently used) and takes its
+  // page, not a page the failed attempt left marked free.
+  ASSERT_TRUE(mm.Create(6, 4096, 0).ok());
+  const AllocationId six[] = {6};
+  auto ops = mm.MakeResident(six);
+  ASSERT_TRUE(ops.ok()) << ops.status();
+  ASSERT_EQ(ops->size(), 2u);
+  EXPECT_EQ((*ops)[0].id, 1u);
+  EXPECT_EQ(mm.VideoAddress(6), before[0]);
+}
+
 TEST(VidMmTest, DestroyWhilePinnedIsDeferred) {
   VidMm mm(1 << 20);
   ASSERT_TRUE(mm.Create(7, 100, 0).ok());

@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
   workloads::ScenarioOptions options;
   runtime::RuntimeOptions runtime_options;
   std::string bug;
+  bool frames_given = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&](const char* flag) -> const char* {
@@ -81,11 +82,15 @@ int main(int argc, char** argv) {
     } else if (arg == "--threads" || arg == "--frames" || arg == "--seed") {
       const char* v = value(arg.c_str());
       uint64_t n = 0;
-      if (v == nullptr || !absl::SimpleAtoi(v, &n) || (arg != "--seed" && (n == 0 || n > 4096))) {
+      const uint64_t most = arg == "--threads" ? 4096 : uint64_t{1} << 30;
+      if (v == nullptr || !absl::SimpleAtoi(v, &n) || (arg != "--seed" && (n == 0 || n > most))) {
         return Usage(absl::StrCat(arg, " needs a positive number").c_str());
       }
       if (arg == "--threads") options.threads = static_cast<int>(n);
-      if (arg == "--frames") options.frames = static_cast<int>(n);
+      if (arg == "--frames") {
+        options.frames = static_cast<int>(n);
+        frames_given = true;
+      }
       if (arg == "--seed") options.seed = n;
     } else if (arg == "--lockstep") {
       options.lockstep = true;
@@ -109,6 +114,7 @@ int main(int argc, char** argv) {
   bool known = false;
   for (const workloads::ScenarioInfo& s : workloads::Scenarios()) known = known || name == s.name;
   if (!known) return Usage(absl::StrCat("no scenario named '", name, "' (see --list)").c_str());
+  if (name == "long" && !frames_given) options.frames = workloads::LongDefaultFrames();
 
   if (!bug.empty()) {
     absl::Status s = workloads::ApplyBugMode(bug, &runtime_options, &options);

@@ -23,6 +23,9 @@ const std::vector<ScenarioInfo>& Scenarios() {
        "the rarely used slots of the full D3D11.0 tables: capability checks, a stream-output "
        "geometry shader, shaders with class instances, a resolve, a structure count (also on a "
        "deferred context) and the DXGI functions beside Present"},
+      {"long",
+       "smallcl's shape with lists of 32 draws, linear in frames and threads: without "
+       "--frames about 100 million calls (benchmark traces, generated on demand)"},
   };
   return *list;
 }
@@ -34,6 +37,7 @@ absl::Status RunScenario(absl::string_view name, runtime::Device* device,
   if (name == "present") return RunPresent(device, options);
   if (name == "dp2") return RunDp2(device, options);
   if (name == "tables") return RunTables(device, options);
+  if (name == "long") return RunLong(device, options);
   return absl::NotFoundError(absl::StrCat("no scenario named '", name, "' (see --list)"));
 }
 

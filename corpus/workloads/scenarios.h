@@ -60,6 +60,10 @@ absl::Status RunPresent(runtime::Device* device, const ScenarioOptions& options)
 // The DX6 path only: `device` is not used.
 absl::Status RunDp2(runtime::Device* device, const ScenarioOptions& options);
 absl::Status RunTables(runtime::Device* device, const ScenarioOptions& options);
+// smallcl's shape with lists of draws, for traces of any length (benchmarks; never committed).
+absl::Status RunLong(runtime::Device* device, const ScenarioOptions& options);
+// The frame count `long` uses when none is given: about 100 million recorded calls.
+int LongDefaultFrames();
 
 // `present` with its results: the kernel's CombinedDigest after each frame (after WaitIdle).
 struct PresentRun {

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "corpus/workloads/scenarios.h"
 #include "corpus/workloads/util.h"
 
@@ -25,25 +26,22 @@ constexpr size_t kQueueDepth = 8;
 // Lockstep: lists the immediate context leaves queued at the end of its turn.
 constexpr size_t kLockstepLag = kQueueDepth - 1;
 
-}  // namespace
+// long: lists of kLongDrawsPerList draws; the default frame count makes about 100 million
+// recorded calls with the default four threads.
+constexpr int kLongListsPerThreadPerFrame = 16;
+constexpr int kLongDrawsPerList = 32;
+constexpr int kLongDefaultFrames = 22200;
 
-absl::Status RunSmallCl(Device* device, const ScenarioOptions& o) {
+// The smallcl loop: `threads` deferred contexts each record `lists_per_frame` lists per frame
+// with `record` (the list's content; `i` counts the thread's lists) and finish them; the
+// immediate context executes and releases them and presents `backbuffer` after every frame's
+// worth. Each thread's last list outlives its deferred context.
+absl::Status RunListStream(Device* device, const ScenarioOptions& o, int lists_per_frame,
+                           absl::FunctionRef<void(DeviceContext* dc, int t, int i)> record,
+                           Resource* backbuffer) {
   const int threads = o.threads < 1 ? 1 : o.threads;
-  const int lists_per_thread = o.frames * kListsPerThreadPerFrame;
+  const int64_t lists_per_thread = int64_t{o.frames} * lists_per_frame;
   DeviceContext* ic = device->GetImmediateContext();
-
-  std::vector<Resource*> src(threads), dst(threads);
-  for (int t = 0; t < threads; ++t) {
-    auto s = MakeBuffer(device, 256, D3D10_DDI_USAGE_DEFAULT, D3D10_DDI_BIND_SHADER_RESOURCE);
-    auto d = MakeBuffer(device, 256, D3D10_DDI_USAGE_DEFAULT, D3D10_DDI_BIND_SHADER_RESOURCE);
-    if (!s.ok()) return s.status();
-    if (!d.ok()) return d.status();
-    src[t] = *s;
-    dst[t] = *d;
-  }
-  auto backbuffer =
-      MakeTexture(device, 64, 64, D3D10_DDI_BIND_RENDER_TARGET, D3D10_DDI_RESOURCE_MISC_PRIMARY);
-  if (!backbuffer.ok()) return backbuffer.status();
 
   // Lockstep: the workers and the immediate context take turns in round-robin order (a
   // worker finishes one list per turn; the immediate context executes the queued lists but
@@ -65,9 +63,9 @@ absl::Status RunSmallCl(Device* device, const ScenarioOptions& o) {
       }
       turns.End(t);
       CommandList* last = nullptr;
-      for (int i = 0; i < lists_per_thread; ++i) {
+      for (int64_t i = 0; i < lists_per_thread; ++i) {
         turns.Begin(t);
-        dc->CopyResource(dst[t], src[t]);
+        record(dc, t, static_cast<int>(i % (int64_t{1} << 30)));
         CommandList* cl = nullptr;
         HRESULT hr = dc->FinishCommandList(FALSE, &cl);
         // Injected out-of-memory or device removal: the list is lost, recording goes on.
@@ -96,8 +94,8 @@ absl::Status RunSmallCl(Device* device, const ScenarioOptions& o) {
   }
 
   int ended = 0;
-  int executed = 0;
-  const int per_frame = threads * kListsPerThreadPerFrame;
+  int64_t executed = 0;
+  const int64_t per_frame = int64_t{threads} * lists_per_frame;
   while (ended < threads) {
     turns.Begin(consumer);
     // Lockstep: the workers are done once the immediate context is the only party left.
@@ -110,11 +108,39 @@ absl::Status RunSmallCl(Device* device, const ScenarioOptions& o) {
       }
       ic->ExecuteCommandList(cl, FALSE);
       cl->Release();
-      if (++executed % per_frame == 0) device->Present(*backbuffer);
+      if (++executed % per_frame == 0) device->Present(backbuffer);
     }
     turns.End(consumer);
   }
   for (std::thread& w : workers) w.join();
+  for (const absl::Status& s : results) {
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RunSmallCl(Device* device, const ScenarioOptions& o) {
+  const int threads = o.threads < 1 ? 1 : o.threads;
+  DeviceContext* ic = device->GetImmediateContext();
+
+  std::vector<Resource*> src(threads), dst(threads);
+  for (int t = 0; t < threads; ++t) {
+    auto s = MakeBuffer(device, 256, D3D10_DDI_USAGE_DEFAULT, D3D10_DDI_BIND_SHADER_RESOURCE);
+    auto d = MakeBuffer(device, 256, D3D10_DDI_USAGE_DEFAULT, D3D10_DDI_BIND_SHADER_RESOURCE);
+    if (!s.ok()) return s.status();
+    if (!d.ok()) return d.status();
+    src[t] = *s;
+    dst[t] = *d;
+  }
+  auto backbuffer =
+      MakeTexture(device, 64, 64, D3D10_DDI_BIND_RENDER_TARGET, D3D10_DDI_RESOURCE_MISC_PRIMARY);
+  if (!backbuffer.ok()) return backbuffer.status();
+
+  absl::Status result = RunListStream(
+      device, o, kListsPerThreadPerFrame,
+      [&](DeviceContext* dc, int t, int) { dc->CopyResource(dst[t], src[t]); }, *backbuffer);
   // A last round of copies on the immediate context, still unsubmitted below.
   for (int t = 0; t < threads; ++t) ic->CopyResource(dst[t], src[t]);
 
@@ -126,10 +152,32 @@ absl::Status RunSmallCl(Device* device, const ScenarioOptions& o) {
   for (int t = 0; t < threads; ++t) dst[t]->Release();
   device->Present(*backbuffer);
   (*backbuffer)->Release();
-  for (const absl::Status& s : results) {
-    if (!s.ok()) return s;
-  }
-  return absl::OkStatus();
+  return result;
+}
+
+int LongDefaultFrames() { return kLongDefaultFrames; }
+
+absl::Status RunLong(Device* device, const ScenarioOptions& o) {
+  DeviceContext* ic = device->GetImmediateContext();
+  auto backbuffer =
+      MakeTexture(device, 64, 64, D3D10_DDI_BIND_RENDER_TARGET, D3D10_DDI_RESOURCE_MISC_PRIMARY);
+  if (!backbuffer.ok()) return backbuffer.status();
+  // The benchmark stream's draws (bench/recorder_bench.cc BM_RecordStream): call i is
+  // DrawIndexed(36 + (i % 7) * 3, (i * 36) % 65536, (i / 100) % 1000).
+  absl::Status result = RunListStream(
+      device, o, kLongListsPerThreadPerFrame,
+      [](DeviceContext* dc, int, int list) {
+        for (int k = 0; k < kLongDrawsPerList; ++k) {
+          const uint32_t i = static_cast<uint32_t>(list) * kLongDrawsPerList + k;
+          dc->DrawIndexed(36 + (i % 7) * 3, (i * 36) % 65536,
+                          static_cast<int32_t>((i / 100) % 1000));
+        }
+      },
+      *backbuffer);
+  ic->Flush();
+  device->Present(*backbuffer);
+  (*backbuffer)->Release();
+  return result;
 }
 
 }  // namespace cltrace::workloads

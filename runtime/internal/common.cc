@@ -1,6 +1,7 @@
 #include "runtime/internal/common.h"
 
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -85,26 +86,35 @@ void FreeHandle(DeviceState* dev, void* memory, size_t size, rules::Rule rule, s
   dev->quarantine.Add(dev, std::move(entry));
 }
 
+namespace {
+
+// A write to a quarantined block, or nullopt; re-poisons the block so each write is reported
+// once.
+std::optional<std::pair<rules::Rule, std::string>> CheckEntry(Quarantine::Entry& e) {
+  for (size_t i = 0; i < e.size; ++i) {
+    if (e.memory[i] != kPoison) {
+      std::memset(e.memory.get(), kPoison, e.size);
+      return std::make_pair(e.rule, absl::StrCat("driver wrote to freed handle memory of ", e.what,
+                                                 " (byte ", i, " of ", e.size, ")"));
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 void Quarantine::Add(DeviceState* dev, Entry entry) {
-  std::vector<Entry> evicted;
+  std::vector<std::pair<rules::Rule, std::string>> findings;
   {
     std::lock_guard<std::mutex> lock(mu_);
     entries_.push_back(std::move(entry));
     while (entries_.size() > dev->options.quarantine_entries) {
-      evicted.push_back(std::move(entries_.front()));
+      if (auto f = CheckEntry(entries_.front())) findings.push_back(std::move(*f));
       entries_.pop_front();
+      if (next_check_ > 0) --next_check_;
     }
   }
-  for (const Entry& e : evicted) {
-    for (size_t i = 0; i < e.size; ++i) {
-      if (e.memory[i] != kPoison) {
-        Report(dev, e.rule, "(handle memory check)",
-               absl::StrCat("driver wrote to freed handle memory of ", e.what, " (byte ", i, " of ",
-                            e.size, ")"));
-        break;
-      }
-    }
-  }
+  for (const auto& [rule, message] : findings) Report(dev, rule, "(handle memory check)", message);
 }
 
 void Quarantine::Check(DeviceState* dev, bool evict_all) {
@@ -112,21 +122,20 @@ void Quarantine::Check(DeviceState* dev, bool evict_all) {
   uint64_t now = dev->flushes.load(std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (Entry& e : entries_) {
-      if (e.size == 0) continue;
-      for (size_t i = 0; i < e.size; ++i) {
-        if (e.memory[i] != kPoison) {
-          findings.emplace_back(e.rule, absl::StrCat("driver wrote to freed handle memory of ",
-                                                     e.what, " (byte ", i, " of ", e.size, ")"));
-          std::memset(e.memory.get(), kPoison, e.size);  // report each write once
-          break;
-        }
-      }
+    const size_t n = entries_.size();
+    const size_t budget = evict_all ? n : std::min(n, dev->options.quarantine_check_entries);
+    if (next_check_ >= n) next_check_ = 0;
+    for (size_t k = 0; k < budget; ++k) {
+      if (auto f = CheckEntry(entries_[next_check_])) findings.push_back(std::move(*f));
+      if (++next_check_ == n) next_check_ = 0;
     }
-    if (evict_all) {
-      entries_.clear();
-    } else {
-      while (!entries_.empty() && entries_.front().epoch + 2 <= now) entries_.pop_front();
+    // Leaving the quarantine: a block the bounded scan has not reached since is checked now.
+    while (!entries_.empty() && (evict_all || entries_.front().epoch + 2 <= now)) {
+      if (budget < n) {
+        if (auto f = CheckEntry(entries_.front())) findings.push_back(std::move(*f));
+      }
+      entries_.pop_front();
+      if (next_check_ > 0) --next_check_;
     }
   }
   for (const auto& [rule, message] : findings) Report(dev, rule, "(handle memory check)", message);

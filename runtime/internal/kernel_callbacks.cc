@@ -90,7 +90,9 @@ HRESULT APIENTRY AllocateCb(D3DRTDEVICEHANDLE h, D3DDDICB_ALLOCATE* a) {
     std::lock_guard<std::mutex> lock(dev->alloc_mu);
     for (UINT i = 0; i < a->NumAllocations; ++i) {
       uint32_t alloc = a->pAllocationInfo[i].hAllocation.value;
-      dev->allocations[alloc] = AllocationInfo{owner, false, 0, false};
+      AllocationInfo& info = dev->allocations[alloc];
+      if (info.destroyed && !info.deallocated) --dev->destroyed_not_deallocated;  // reused
+      info = AllocationInfo{owner, false, 0, false};
       if (a->hResource.handle != nullptr) {
         dev->resource_allocations[a->hResource.handle].push_back(alloc);
       }
@@ -106,7 +108,9 @@ HRESULT APIENTRY DeallocateCb(D3DRTDEVICEHANDLE h, const D3DDDICB_DEALLOCATE* a)
     std::lock_guard<std::mutex> lock(dev->alloc_mu);
     for (UINT i = 0; i < a->NumAllocations; ++i) {
       auto it = dev->allocations.find(a->HandleList[i].value);
-      if (it != dev->allocations.end()) it->second.deallocated = true;
+      if (it == dev->allocations.end()) continue;
+      if (it->second.destroyed && !it->second.deallocated) --dev->destroyed_not_deallocated;
+      it->second.deallocated = true;
     }
   }
   return dev->kcb->pfnDeallocateCb(dev->kdev, a);

@@ -189,13 +189,16 @@ class Quarantine {
     uint64_t epoch = 0;  // Flush count when it was freed
   };
   void Add(DeviceState* dev, Entry entry);
-  // Checks every entry and reports modified memory; frees the entries that have survived two
-  // Flush calls (a driver's deferred destruction runs in every Flush), or all with `evict_all`.
+  // Checks entries and reports modified memory: all of them with `evict_all` (then frees them
+  // all), else up to RuntimeOptions::quarantine_check_entries, continuing round-robin where
+  // the last check stopped; then frees the entries that have survived two Flush calls (a
+  // driver's deferred destruction runs in every Flush), checking each one it frees.
   void Check(DeviceState* dev, bool evict_all);
 
  private:
   std::mutex mu_;
   std::deque<Entry> entries_;
+  size_t next_check_ = 0;  // index into entries_ where the next bounded check starts
 };
 
 // Allocation bookkeeping for R67/R68/R70 (kernel-thunk side).
@@ -246,6 +249,9 @@ struct DeviceState {
   // Kernel-side checks.
   std::mutex alloc_mu;
   absl::flat_hash_map<uint32_t, AllocationInfo> allocations;
+  // How many of `allocations` are destroyed and not yet deallocated: the R68 check at each
+  // Flush walks `allocations` (which keeps every allocation ever made) only when some are.
+  uint64_t destroyed_not_deallocated = 0;
   // Runtime resource (hRTResource) -> its allocations, to mark them at DestroyResource.
   absl::flat_hash_map<const void*, std::vector<uint32_t>> resource_allocations;
   bool context_created = false;          // R74

@@ -11,6 +11,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "corpus/workloads/scenarios.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rules/planted_bugs.h"
@@ -118,7 +120,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         CleanRun{"smallcl", "smallcl --threads 4", ""}, CleanRun{"scene", "scene --threads 4", ""},
         CleanRun{"present", "present --frames 8", ""}, CleanRun{"dp2", "dp2 --frames 8", ""},
-        CleanRun{"tables", "tables --frames 2", ""},
+        CleanRun{"tables", "tables --frames 2", ""}, CleanRun{"long", "long --frames 3", ""},
         CleanRun{"scene_seed", "scene --threads 2 --frames 9 --seed 77", ""},
         CleanRun{"oom_recycle_create", "smallcl --frames 8",
                  "CLTRACE_REFDRIVER_CONFIG=oom:RecycleCreateCommandList=2,5,9"},
@@ -130,19 +132,38 @@ INSTANTIATE_TEST_SUITE_P(
         CleanRun{"removed_scene", "scene --frames 8", "CLTRACE_REFDRIVER_CONFIG=removed=900"}),
     [](const ::testing::TestParamInfo<CleanRun>& info) { return info.param.name; });
 
+// `long` is linear in its frames (every frame makes about the same calls), and without
+// --frames it makes about 100 million calls: extrapolated from two short runs, not run here.
+TEST(WorkloadCliTest, LongWithoutFramesMakesAboutAHundredMillionCalls) {
+  auto calls = [](int frames) {
+    std::vector<std::string> v = Workload(absl::StrCat("long --frames ", frames)).lines;
+    uint64_t n = 0;
+    EXPECT_TRUE(!v.empty() && absl::SimpleAtoi(absl::StripPrefix(v.back(), "calls: "), &n))
+        << (v.empty() ? "(no output)" : v.back());
+    return n;
+  };
+  const uint64_t two = calls(2), six = calls(6);
+  ASSERT_GT(six, two);
+  const uint64_t per_frame = (six - two) / 4;  // frames differ by a few kernel-side calls
+  const uint64_t total = two + per_frame * (workloads::LongDefaultFrames() - 2);
+  EXPECT_GE(total, 95'000'000u);
+  EXPECT_LE(total, 110'000'000u);
+}
+
 TEST(WorkloadCliTest, ListNamesEveryScenarioAndEveryMode) {
   WorkloadRun run = Workload("--list");
   EXPECT_EQ(run.exit_code, 0);
-  ASSERT_GE(run.lines.size(), 5u);
+  ASSERT_GE(run.lines.size(), 6u);
   EXPECT_TRUE(absl::StartsWith(run.lines[0], "smallcl "));
   EXPECT_TRUE(absl::StartsWith(run.lines[1], "scene "));
   EXPECT_TRUE(absl::StartsWith(run.lines[2], "present "));
   EXPECT_TRUE(absl::StartsWith(run.lines[3], "dp2 "));
   EXPECT_TRUE(absl::StartsWith(run.lines[4], "tables "));
+  EXPECT_TRUE(absl::StartsWith(run.lines[5], "long "));
   // Then "--bug RULE  KIND  scenarios: A, B": exactly the (rule, scenario) pairs the mode
   // tests above run and see detected.
   std::vector<std::string> listed, tested;
-  for (size_t i = 5; i < run.lines.size(); ++i) {
+  for (size_t i = 6; i < run.lines.size(); ++i) {
     std::vector<std::string> halves = absl::StrSplit(run.lines[i], "scenarios: ");
     ASSERT_EQ(halves.size(), 2u) << run.lines[i];
     std::vector<std::string> words = absl::StrSplit(halves[0], ' ', absl::SkipEmpty());

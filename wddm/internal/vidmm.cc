@@ -39,9 +39,18 @@ absl::Status VidMm::Create(AllocationId id, uint64_t size, uint64_t alignment) {
   return absl::OkStatus();
 }
 
+void VidMm::Unindex(AllocationId id, const Alloc& a) {
+  if (a.video != 0 && a.pins == 0) evictable_.erase({a.priority, a.last_use, id});
+}
+
+void VidMm::Reindex(AllocationId id, const Alloc& a) {
+  if (a.video != 0 && a.pins == 0) evictable_.insert({a.priority, a.last_use, id});
+}
+
 void VidMm::Release(AllocationId id) {
   auto it = allocs_.find(id);
   Alloc& a = it->second;
+  Unindex(id, a);
   if (a.video != 0) {
     by_address_.erase(a.video);
     Free(a.video, AlignUp(a.size, kPage));
@@ -121,21 +130,41 @@ absl::StatusOr<std::vector<PagingOp>> VidMm::MakeResidentOnce(absl::Span<const A
       if (seen.insert(id).second) order.push_back(id);
     }
   }
-  // Undo log so a failure leaves nothing changed.
+  // Undo log so a failure leaves nothing changed: the allocations touched, and each video
+  // range placed or evicted, undone in reverse order. Never a copy of the maps: their size
+  // grows with the allocations alive, and this runs for every submission.
   std::vector<std::pair<AllocationId, Alloc>> saved;
-  auto saved_free = free_;
-  auto saved_by_address = by_address_;
-  uint64_t saved_used = video_used_;
+  struct Moved {
+    bool placed;  // false: evicted
+    AllocationId id;
+    uint64_t video;
+  };
+  std::vector<Moved> moves;
   for (AllocationId id : order) saved.emplace_back(id, allocs_[id]);
   auto rollback = [&] {
-    for (auto it = saved.rbegin(); it != saved.rend(); ++it) allocs_[it->first] = it->second;
-    free_ = saved_free;
-    by_address_ = saved_by_address;
-    video_used_ = saved_used;
+    for (auto it = moves.rbegin(); it != moves.rend(); ++it) {
+      const uint64_t size = AlignUp(allocs_[it->id].size, kPage);
+      if (it->placed) {
+        by_address_.erase(it->video);
+        Free(it->video, size);
+      } else {
+        TakeRange(free_, it->video, size);  // free since the eviction: nothing placed it again
+        video_used_ += size;
+        by_address_.emplace(it->video, it->id);
+      }
+    }
+    for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
+      Alloc& a = allocs_[it->first];
+      Unindex(it->first, a);
+      a = it->second;
+      Reindex(it->first, a);
+    }
   };
   auto evict = [&](AllocationId vid) {
     Alloc& v = allocs_[vid];
     saved.emplace_back(vid, v);
+    moves.push_back({false, vid, v.video});
+    Unindex(vid, v);
     PagingOp op;
     op.kind = PagingOp::kTransferToSystem;
     op.id = vid;
@@ -151,15 +180,15 @@ absl::StatusOr<std::vector<PagingOp>> VidMm::MakeResidentOnce(absl::Span<const A
   };
   if (compact) {
     std::vector<AllocationId> resident;
-    for (const auto& [vid, va] : allocs_) {
-      if (va.video != 0 && va.pins == 0) resident.push_back(vid);
-    }
+    for (const EvictionKey& key : evictable_) resident.push_back(std::get<2>(key));
     std::sort(resident.begin(), resident.end());
     for (AllocationId vid : resident) evict(vid);
   }
   for (AllocationId id : order) {
     Alloc& a = allocs_[id];
+    Unindex(id, a);
     a.last_use = use_clock_;
+    Reindex(id, a);
     if (a.video != 0) continue;
     std::optional<uint64_t> at = Place(AlignUp(a.size, kPage), a.alignment);
     while (!at.has_value()) {
@@ -167,15 +196,11 @@ absl::StatusOr<std::vector<PagingOp>> VidMm::MakeResidentOnce(absl::Span<const A
       // set; ties by id.
       AllocationId victim = 0;
       bool found = false;
-      std::tuple<uint32_t, uint64_t, AllocationId> best{UINT32_MAX, UINT64_MAX, 0};
-      for (const auto& [vid, va] : allocs_) {
-        if (va.video == 0 || va.pins > 0 || wanted.contains(vid)) continue;
-        std::tuple<uint32_t, uint64_t, AllocationId> key{va.priority, va.last_use, vid};
-        if (!found || key < best) {
-          best = key;
-          victim = vid;
-          found = true;
-        }
+      for (const EvictionKey& key : evictable_) {
+        if (wanted.contains(std::get<2>(key))) continue;
+        victim = std::get<2>(key);
+        found = true;
+        break;
       }
       if (!found) {
         rollback();
@@ -201,7 +226,9 @@ absl::StatusOr<std::vector<PagingOp>> VidMm::MakeResidentOnce(absl::Span<const A
     page_ins.push_back(op);
     a.video = *at;
     a.written = true;
+    Reindex(id, a);
     by_address_.emplace(*at, id);
+    moves.push_back({true, id, *at});
   }
   evictions.insert(evictions.end(), page_ins.begin(), page_ins.end());
   return evictions;
@@ -209,13 +236,18 @@ absl::StatusOr<std::vector<PagingOp>> VidMm::MakeResidentOnce(absl::Span<const A
 
 void VidMm::SetPriority(AllocationId id, uint32_t priority) {
   auto it = allocs_.find(id);
-  if (it != allocs_.end()) it->second.priority = priority;
+  if (it == allocs_.end()) return;
+  Unindex(id, it->second);
+  it->second.priority = priority;
+  Reindex(id, it->second);
 }
 
 void VidMm::Pin(absl::Span<const AllocationId> ids) {
   for (AllocationId id : ids) {
     auto it = allocs_.find(id);
-    if (it != allocs_.end()) ++it->second.pins;
+    if (it == allocs_.end()) continue;
+    Unindex(id, it->second);
+    ++it->second.pins;
   }
 }
 
@@ -227,6 +259,8 @@ std::vector<AllocationId> VidMm::Unpin(absl::Span<const AllocationId> ids) {
     if (--it->second.pins == 0 && it->second.zombie) {
       Release(id);
       released.push_back(id);
+    } else {
+      Reindex(id, it->second);
     }
   }
   return released;

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
+#include <tuple>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -87,6 +89,12 @@ class VidMm : public GpuMemoryMap {
   std::optional<uint64_t> Place(uint64_t size, uint64_t alignment);
   void Free(uint64_t address, uint64_t size);
   void Release(AllocationId id);
+  // The eviction order: (priority, last use, id) of every resident, unpinned allocation.
+  // Unindex before changing an allocation's residency, pins, priority or last use; Reindex
+  // after.
+  using EvictionKey = std::tuple<uint32_t, uint64_t, AllocationId>;
+  void Unindex(AllocationId id, const Alloc& a);
+  void Reindex(AllocationId id, const Alloc& a);
 
   uint64_t video_size_;
   uint64_t video_used_ = 0;
@@ -95,6 +103,9 @@ class VidMm : public GpuMemoryMap {
   std::map<uint64_t, uint64_t> free_;  // video start -> size, coalesced
   absl::flat_hash_map<AllocationId, Alloc> allocs_;
   std::map<uint64_t, AllocationId> by_address_;
+  // Eviction candidates in eviction order (a scan of every allocation per eviction made a
+  // submission's cost grow with the allocations alive).
+  std::set<EvictionKey> evictable_;
 };
 
 }  // namespace cltrace::gpu::internal
