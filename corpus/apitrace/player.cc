@@ -178,6 +178,11 @@ constexpr NameValue kNames[] = {
     {"CREATE_DEVICE_PREVENT_ALTERING_LAYER_SETTINGS_FROM_REGISTRY", 0},
     {"CREATE_DEVICE_DISABLE_GPU_TIMEOUT", 0},
     // DXGI_USAGE
+    {"DXGI_RESOURCE_PRIORITY_MINIMUM", 0x28000000},
+    {"DXGI_RESOURCE_PRIORITY_LOW", 0x50000000},
+    {"DXGI_RESOURCE_PRIORITY_NORMAL", 0x78000000},
+    {"DXGI_RESOURCE_PRIORITY_HIGH", 0xa0000000},
+    {"DXGI_RESOURCE_PRIORITY_MAXIMUM", 0xc8000000},
     {"DXGI_USAGE_SHADER_INPUT", 0x8},
     {"DXGI_USAGE_RENDER_TARGET_OUTPUT", 0x20},
     {"DXGI_USAGE_BACK_BUFFER", 0},
@@ -789,7 +794,7 @@ absl::Status Player::Dispatch(const Call& call) {
   if (iface == "ID3D11Resource" || iface == "ID3D11Buffer" ||
       absl::StartsWith(iface, "ID3D11Texture")) {
     if (method == "SetEvictionPriority" && o->kind == ObjKind::kResource) {
-      absl::StatusOr<uint64_t> p = Uint(call, "EvictionPriority");
+      absl::StatusOr<uint32_t> p = Enum(call, call.Arg("EvictionPriority"), "EvictionPriority");
       if (!p.ok()) return p.status();
       o->dev->device->SetEvictionPriority(As<runtime::Resource>(o), static_cast<uint32_t>(*p));
       return played(absl::OkStatus());

@@ -113,7 +113,8 @@ TEST_P(AppCaptureTest, PlaysCleanAndBecomesTheGoldenDdis) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Apps, AppCaptureTest,
-                         ::testing::Values("triangle", "maps_queries", "deferred_threads"));
+                         ::testing::Values("triangle", "maps_queries", "deferred_threads",
+                                           "api_surface"));
 
 TEST(ApitracePlayerTest, MapTypesBecomeTheDdisTheRuntimeChooses) {
   Played p = PlayText(ReadFile(AppPath("maps_queries.txt")));

@@ -42,7 +42,8 @@ TEST_P(AppsE2eTest, RecordsChecksCleanAndReplaysIdentically) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Apps, AppsE2eTest,
-                         ::testing::Values("triangle", "maps_queries", "deferred_threads"));
+                         ::testing::Values("triangle", "maps_queries", "deferred_threads",
+                                           "api_surface"));
 
 class ApitraceCommandTest : public ::cltrace::testing::CommandTest {
  public:
