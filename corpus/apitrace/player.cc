@@ -442,6 +442,23 @@ class Player {
   std::vector<std::shared_ptr<Obj>> objects_;  // creation order
   absl::flat_hash_map<uint64_t, std::shared_ptr<Obj>> keys_;
   std::map<uint64_t, Mapping> mappings_;  // by the capture's pData
+
+  // An application bug D3D11 does not catch: executing a command list after its final Release.
+  // A released object cannot reach the driver through the runtime model's API, so when the
+  // first command list the capture finally releases is executed again, the first device runs
+  // with the runtime model's R40 misuse mode, which issues that execute at the release.
+  void FindReleasedListExecute();
+  uint64_t r40_key_ = 0;  // the released list the capture executes again
+  int64_t r40_release_line_ = 0;
+  bool r40_armed_ = false;  // the first device was created with the misuse mode
+  size_t r40_before_ = 0;   // R40 executes the runtime issued before the play
+  static size_t R40Executes() {
+    size_t n = 0;
+    for (const runtime::LifecycleNonEdge& e : runtime::ProcessLifecycleSteps().non_edges) {
+      n += absl::string_view(e.call) == "CommandListExecute" && e.rule == rules::Rule::kR40;
+    }
+    return n;
+  }
 };
 
 absl::Status Player::Skip(const Call& call, absl::string_view reason) {
@@ -640,8 +657,43 @@ void Player::AddRefOutputs(const Value* v) {
 
 // ---- Playing ----------------------------------------------------------------------------------
 
+void Player::FindReleasedListExecute() {
+  absl::flat_hash_map<uint64_t, int> refs;  // command lists alive: their references
+  auto key_of = [](const Call& c, const char* arg) -> uint64_t {
+    const Value* v = c.Arg(arg);
+    return v == nullptr ? 0 : Deref(v)->AsUint().value_or(0);
+  };
+  for (size_t i = 0; i < calls_.size(); ++i) {
+    const Call& c = calls_[i];
+    const absl::string_view method = c.Method();
+    if (method == "FinishCommandList") {
+      if (uint64_t k = key_of(c, "ppCommandList"); k != 0) refs[k] = 1;
+      continue;
+    }
+    const uint64_t self = key_of(c, "this");
+    auto it = refs.find(self);
+    if (it == refs.end()) continue;
+    if (method == "AddRef") ++it->second;
+    if (method != "Release" || --it->second > 0) continue;
+    // The first final release of a command list: is the list executed again before its
+    // address names a new one?
+    for (size_t j = i + 1; j < calls_.size(); ++j) {
+      const Call& later = calls_[j];
+      if (later.Method() == "FinishCommandList" && key_of(later, "ppCommandList") == self) break;
+      if (later.Method() == "ExecuteCommandList" && key_of(later, "pCommandList") == self) {
+        r40_key_ = self;
+        r40_release_line_ = c.line;
+        break;
+      }
+    }
+    return;
+  }
+}
+
 absl::StatusOr<PlayReport> Player::Run() {
   report_.calls = calls_.size();
+  FindReleasedListExecute();
+  if (r40_key_ != 0) r40_before_ = R40Executes();
   // The capture's threads, in order of first appearance.
   std::vector<uint64_t> threads;
   for (const Call& c : calls_) {
@@ -848,6 +900,10 @@ absl::Status Player::CreateDevice(const Call& call, bool with_swap_chain) {
     absl::StatusOr<uint32_t> f = Enum(call, flags, "Flags");
     if (!f.ok()) return f.status();
     ro.create_device_flags |= *f & D3D11DDI_CREATEDEVICE_FLAG_SINGLETHREADED;
+  }
+  if (r40_key_ != 0 && devices_.empty()) {
+    ro.misuse = runtime::Misuse::kR40;
+    r40_armed_ = true;
   }
   auto rec = std::make_unique<DeviceRec>();
   HRESULT hr = runtime::Device::Create(ro, &rec->device);
@@ -1992,6 +2048,16 @@ absl::Status Player::ContextCall(const Call& call, Obj* self) {
       return s;
     }
   } else if (method == "ExecuteCommandList") {
+    if (const Value* v = call.Arg("pCommandList");
+        r40_armed_ && v != nullptr && Deref(v)->AsUint() == r40_key_ && !keys_.contains(r40_key_) &&
+        R40Executes() > r40_before_) {
+      r40_armed_ = false;
+      Substitute(call,
+                 absl::StrCat("executes the command list released at line ", r40_release_line_,
+                              ": issued at that Release by the runtime model's R40 "
+                              "misuse mode"));
+      return absl::OkStatus();
+    }
     CLTRACE_TRY(l, Lookup(call, call.Arg("pCommandList"), ObjKind::kCommandList, false));
     CLTRACE_TRY(restore, u("RestoreContextState"));
     c->ExecuteCommandList(As<runtime::CommandList>(*l), *restore ? TRUE : FALSE);

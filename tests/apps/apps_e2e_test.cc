@@ -45,6 +45,20 @@ INSTANTIATE_TEST_SUITE_P(Apps, AppsE2eTest,
                          ::testing::Values("triangle", "maps_queries", "deferred_threads",
                                            "api_surface"));
 
+// A capture that executes a command list after its final Release: the recording shows the
+// execute of a recycle-destroyed handle and `cltrace check` reports R40.
+TEST_F(AppsE2eTest, ReleasedListExecutedMakesCheckReportR40) {
+  const std::string trace = Path("bug.cltrace");
+  Result rec = Run(absl::StrCat(CLTRACE_BIN, " record -o ", trace, " -- ", CLTRACE_WORKLOAD_BIN,
+                                " apitrace ", App("bug_released_list_executed.txt")));
+  EXPECT_EQ(rec.exit, 1) << rec.out << rec.err;  // the program's violation, as for --bug modes
+  EXPECT_THAT(rec.out, HasSubstr("substituted: ID3D11DeviceContext::ExecuteCommandList x 1"));
+  Result check = Run(absl::StrCat(CLTRACE_BIN, " check ", trace));
+  EXPECT_EQ(check.exit, 1) << check.out << check.err;
+  EXPECT_THAT(check.out, HasSubstr("R40 seq="));
+  EXPECT_THAT(check.out, HasSubstr(" 1 violations"));
+}
+
 class ApitraceCommandTest : public ::cltrace::testing::CommandTest {
  public:
   Result Workload(const std::string& args) {
