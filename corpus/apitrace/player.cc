@@ -329,8 +329,13 @@ const char* KindName(ObjKind k) {
   return "an object";
 }
 
+struct Obj;
 struct DeviceRec {
   runtime::Device* device = nullptr;
+  // The device's own objects: they live as long as the device, whatever their counts say (the
+  // children keep a D3D11 device; the device keeps its immediate context).
+  Obj* device_obj = nullptr;
+  Obj* ic_obj = nullptr;
 };
 
 struct Obj {
@@ -347,6 +352,8 @@ struct Obj {
 };
 
 struct Mapping {
+  const Obj* context = nullptr;  // the player's objects (kept in Player::objects_)
+  const Obj* resource_obj = nullptr;
   uint64_t size = 0;
   uint8_t* data = nullptr;
   runtime::DeviceContext* ctx = nullptr;
@@ -637,6 +644,15 @@ void Player::Release(Obj* o) {
 
 void Player::Forget(Obj* o) {
   o->alive = false;
+  // A mapping of a released resource or on a released context is gone with it: a later memcpy
+  // into its range is bad input, never a write into freed memory.
+  for (auto it = mappings_.begin(); it != mappings_.end();) {
+    if (it->second.context == o || it->second.resource_obj == o) {
+      it = mappings_.erase(it);
+    } else {
+      ++it;
+    }
+  }
   for (uint64_t k : o->keys) keys_.erase(k);
   o->keys.clear();
   if (o->kind == ObjKind::kSwapChain) {
@@ -730,7 +746,7 @@ absl::StatusOr<PlayReport> Player::Run() {
   for (std::thread& t : pool) t.join();
 
   // What the capture left alive: unmapped and released, newest first, then the devices.
-  for (auto& [start, m] : mappings_) m.ctx->Unmap(m.resource, m.subresource);
+  for (auto& [start, m] : mappings_) m.ctx->Unmap(m.resource, m.subresource);  // both alive
   mappings_.clear();
   for (auto it = objects_.rbegin(); it != objects_.rend(); ++it) {
     Obj* o = it->get();
@@ -782,8 +798,10 @@ absl::Status Player::Dispatch(const Call& call) {
       AddRef(it->second.get());
     } else {
       // Another interface of the same object: one reference count.
+      // (A copy first: inserting may rehash the table under a reference into it.)
+      std::shared_ptr<Obj> same = keys_.at(o->keys.front());
       o->keys.push_back(*key);
-      keys_[*key] = keys_.at(o->keys.front());
+      keys_[*key] = std::move(same);
       AddRef(o);
     }
     return played(absl::OkStatus());
@@ -813,8 +831,31 @@ absl::Status Player::Dispatch(const Call& call) {
                                                             "Leave",
                                                             "GetClassLinkage"};
   if (kNoDdi.contains(method)) return played(absl::OkStatus());
-  if (method == "GetDevice" || method == "GetResource" || method == "GetImmediateContext" ||
-      method == "GetImmediateContext1") {
+  if ((method == "GetDevice" || absl::StartsWith(method, "GetImmediateContext")) &&
+      o->dev != nullptr) {
+    // The device and its immediate context answer these even when the program's count of them
+    // reached zero (the children keep them): the pointer names them again.
+    const bool device = method == "GetDevice";
+    absl::StatusOr<uint64_t> key = OutKey(call, device ? "ppDevice" : "ppImmediateContext");
+    if (!key.ok()) return key.status();
+    Obj* target = device ? o->dev->device_obj : o->dev->ic_obj;
+    if (*key == 0 || target == nullptr) return played(absl::OkStatus());
+    if (auto it = keys_.find(*key); it != keys_.end()) {
+      if (it->second.get() != target) return Bad(call, "the pointer names another object");
+      AddRef(target);
+      return played(absl::OkStatus());
+    }
+    for (const auto& obj : objects_) {
+      if (obj.get() == target) {
+        target->alive = true;
+        ++target->refs;
+        target->keys.push_back(*key);
+        keys_[*key] = obj;
+      }
+    }
+    return played(absl::OkStatus());
+  }
+  if (method == "GetDevice" || method == "GetResource") {
     for (const Value::Member& m : call.args) {
       if (m.name != "this") AddRefOutputs(&m.value);
     }
@@ -917,6 +958,7 @@ absl::Status Player::CreateDevice(const Call& call, bool with_swap_chain) {
   auto device = std::make_shared<Obj>();
   device->kind = ObjKind::kDevice;
   device->dev = d;
+  d->device_obj = device.get();
   Obj* device_obj = device.get();
   if (absl::Status s = BindNew(call, call.Arg("ppDevice"), std::move(device)); !s.ok()) return s;
 
@@ -924,6 +966,7 @@ absl::Status Player::CreateDevice(const Call& call, bool with_swap_chain) {
   ic->kind = ObjKind::kContext;
   ic->dev = d;
   ic->ctx = d->device->GetImmediateContext();
+  d->ic_obj = ic.get();
   const Value* ic_out = call.Arg("ppImmediateContext");
   if (ic_out != nullptr && Deref(ic_out)->AsUint().value_or(0) != 0) {
     if (absl::Status s = BindNew(call, ic_out, ic); !s.ok()) return s;
@@ -1580,12 +1623,40 @@ absl::Status Player::DeviceCall(const Call& call, Obj* self) {
 
 // ---- ID3D11DeviceContext ----------------------------------------------------------------------
 
+// A subresource index of `r`, and a box inside it (D3D11 drops such a call; the player refuses
+// the capture, so no driver reads past what the program handed it).
+absl::Status CheckSubresource(const Call& call, const runtime::Resource* r, uint32_t sub,
+                              const D3D10_DDI_BOX* box) {
+  const runtime::ResourceDesc& d = r->desc();
+  const uint64_t mips = std::max(1u, d.mip_levels);
+  const uint64_t count =
+      mips * std::max(1u, d.array_size) * (d.dimension == D3D10DDIRESOURCE_TEXTURECUBE ? 6 : 1);
+  if (sub >= count) {
+    return Bad(call, absl::StrCat("subresource ", sub, " of a resource with ", count));
+  }
+  if (box == nullptr) return absl::OkStatus();
+  const uint32_t mip = static_cast<uint32_t>(sub % mips);
+  const bool buffer = d.dimension == D3D10DDIRESOURCE_BUFFER;
+  const int64_t w = buffer ? d.width : std::max(1u, d.width >> mip);
+  const int64_t h = buffer ? 1 : std::max(1u, d.height >> mip);
+  const int64_t z = buffer ? 1 : std::max(1u, d.depth >> mip);
+  if (box->left < 0 || box->top < 0 || box->front < 0 || box->right < box->left ||
+      box->bottom < box->top || box->back < box->front || box->right > w || box->bottom > h ||
+      box->back > z) {
+    return Bad(call, "the box is not inside the subresource");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Player::MapCall(const Call& call, Obj* self) {
   absl::StatusOr<Obj*> res = Lookup(call, call.Arg("pResource"), ObjKind::kResource, false);
   if (!res.ok()) return res.status();
   runtime::Resource* r = As<runtime::Resource>(*res);
   absl::StatusOr<uint64_t> sub = Uint(call, "Subresource");
   if (!sub.ok()) return sub.status();
+  if (absl::Status st = CheckSubresource(call, r, static_cast<uint32_t>(*sub), nullptr); !st.ok()) {
+    return st;
+  }
   if (call.Method() == "Unmap") {
     for (auto it = mappings_.begin(); it != mappings_.end();) {
       if (it->second.ctx == self->ctx && it->second.resource == r &&
@@ -1621,6 +1692,8 @@ absl::Status Player::MapCall(const Call& call, Obj* self) {
   Mapping mapping;
   mapping.size = size;
   mapping.data = hr == S_OK ? static_cast<uint8_t*>(m.data) : nullptr;
+  mapping.context = self;
+  mapping.resource_obj = *res;
   mapping.ctx = self->ctx;
   mapping.resource = r;
   mapping.subresource = static_cast<uint32_t>(*sub);
@@ -1923,6 +1996,15 @@ absl::Status Player::ContextCall(const Call& call, Obj* self) {
         *fields[k] = static_cast<INT>(*v);
       }
     }
+    if (absl::Status st = CheckSubresource(call, As<runtime::Resource>(*dst), *dst_sub, nullptr);
+        !st.ok()) {
+      return st;
+    }
+    if (absl::Status st =
+            CheckSubresource(call, As<runtime::Resource>(*src), *src_sub, has_box ? &box : nullptr);
+        !st.ok()) {
+      return st;
+    }
     c->CopySubresourceRegion(As<runtime::Resource>(*dst), *dst_sub, *x, *y, *z,
                              As<runtime::Resource>(*src), *src_sub, has_box ? &box : nullptr);
   } else if (method == "UpdateSubresource" || method == "UpdateSubresource1") {
@@ -1945,9 +2027,9 @@ absl::Status Player::ContextCall(const Call& call, Obj* self) {
         CLTRACE_TRY(v, FieldEnum(call, b, names[k], 0));
         *fields[k] = static_cast<INT>(*v);
       }
-      if (box.right < box.left || box.bottom < box.top || box.back < box.front) {
-        return Bad(call, "an empty or inverted box");
-      }
+    }
+    if (absl::Status st = CheckSubresource(call, r, *sub, has_box ? &box : nullptr); !st.ok()) {
+      return st;
     }
     // What the driver may read: the whole subresource at the given pitches (an upper bound).
     const runtime::ResourceDesc& d = r->desc();
