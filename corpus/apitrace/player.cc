@@ -36,6 +36,13 @@ struct NameValue {
   uint32_t value;
 };
 constexpr NameValue kNames[] = {
+    // BOOL (apitrace prints it as an enum) and the API's named constants
+    {"FALSE", 0},
+    {"TRUE", 1},
+    {"DEFAULT_SAMPLE_MASK", 0xffffffffu},
+    {"KEEP_RENDER_TARGETS_AND_DEPTH_STENCIL", 0xffffffffu},
+    {"KEEP_UNORDERED_ACCESS_VIEWS", 0xffffffffu},
+    {"SO_NO_RASTERIZED_STREAM", 0xffffffffu},
     // D3D11_USAGE
     {"USAGE_DEFAULT", 0},
     {"USAGE_IMMUTABLE", 1},
