@@ -361,6 +361,10 @@ struct Obj {
 struct Mapping {
   const Obj* context = nullptr;  // the player's objects (kept in Player::objects_)
   const Obj* resource_obj = nullptr;
+  // Textures: the pitches the capture's driver gave, the layout its memcpy bytes have; the
+  // model driver's own pitches may differ (0 for buffers: one row).
+  uint64_t capture_size = 0;
+  uint32_t capture_row = 0, capture_depth = 0, row = 0, depth = 0;
   uint64_t size = 0;
   uint8_t* data = nullptr;
   runtime::DeviceContext* ctx = nullptr;
@@ -381,6 +385,11 @@ uint32_t MipCount(uint32_t w, uint32_t h, uint32_t d) {
     ++n;
   }
   return n;
+}
+
+// BC1-BC7: rows of 4x4 blocks.
+bool IsBlockCompressed(uint32_t format) {
+  return (format >= 70 && format <= 84) || (format >= 94 && format <= 99);
 }
 
 // Bytes per element of the vertex formats input layouts use (0: unknown).
@@ -1080,15 +1089,35 @@ absl::Status Player::Memcpy(const Call& call) {
   auto it = mappings_.upper_bound(*at);
   if (it == mappings_.begin()) return Bad(call, "dest is in no mapped range");
   --it;
+  const Mapping& m = it->second;
   const uint64_t offset = *at - it->first;
-  if (offset > it->second.size || *n > it->second.size - offset) {
+  if (offset > m.capture_size || *n > m.capture_size - offset) {
     return Bad(call, absl::StrCat("copies ", *n, " bytes at offset ", offset, " of a ",
-                                  it->second.size, "-byte mapping"));
+                                  m.capture_size, "-byte mapping"));
   }
-  if (it->second.data == nullptr) return Skip(call, "the Map it writes into failed here");
+  if (m.data == nullptr) return Skip(call, "the Map it writes into failed here");
   absl::StatusOr<std::string> bytes = Bytes(call, *src, *n);
   if (!bytes.ok()) return bytes.status();
-  std::memcpy(it->second.data + offset, bytes->data(), *n);
+  if (m.capture_row == m.row && m.capture_depth == m.depth) {
+    std::memcpy(m.data + offset, bytes->data(), *n);  // same layout (and every buffer)
+    return absl::OkStatus();
+  }
+  // Another driver's pitches: row by row into the model driver's layout; the padding past the
+  // shorter row is dropped.
+  for (uint64_t pos = offset, end = offset + *n; pos < end;) {
+    const uint64_t slice = m.capture_depth != 0 ? pos / m.capture_depth : 0;
+    const uint64_t in_slice = m.capture_depth != 0 ? pos % m.capture_depth : pos;
+    const uint64_t row = m.capture_row != 0 ? in_slice / m.capture_row : 0;
+    const uint64_t column = m.capture_row != 0 ? in_slice % m.capture_row : in_slice;
+    const uint64_t chunk =
+        std::min(end - pos, m.capture_row != 0 ? m.capture_row - column : end - pos);
+    const uint64_t to = slice * m.depth + row * m.row + column;
+    const uint64_t fits = column < m.row ? std::min<uint64_t>(chunk, m.row - column) : 0;
+    if (row * m.row < m.depth && to < m.size) {
+      std::memcpy(m.data + to, bytes->data() + (pos - offset), std::min(fits, m.size - to));
+    }
+    pos += chunk;
+  }
   return absl::OkStatus();
 }
 
@@ -1684,20 +1713,40 @@ absl::Status Player::MapCall(const Call& call, Obj* self) {
   runtime::MappedSubresource m;
   HRESULT hr =
       self->ctx->Map(r, static_cast<uint32_t>(*sub), static_cast<D3D10_DDI_MAP>(*type), *flags, &m);
+  if (call.ret && call.ret->kind == Kind::kName && call.ret->text != "S_OK") {
+    // The capture's Map failed (DXGI_ERROR_WAS_STILL_DRAWING with DO_NOT_WAIT...): no memcpy
+    // or Unmap follows, so a map that succeeded here ends at once.
+    if (hr == S_OK) {
+      self->ctx->Unmap(r, static_cast<uint32_t>(*sub));
+      Substitute(call, absl::StrCat("failed in the capture (", call.ret->text,
+                                    "): the model's map succeeded and is unmapped at once"));
+    }
+    return absl::OkStatus();
+  }
   const Value* out = Deref(call.Arg("pMappedResource"));
   const Value* p = FindField(out, "pData");
   std::optional<uint64_t> at = p == nullptr ? std::nullopt : Deref(p)->AsUint();
   if (!at || *at == 0) return absl::OkStatus();  // failed in the capture (no memcpy follows)
   const runtime::ResourceDesc& d = r->desc();
-  uint64_t size = d.width;
+  Mapping mapping;
+  mapping.size = d.width;
+  mapping.capture_size = d.width;
   if (d.dimension != D3D10DDIRESOURCE_BUFFER) {
     const uint32_t mip = static_cast<uint32_t>(*sub % std::max(1u, d.mip_levels));
-    const uint64_t rows = std::max(1u, d.height >> mip);
+    uint64_t rows = std::max(1u, d.height >> mip);
+    if (IsBlockCompressed(d.format)) rows = (rows + 3) / 4;  // rows of 4x4 blocks
     const uint64_t slices = std::max(1u, d.depth >> mip);
-    size = m.depth_pitch != 0 ? m.depth_pitch * slices : m.row_pitch * rows;
+    mapping.row = m.row_pitch;
+    mapping.depth = m.depth_pitch != 0 ? m.depth_pitch : static_cast<uint32_t>(m.row_pitch * rows);
+    mapping.size = hr == S_OK ? uint64_t{mapping.depth} * slices : 0;
+    absl::StatusOr<uint32_t> row = FieldEnum(call, out, "RowPitch", 0);
+    absl::StatusOr<uint32_t> depth = FieldEnum(call, out, "DepthPitch", 0);
+    if (!row.ok()) return row.status();
+    if (!depth.ok()) return depth.status();
+    mapping.capture_row = *row;
+    mapping.capture_depth = *depth != 0 ? *depth : static_cast<uint32_t>(*row * rows);
+    mapping.capture_size = uint64_t{mapping.capture_depth} * slices;
   }
-  Mapping mapping;
-  mapping.size = size;
   mapping.data = hr == S_OK ? static_cast<uint8_t*>(m.data) : nullptr;
   mapping.context = self;
   mapping.resource_obj = *res;

@@ -261,6 +261,44 @@ TEST(ApitracePlayerTest, SubresourcesAndBoxesOutsideTheResourceAreBadInput) {
   }
 }
 
+constexpr char kDynamicTexture[] =
+    "ID3D11Device::CreateTexture2D(this = 0x100, pDesc = &{Width = 64, Height = 64, MipLevels = "
+    "1, ArraySize = 1, Format = DXGI_FORMAT_R8G8B8A8_UNORM, SampleDesc = {Count = 1, Quality = "
+    "0}, Usage = D3D11_USAGE_DYNAMIC, BindFlags = D3D11_BIND_SHADER_RESOURCE, CPUAccessFlags = "
+    "D3D11_CPU_ACCESS_WRITE, MiscFlags = 0x0}, pInitialData = NULL, ppTexture2D = &0x300) = "
+    "S_OK\n";
+
+TEST(ApitracePlayerTest, MappedTextureBytesOfAnotherDriversPitchAreRepitched) {
+  // The capture's driver padded each 256-byte row to 1024 bytes: its memcpy is 64 KiB, four
+  // times what the model driver maps; the rows land in the model's layout.
+  const std::string text = absl::StrCat(
+      kDevice, kDynamicTexture,
+      "ID3D11DeviceContext::Map(this = 0x200, pResource = 0x300, Subresource = 0, MapType = "
+      "D3D11_MAP_WRITE_DISCARD, MapFlags = 0x0, pMappedResource = &{pData = 0x9000000, RowPitch "
+      "= 1024, DepthPitch = 65536}) = S_OK\n",
+      "memcpy(dest = 0x9000000, src = blob(65536), n = 65536)\n",
+      "ID3D11DeviceContext::Unmap(this = 0x200, pResource = 0x300, Subresource = 0)\n",
+      "memcpy(dest = 0x9000000, src = blob(4), n = 4)\n");
+  Played p = PlayText(text);
+  ASSERT_FALSE(p.report.ok());  // the last memcpy: after the Unmap
+  EXPECT_THAT(p.report.status().message(), HasSubstr("line 6: memcpy: dest is in no mapped range"));
+  EXPECT_THAT(p.ddis,
+              HasSubstr("line 5 ID3D11DeviceContext::Unmap\n    IC.DynamicResourceUnmap\n"));
+}
+
+TEST(ApitracePlayerTest, AMapThatFailedInTheCaptureEndsAtOnce) {
+  const std::string text = absl::StrCat(
+      kDevice, kDynamicTexture,
+      "ID3D11DeviceContext::Map(this = 0x200, pResource = 0x300, Subresource = 0, MapType = "
+      "D3D11_MAP_WRITE_DISCARD, MapFlags = D3D11_MAP_FLAG_DO_NOT_WAIT, pMappedResource = "
+      "&{pData = NULL, RowPitch = 0, DepthPitch = 0}) = DXGI_ERROR_WAS_STILL_DRAWING\n");
+  Played p = PlayText(text);
+  ASSERT_TRUE(p.report.ok()) << p.report.status();
+  ASSERT_EQ(p.report->substitutes.size(), 1u);
+  EXPECT_THAT(p.report->substitutes[0].reason, HasSubstr("DXGI_ERROR_WAS_STILL_DRAWING"));
+  EXPECT_THAT(p.ddis, HasSubstr("    IC.DynamicResourceMapDiscard\n    IC.DynamicResourceUnmap\n"));
+}
+
 TEST(ApitracePlayerTest, BlobFilesOfDumpBlobsAreRead) {
   char tmpl[] = "/tmp/cltrace_player_XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
