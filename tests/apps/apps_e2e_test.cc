@@ -109,6 +109,43 @@ TEST_F(ApitraceCommandTest, BinaryCaptureNeedsTheApitraceTool) {
   EXPECT_THAT(r.err, HasSubstr("apt-get install apitrace"));
 }
 
+// With an `apitrace` on PATH (here a stand-in script that prints a dump and writes the blob
+// file `--blobs` names into its working directory) a binary capture is converted and played,
+// the blob read from the scratch directory the conversion ran in.
+TEST_F(ApitraceCommandTest, BinaryCaptureIsConvertedByApitraceDump) {
+  const std::string bin = Path("bin");
+  ASSERT_EQ(Run(absl::StrCat("mkdir -p ", bin)).exit, 0);
+  Write("dump.txt",
+        "1 @a D3D11CreateDevice(pAdapter = NULL, DriverType = D3D_DRIVER_TYPE_HARDWARE, Software "
+        "= NULL, Flags = 0x0, pFeatureLevels = NULL, FeatureLevels = 0, SDKVersion = 7, ppDevice "
+        "= &0x100, pFeatureLevel = &D3D_FEATURE_LEVEL_11_0, ppImmediateContext = &0x200) = S_OK\n"
+        "2 @a ID3D11Device::CreateBuffer(this = 0x100, pDesc = &{ByteWidth = 16, Usage = "
+        "D3D11_USAGE_DEFAULT, BindFlags = D3D11_BIND_CONSTANT_BUFFER, CPUAccessFlags = 0x0, "
+        "MiscFlags = 0x0, StructureByteStride = 0}, pInitialData = NULL, ppBuffer = &0x300) = "
+        "S_OK\n"
+        "3 @a ID3D11DeviceContext::UpdateSubresource(this = 0x200, pDstResource = 0x300, "
+        "DstSubresource = 0, pDstBox = NULL, pSrcData = blob(\"blob_call3.bin\"), SrcRowPitch = "
+        "0, SrcDepthPitch = 0)\n");
+  Write("bin/apitrace",
+        absl::StrCat("#!/bin/sh\n"
+                     "[ \"$1 $2 $3 $4\" = \"dump --blobs --thread-ids=yes --color=never\" ] || "
+                     "exit 9\n"
+                     "printf 0123456789abcdef > blob_call3.bin\n"
+                     "cat '",
+                     Path("dump.txt"), "'\n"));
+  ASSERT_EQ(Run(absl::StrCat("chmod +x ", bin, "/apitrace")).exit, 0);
+  const std::string trace = Write("app.trace", std::string("at\0\0\x01\x02", 6));
+  Result r = Run(absl::StrCat("PATH=", bin, ":$PATH ", CLTRACE_WORKLOAD_BIN, " apitrace ", trace));
+  EXPECT_EQ(r.exit, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("apitrace: played 3 of 3 calls on 1 thread"));
+  // A conversion that fails is bad input.
+  Write("bin/apitrace", "#!/bin/sh\nexit 1\n");
+  Result bad =
+      Run(absl::StrCat("PATH=", bin, ":$PATH ", CLTRACE_WORKLOAD_BIN, " apitrace ", trace));
+  EXPECT_EQ(bad.exit, 2);
+  EXPECT_THAT(bad.err, HasSubstr("`apitrace dump` could not read"));
+}
+
 TEST_F(ApitraceCommandTest, MissingFileAndUsage) {
   EXPECT_EQ(Workload(Path("none.txt")).exit, 2);
   EXPECT_EQ(Workload("").exit, 2);
