@@ -354,6 +354,7 @@ struct Obj {
   DeviceRec* dev = nullptr;
   runtime::DeviceContext* ctx = nullptr;    // contexts (immediate or deferred)
   std::vector<runtime::Resource*> buffers;  // swap chains: the back buffers (one reference each)
+  runtime::ResourceDesc buffer_desc;        // swap chains: what the back buffers are
   std::vector<uint64_t> keys;               // the capture's pointers naming it
   bool alive = true;
 };
@@ -424,6 +425,7 @@ class Player {
   absl::Status Memcpy(const Call& call);
   absl::Status CreateDevice(const Call& call, bool with_swap_chain);
   absl::Status CreateSwapChain(const Call& call, Obj* device, const Value* desc, const Value* out);
+  absl::Status MakeBackBuffers(const Call& call, Obj* chain, uint32_t count);
   absl::Status CreateResource(const Call& call, Obj* self);
   absl::Status CreateView(const Call& call, Obj* self, ViewKind kind);
   absl::Status CreateShader(const Call& call, Obj* self, Stage stage);
@@ -1026,15 +1028,25 @@ absl::Status Player::CreateSwapChain(const Call& call, Obj* device, const Value*
   auto chain = std::make_shared<Obj>();
   chain->kind = ObjKind::kSwapChain;
   chain->dev = device->dev;
-  for (uint32_t i = 0; i < *count; ++i) {
+  chain->buffer_desc = rd;
+  if (absl::Status s = MakeBackBuffers(call, chain.get(), *count); !s.ok()) return s;
+  return BindNew(call, out, std::move(chain));
+}
+
+absl::Status Player::MakeBackBuffers(const Call& call, Obj* chain, uint32_t count) {
+  for (runtime::Resource* r : chain->buffers) r->Release();
+  chain->buffers.clear();
+  for (uint32_t i = 0; i < count; ++i) {
     runtime::Resource* r = nullptr;
-    if (HRESULT hr = device->dev->device->CreateResource(rd, &r); hr != S_OK) {
+    if (HRESULT hr = chain->dev->device->CreateResource(chain->buffer_desc, &r); hr != S_OK) {
+      for (runtime::Resource* b : chain->buffers) b->Release();
+      chain->buffers.clear();
       return Bad(call, absl::StrCat("the runtime model refused the back buffer (0x",
                                     absl::Hex(static_cast<uint32_t>(hr)), ")"));
     }
     chain->buffers.push_back(r);
   }
-  return BindNew(call, out, std::move(chain));
+  return absl::OkStatus();
 }
 
 absl::Status Player::SwapChainCall(const Call& call, Obj* self) {
@@ -1068,9 +1080,35 @@ absl::Status Player::SwapChainCall(const Call& call, Obj* self) {
     }
     return absl::OkStatus();
   }
-  if (method == "GetFullscreenState" || method == "GetContainingOutput" ||
-      method == "GetFrameStatistics" || method == "GetLastPresentCount" || method == "GetHwnd" ||
-      method == "GetBackgroundColor" || method == "GetRotation" || method == "SetBackgroundColor" ||
+  if (method == "ResizeBuffers" || method == "ResizeBuffers1") {
+    if (call.ret && call.ret->kind == Kind::kName && call.ret->text != "S_OK") {
+      return absl::OkStatus();  // refused in the capture (back buffers still referenced)
+    }
+    absl::StatusOr<uint64_t> count = Uint(call, "BufferCount");
+    absl::StatusOr<uint64_t> width = Uint(call, "Width");
+    absl::StatusOr<uint64_t> height = Uint(call, "Height");
+    absl::StatusOr<uint32_t> format = Enum(call, call.Arg("NewFormat"), "NewFormat");
+    for (const auto* st : {&count, &width, &height}) {
+      if (!st->ok()) return st->status();
+    }
+    if (!format.ok()) return format.status();
+    if (*count > 16 || *width > 16384 || *height > 16384) return Bad(call, "size out of range");
+    // Zero keeps the current value (the window's size, the buffer count, the format).
+    if (*width != 0) self->buffer_desc.width = static_cast<uint32_t>(*width);
+    if (*height != 0) self->buffer_desc.height = static_cast<uint32_t>(*height);
+    if (*format != 0) self->buffer_desc.format = *format;
+    const uint32_t n =
+        *count != 0 ? static_cast<uint32_t>(*count) : static_cast<uint32_t>(self->buffers.size());
+    return MakeBackBuffers(call, self, n);
+  }
+  if (method == "ResizeTarget" || method == "GetDesc1" || method == "GetFullscreenDesc" ||
+      method == "SetMaximumFrameLatency" || method == "GetMaximumFrameLatency" ||
+      method == "GetFrameLatencyWaitableObject" || method == "SetSourceSize" ||
+      method == "GetSourceSize" || method == "GetRestrictToOutput" || method == "SetColorSpace1" ||
+      method == "CheckColorSpaceSupport" || method == "GetFullscreenState" ||
+      method == "GetContainingOutput" || method == "GetFrameStatistics" ||
+      method == "GetLastPresentCount" || method == "GetHwnd" || method == "GetBackgroundColor" ||
+      method == "GetRotation" || method == "SetBackgroundColor" ||
       method == "GetCurrentBackBufferIndex") {
     return absl::OkStatus();
   }
@@ -1338,9 +1376,50 @@ absl::Status Player::CreateShader(const Call& call, Obj* self, Stage stage) {
     tokens = {0x00050000u | static_cast<uint32_t>(stage), 2u};
   }
   runtime::Shader* shader = nullptr;
-  if (HRESULT hr = self->dev->device->CreateShader(stage, tokens.data(), &shader); hr != S_OK) {
-    return Skip(call, "the runtime model refused the shader");
+  HRESULT hr = S_OK;
+  if (call.Method() == "CreateGeometryShaderWithStreamOutput") {
+    // The declaration's entries in order: the register of an entry is its position (the output
+    // signature is not parsed); a gap (no semantic name) writes no register.
+    std::vector<D3D11DDIARG_STREAM_OUTPUT_DECLARATION_ENTRY> entries;
+    for (const Value* e : Elements(call.Arg("pSODeclaration"))) {
+      absl::StatusOr<uint32_t> stream = FieldEnum(call, e, "Stream", 0);
+      absl::StatusOr<uint32_t> slot = FieldEnum(call, e, "OutputSlot", 0);
+      absl::StatusOr<uint32_t> start = FieldEnum(call, e, "StartComponent", 0);
+      absl::StatusOr<uint32_t> count = FieldEnum(call, e, "ComponentCount", 4);
+      for (const auto* st : {&stream, &slot, &start, &count}) {
+        if (!st->ok()) return st->status();
+      }
+      if (*start > 3 || *count > 4 - *start || *slot > 3 || *stream > 3) {
+        return Bad(call, "a stream-output entry out of range");
+      }
+      const Value* semantic = FindField(e, "SemanticName");
+      const bool gap = semantic == nullptr || Deref(semantic)->kind == Kind::kNull;
+      D3D11DDIARG_STREAM_OUTPUT_DECLARATION_ENTRY entry{};
+      entry.Stream = *stream;
+      entry.OutputSlot = *slot;
+      entry.RegisterIndex = gap ? 0xffffffffu : static_cast<UINT>(entries.size());
+      entry.RegisterMask = static_cast<BYTE>(((1u << *count) - 1) << *start);
+      entries.push_back(entry);
+    }
+    std::vector<uint32_t> strides;
+    for (const Value* e : Elements(call.Arg("pBufferStrides"))) {
+      absl::StatusOr<uint32_t> v = U32(call, e, "pBufferStrides");
+      if (!v.ok()) return v.status();
+      strides.push_back(*v);
+    }
+    absl::StatusOr<uint32_t> rasterized =
+        call.Arg("RasterizedStream") == nullptr
+            ? absl::StatusOr<uint32_t>(0u)
+            : Enum(call, call.Arg("RasterizedStream"), "RasterizedStream");
+    if (!rasterized.ok()) return rasterized.status();
+    if (entries.size() > 128 || strides.size() > 4) return Bad(call, "too many entries");
+    hr = self->dev->device->CreateGeometryShaderWithStreamOutput(
+        tokens.data(), entries.data(), static_cast<uint32_t>(entries.size()), strides.data(),
+        static_cast<uint32_t>(strides.size()), *rasterized, &shader);
+  } else {
+    hr = self->dev->device->CreateShader(stage, tokens.data(), &shader);
   }
+  if (hr != S_OK || shader == nullptr) return Skip(call, "the runtime model refused the shader");
   auto obj = std::make_shared<Obj>();
   obj->kind = ObjKind::kShader;
   obj->dev = self->dev;
@@ -1620,6 +1699,7 @@ absl::Status Player::DeviceCall(const Call& call, Obj* self) {
   for (const auto& [name, stage] : kShaders) {
     if (method == name) return CreateShader(call, self, stage);
   }
+  if (method == "CreateGeometryShaderWithStreamOutput") return CreateShader(call, self, Stage::kGS);
   if (method == "CreateInputLayout" || method == "CreateBlendState" ||
       method == "CreateBlendState1" || method == "CreateDepthStencilState" ||
       method == "CreateRasterizerState" || method == "CreateRasterizerState1" ||
