@@ -1997,6 +1997,22 @@ absl::Status Player::ContextCall(const Call& call, Obj* self) {
     if (rtvs.size() > 8) return Bad(call, "more than 8 render targets");
     CLTRACE_TRY(dsv, Lookup(call, call.Arg("pDepthStencilView"), ObjKind::kView, true));
     c->OMSetRenderTargets(static_cast<uint32_t>(rtvs.size()), rtvs.data(), As<runtime::View>(*dsv));
+  } else if (method == "OMSetRenderTargetsAndUnorderedAccessViews") {
+    // The runtime model binds UAVs to the compute stage only: played when it binds no UAV.
+    CLTRACE_TRY(rtv_count, u("NumRTVs"));
+    CLTRACE_TRY(uav_count, u("NumUAVs"));
+    if (uav_count.value() != 0 && uav_count.value() != 0xffffffffu) {
+      return Skip(call, "pixel-stage UAVs (the runtime model binds UAVs to compute only)");
+    }
+    if (rtv_count.value() == 0xffffffffu) return absl::OkStatus();  // keeps the render targets
+    std::vector<runtime::View*> rtvs;
+    for (const Value* e : Elements(call.Arg("ppRenderTargetViews"))) {
+      CLTRACE_TRY(v, Lookup(call, e, ObjKind::kView, true));
+      rtvs.push_back(As<runtime::View>(*v));
+    }
+    if (rtvs.size() > 8) return Bad(call, "more than 8 render targets");
+    CLTRACE_TRY(dsv, Lookup(call, call.Arg("pDepthStencilView"), ObjKind::kView, true));
+    c->OMSetRenderTargets(static_cast<uint32_t>(rtvs.size()), rtvs.data(), As<runtime::View>(*dsv));
   } else if (method == "OMSetBlendState") {
     CLTRACE_TRY(s, Lookup(call, call.Arg("pBlendState"), ObjKind::kBlendState, true));
     float factor[4] = {1, 1, 1, 1};
