@@ -1434,6 +1434,23 @@ absl::Status Player::CreateShader(const Call& call, Obj* self, Stage stage) {
 absl::Status Player::CreateState(const Call& call, Obj* self) {
   const absl::string_view method = call.Method();
   runtime::Device* device = self->dev->device;
+  // D3D11 hands out the existing state object for an identical description, without a DDI
+  // call: the capture shows the same pointer again, which means one more reference.
+  static const std::pair<const char*, ObjKind> kShared[] = {
+      {"ppBlendState", ObjKind::kBlendState},
+      {"ppDepthStencilState", ObjKind::kDepthStencilState},
+      {"ppRasterizerState", ObjKind::kRasterizerState},
+      {"ppSamplerState", ObjKind::kSamplerState}};
+  for (const auto& [arg, shared_kind] : kShared) {
+    const Value* v = call.Arg(arg);
+    std::optional<uint64_t> key = v == nullptr ? std::nullopt : Deref(v)->AsUint();
+    if (!key || *key == 0) continue;
+    auto it = keys_.find(*key);
+    if (it != keys_.end() && it->second->kind == shared_kind) {
+      AddRef(it->second.get());
+      return absl::OkStatus();
+    }
+  }
   runtime::Object* created = nullptr;
   ObjKind kind = ObjKind::kPlain;
   const char* out_name = "";
@@ -1659,16 +1676,7 @@ absl::Status Player::CreateState(const Call& call, Obj* self) {
   obj->kind = kind;
   obj->dev = self->dev;
   obj->rt = created;
-  // D3D11 hands out the existing state object for an identical description: the same pointer
-  // again means one more reference, and the model's duplicate goes.
   const Value* out = call.Arg(out_name);
-  if (std::optional<uint64_t> key = Deref(out)->AsUint();
-      key && keys_.contains(*key) && keys_.at(*key)->kind == kind && kind != ObjKind::kQuery &&
-      kind != ObjKind::kContext) {
-    created->Release();
-    AddRef(keys_.at(*key).get());
-    return absl::OkStatus();
-  }
   if (absl::Status s = BindNew(call, out, std::move(obj)); !s.ok()) {
     created->Release();
     return s;

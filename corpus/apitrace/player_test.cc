@@ -195,6 +195,23 @@ TEST(ApitracePlayerTest, AddRefKeepsAnObjectAliveAndPointersAreReused) {
                                 "    IC.DestroyResource\nline 6 ID3D11Device::CreateBuffer\n"));
 }
 
+TEST(ApitracePlayerTest, AnIdenticalStateDescriptionReturnsTheSameObjectWithoutADdi) {
+  const std::string sampler =
+      "ID3D11Device::CreateSamplerState(this = 0x100, pSamplerDesc = &{Filter = "
+      "D3D11_FILTER_MIN_MAG_MIP_LINEAR, AddressU = D3D11_TEXTURE_ADDRESS_CLAMP, AddressV = "
+      "D3D11_TEXTURE_ADDRESS_CLAMP, AddressW = D3D11_TEXTURE_ADDRESS_CLAMP, MipLODBias = 0, "
+      "MaxAnisotropy = 1, ComparisonFunc = D3D11_COMPARISON_NEVER, BorderColor = {0, 0, 0, 0}, "
+      "MinLOD = 0, MaxLOD = 3.40282e+38}, ppSamplerState = &0x700) = S_OK\n";
+  const std::string text =
+      absl::StrCat(kDevice, sampler, sampler, "ID3D11SamplerState::Release(this = 0x700) = 1\n",
+                   "ID3D11SamplerState::Release(this = 0x700) = 0\n");
+  Played p = PlayText(text);
+  ASSERT_TRUE(p.report.ok()) << p.report.status();
+  EXPECT_THAT(p.ddis, HasSubstr("line 3 ID3D11Device::CreateSamplerState\nline 4 "
+                                "ID3D11SamplerState::Release\nline 5 ID3D11SamplerState::Release\n"
+                                "    IC.DestroySampler\n"));
+}
+
 TEST(ApitracePlayerTest, UnimplementedCallsAreListedOrWithStrictAnError) {
   const std::string text = absl::StrCat(
       kDevice,
