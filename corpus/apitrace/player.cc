@@ -730,21 +730,26 @@ absl::StatusOr<PlayReport> Player::Run() {
   if (r40_key_ != 0) r40_before_ = R40Executes();
   // The capture's threads, in order of first appearance.
   std::vector<uint64_t> threads;
-  for (const Call& c : calls_) {
-    uint64_t t = c.thread.value_or(0);
-    if (std::find(threads.begin(), threads.end(), t) == threads.end()) threads.push_back(t);
+  absl::flat_hash_map<uint64_t, uint32_t> thread_index;
+  // Turns: the thread of the next call plays; only that thread is woken (a capture with many
+  // threads must not wake them all for every call).
+  std::vector<uint32_t> party(calls_.size());
+  for (size_t i = 0; i < calls_.size(); ++i) {
+    const uint64_t t = calls_[i].thread.value_or(0);
+    auto [it, fresh] = thread_index.try_emplace(t, static_cast<uint32_t>(threads.size()));
+    if (fresh) threads.push_back(t);
+    party[i] = it->second;
   }
   report_.threads = static_cast<int>(threads.size());
 
   std::mutex mu;
-  std::condition_variable turn;
+  std::vector<std::condition_variable> turn(threads.size());
   size_t next = 0;
   absl::Status error;
-  auto worker = [&](uint64_t tid) {
+  auto worker = [&](uint32_t me) {
     std::unique_lock<std::mutex> lock(mu);
     for (;;) {
-      turn.wait(lock,
-                [&] { return next >= calls_.size() || calls_[next].thread.value_or(0) == tid; });
+      turn[me].wait(lock, [&] { return next >= calls_.size() || party[next] == me; });
       if (next >= calls_.size()) return;
       const Call& call = calls_[next];
       if (options_.on_call) options_.on_call(call);
@@ -755,12 +760,16 @@ absl::StatusOr<PlayReport> Player::Run() {
       } else {
         ++next;
       }
-      turn.notify_all();
+      if (next >= calls_.size()) {
+        for (std::condition_variable& t : turn) t.notify_all();
+      } else if (party[next] != me) {
+        turn[party[next]].notify_one();
+      }
     }
   };
   std::vector<std::thread> pool;
-  for (size_t i = 1; i < threads.size(); ++i) pool.emplace_back(worker, threads[i]);
-  if (!threads.empty()) worker(threads[0]);
+  for (uint32_t i = 1; i < threads.size(); ++i) pool.emplace_back(worker, i);
+  if (!threads.empty()) worker(0);
   for (std::thread& t : pool) t.join();
 
   // What the capture left alive: unmapped and released, newest first, then the devices.
