@@ -800,6 +800,9 @@ absl::Status Player::Dispatch(const Call& call) {
     return s;
   };
   if (call.incomplete) return played(Skip(call, "the program died inside the call"));
+  if (!call.args.empty() && call.args[0].name.empty()) {
+    return Bad(call, "the dump has no argument names (dump it without --arg-names=no)");
+  }
   if (iface.empty()) return played(FreeFunction(call));
 
   absl::StatusOr<Obj*> self = This(call);

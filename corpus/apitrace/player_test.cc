@@ -354,7 +354,8 @@ TEST(ApitracePlayerTest, ArgumentsOfTheWrongKindAreBadInput) {
            "ID3D11DeviceContext::Draw(this = 0x200, StartVertexLocation = 0)\n",
            "ID3D11DeviceContext::IASetPrimitiveTopology(this = 0x200, Topology = NO_SUCH)\n",
            "ID3D11DeviceContext::Draw(this = 0x100, VertexCount = 3, StartVertexLocation = 0)\n",
-           "ID3D11DeviceContext::Flush(this = 0x999)\n"}) {
+           "ID3D11DeviceContext::Flush(this = 0x999)\n",
+           "ID3D11DeviceContext::Draw(0x200, 3, 0)\n"}) {
     Played p = PlayText(absl::StrCat(kDevice, bad));
     ASSERT_FALSE(p.report.ok()) << bad;
     EXPECT_EQ(p.report.status().code(), absl::StatusCode::kInvalidArgument) << bad;
