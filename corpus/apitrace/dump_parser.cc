@@ -358,6 +358,13 @@ class DumpParser::Reader {
       return absl::OkStatus();
     }
     if (name == "blob" && Consume('(')) {
+      if (Peek() == '"') {
+        // `apitrace dump --blobs` wrote the bytes to a file and prints its name.
+        if (absl::Status st = ReadString(v); !st.ok()) return st;
+        v->kind = Value::Kind::kBlob;
+        if (v->text.empty() || !Consume(')')) return Error("expected blob(\"FILE\")");
+        return absl::OkStatus();
+      }
       v->kind = Value::Kind::kBlob;
       if (!ReadUnsigned(&v->u) || !Consume(')')) return Error("expected blob(SIZE)");
       return absl::OkStatus();

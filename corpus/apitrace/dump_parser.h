@@ -13,7 +13,7 @@
 //             | '{' [NAME ' = ' value {', ' ...}] '}'  (a structure)
 //             | '{' [value {', ' value}] '}'          (an array)
 //             | '&' value                             (a one-element array: a pointer to it)
-//   blob   := 'blob(' NUMBER ')'
+//   blob   := 'blob(' NUMBER ')' | 'blob(' string ')'   (the latter from `dump --blobs`)
 //
 // Strings may hold literal newlines (the dumper's default --multiline), so a call may span
 // lines. Blank lines (frame ends), `//` comment lines and "Backtrace:" blocks are skipped.
@@ -56,7 +56,8 @@ struct Value {
     kString,     // text (wide: a L"..." string)
     kName,       // an enum value's or a GUID's name (text)
     kBitmask,    // names (and one 0x... remainder in u, if any)
-    kBlob,       // blob(N): N bytes the text dump does not show (u = N)
+    kBlob,       // blob(N): N bytes the text dump does not show (u = N), or
+                 // blob("FILE") (`apitrace dump --blobs`): the bytes are in FILE (text)
     kStruct,     // members with names
     kArray,      // members without names
     kReference,  // &value: a pointer to one element (members[0])

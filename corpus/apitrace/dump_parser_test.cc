@@ -142,6 +142,19 @@ TEST(ApitraceDumpTest, SpecialNumbersAndBitmaskRemainders) {
   EXPECT_EQ(c.Arg("h")->AsUint(), 1u);
 }
 
+TEST(ApitraceDumpTest, BlobFileNamesOfDumpBlobs) {
+  // `apitrace dump --blobs` writes each blob to a file and prints its name.
+  absl::StatusOr<std::vector<Call>> calls =
+      ParseDump("4 memcpy(dest = 0x7f001000, src = blob(\"blob_call4.bin\"), n = 64)\n");
+  ASSERT_TRUE(calls.ok()) << calls.status();
+  const Value* src = (*calls)[0].Arg("src");
+  EXPECT_EQ(src->kind, Kind::kBlob);
+  EXPECT_EQ(src->text, "blob_call4.bin");
+  absl::StatusOr<std::vector<Call>> bad = ParseDump("4 memcpy(src = blob(\"\"))\n");
+  EXPECT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("line 1, column "));
+}
+
 TEST(ApitraceDumpTest, BadInputNamesLineAndColumn) {
   struct Case {
     const char* text;

@@ -3,7 +3,11 @@
 //
 //   cltrace-workload NAME [--threads N] [--frames N] [--seed S] [--driver LIB] [--bug RULE]
 //                    [--lockstep]
+//   cltrace-workload apitrace FILE [--strict] [--driver LIB]
 //   cltrace-workload --list | --help | --version
+//
+// `apitrace FILE` plays a real program's apitrace capture through the runtime model
+// (corpus/apitrace/command.h).
 //
 // --list prints every scenario ("NAME  description"), then every --bug mode
 // ("--bug RULE  KIND  scenarios: NAME, NAME").
@@ -27,6 +31,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cltrace_version.h"
+#include "corpus/apitrace/command.h"
 #include "corpus/workloads/bug_modes.h"
 #include "corpus/workloads/model_layers.h"
 #include "corpus/workloads/scenarios.h"
@@ -37,6 +42,7 @@ namespace {
 constexpr char kUsage[] =
     "usage: cltrace-workload NAME [--threads N] [--frames N] [--seed S] [--driver LIB] "
     "[--bug RULE] [--lockstep]\n"
+    "       cltrace-workload apitrace FILE [--strict] [--driver LIB]\n"
     "       cltrace-workload --list | --help | --version\n";
 
 int Usage(const char* message) {
@@ -62,6 +68,9 @@ int main(int argc, char** argv) {
   workloads::ScenarioOptions options;
   runtime::RuntimeOptions runtime_options;
   std::string bug;
+  if (argc >= 2 && std::string(argv[1]) == "apitrace") {
+    return apitrace::RunApitraceCommand(std::vector<std::string>(argv + 2, argv + argc));
+  }
   bool frames_given = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];

@@ -91,6 +91,7 @@ class HandleSimulation {
         type_(handles_.size(), 0),
         owner_(handles_.size(), 0),
         destroyed_(handles_.size(), 0),
+        destroy_end_(handles_.size(), 0),
         local_(handles_.size(), 0),
         pending_(plan.tids.size(), 0) {
     for (size_t t = 0; t < format::HandleTypes().size(); ++t) {
@@ -131,6 +132,7 @@ class HandleSimulation {
     if (m.calc_private) pending_[thread] = 1;
     if (m.destroy_field >= 0 && e.args[m.destroy_field] != 0) {
       destroyed_[e.args[m.destroy_field]] = e.seq;
+      destroy_end_[e.args[m.destroy_field]] = e.end == 0 ? UINT64_MAX : e.end;
     }
     return "";
   }
@@ -152,7 +154,9 @@ class HandleSimulation {
           "earlier",
           id == 0 ? "NULL" : Token(id));
     }
-    if (destroyed_[id] != 0) {
+    // A call nested inside the device's own DestroyDevice (a state refresh the driver asks for
+    // while it flushes its last commands) still reaches a live device.
+    if (destroyed_[id] != 0 && e.seq > destroy_end_[id]) {
       return absl::StrFormat("hDevice %s is used after seq %d destroyed it", Token(id),
                              destroyed_[id]);
     }
@@ -171,7 +175,7 @@ class HandleSimulation {
         (e.call == CallId::kRecycleCommandList || e.call == CallId::kCommandListExecute);
     std::string problem;
     auto use = [&](uint64_t id, const FieldInfo& f) {
-      if (id != 0 && problem.empty()) problem = Use(id, f, context, ic_handles_allowed);
+      if (id != 0 && problem.empty()) problem = Use(id, f, context, ic_handles_allowed, e.seq);
     };
     for (const HandleField& h : m.handles) {
       if (h.index != m.create_field) use(e.args[h.index], fields[h.index]);
@@ -185,7 +189,8 @@ class HandleSimulation {
   }
 
   // One named handle `id` in field `f` of a call through the table of `context`.
-  std::string Use(uint64_t id, const FieldInfo& f, uint64_t context, bool ic_handles_allowed) {
+  std::string Use(uint64_t id, const FieldInfo& f, uint64_t context, bool ic_handles_allowed,
+                  uint64_t seq) {
     switch (ClassOfHandleType(f.type_index)) {
       case HandleClass::kAdapter:
         if (kind_[id] != kAdapter) {
@@ -196,7 +201,8 @@ class HandleSimulation {
         if (!Created(id)) {
           return absl::StrFormat("handle %s (%s) is used before any call created it", Token(id),
                                  f.name);
-        } else if (destroyed_[id] != 0 && static_cast<int>(type_[id]) != cl_type_) {
+        } else if (destroyed_[id] != 0 && seq > destroy_end_[id] &&
+                   static_cast<int>(type_[id]) != cl_type_) {
           // A destroyed command list may be named again: the runtime-misuse recordings of R44
           // do, and drivers track command-list state by handle (ddi-spec §3.1). Any other
           // destroyed handle is garbage to the driver.
@@ -290,11 +296,12 @@ class HandleSimulation {
   const Plan& plan_;
   const format::TokenTable& handles_;
   std::vector<uint8_t> kind_;
-  std::vector<uint16_t> type_;       // driver handles: the type created as
-  std::vector<uint64_t> owner_;      // object handles: the table they were made by
-  std::vector<uint64_t> destroyed_;  // seq of the destroy since the create
-  std::vector<uint8_t> local_;       // IC objects with a context-local size answered
-  std::vector<uint8_t> pending_;     // threads with a CalcPrivate*Size answered
+  std::vector<uint16_t> type_;         // driver handles: the type created as
+  std::vector<uint64_t> owner_;        // object handles: the table they were made by
+  std::vector<uint64_t> destroyed_;    // seq of the destroy since the create
+  std::vector<uint64_t> destroy_end_;  // end of that destroy (UINT64_MAX: it never returned)
+  std::vector<uint8_t> local_;         // IC objects with a context-local size answered
+  std::vector<uint8_t> pending_;       // threads with a CalcPrivate*Size answered
   int cl_type_ = -1;
 };
 
