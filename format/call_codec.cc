@@ -85,43 +85,6 @@ absl::Status CheckValue(const CallInfo& call, const FieldInfo& f, uint64_t v, si
 
 }  // namespace
 
-ArgEncoder::ArgEncoder(CallId id, ArgVec* args, HandleIdFn handle_id)
-    : call_(*GetCall(id)), args_(args), handle_id_(handle_id) {}
-
-void ArgEncoder::BeginEntry() { args_->assign(call_.field_count, 0); }
-
-void ArgEncoder::BeginExit() { args_->resize(call_.field_count); }
-
-size_t ArgEncoder::StartArray(size_t field, bool null, uint64_t count) {
-  if (null) {
-    (*args_)[field] = 0;
-    return 0;
-  }
-  const uint64_t n = std::min<uint64_t>(count, kMaxRecordedArrayElements);
-  (*args_)[field] = 1 + n;
-  return static_cast<size_t>(n);
-}
-
-size_t ArgEncoder::BeginArray(size_t field, const void* data) {
-  const FieldInfo& f = Fields(call_)[field];
-  uint64_t count = f.count_fixed;
-  if (f.count_field >= 0) count = (*args_)[f.count_field] / f.count_divisor;
-  // Never read past what the caller provided: an embedded array's capacity, or the room the
-  // caller gave the callee for an output array.
-  if (f.embedded) count = std::min<uint64_t>(count, f.count_fixed);
-  if (f.capacity_field >= 0 && f.capacity_field != f.count_field) {
-    count = std::min<uint64_t>(count, (*args_)[f.capacity_field] / f.count_divisor);
-  }
-  return StartArray(field, data == nullptr && !f.embedded, count);
-}
-
-size_t ArgEncoder::BeginTokenArray(size_t field, const uint32_t* tokens) {
-  const FieldInfo& f = Fields(call_)[field];
-  if (tokens == nullptr) return StartArray(field, true, 0);
-  // A tokenized program states its own length (in tokens, headers included) in token 1.
-  return StartArray(field, false, tokens[f.count_in_element]);
-}
-
 absl::StatusOr<ArgLayout> ComputeLayout(const CallInfo& call, absl::Span<const uint64_t> args) {
   auto fields = Fields(call);
   if (args.size() < fields.size()) {

@@ -30,6 +30,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -89,6 +90,15 @@ absl::StatusOr<RegionLayout> UploadLayout(const ResourceShape& shape, uint32_t s
 // is its width in bytes, bounded by DepthPitch when the driver reports a smaller one).
 absl::StatusOr<RegionLayout> MappedLayout(const ResourceShape& shape, uint32_t subresource,
                                           uint32_t row_pitch, uint32_t depth_pitch);
+
+// The same two layouts without absl::Status, for code that links no Abseil library (the
+// recorder's shim): false, with the reason in *why (when not null), where the functions above
+// return InvalidArgument.
+bool ComputeUploadLayout(const ResourceShape& shape, uint32_t subresource, const Box* box,
+                         uint32_t row_pitch, uint32_t depth_pitch, RegionLayout* out,
+                         std::string* why);
+bool ComputeMappedLayout(const ResourceShape& shape, uint32_t subresource, uint32_t row_pitch,
+                         uint32_t depth_pitch, RegionLayout* out, std::string* why);
 
 // Copies a region laid out as `src` into memory with other pitches, row by row (one memcpy
 // when the pitches agree). `dst` must hold the region at dst_row_pitch / dst_depth_pitch.

@@ -1,13 +1,13 @@
 #include "recorder/internal/content.h"
 
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <unordered_map>
 
-#include "absl/status/statusor.h"
-#include "absl/strings/str_format.h"
 #include "format/content.h"
 #include "recorder/internal/core.h"
 
@@ -57,18 +57,28 @@ void SkipLocked(ContentState& s, std::string why) {
   PublishLocked(s);
 }
 
-// Copies `layout.Bytes()` bytes at `src`, or counts why not.
-std::string* CopyLocked(ContentState& s, const char* what,
-                        const absl::StatusOr<format::RegionLayout>& layout, const void* src) {
-  if (!layout.ok()) {
-    SkipLocked(s, absl::StrFormat("%s: %s", what, layout.status().message()));
+// "<what>: N bytes, more than the M captured per call" (snprintf: the shim links no Abseil
+// library).
+std::string TooLarge(const char* what, uint64_t n) {
+  char buf[160];
+  std::snprintf(buf, sizeof(buf), "%s: %llu bytes, more than the %llu captured per call", what,
+                static_cast<unsigned long long>(n),
+                static_cast<unsigned long long>(format::kMaxContentBytes));
+  return buf;
+}
+
+// Copies the `layout.Bytes()` bytes at `src` (when `ok`), or counts why not (`why`).
+std::string* CopyLocked(ContentState& s, const char* what, bool ok,
+                        const format::RegionLayout& layout, const std::string& why,
+                        const void* src) {
+  if (!ok) {
+    SkipLocked(s, std::string(what) + ": " + why);
     return nullptr;
   }
-  const uint64_t n = layout->Bytes();
+  const uint64_t n = layout.Bytes();
   if (n == 0) return nullptr;
   if (n > format::kMaxContentBytes) {
-    SkipLocked(s, absl::StrFormat("%s: %d bytes, more than the %d captured per call", what, n,
-                                  format::kMaxContentBytes));
+    SkipLocked(s, TooLarge(what, n));
     return nullptr;
   }
   ++s.stats.captured;
@@ -136,9 +146,11 @@ std::string* ContentAtUnmap(const void* device, const void* resource, UINT subre
     SkipLocked(s, "Unmap: the resource was created before recording began");
     return nullptr;
   }
-  return CopyLocked(s, "Unmap",
-                    format::MappedLayout(shape->second, subresource, m.row_pitch, m.depth_pitch),
-                    m.data);
+  format::RegionLayout layout;
+  std::string why;
+  const bool ok = format::ComputeMappedLayout(shape->second, subresource, m.row_pitch,
+                                              m.depth_pitch, &layout, &why);
+  return CopyLocked(s, "Unmap", ok, layout, why, m.data);
 }
 
 std::string* ContentOfUpload(const void* resource, UINT subresource, const D3D10_DDI_BOX* box,
@@ -155,10 +167,11 @@ std::string* ContentOfUpload(const void* resource, UINT subresource, const D3D10
   if (box != nullptr) {
     b = format::Box{box->left, box->top, box->front, box->right, box->bottom, box->back};
   }
-  return CopyLocked(
-      s, "UpdateSubresourceUP",
-      format::UploadLayout(shape->second, subresource, b ? &*b : nullptr, row_pitch, depth_pitch),
-      sys_mem);
+  format::RegionLayout layout;
+  std::string why;
+  const bool ok = format::ComputeUploadLayout(shape->second, subresource, b ? &*b : nullptr,
+                                              row_pitch, depth_pitch, &layout, &why);
+  return CopyLocked(s, "UpdateSubresourceUP", ok, layout, why, sys_mem);
 }
 
 void ContentOnD3DBuffer(const void* surface, const void* data) {
@@ -203,9 +216,7 @@ std::string* ContentOfDrawPrimitives2(const D3DHAL_DRAWPRIMITIVES2DATA* d) {
   }
   if (commands + vertices == 0) return nullptr;
   if (commands + vertices > format::kMaxContentBytes) {
-    SkipLocked(s, absl::StrFormat("D3dDrawPrimitives2: %d bytes, more than the %d captured per "
-                                  "call",
-                                  commands + vertices, format::kMaxContentBytes));
+    SkipLocked(s, TooLarge("D3dDrawPrimitives2", commands + vertices));
     return nullptr;
   }
   ++s.stats.captured;

@@ -10,6 +10,7 @@
 
 #include "recorder/internal/drain.h"
 #include "recorder/internal/platform.h"
+#include "recorder/internal/ring_wait.h"
 #include "recorder/recorder.h"
 
 namespace cltrace::recorder {
@@ -32,9 +33,6 @@ ThreadRegistry& Threads() {
   static ThreadRegistry* r = new ThreadRegistry;  // outlives every thread (never destroyed)
   return *r;
 }
-
-// How long a producer spins on a full ring before it sleeps.
-constexpr int64_t kWaitSpinNs = 1'000;
 
 // Marks the thread's slot exited when the thread ends, so the drainer can drain and free it.
 struct ThreadExit {
@@ -142,13 +140,7 @@ ThreadState* AttachThread(ThreadState* t) {
   return t;
 }
 
-void WakeDrain() {
-  Region* region = G().region;
-  if (region == nullptr) return;
-  std::atomic<uint32_t>& wake = region->header()->wake;
-  wake.fetch_add(1, std::memory_order_release);
-  platform::FutexWake(&wake);
-}
+void WakeDrain() { WakeRegionDrainer(G().region); }
 
 void WaitForWake(Region* region, uint32_t seen, int64_t timeout_us) {
   platform::FutexWait(&region->header()->wake, seen, timeout_us);
@@ -160,37 +152,7 @@ namespace {
 // drainer will (recording is over) or the thread has no slot.
 uint64_t* ReserveWaiting(ThreadState* t, size_t words, int64_t* wait_start) {
   if (t->slot < 0) return nullptr;
-  uint64_t* w = t->ring.Reserve(words);
-  if (w != nullptr) return w;
-  // The ring is full: the drainer is behind. Wait (never drop a call) and count it: spin a
-  // moment, then sleep until it hands space back (ReleaseRing wakes us). Never sched_yield:
-  // on a busy machine that hands the core to another process for a whole time slice.
-  SlotControl* c = t->ring.control();
-  const int64_t start = MonotonicNs();
-  if (*wait_start == 0) {
-    *wait_start = start;
-    c->waits.fetch_add(1, std::memory_order_relaxed);
-  }
-  WakeDrain();
-  for (int spin = 0; (w = t->ring.Reserve(words)) == nullptr; ++spin) {
-    if (MonotonicNs() - start < kWaitSpinNs) {
-      __builtin_ia32_pause();
-      continue;
-    }
-    if (!DrainerAlive()) return nullptr;
-    const uint32_t seen = c->space_seq.load(std::memory_order_acquire);
-    c->space_waiter.store(1, std::memory_order_seq_cst);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if ((w = t->ring.Reserve(words)) != nullptr) {
-      c->space_waiter.store(0, std::memory_order_relaxed);
-      break;
-    }
-    WakeDrain();
-    // Bounded: the drainer may stop (or die) without a release.
-    platform::FutexWait(&c->space_seq, seen, 1000);
-    c->space_waiter.store(0, std::memory_order_relaxed);
-  }
-  return w;
+  return RingReserveWaiting(&t->ring, words, G().region, &DrainerAlive, wait_start);
 }
 
 // Writes a control record: header, `prefix` words, then `bytes` (padded to whole words).
@@ -283,18 +245,7 @@ void EmitSlow(ThreadState* t, const Frame* f, uint64_t end, int64_t ret, RecordS
   }
 }
 
-void ReleaseRing(SpscRing* ring, uint64_t pos) {
-  ring->Release(pos);
-  SlotControl* c = ring->control();
-  // Pairs with the producer's fence between setting space_waiter and re-reading the tail:
-  // either it sees this release or this load sees its flag.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (c->space_waiter.load(std::memory_order_relaxed) != 0 &&
-      c->space_waiter.exchange(0, std::memory_order_acq_rel) != 0) {
-    c->space_seq.fetch_add(1, std::memory_order_release);
-    platform::FutexWake(&c->space_seq);
-  }
-}
+void ReleaseRing(SpscRing* ring, uint64_t pos) { RingRelease(ring, pos); }
 
 void EmitOpenFramesIncomplete(ThreadState* t) {
   if (t->epoch != G().epoch || t->slot < 0) return;

@@ -3,9 +3,11 @@
 // buffered (bounded wait), and the signal is re-raised with the previous disposition so the
 // process dies (or the application's own handler runs) as it would have without the recorder.
 //
-// Only async-signal-safe operations run in the handler itself: ring writes (no allocation
-// unless a record is larger than half a ring), atomics, futex wake, nanosleep, sigaction,
-// raise. The flushing is done by the background thread, which is not interrupted.
+// The handlers themselves are the platform layer's (internal/platform.h: sigaction on POSIX,
+// a vectored exception handler on Windows); this file is what the recorder does in them.
+// Only async-signal-safe operations run there: ring writes (no allocation unless a record is
+// larger than half a ring), atomics, futex wake, nanosleep. The flushing is done by the
+// background thread, which is not interrupted.
 //
 // A signal delivered to the background thread itself cannot wait for that thread, and the
 // handler cannot flush in place either: the signal may have interrupted it anywhere (inside
@@ -19,14 +21,11 @@
 // in the trace. A fault raised by the recorder's own code on that thread (a recorder bug:
 // SIGSEGV from a bad access, abort() from a failed check) leaves its state mid-update and
 // nothing is flushed; the process dies as without the recorder.
-#include <pthread.h>
-#include <signal.h>
-#include <string.h>
-
 #include <atomic>
 
 #include "recorder/internal/core.h"
 #include "recorder/internal/drain.h"
+#include "recorder/internal/platform.h"
 
 namespace cltrace::recorder::internal {
 
@@ -37,79 +36,26 @@ bool (*g_defer_signal)(int sig) = nullptr;
 
 namespace {
 
-constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
-struct sigaction g_previous[sizeof(kSignals) / sizeof(kSignals[0])];
-std::atomic<bool> g_installed{false};
-std::atomic<int> g_in_handler{0};
-
-int IndexOf(int sig) {
-  for (size_t i = 0; i < sizeof(kSignals) / sizeof(kSignals[0]); ++i) {
-    if (kSignals[i] == sig) return static_cast<int>(i);
-  }
-  return -1;
+// On the crashing thread, in the platform's handler (async-signal-safe work only).
+void OnCrash(int /*code*/) {
+  if (ThreadState* t = t_state; t != nullptr && t->depth > 0) EmitOpenFramesIncomplete(t);
+  // Everything committed is in the region already; a drainer in another process (`cltrace
+  // record`) takes it from there after this process died. One in this process must write it
+  // before the process dies.
+  WakeDrain();
+  if (!G().remote_drainer && g_crash_flush != nullptr) g_crash_flush(/*timeout_ms=*/3000);
 }
 
-void RestoreAll() {
-  for (size_t i = 0; i < sizeof(kSignals) / sizeof(kSignals[0]); ++i) {
-    sigaction(kSignals[i], &g_previous[i], nullptr);
-  }
-}
-
-void OnFatalSignal(int sig, siginfo_t* info, void*) {
-  const int idx = IndexOf(sig);
-  // Sent to the background thread itself: it flushes and re-raises once this returns.
-  if (info != nullptr && info->si_code <= 0 && g_defer_signal != nullptr && g_defer_signal(sig)) {
-    return;
-  }
-  if (g_in_handler.exchange(1) == 0) {
-    if (ThreadState* t = t_state; t != nullptr && t->depth > 0) EmitOpenFramesIncomplete(t);
-    // Everything committed is in the region already; a drainer in another process (`cltrace
-    // record`) takes it from there after this process died. One in this process must write it
-    // before the process dies.
-    WakeDrain();
-    if (!G().remote_drainer && g_crash_flush != nullptr) g_crash_flush(/*timeout_ms=*/3000);
-  }
-  // Back to what the application had; the pending re-raise (or, for a fault, the re-executed
-  // instruction) then takes its normal course.
-  RestoreAll();
-  g_installed.store(false);
-  if (idx >= 0 && g_previous[idx].sa_handler == SIG_IGN) return;
-  raise(sig);
-}
+// A signal sent to the in-process recorder's background thread: it flushes and re-raises
+// once the handler returned.
+bool DeferCrash(int code) { return g_defer_signal != nullptr && g_defer_signal(code); }
 
 }  // namespace
 
-void InstallCrashHandlers() {
-  if (g_installed.exchange(true)) return;
-  g_in_handler.store(0);
-  struct sigaction sa;
-  memset(&sa, 0, sizeof(sa));
-  sa.sa_sigaction = OnFatalSignal;
-  sa.sa_flags = SA_SIGINFO;
-  sigemptyset(&sa.sa_mask);
-  for (size_t i = 0; i < sizeof(kSignals) / sizeof(kSignals[0]); ++i) {
-    sigaction(kSignals[i], &sa, &g_previous[i]);
-  }
-}
+void InstallCrashHandlers() { platform::InstallCrashHandler(&OnCrash, &DeferCrash); }
 
-void ReraiseDeferredSignal(int sig) {
-  const int idx = IndexOf(sig);
-  if (idx < 0) return;
-  if (g_installed.exchange(false)) {
-    if (g_previous[idx].sa_handler == SIG_IGN) {  // ignored before us: nothing to re-raise
-      g_installed.store(true);
-      return;
-    }
-    RestoreAll();
-  }
-  // Delivered to this thread before pthread_kill returns (the background thread does not
-  // block it): the previous disposition takes its course as if the signal had come now.
-  pthread_kill(pthread_self(), sig);
-}
+void ReraiseDeferredSignal(int sig) { platform::ReraiseDeferredCrash(sig); }
 
-void RemoveCrashHandlers() {
-  if (!g_installed.exchange(false)) return;
-  RestoreAll();
-}
+void RemoveCrashHandlers() { platform::RemoveCrashHandler(); }
 
 }  // namespace cltrace::recorder::internal

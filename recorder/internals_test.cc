@@ -1,5 +1,5 @@
-// Unit tests of the recorder's building blocks: the per-thread ring, the lock-free handle map
-// and the derived timebase.
+// Unit tests of the recorder's building blocks: the per-thread ring and its back-pressure, the
+// lock-free handle map and the derived timebase.
 #include <atomic>
 #include <thread>
 #include <vector>
@@ -7,6 +7,7 @@
 #include "gtest/gtest.h"
 #include "recorder/internal/handle_map.h"
 #include "recorder/internal/ring.h"
+#include "recorder/internal/ring_wait.h"
 #include "recorder/internal/timebase.h"
 
 namespace cltrace::recorder::internal {
@@ -78,6 +79,61 @@ TEST(SpscRingTest, ProducerAndConsumerOnTwoThreadsSeeEveryRecordInOrder) {
 }
 
 // ---- HandleMap ----
+
+// ---- Back-pressure (ring_wait.h) ----
+
+// Fills a 1024-word ring with two committed 512-word records.
+void Fill(SpscRing* ring) {
+  for (int i = 0; i < 2; ++i) {
+    uint64_t* w = ring->Reserve(512);
+    ASSERT_NE(w, nullptr);
+    w[0] = MakeHeader(7, 512, 0);
+    ring->Commit(512);
+  }
+}
+
+TEST(RingWaitTest, RoomAtOnceIsNoWait) {
+  SpscRing ring(1024);
+  int64_t wait_start = 0;
+  EXPECT_NE(RingReserveWaiting(
+                &ring, 8, nullptr, [] { return true; }, &wait_start),
+            nullptr);
+  EXPECT_EQ(wait_start, 0);
+  EXPECT_EQ(ring.control()->waits.load(), 0u);
+}
+
+TEST(RingWaitTest, AFullRingWithoutADrainerGivesNoRoomAndCountsOneWait) {
+  SpscRing ring(1024);
+  Fill(&ring);
+  int64_t wait_start = 0;
+  EXPECT_EQ(RingReserveWaiting(
+                &ring, 8, nullptr, [] { return false; }, &wait_start),
+            nullptr);
+  EXPECT_NE(wait_start, 0);
+  EXPECT_EQ(ring.control()->waits.load(), 1u);
+  // The same record waiting again is the same wait.
+  EXPECT_EQ(RingReserveWaiting(
+                &ring, 8, nullptr, [] { return false; }, &wait_start),
+            nullptr);
+  EXPECT_EQ(ring.control()->waits.load(), 1u);
+}
+
+TEST(RingWaitTest, AProducerWaitingOnAFullRingGetsTheRoomTheDrainerReleases) {
+  SpscRing ring(1024);
+  Fill(&ring);
+  std::atomic<uint64_t*> got{nullptr};
+  std::thread producer([&] {
+    int64_t wait_start = 0;
+    got.store(RingReserveWaiting(
+        &ring, 8, nullptr, [] { return true; }, &wait_start));
+  });
+  // Once it sleeps (or is about to) on the slot's futex, the drainer takes the first record.
+  while (ring.control()->space_waiter.load() == 0) std::this_thread::yield();
+  RingRelease(&ring, 512);
+  producer.join();
+  EXPECT_EQ(got.load(), ring.At(0));
+  EXPECT_EQ(ring.control()->waits.load(), 1u);
+}
 
 TEST(HandleMapTest, FindsInsertedReplacesAndForgets) {
   HandleMap<int> map;

@@ -1,10 +1,11 @@
 // The POSIX (Linux) implementation of the recorder's platform layer (internal/platform.h):
 // memfd regions (System V segments under a file-size limit), shared futexes, dlopen, the
-// service's process.
+// service's process and its watch pipe, fatal-signal handlers.
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/mman.h>
@@ -15,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -168,36 +170,154 @@ std::string LibraryDirOf(const void* address) {
   return ".";
 }
 
-int64_t SpawnService(const std::vector<std::string>& args, int region, int watch,
-                     std::string* error) {
+const char* DefaultDriverFileName() { return "libcltrace_refdriver.so"; }
+
+bool IsExecutable(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
+
+bool StartService(const std::vector<std::string>& args, const Mapping& region, Service* out,
+                  std::string* error) {
+  if (region.fd < 0) {
+    *error = "the recording region cannot be handed to the service";
+    return false;
+  }
+  int pipe_fds[2] = {-1, -1};
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    *error = std::string("pipe: ") + std::strerror(errno);
+    return false;
+  }
   std::vector<std::string> copy = args;
+  for (std::string& a : copy) {
+    if (a == "{region}") a = "fd:100";
+    if (a == "{watch}") a = "101";
+  }
   std::vector<char*> argv;
   for (std::string& a : copy) argv.push_back(a.data());
   argv.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, region, 100);
-  posix_spawn_file_actions_adddup2(&actions, watch, 101);
+  posix_spawn_file_actions_adddup2(&actions, region.fd, 100);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[0], 101);
   pid_t child = -1;
   const int rc = posix_spawn(&child, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  fcntl(region, F_SETFD, FD_CLOEXEC);  // the program's own children do not get it
+  fcntl(region.fd, F_SETFD, FD_CLOEXEC);  // the program's own children do not get it
+  close(pipe_fds[0]);
   if (rc != 0) {
+    close(pipe_fds[1]);
     *error = args[0] + ": " + std::strerror(rc);
-    return -1;
+    return false;
   }
-  return child;
+  out->pid = child;
+  out->watch = pipe_fds[1];
+  return true;
 }
 
-void WaitForService(int64_t pid, int timeout_ms) {
+void FinishService(Service* service, int timeout_ms) {
+  if (service->pid < 0) return;
+  if (service->watch >= 0) close(static_cast<int>(service->watch));
+  service->watch = -1;
   for (int i = 0; i < timeout_ms; ++i) {
     int status;
-    const pid_t r = waitpid(static_cast<pid_t>(pid), &status, WNOHANG);
-    if (r == static_cast<pid_t>(pid) || (r < 0 && errno != EINTR)) return;
+    const pid_t r = waitpid(static_cast<pid_t>(service->pid), &status, WNOHANG);
+    if (r == static_cast<pid_t>(service->pid) || (r < 0 && errno != EINTR)) break;
     timespec ts{0, 1000 * 1000};
     nanosleep(&ts, nullptr);
   }
+  service->pid = -1;
 }
+
+// ---- crash handling ---------------------------------------------------------------------------
+//
+// Only async-signal-safe operations run in the handler: the callbacks (which must be too),
+// atomics, sigaction, raise.
+
+namespace {
+
+constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
+constexpr size_t kSignalCount = sizeof(kSignals) / sizeof(kSignals[0]);
+struct sigaction g_previous[kSignalCount];
+std::atomic<bool> g_installed{false};
+std::atomic<int> g_in_handler{0};
+std::atomic<CrashCallback> g_on_crash{nullptr};
+std::atomic<DeferCallback> g_defer{nullptr};
+
+int IndexOf(int sig) {
+  for (size_t i = 0; i < kSignalCount; ++i) {
+    if (kSignals[i] == sig) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void RestoreAll() {
+  for (size_t i = 0; i < kSignalCount; ++i) sigaction(kSignals[i], &g_previous[i], nullptr);
+}
+
+void OnFatalSignal(int sig, siginfo_t* info, void*) {
+  const int idx = IndexOf(sig);
+  // Sent (si_code <= 0: kill, tgkill, sigqueue) to a thread that defers it: that thread
+  // re-raises it itself once it is done (ReraiseDeferredCrash).
+  const DeferCallback defer = g_defer.load();
+  if (info != nullptr && info->si_code <= 0 && defer != nullptr && defer(sig)) return;
+  if (g_in_handler.exchange(1) == 0) {
+    if (const CrashCallback on_crash = g_on_crash.load(); on_crash != nullptr) on_crash(sig);
+  }
+  // Back to what the application had; the pending re-raise (or, for a fault, the re-executed
+  // instruction) then takes its normal course.
+  RestoreAll();
+  g_installed.store(false);
+  if (idx >= 0 && g_previous[idx].sa_handler == SIG_IGN) return;
+  raise(sig);
+}
+
+}  // namespace
+
+void InstallCrashHandler(CrashCallback on_crash, DeferCallback defer) {
+  if (g_installed.exchange(true)) return;
+  g_in_handler.store(0);
+  g_on_crash.store(on_crash);
+  g_defer.store(defer);
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof(sa));
+  sa.sa_sigaction = OnFatalSignal;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  for (size_t i = 0; i < kSignalCount; ++i) sigaction(kSignals[i], &sa, &g_previous[i]);
+}
+
+void RemoveCrashHandler() {
+  if (!g_installed.exchange(false)) return;
+  RestoreAll();
+}
+
+void ReraiseDeferredCrash(int sig) {
+  const int idx = IndexOf(sig);
+  if (idx < 0) return;
+  if (g_installed.exchange(false)) {
+    if (g_previous[idx].sa_handler == SIG_IGN) {  // ignored before us: nothing to re-raise
+      g_installed.store(true);
+      return;
+    }
+    RestoreAll();
+  }
+  // Delivered to this thread before pthread_kill returns (the caller does not block it): the
+  // previous disposition takes its course as if the signal had come now.
+  pthread_kill(pthread_self(), sig);
+}
+
+void SleepMs(int ms) {
+  timespec ts{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000 * 1000};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+void PrepareRecorderThread(const char* name) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);  // the application's signals are not ours
+  pthread_setname_np(pthread_self(), name);
+}
+
+void AtForkChild(void (*child)()) { pthread_atfork(nullptr, nullptr, child); }
 
 int64_t MonotonicNs() {
   timespec ts;

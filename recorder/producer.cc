@@ -1,10 +1,6 @@
 // The producer side of service mode (recorder/producer.h).
 #include "recorder/producer.h"
 
-#include <pthread.h>
-#include <signal.h>
-#include <time.h>
-
 #include <atomic>
 #include <thread>
 
@@ -33,13 +29,9 @@ void StopRecordingInForkedChild() {
 // tables, so a thread of the shim's own looks every 50 ms.
 void StartTableWatch() {
   std::thread([] {
-    sigset_t all;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, nullptr);  // the application's signals are not ours
-    pthread_setname_np(pthread_self(), "cltrace-tables");
+    platform::PrepareRecorderThread("cltrace-tables");
     while (internal::G().recording.load(std::memory_order_acquire)) {
-      timespec ts{0, 50 * 1000 * 1000};
-      nanosleep(&ts, nullptr);
+      platform::SleepMs(50);
       internal::CheckAllDeviceTables(/*periodic=*/true);
     }
   }).detach();
@@ -70,7 +62,7 @@ bool AttachToRegion(const std::string& region_name, bool clock, bool signals,
   G().remote_drainer = true;
   G().epoch += 1;
   internal::ResetContentStats();
-  static const int atfork = pthread_atfork(nullptr, nullptr, &StopRecordingInForkedChild);
+  static const bool atfork = (platform::AtForkChild(&StopRecordingInForkedChild), true);
   (void)atfork;
   internal::g_drain_alive.store(true, std::memory_order_release);
   G().recording.store(true, std::memory_order_release);

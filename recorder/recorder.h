@@ -75,10 +75,11 @@ struct Options {
   std::vector<std::string> argv;
   // Chunk size and compression (the background thread compresses). The recorder writes
   // format 2 (position runs, format/FORMAT.md §3.7), which is what keeps finely interleaved
-  // threads compact; level 6 adds a little on top of that (recorder/README.md has the
-  // measurements).
+  // threads compact. Level 3: on the issue #15 stream it gives the bytes of level 6 (1.98 per
+  // call) for about half the drainer's CPU (zstd is ~75% of it); level 6 makes smaller
+  // traces of short, varied runs (smallcl: 7% smaller). recorder/README.md has the figures.
   size_t chunk_bytes = size_t{1} << 20;
-  int zstd_level = 6;
+  int zstd_level = 3;
   // Threads that can record at the same time (slots of the recording region; a thread that
   // ends frees its slot; more threads wait for one).
   uint32_t max_threads = 256;

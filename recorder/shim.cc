@@ -2,9 +2,10 @@
 // point OpenAdapter10_2 (loading the real driver and wrapping everything it returns), the
 // runtime's annotation hooks CltraceAnnotateBegin/End (runtime/annotation.h), its
 // kernel-layer hook CltraceWrapKernelTable (runtime/kernel.h) and CltraceTraceSeq; nothing
-// else is visible. It depends on libc and the C++ runtime only (no protobuf, Abseil or zstd:
-// those are linked in statically where the recorder's capture code needs them, hidden), so it
-// loads into any process, one that links those libraries itself included.
+// else is visible. It depends on libc and the C++ runtime only (no protobuf, zstd or Abseil
+// library: the capture code it links from the format and ddi archives uses none of them,
+// tests/recorder/shim_deps_test.cc), so it loads into any process, one that links those
+// libraries itself included.
 //
 // The shim only writes each call's record into a recording region (recorder/README.md); the
 // recording service reads it and writes the trace:
@@ -21,10 +22,6 @@
 //   CLTRACE_SHIM_SIGNALS    0: no fatal-signal handler (default 1)
 //   attach mode only: CLTRACE_SHIM_OUTPUT (default cltrace-<pid>.cltrace), CLTRACE_SHIM_FLUSH_MS,
 //   CLTRACE_SHIM_BUFFER_KB, CLTRACE_SHIM_STATS, CLTRACE_SHIM_ZSTD_LEVEL, CLTRACE_BIN
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -38,7 +35,11 @@
 #include "recorder/producer.h"
 #include "recorder/recorder.h"
 
+#if defined(_WIN32)
+#define CLTRACE_EXPORT extern "C" __declspec(dllexport)
+#else
 #define CLTRACE_EXPORT extern "C" __attribute__((visibility("default")))
+#endif
 
 // The trace-position hook (its contract is in runtime/annotation.h; declared here by name, as a
 // driver would, since the recorder includes nothing of the runtime model).
@@ -55,9 +56,8 @@ struct ShimState {
   PFND3D10DDI_OPENADAPTER driver_open = nullptr;
   std::string driver_path;
   std::string driver_error;  // the real driver could not be loaded: nothing is recorded
-  // Attach mode: the service this shim started, and the pipe whose end tells it we are gone.
-  int64_t service = -1;
-  int service_pipe = -1;
+  // Attach mode: the service this shim started (and the watch whose end tells it we are gone).
+  platform::Service service;
 };
 
 ShimState& State() {
@@ -82,7 +82,7 @@ std::string DirOfShim() { return platform::LibraryDirOf(reinterpret_cast<void*>(
 
 // Loads the real driver (s.driver_open); false (s.driver_error, said on stderr) if it cannot.
 bool LoadDriverLocked(ShimState& s) {
-  s.driver_path = Env("CLTRACE_SHIM_DRIVER", DirOfShim() + "/libcltrace_refdriver.so");
+  s.driver_path = Env("CLTRACE_SHIM_DRIVER", DirOfShim() + "/" + platform::DefaultDriverFileName());
   std::string load_error;
   s.driver_handle = platform::LoadLibraryAt(s.driver_path, &load_error);
   if (s.driver_handle == nullptr) {
@@ -118,28 +118,22 @@ std::string StartServiceLocked(ShimState& s) {
       static_cast<size_t>(EnvInt("CLTRACE_SHIM_BUFFER_KB", 1024)) * 1024 / sizeof(uint64_t));
   platform::Mapping m;
   std::string error;
-  int pipe_fds[2] = {-1, -1};
-  if (access(bin.c_str(), X_OK) != 0) {
-    error = "no recording service at " + bin + " (set CLTRACE_BIN)";
-  } else if (!platform::CreateRegion(internal::Region::BytesFor(256, ring_words),
-                                     /*inheritable=*/true, &m, &error)) {
-  } else if (m.fd < 0) {
-    error = "the recording region cannot be handed to the service";
-  } else if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
-    error = std::string("pipe: ") + std::strerror(errno);
-  }
-  if (!error.empty()) {
+  bool ok = platform::IsExecutable(bin);
+  if (!ok) error = "no recording service at " + bin + " (set CLTRACE_BIN)";
+  ok = ok && platform::CreateRegion(internal::Region::BytesFor(256, ring_words),
+                                    /*inheritable=*/true, &m, &error);
+  if (!ok) {
     std::fprintf(stderr, "cltrace shim: not recording (calls pass through unrecorded): %s\n",
                  error.c_str());
     return "";
   }
   internal::Region* region = internal::Region::Init(m.base, 256, ring_words, 0);
-  // The service sees the region as fd 100 and our end of the pipe closing on fd 101.
-  const std::string pid = std::to_string(getpid());
+  // The platform names the region and the watch (our end of it closing) to the service.
+  const std::string pid = std::to_string(platform::ProcessId());
   std::vector<std::string> args = {
       bin,          "record",
-      "--attach",   "fd:100",
-      "--watch-fd", "101",
+      "--attach",   "{region}",
+      "--watch-fd", "{watch}",
       "--pid",      pid,
       "-o",         Env("CLTRACE_SHIM_OUTPUT", "cltrace-" + pid + ".cltrace"),
       "--driver",   s.driver_path};
@@ -155,17 +149,12 @@ std::string StartServiceLocked(ShimState& s) {
   if (const std::string v = Env("CLTRACE_SHIM_ZSTD_LEVEL"); !v.empty()) {
     args.insert(args.end(), {"--zstd-level", v});
   }
-  const int64_t child = platform::SpawnService(args, m.fd, pipe_fds[0], &error);
-  close(pipe_fds[0]);
-  if (child < 0) {
-    close(pipe_fds[1]);
+  if (!platform::StartService(args, m, &s.service, &error)) {
     std::fprintf(stderr, "cltrace shim: not recording (calls pass through unrecorded): %s\n",
                  error.c_str());
     return "";
   }
-  region->header()->drainer_pid = static_cast<uint32_t>(child);
-  s.service = child;
-  s.service_pipe = pipe_fds[1];
+  region->header()->drainer_pid = static_cast<uint32_t>(s.service.pid);
   return m.handle;
 }
 
@@ -194,10 +183,7 @@ void InitLocked(ShimState& s) {
 __attribute__((destructor)) void FinishAtExit() {
   ShimState& s = State();
   std::lock_guard<std::mutex> l(s.mu);
-  if (s.service < 0) return;
-  close(s.service_pipe);
-  platform::WaitForService(s.service, /*timeout_ms=*/60000);
-  s.service = -1;
+  platform::FinishService(&s.service, /*timeout_ms=*/60000);
 }
 
 }  // namespace

@@ -7,7 +7,13 @@
 #     structure size, member offset and prototype (calling convention included) is Microsoft's
 #     on that ABI;
 #   - a driver entry point defined through the header exports as Windows expects
-#     (`_OpenAdapter10_2@4`, __stdcall, on i686; `OpenAdapter10_2` on x86_64).
+#     (`_OpenAdapter10_2@4`, __stdcall, on i686; `OpenAdapter10_2` on x86_64);
+#   - x86_64 only: the recorder's Windows platform layer (recorder/platform_win32.cc: named
+#     file mapping, named events, LoadLibrary, CreateProcess, a vectored exception handler)
+#     and the producer's ring path (recorder/ring_wait.cc with the inline ring and region code)
+#     compile warning-free and link, with recorder/testing/win32_producer_probe.cc, into a DLL
+#     with no undefined symbol that imports nothing but KERNEL32.dll and the C runtime (no
+#     third-party dependency; the C++ runtime linked statically).
 # Installs the cross compilers when missing. Needs a configured build directory for the
 # generated header (default: build/, as scripts/test.sh leaves it).
 # Usage: scripts/windows_check.sh [BUILD_DIR]   (CI: .ci/run)
@@ -42,3 +48,18 @@ for triple in x86_64-w64-mingw32 i686-w64-mingw32; do
   fi
   echo "windows_check: $triple: header, Microsoft layouts and $want ok"
 done
+triple=x86_64-w64-mingw32
+"$triple-g++" -std=c++20 -O2 "${flags[@]}" -shared -o "$work/producer_probe.dll" \
+  recorder/testing/win32_producer_probe.cc recorder/ring_wait.cc recorder/platform_win32.cc \
+  -static-libgcc -static-libstdc++ -Wl,--no-undefined
+imports=$("$triple-objdump" -p "$work/producer_probe.dll" | sed -n 's/^[[:space:]]*DLL Name: //p')
+for dll in $imports; do
+  case ${dll,,} in
+    kernel32.dll | msvcrt.dll | ucrtbase.dll | api-ms-win-crt-*) ;;
+    *)
+      echo "windows_check: $triple: the recorder's platform layer imports $dll" >&2
+      exit 1
+      ;;
+  esac
+done
+echo "windows_check: $triple: recorder platform layer and ring path link (imports: $(echo $imports))"

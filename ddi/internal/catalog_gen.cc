@@ -10,7 +10,10 @@
 //   call_traits_data.inc per-call and per-handle traits and field indices (ddi/call_traits.h)
 // `format` writes the trace library's per-call codec into OUT_DIR/format/:
 //   call_codec_gen.h     typed per-call capture / invoke / apply-outputs declarations
-//   call_codec_gen.inc   their definitions and the CallId dispatch table (call_codec.cc)
+//   call_codec_gen.inc   the invoke / apply-outputs definitions and the CallId dispatch table
+//                        (call_codec.cc)
+//   call_capture_gen.inc the capture definitions (call_capture.cc: no absl::Status, the
+//                        recorder's shim links them)
 //   call_codec_roundtrip_test.inc  per-call capturing implementations and round-trip tests
 //                        (included by call_codec_test.cc)
 //   call_traits.h        compile-time per-call traits (PFN type, table, slot, codec functions)
@@ -70,6 +73,7 @@ int Run(int argc, char** argv) {
   }
   Write(out + "/format/call_codec_gen.h", EmitCodecHeader(c, trees));
   Write(out + "/format/call_codec_gen.inc", EmitCodecImpl(c, trees));
+  Write(out + "/format/call_capture_gen.inc", EmitCaptureImpl(c, trees));
   Write(out + "/format/call_codec_roundtrip_test.inc", EmitCodecTest(c, trees));
   Write(out + "/format/call_traits.h", EmitCallTraits(c));
   return 0;

@@ -205,6 +205,8 @@ std::string EmitCodecHeader(const Catalog& c,
                             const std::vector<CallTree>& trees);  // call_codec_gen.h
 std::string EmitCodecImpl(const Catalog& c,
                           const std::vector<CallTree>& trees);  // call_codec_gen.inc
+std::string EmitCaptureImpl(const Catalog& c,
+                            const std::vector<CallTree>& trees);  // call_capture_gen.inc
 std::string EmitCodecTest(const Catalog& c,
                           const std::vector<CallTree>& trees);  // call_codec_roundtrip_test.inc
 std::string EmitCallTraits(const Catalog& c);                   // format/call_traits.h

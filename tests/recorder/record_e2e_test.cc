@@ -409,8 +409,12 @@ TEST_F(RecordE2eTest, FullDiskDoesNotStopTheProgram) {
 
 TEST_F(RecordE2eTest, WriteFailingMidRunDoesNotStopTheProgram) {
   // A file-size limit makes a later chunk write fail (EFBIG) after some chunks were written.
+  // 1000 blocks of 512 bytes (sh): more than any one chunk takes (a chunk holds at most 1 MiB
+  // before compression, ~160 KB after), less than the whole trace (1.3 MB at the least, in
+  // 1 MiB chunks). With 200 blocks a drainer starved for ~50 ms on a loaded machine sealed a
+  // first chunk over the limit, and nothing was written at all.
   const std::string trace = Trace("limited.cltrace");
-  Result r = Run(absl::StrCat("ulimit -f 200; ", CLTRACE_BIN, " record --flush-ms 2 -o ", trace,
+  Result r = Run(absl::StrCat("ulimit -f 1000; ", CLTRACE_BIN, " record --flush-ms 2 -o ", trace,
                               " -- ", CLTRACE_WORKLOAD_BIN, " scene --threads 8 --frames 200"));
   EXPECT_EQ(r.exit, 0) << r.err;
   const uint64_t calls = CallsLine(r.out);
