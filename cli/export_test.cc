@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <set>
@@ -323,6 +324,37 @@ TEST(ExportSqliteTest, ReadmeQueriesAgreeWithLifecycleStatsAndCheck) {
             std::vector<std::string>{"1"});
   sqlite3_close(db);
   std::remove(db_path.c_str());
+}
+
+// A damaged trace: exit 2 with the offset, and what was read before the damage is still a
+// valid JSON file / a database that says it is incomplete.
+TEST(ExportChromeTest, DamagedTraceIsExitTwoAndTheOutputSaysIncomplete) {
+  std::ifstream f(kTrace, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  ASSERT_GT(bytes.size(), 1000u);
+  bytes[bytes.size() / 2] ^= 0x5a;  // inside a chunk: its CRC no longer matches
+  const std::string bad = TempPath("bad.cltrace");
+  std::ofstream(bad, std::ios::binary | std::ios::trunc) << bytes;
+  const std::string json_path = TempPath("bad.json");
+  std::ostringstream out, err;
+  EXPECT_EQ(RunCli({"cltrace", "export", bad, "--chrome", json_path}, out, err), kExitBadInput);
+  EXPECT_TRUE(absl::StrContains(err.str(), "offset")) << err.str();
+  std::ifstream j(json_path);
+  std::string json((std::istreambuf_iterator<char>(j)), std::istreambuf_iterator<char>());
+  rapidjson::Document doc;
+  doc.Parse(json.c_str());
+  ASSERT_FALSE(doc.HasParseError()) << json.substr(0, 200);
+  EXPECT_TRUE(doc["metadata"].HasMember("incomplete"));
+
+  const std::string db_path = TempPath("bad.db");
+  err.str("");
+  EXPECT_EQ(RunCli({"cltrace", "export", bad, "--sqlite", db_path}, out, err), kExitBadInput);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  EXPECT_EQ(Query(db, "SELECT count(*) FROM meta WHERE key = 'incomplete'"),
+            std::vector<std::string>{"1"});
+  sqlite3_close(db);
+  for (const std::string& p : {bad, json_path, db_path}) std::remove(p.c_str());
 }
 
 // docs/sql.md shows the schema the exporter creates.
