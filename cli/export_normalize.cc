@@ -52,11 +52,10 @@ void ForEachField(format::Event* event,
 }
 
 std::string HandleKind(const format::CallInfo& call, const format::FieldInfo& field) {
-  if (absl::string_view(field.name) == "hDrvContext" &&
-      absl::StartsWith(call.name, "CreateDeferredContext"))
-    return "dc";
-  if (absl::string_view(field.name) == "hDrvContext" &&
-      absl::StartsWith(call.name, "RecycleCreateDeferredContext"))
+  // A deferred context is a device handle; the fields that name one as such say so.
+  (void)call;
+  if (absl::string_view(field.name) == "hDrvContext" ||
+      absl::string_view(field.name) == "hDeferredContext")
     return "dc";
   auto types = format::HandleTypes();
   if (field.type_index >= types.size()) return "h";

@@ -1,8 +1,8 @@
 // `cltrace export --normalize`: stable names instead of what a run of a program chooses, so
 // that text tools (diff) can compare two recordings' JSONL:
 //   - handles: "KIND#N", N counting from 1 per kind in order of first appearance in seq order,
-//     KIND from the handle's catalog type ("cl" command list, "dc" deferred context (the
-//     hDrvContext CreateDeferredContext gives it), "dev" device, "res" resource, "srv",
+//     KIND from the handle's catalog type ("cl" command list, "dc" deferred context (a device
+//     handle first named as hDrvContext or hDeferredContext), "dev" device, "res" resource, "srv",
 //     "rtv", "dsv", "uav", "dss", "rs", "blend", "layout", "shader", "sampler", "query",
 //     runtime handles "rt..." ("rtcl"), kernel handles by their type); a handle value reused
 //     after its destruction keeps its name;

@@ -389,7 +389,7 @@ TEST(ExportNormalizeTest, HandlesGetKindNamesAndThreadsNumbers) {
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0],
             R"({"seq":1,"tid":1,"fn":"CreateCommandList","args":{"hDevice":"dev#1",)"
-            R"("pCreateCommandList":true,"hDeferredContext":"dev#2","hCommandList":"cl#1",)"
+            R"("pCreateCommandList":true,"hDeferredContext":"dc#1","hCommandList":"cl#1",)"
             R"("hRTCommandList":"rtcl#1"},"end":2})");
   EXPECT_EQ(lines[1], R"({"seq":3,"tid":2,"fn":"Flush","args":{"hDevice":"dev#1"},"end":4})");
   std::remove(path.c_str());
