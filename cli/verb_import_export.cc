@@ -12,6 +12,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/args.h"
+#include "cli/export_chrome.h"
+#include "cli/export_normalize.h"
+#include "cli/export_sqlite.h"
 #include "cli/progress.h"
 #include "cli/trace_input.h"
 #include "cli/verb.h"
@@ -37,7 +40,9 @@ constexpr char kImportUsage[] =
     "exit: 0 ok; 2 bad input (line number on stderr), I/O error or bad usage\n";
 
 constexpr char kExportUsage[] =
-    "usage: cltrace export IN -o OUT.jsonl [--salvage] [--quiet]\n"
+    "usage: cltrace export IN -o OUT.jsonl [--normalize] [--salvage] [--quiet]\n"
+    "       cltrace export IN --chrome OUT.json [--salvage] [--quiet]\n"
+    "       cltrace export IN --sqlite OUT.db [--salvage] [--quiet]\n"
     "\n"
     "Writes a trace (.cltrace, or .jsonl to normalise it) as canonical JSONL: one call per\n"
     "line in seq order, every end given. `cltrace import` of the output gives the same calls\n"
@@ -45,6 +50,17 @@ constexpr char kExportUsage[] =
     "place in JSONL and are not written.\n"
     "\n"
     "  -o, --output FILE   the JSONL file to write; - writes to standard output\n"
+    "  --normalize         stable names instead of a run's: handles as KIND#N by first\n"
+    "                      appearance (cl#3, dc#1, res#7 ...), thread ids as 1, 2, ...,\n"
+    "                      addresses in pointer fields renumbered, so text tools can diff\n"
+    "                      two recordings\n"
+    "  --chrome FILE       Chrome trace-event JSON for ui.perfetto.dev / chrome://tracing\n"
+    "                      (docs/chrome.md): a track per thread with the calls as nested\n"
+    "                      slices (DC::Draw), a track per command list, deferred context and\n"
+    "                      local handle with its states, the checker's findings as instant\n"
+    "                      events; - writes to standard output\n"
+    "  --sqlite FILE       an SQLite database (docs/sql.md): tables calls, args, handles,\n"
+    "                      intervals, findings, meta\n"
     "  --salvage           skip corrupt chunks of a .cltrace instead of stopping\n"
     "  --quiet             no progress bar (shown on a terminal when it takes over a second)\n"
     "\n"
@@ -159,15 +175,82 @@ int RunImport(const std::vector<std::string>& args, std::ostream& out, std::ostr
   return kExitOk;
 }
 
+// `export --chrome FILE` and `export --sqlite FILE`: one pass with the checker's states
+// (cli/trace_walk.h).
+int RunRichExport(const ParsedArgs& parsed, bool chrome, const std::string& dst_path,
+                  std::ostream& out, std::ostream& err) {
+  const std::string& in_path = parsed.positional[0];
+  const bool to_stdout = chrome && dst_path == "-";
+  if (!chrome && dst_path == "-")
+    return FailVerb(err, "export", "--sqlite -", "a database cannot go to stdout");
+  if (IsDirectory(dst_path))
+    return FailVerb(err, "export", dst_path, "is a directory (name the file to write)");
+  format::SeqStreamOptions options;
+  options.salvage = parsed.Flag("--salvage");
+  std::unique_ptr<format::SeqStream> in = OpenVerbStream("export", in_path, options, err);
+  if (in == nullptr) return kExitBadInput;
+  Progress progress("export", parsed.Flag("--quiet"));
+  auto tick = [&] {
+    progress.Update(in->delivered(), in->expected_events(),
+                    static_cast<double>(in->position()) / std::max<uint64_t>(1, in->file_size()));
+  };
+  check::TraceReplay replay = ReplayOf(in_path, parsed.Flag("--salvage"));
+  absl::StatusOr<WalkSummary> summary;
+  if (chrome) {
+    std::ofstream file;
+    if (!to_stdout) {
+      file.open(dst_path, std::ios::binary | std::ios::trunc);
+      if (!file) return FailVerb(err, "export", dst_path, "cannot open for writing");
+    }
+    std::ostream& dst = to_stdout ? out : file;
+    summary = ExportChrome(*in, replay, check::CheckOptions(), dst, tick);
+    if (summary.ok()) {
+      dst.flush();
+      if (!dst) summary = absl::DataLossError("write error");
+    }
+  } else {
+    summary = ExportSqlite(*in, replay, check::CheckOptions(), dst_path, tick);
+  }
+  progress.Finish();
+  if (!summary.ok()) return FailVerb(err, "export", dst_path, summary.status().message());
+  if (!to_stdout && in->status().ok()) {
+    out << "exported " << summary->calls << " calls, " << summary->threads << " threads, "
+        << summary->lifetimes << " handle lifetimes, " << summary->violations << " violations and "
+        << summary->warnings << " warnings to " << dst_path
+        << " (timestamps: " << summary->timestamps.source << ")\n";
+  }
+  return ExitAfterStreaming(
+      "export", in_path, *in,
+      in->delivered() == 0
+          ? std::string(" (no call could be written)")
+          : absl::StrCat(" (the ", in->delivered(), " calls read before it were written)"),
+      kExitOk, out, err);
+}
+
 int RunExport(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ArgSpec spec = ArgSpec("export", kExportUsage)
-                     .Options({"--output"})
+                     .Options({"--output", "--chrome", "--sqlite"})
                      .Alias("-o", "--output")
-                     .Flags({"--salvage", "--quiet"})
+                     .Flags({"--salvage", "--quiet", "--normalize"})
                      .Positional(1, 1);
   ParsedArgs parsed;
   if (std::optional<int> done = ParseVerbArgs(args, spec, &parsed, out, err)) return *done;
   const std::string& in_path = parsed.positional[0];
+  const std::optional<std::string> chrome = parsed.Option("--chrome");
+  const std::optional<std::string> sqlite = parsed.Option("--sqlite");
+  const int outputs = (parsed.Option("--output") ? 1 : 0) + (chrome ? 1 : 0) + (sqlite ? 1 : 0);
+  if (outputs > 1) {
+    err << "cltrace export: give one of -o, --chrome and --sqlite\n"
+        << "(cltrace export --help for more)\n";
+    return kExitBadInput;
+  }
+  if ((chrome || sqlite) && parsed.Flag("--normalize")) {
+    err << "cltrace export: --normalize applies to JSONL (-o) only\n"
+        << "(cltrace export --help for more)\n";
+    return kExitBadInput;
+  }
+  if (chrome) return RunRichExport(parsed, /*chrome=*/true, *chrome, out, err);
+  if (sqlite) return RunRichExport(parsed, /*chrome=*/false, *sqlite, out, err);
   std::optional<std::string> out_path =
       RequiredOutput(parsed, "export", "OUT.jsonl (or -o - for stdout)", err);
   if (!out_path) return kExitBadInput;
@@ -187,6 +270,8 @@ int RunExport(const std::vector<std::string>& args, std::ostream& out, std::ostr
   std::ostream& dst = *out_path == "-" ? out : file;
   int status = kExitOk;
   Progress progress("export", parsed.Flag("--quiet"));
+  std::optional<Normalizer> normalizer;
+  if (parsed.Flag("--normalize")) normalizer.emplace();
   format::Event e;
   while (in->Next(&e)) {
     progress.Update(in->delivered(), in->expected_events(),
@@ -197,7 +282,12 @@ int RunExport(const std::vector<std::string>& args, std::ostream& out, std::ostr
           FailVerb(err, "export", in_path, absl::StrCat("seq ", e.seq, ": ", layout.message()));
       continue;
     }
-    dst << format::EventToJsonl(e, in->handles(), in->strings(), &in->contents()) << "\n";
+    if (normalizer) {
+      normalizer->Rewrite(&e, in->handles());
+      dst << format::EventToJsonl(e, normalizer->names(), in->strings(), &in->contents()) << "\n";
+    } else {
+      dst << format::EventToJsonl(e, in->handles(), in->strings(), &in->contents()) << "\n";
+    }
   }
   progress.Finish();
   dst.flush();
@@ -212,8 +302,9 @@ int RunExport(const std::vector<std::string>& args, std::ostream& out, std::ostr
 
 const VerbRegistrar kImport({"import", "convert a JSONL trace into a .cltrace file", kImportUsage,
                              RunImport});
-const VerbRegistrar kExport({"export", "write a trace as canonical JSONL", kExportUsage,
-                             RunExport});
+const VerbRegistrar kExport({"export",
+                             "write a trace as canonical JSONL, Chrome trace JSON or SQLite",
+                             kExportUsage, RunExport});
 
 }  // namespace
 }  // namespace cltrace::cli

@@ -112,6 +112,7 @@ absl::StatusOr<std::string> NormalizeTrace(const LoadedTrace& trace) {
   o.position_runs = in.format_version() >= 2;
   if (in.timestamp_unit_ns() != 0) o.timestamp_unit_ns = in.timestamp_unit_ns();
   o.writer = in.writer();
+  o.writer.clear_timestamps();  // they become seq x the unit, which readers recognise
   o.process.set_pid(0);
   o.process.set_executable(BaseIfPath(in.process().executable()));
   for (const std::string& a : in.process().argv()) o.process.add_argv(BaseIfPath(a));

@@ -19,7 +19,8 @@
 //     (annotations: the recorder's table-rewrite notes print slots and handles) go through
 //     the same map;
 //   - thread ids: renumbered 1, 2, ... by first appearance in seq order;
-//   - timestamps: seq * the header's timestamp unit (one unit per position);
+//   - timestamps: seq * the header's timestamp unit (one unit per position); the writer's
+//     timestamp source (WriterInfo.timestamps) is cleared;
 //   - header: pid 0, start time 0, absolute paths in executable/argv/driver cut to their
 //     base name; writer, catalog and timestamp unit kept;
 //   - layout: events written in seq order (format version 2 input: as position runs of

@@ -143,6 +143,9 @@ class Recorder::Impl {
     w.position_runs = true;
     w.writer.set_name("cltrace-recorder");
     w.writer.set_version("1");
+    w.writer.set_timestamps(opts_.timestamps == TimestampMode::kClock
+                                ? format::proto::TIMESTAMPS_CLOCK
+                                : format::proto::TIMESTAMPS_DERIVED);
     w.process.set_pid(opts_.pid != 0 ? opts_.pid : static_cast<uint32_t>(getpid()));
     for (const std::string& a : opts_.argv) w.process.add_argv(a);
     if (!opts_.argv.empty()) w.process.set_executable(opts_.argv[0]);

@@ -7,7 +7,7 @@
 set -euo pipefail
 
 pkgs=(g++ cmake ninja-build pkg-config git python3
-      libprotobuf-dev protobuf-compiler libzstd-dev libabsl-dev rapidjson-dev
+      libprotobuf-dev protobuf-compiler libzstd-dev libabsl-dev rapidjson-dev libsqlite3-dev
       libgtest-dev libgmock-dev libbenchmark-dev
       libimgui-dev libstb-dev libegl-dev libgl-dev libegl-mesa0 libgl1-mesa-dri libglfw3-dev)
 if [[ "${1:-}" == "--fuzz" ]]; then
