@@ -177,6 +177,24 @@ absl::StatusOr<std::unique_ptr<TraceCutter>> TraceCutter::Build(const format::Lo
   for (std::vector<Transition>& v : c->transitions_)
     std::stable_sort(v.begin(), v.end(),
                      [](const Transition& a, const Transition& b) { return a.unit < b.unit; });
+  // Epochs: a CreateDevice made while no device was alive starts one.
+  {
+    std::vector<int> device_delta(units, 0);
+    for (const std::vector<Transition>& v : c->transitions_)
+      for (const Transition& t : v) {
+        if (t.role != rules::HandleRole::kImmediateContext) continue;
+        if (t.from == rules::State::kNone) ++device_delta[t.unit];
+        if (t.to == rules::State::kDestroyed) --device_delta[t.unit];
+      }
+    c->epoch_.assign(units, 0);
+    int alive = 0;
+    uint32_t epoch = 0;
+    for (size_t u = 0; u < units; ++u) {
+      if (device_delta[u] > 0 && alive == 0) epoch = static_cast<uint32_t>(u);
+      alive = std::max(0, alive + device_delta[u]);
+      c->epoch_[u] = epoch;
+    }
+  }
   std::vector<bool> creates(units, false);
   for (const std::vector<Transition>& v : c->transitions_)
     for (const Transition& t : v)
@@ -228,11 +246,13 @@ absl::Span<const uint32_t> TraceCutter::UnitsNaming(uint64_t handle) const {
 
 int64_t TraceCutter::LifetimeStart(uint64_t handle, size_t unit) const {
   if (handle >= naming_.size()) return -1;
+  // Nothing from before the unit's epoch: the same value named something else then.
+  int64_t dead = static_cast<int64_t>(epoch_[unit]) - 1;
   // A state machine follows it: its latest creation, unless the value died since.
-  int64_t dead = -1;
   const std::vector<Transition>& t = transitions_[handle];
   for (size_t k = t.size(); k-- > 0;) {
     if (t[k].unit > unit) continue;
+    if (static_cast<int64_t>(t[k].unit) <= dead) break;
     if (t[k].from == rules::State::kNone) return t[k].unit;
     if (t[k].unit < unit &&
         (t[k].to == rules::State::kDestroyed || t[k].to == rules::State::kCreateFailed)) {
@@ -247,9 +267,7 @@ int64_t TraceCutter::LifetimeStart(uint64_t handle, size_t unit) const {
     if (it != p->begin() && static_cast<int64_t>(*(it - 1)) > dead) return *(it - 1);
   }
   const std::vector<uint32_t>& n = naming_[handle];
-  auto it = std::upper_bound(n.begin(), n.end(), static_cast<uint32_t>(std::max<int64_t>(dead, -1)),
-                             [](uint32_t a, uint32_t b) { return a < b; });
-  if (dead < 0) it = n.begin();
+  auto it = std::lower_bound(n.begin(), n.end(), static_cast<uint32_t>(dead + 1));
   if (it != n.end() && *it <= unit) return *it;
   return -1;
 }

@@ -125,8 +125,12 @@ class TraceCutter {
   absl::flat_hash_map<uint64_t, std::vector<uint32_t>> local_sizes_;
   absl::flat_hash_set<uint64_t> immediate_contexts_;  // hDrvDevice handles
   absl::flat_hash_set<uint64_t> deferred_contexts_;   // hDrvContext handles
-  std::vector<std::vector<uint32_t>> naming_;         // by handle id
-  std::vector<std::vector<uint32_t>> producing_;      // by handle id: units with it as an output
+  // By unit: the CreateDevice that began the run of devices it belongs to (made when no other
+  // device was alive): handle values from before it, reused by a later run (a program that
+  // recreates its device, traces concatenated), name other objects.
+  std::vector<uint32_t> epoch_;
+  std::vector<std::vector<uint32_t>> naming_;     // by handle id
+  std::vector<std::vector<uint32_t>> producing_;  // by handle id: units with it as an output
   // By handle id: units naming it that begin some handle's lifetime (a create naming it).
   std::vector<std::vector<uint32_t>> creating_;
   std::vector<std::vector<Transition>> transitions_;  // by handle id, by unit
