@@ -179,13 +179,17 @@ absl::StatusOr<std::unique_ptr<TraceCutter>> TraceCutter::Build(const format::Lo
                      [](const Transition& a, const Transition& b) { return a.unit < b.unit; });
   // Epochs: a CreateDevice made while no device was alive starts one.
   {
+    // By the calls (CreateDevice, DestroyDevice of an immediate context), not by transitions:
+    // a device value the checker still holds from an earlier run shows no transition from None.
     std::vector<int> device_delta(units, 0);
-    for (const std::vector<Transition>& v : c->transitions_)
-      for (const Transition& t : v) {
-        if (t.role != rules::HandleRole::kImmediateContext) continue;
-        if (t.from == rules::State::kNone) ++device_delta[t.unit];
-        if (t.to == rules::State::kDestroyed) --device_delta[t.unit];
-      }
+    for (size_t u = 0; u < units; ++u) {
+      const Event& e = c->Top(u);
+      const ddi::CallRole r = RoleOf(e);
+      if (r == ddi::CallRole::kCreateDevice) ++device_delta[u];
+      if (r == ddi::CallRole::kDestroyDevice && !e.args.empty() &&
+          c->immediate_contexts_.count(e.args[0]))
+        --device_delta[u];
+    }
     c->epoch_.assign(units, 0);
     int alive = 0;
     uint32_t epoch = 0;
@@ -193,6 +197,14 @@ absl::StatusOr<std::unique_ptr<TraceCutter>> TraceCutter::Build(const format::Lo
       if (device_delta[u] > 0 && alive == 0) epoch = static_cast<uint32_t>(u);
       alive = std::max(0, alive + device_delta[u]);
       c->epoch_[u] = epoch;
+    }
+    // The caps and size queries that prepare a run's first CreateDevice belong to its run.
+    for (size_t u = 0; u < units; ++u) {
+      if (c->epoch_[u] != u) continue;
+      for (int64_t p = c->prev_same_tid_[u]; p >= 0 && (IsSizeQueryUnit(RoleOf(c->Top(p))) ||
+                                                        RoleOf(c->Top(p)) == ddi::CallRole::kCaps);
+           p = c->prev_same_tid_[p])
+        c->epoch_[p] = static_cast<uint32_t>(u);
     }
   }
   std::vector<bool> creates(units, false);

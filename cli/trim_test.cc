@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "check/checker.h"
 #include "cli/reduce.h"
+#include "cli/trace_input.h"
 #include "cli/verb.h"
 #include "ddi/call_traits.h"
 #include "format/load_trace.h"
@@ -266,6 +267,43 @@ TEST(ReduceTest, PlantedR22ShrinksAndStillReportsIt) {
       ReplayInto(t, r->events, {{"oom", "RecycleCreateCommandList", nth}});
   unsetenv("CLTRACE_REFDRIVER_CONFIG");
   EXPECT_EQ(Describe(replayed), "identical");
+}
+
+// `src`'s events after everything in `dst`, ids re-interned, positions shifted (a program that
+// recreates its device: the same handle values again).
+void AppendShifted(const LoadedTrace& src, LoadedTrace* dst, uint64_t* shift) {
+  uint64_t span = 0;
+  for (const Event& e : src.events) {
+    Event c = e;
+    RemapIds(
+        &c, [&](uint64_t id) { return dst->handles.Intern(src.handles.Token(id)); },
+        [&](uint64_t id) { return dst->strings.Intern(src.strings.Token(id)); });
+    if (c.content != 0) c.content = dst->contents.Intern(src.contents.Token(e.content));
+    c.seq += *shift;
+    if (c.end != 0) c.end += *shift;
+    if (c.parent != 0) c.parent += *shift;
+    span = std::max({span, e.seq, e.end});
+    dst->events.push_back(std::move(c));
+  }
+  *shift += span;
+}
+
+TEST(ReduceTest, EarlierRunsOfTheDeviceWithTheSameHandleValuesStayOut) {
+  LoadedTrace clean = Load("smallcl.cltrace"), bug = Load("smallcl_R22.cltrace");
+  LoadedTrace t;
+  uint64_t shift = 0;
+  AppendShifted(clean, &t, &shift);
+  AppendShifted(clean, &t, &shift);
+  const uint64_t earlier = shift;
+  AppendShifted(bug, &t, &shift);
+  absl::StatusOr<std::unique_ptr<TraceCutter>> cutter = TraceCutter::Build(&t);
+  ASSERT_TRUE(cutter.ok()) << cutter.status();
+  absl::StatusOr<ReduceResult> r = ReduceToRule(**cutter, rules::Rule::kR22);
+  ASSERT_TRUE(r.ok()) << r.status();
+  // The caps and size queries before a run's CreateDevice belong to that run, not to the one
+  // before (whose handles carry the same values).
+  for (const Event& e : r->events) EXPECT_GT(e.seq, earlier) << ddi::NameOf(e.call);
+  EXPECT_LT(r->calls_after * 50, r->calls_before);
 }
 
 TEST(ReduceTest, ARuleTheTraceDoesNotReportIsNotFound) {
