@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <tuple>
+#include <type_traits>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -492,6 +493,16 @@ absl::StatusOr<TrimResult> Trim(const TraceCutter& cutter, const TrimOptions& op
         keep[u] = true;
     }
   }
+  // The DX6 buffer path (ddi-spec §7) hands buffers back and forth between the runtime and the
+  // driver (D3dDrawPrimitives2 swaps them): a window with DX6 calls gets the DX6 calls before
+  // it, from the first.
+  bool dx6 = false;
+  for (size_t u = first; u < units && !dx6; ++u)
+    dx6 = window[u] && ddi::TraitsOf(cutter.Top(u).call).layer == format::Layer::kDx6;
+  if (dx6) {
+    for (size_t u = 0; u < first; ++u)
+      if (ddi::TraitsOf(cutter.Top(u).call).layer == format::Layer::kDx6) keep[u] = true;
+  }
   cutter.Close(&keep, TraceCutter::Closure::kFaithful);
 
   // Judge the cut; chase what the original did not report with the history of the handle it
@@ -533,22 +544,38 @@ absl::StatusOr<TrimResult> Trim(const TraceCutter& cutter, const TrimOptions& op
          absl::StrCat(rules::RuleId(v.rule), " is reported on the cut but not by the ",
                       "original: state before the cut was not synthesized (", v.message, ")"));
   }
-  // The first submission of the cut: what the immediate context had buffered before it is in
-  // the cut only from the last submission before the window on (the state the runtime
-  // re-sent inside that submitting call is not), so its command lengths can differ.
-  bool earlier_render = false;
-  for (size_t u = 0; u < first && !earlier_render; ++u) {
-    if (keep[u]) continue;
-    for (uint32_t i : cutter.UnitEvents(u))
-      earlier_render = earlier_render || RoleOf(trace.events[i]) == ddi::CallRole::kRender;
-  }
-  if (earlier_render) {
-    for (const Event& e : result.events) {
+  // Submissions whose previous submission is not in the cut: what the immediate context had
+  // buffered before them is only partly there (the state the runtime re-sent inside the
+  // submitting call before is not), so their command lengths can differ on replay.
+  {
+    auto in_cut = [&](uint64_t seq) {
+      return std::binary_search(result.events.begin(), result.events.end(), seq,
+                                [](const auto& a, const auto& b) {
+                                  if constexpr (std::is_same_v<std::decay_t<decltype(a)>, Event>) {
+                                    return a.seq < b;
+                                  } else {
+                                    return a < b.seq;
+                                  }
+                                });
+    };
+    // The first submission of the trace: complete when no call before it is left out.
+    bool previous_kept = true;
+    for (size_t u = 0; u < units && previous_kept; ++u) {
+      bool render = false;
+      for (uint32_t i : cutter.UnitEvents(u))
+        render = render || RoleOf(trace.events[i]) == ddi::CallRole::kRender;
+      if (render) break;
+      previous_kept = keep[u];
+    }
+    for (const Event& e : trace.events) {
       if (RoleOf(e) != ddi::CallRole::kRender) continue;
-      note(e.seq, absl::StrCat("the commands buffered before this submission are not all in the ",
-                               "cut (submissions before the window are left out): its command ",
-                               "lengths can differ on replay"));
-      break;
+      const bool kept = in_cut(e.seq);
+      if (kept && !previous_kept) {
+        note(e.seq, absl::StrCat("the submission before this one (RenderCb) is not in the cut: ",
+                                 "the commands buffered for it are only partly there, its command ",
+                                 "lengths can differ on replay"));
+      }
+      previous_kept = kept;
     }
   }
   // Calls other threads were inside of when the window opened.

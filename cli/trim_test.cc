@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "check/checker.h"
+#include "cli/dx6_model_driver.h"
 #include "cli/reduce.h"
 #include "cli/trace_input.h"
 #include "cli/verb.h"
@@ -60,6 +61,7 @@ replay::ReplayResult ReplayInto(const LoadedTrace& t, const std::vector<Event>& 
   o.driver_path = RefDriver();
   o.threads = replay::ThreadMode::kSingle;
   o.injections = std::move(injections);
+  o.dx6_driver = Dx6ModelDriverFactory();
   absl::StatusOr<replay::ReplayResult> r =
       replay::Replay(o, events, t.handles, t.strings, t.contents);
   EXPECT_TRUE(r.ok()) << r.status();
@@ -124,39 +126,52 @@ TEST_F(TrimTest, UnitsKeepCallbacksWithTheirCall) {
 }
 
 TEST_F(TrimTest, WindowCutIsCleanAndReplaysExceptWhereItSaysSo) {
-  for (const char* name : {"scene.cltrace", "smallcl.cltrace"}) {
-    SCOPED_TRACE(name);
-    Open(name);
-    ASSERT_TRUE(cutter_->findings().violations.empty());
-    const uint64_t from = SeqAt(0.4), to = SeqAt(0.6);
-    absl::StatusOr<TrimResult> cut = Trim(*cutter_, Window(from, to));
-    ASSERT_TRUE(cut.ok()) << cut.status();
-    EXPECT_LT(cut->events.size(), trace_.events.size());
-    EXPECT_GT(cut->window_calls, 0u);
-    EXPECT_GT(cut->prelude_calls, 0u);  // the device at least
-    EXPECT_TRUE(cut->new_findings.empty()) << absl::StrJoin(cut->unsynthesized, "\n");
-    absl::StatusOr<check::CheckResult> verdict = check::Check(cut->events, trace_.handles);
-    ASSERT_TRUE(verdict.ok());
-    EXPECT_TRUE(verdict->violations.empty()) << verdict->violations[0].message;
-    // Every call entered in the window is in the cut.
-    for (const Event& e : trace_.events) {
-      if (e.seq < from || e.seq > to) continue;
-      EXPECT_TRUE(std::binary_search(cut->events.begin(), cut->events.end(), e,
-                                     [](const Event& a, const Event& b) { return a.seq < b.seq; }))
-          << "seq " << e.seq;
-    }
-    // Identical, except where the cut says it cannot be: the first submission, whose buffered
-    // commands partly came before the window (scene re-sends its state after every submission).
-    replay::ReplayResult r = ReplayInto(trace_, cut->events);
-    if (std::string(name) == "smallcl.cltrace" || r.divergences.empty()) {
-      EXPECT_EQ(Describe(r), "identical");
-    } else {
-      ASSERT_EQ(r.outcome, replay::Outcome::kDivergent) << Describe(r);
-      auto n = cut->notes.find(r.divergences[0].seq);
-      ASSERT_NE(n, cut->notes.end()) << Describe(r);
-      EXPECT_NE(n->second.find("submission"), std::string::npos) << n->second;
+  for (const char* name : {"scene.cltrace", "smallcl.cltrace", "present.cltrace"}) {
+    for (auto [lo, hi] : {std::pair{0.4, 0.6}, std::pair{0.6, 0.9}}) {
+      SCOPED_TRACE(absl::StrCat(name, " ", lo, "..", hi));
+      Open(name);
+      ASSERT_TRUE(cutter_->findings().violations.empty());
+      const uint64_t from = SeqAt(lo), to = SeqAt(hi);
+      absl::StatusOr<TrimResult> cut = Trim(*cutter_, Window(from, to));
+      ASSERT_TRUE(cut.ok()) << cut.status();
+      EXPECT_LT(cut->events.size(), trace_.events.size());
+      EXPECT_GT(cut->window_calls, 0u);
+      EXPECT_GT(cut->prelude_calls, 0u);  // the device at least
+      EXPECT_TRUE(cut->new_findings.empty()) << absl::StrJoin(cut->unsynthesized, "\n");
+      absl::StatusOr<check::CheckResult> verdict = check::Check(cut->events, trace_.handles);
+      ASSERT_TRUE(verdict.ok());
+      EXPECT_TRUE(verdict->violations.empty()) << verdict->violations[0].message;
+      // Every call entered in the window is in the cut.
+      for (const Event& e : trace_.events) {
+        if (e.seq < from || e.seq > to) continue;
+        EXPECT_TRUE(
+            std::binary_search(cut->events.begin(), cut->events.end(), e,
+                               [](const Event& a, const Event& b) { return a.seq < b.seq; }))
+            << "seq " << e.seq;
+      }
+      // Identical, except where the cut says it cannot be: a submission whose buffered commands
+      // partly came before the window.
+      replay::ReplayResult r = ReplayInto(trace_, cut->events);
+      if (r.divergences.empty()) {
+        EXPECT_EQ(Describe(r), "identical");
+      } else {
+        ASSERT_EQ(r.outcome, replay::Outcome::kDivergent) << Describe(r);
+        auto n = cut->notes.find(r.divergences[0].seq);
+        ASSERT_NE(n, cut->notes.end()) << Describe(r);
+        EXPECT_NE(n->second.find("submission"), std::string::npos) << n->second;
+      }
     }
   }
+}
+
+TEST_F(TrimTest, DrawPrimitives2WindowGetsTheDx6BufferPathBeforeIt) {
+  // D3dDrawPrimitives2 hands buffers back and forth: a window of it replays only with the DX6
+  // calls before it.
+  Open("dp2.cltrace");
+  absl::StatusOr<TrimResult> cut = Trim(*cutter_, Window(SeqAt(0.4), SeqAt(0.6)));
+  ASSERT_TRUE(cut.ok()) << cut.status();
+  EXPECT_LT(cut->events.size(), trace_.events.size());
+  EXPECT_EQ(Describe(ReplayInto(trace_, cut->events)), "identical");
 }
 
 TEST_F(TrimTest, HandlesAliveAtTheCutHaveTheStateTheyHadThere) {
