@@ -352,6 +352,30 @@ TEST(ReduceTest, OracleDecidesWhatStays) {
   EXPECT_LT(r->events.size() * 4, t.events.size());
 }
 
+TEST(TrimVerbTest, ReduceKeepsAReplayDivergenceInADriver) {
+  // A clean recording replayed into the reference driver with a planted R22 that fails the
+  // second RecycleCreateCommandList diverges there; reduce keeps that divergence.
+  setenv("CLTRACE_REFDRIVER_CONFIG", "bug=R22;oom:RecycleCreateCommandList=2", 1);
+  const std::string out_path = TempPath("driver.cltrace");
+  std::ostringstream out, err;
+  const int code = RunCli({"cltrace", "reduce", "corpus/traces/smallcl.cltrace", "-o", out_path,
+                           "--driver", RefDriver()},
+                          out, err);
+  EXPECT_EQ(code, kExitOk) << err.str();
+  EXPECT_NE(out.str().find("diverges at seq "), std::string::npos) << out.str();
+  absl::StatusOr<LoadedTrace> small = format::ReadAllSorted(out_path);
+  ASSERT_TRUE(small.ok()) << small.status();
+  LoadedTrace t = Load("smallcl.cltrace");
+  EXPECT_LT(small->events.size() * 10, t.events.size());
+  replay::ReplayResult whole = ReplayInto(t, t.events);
+  replay::ReplayResult reduced = ReplayInto(*small, small->events);
+  unsetenv("CLTRACE_REFDRIVER_CONFIG");
+  ASSERT_FALSE(whole.divergences.empty());
+  ASSERT_FALSE(reduced.divergences.empty()) << Describe(reduced);
+  EXPECT_EQ(reduced.divergences[0].seq, whole.divergences[0].seq);
+  unlink(out_path.c_str());
+}
+
 TEST(TrimVerbTest, ExitCodesAndOutput) {
   const std::string out_path = TempPath("verb.cltrace");
   std::ostringstream out, err;
