@@ -33,6 +33,10 @@ step "a planted driver bug: --bug R22 (OOM reported through SetErrorCb instead o
 $bin/cltrace record -o "$out/bug_r22.cltrace" -- $bin/cltrace-workload smallcl --threads 2 --bug R22 || true
 $bin/cltrace check "$out/bug_r22.cltrace" | head -5 || true
 
+step "cltrace reduce: the R22 recording cut down to the calls that still show R22 ($out/bug_r22_reduced.cltrace)"
+$bin/cltrace reduce "$out/bug_r22.cltrace" -o "$out/bug_r22_reduced.cltrace" --rule R22
+$bin/cltrace check "$out/bug_r22_reduced.cltrace" || true
+
 step "cltrace replay (into the reference driver; compares everything the driver does)"
 $bin/cltrace replay "$out/scene.cltrace"
 step "cltrace replay --kernel model on a recorded 'present' run (the kernel/GPU model answers; every DxgkDdi*/DxgkCb* call and every retired fence's GPU content digest compared with the recording; the application's uploads and mapped writes are fed back from the trace)"
