@@ -37,6 +37,20 @@ step "cltrace reduce: the R22 recording cut down to the calls that still show R2
 $bin/cltrace reduce "$out/bug_r22.cltrace" -o "$out/bug_r22_reduced.cltrace" --rule R22
 $bin/cltrace check "$out/bug_r22_reduced.cltrace" || true
 
+step "cltrace export --chrome: the reduced trace as Chrome trace-event JSON (open $out/bug_r22_reduced.json in ui.perfetto.dev)"
+$bin/cltrace export "$out/bug_r22_reduced.cltrace" --chrome "$out/bug_r22_reduced.json"
+python3 - "$out/bug_r22_reduced.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))  # valid JSON, or this step fails
+events = doc["traceEvents"]
+groups = {e["args"]["name"] for e in events if e.get("ph") == "M" and e["name"] == "process_name"}
+tracks = {(e["pid"], e["tid"]) for e in events if e.get("ph") in ("B", "E", "X", "i")}
+findings = [e for e in events if e.get("cat") == "finding" and e["name"] == "R22"]
+print(f"valid JSON: {len(events)} events on {len(tracks)} tracks in {sorted(groups)}, "
+      f"{len(findings)} R22 finding(s)")
+sys.exit(0 if {"threads", "command lists"} <= groups and findings else 1)
+PY
+
 step "cltrace replay (into the reference driver; compares everything the driver does)"
 $bin/cltrace replay "$out/scene.cltrace"
 step "cltrace replay --kernel model on a recorded 'present' run (the kernel/GPU model answers; every DxgkDdi*/DxgkCb* call and every retired fence's GPU content digest compared with the recording; the application's uploads and mapped writes are fed back from the trace)"
