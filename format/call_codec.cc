@@ -106,6 +106,7 @@ size_t ArgEncoder::BeginArray(size_t field, const void* data) {
   const FieldInfo& f = Fields(call_)[field];
   uint64_t count = f.count_fixed;
   if (f.count_field >= 0) count = (*args_)[f.count_field] / f.count_divisor;
+  if (f.count_factor_field >= 0) count *= (*args_)[f.count_factor_field];
   // Never read past what the caller provided: an embedded array's capacity, or the room the
   // caller gave the callee for an output array.
   if (f.embedded) count = std::min<uint64_t>(count, f.count_fixed);
@@ -175,6 +176,8 @@ absl::StatusOr<ArgLayout> ComputeLayout(const CallInfo& call, absl::Span<const u
       expected = args[cursor + f.count_in_element];
     } else if (f.count_field >= 0) {
       expected = args[f.count_field] / f.count_divisor;
+      // Both factors are 32-bit fields (CheckValue above), so the product cannot overflow.
+      if (f.count_factor_field >= 0) expected *= args[f.count_factor_field];
       if (f.embedded && expected > f.count_fixed) {
         return absl::InvalidArgumentError(
             absl::StrFormat("%s: %s = %d exceeds the %d elements of embedded array %s", call.name,

@@ -213,13 +213,12 @@ class HostileTest : public ::testing::Test {
 
   static D3D11DDIARG_CREATERESOURCE BufferDesc() {
     D3D11DDIARG_CREATERESOURCE a{};
+    static constexpr D3D10DDI_MIPINFO kMip{256, 1, 1, 256, 1, 1};
+    a.pMipInfoList = &kMip;
     a.ResourceDimension = D3D10DDIRESOURCE_BUFFER;
-    a.Width = 256;
-    a.Height = 1;
-    a.Depth = 1;
     a.MipLevels = 1;
     a.ArraySize = 1;
-    a.SampleCount = 1;
+    a.SampleDesc.Count = 1;
     return a;
   }
 
@@ -579,8 +578,8 @@ TEST_F(HostileTest, MapPitchesDescribeTheMappedMemory) {
   t.ResourceDimension = D3D10DDIRESOURCE_TEXTURE2D;
   t.Usage = D3D10_DDI_USAGE_DYNAMIC;
   t.Format = 28;  // R8G8B8A8_UNORM
-  t.Width = 32;
-  t.Height = 8;
+  const D3D10DDI_MIPINFO mip{32, 8, 1, 32, 8, 1};
+  t.pMipInfoList = &mip;
   D3D10DDI_HRESOURCE tex{Memory(ic_.pfnCalcPrivateResourceSize(dev_, &t))};
   ic_.pfnCreateResource(dev_, &t, tex, D3D10DDI_HRTRESOURCE{&t});
   D3D10DDI_MAPPED_SUBRESOURCE m{};

@@ -41,8 +41,7 @@ absl::Status RunSmallCl(Device* device, const ScenarioOptions& o) {
     src[t] = *s;
     dst[t] = *d;
   }
-  auto backbuffer =
-      MakeTexture(device, 64, 64, D3D10_DDI_BIND_RENDER_TARGET, D3D10_DDI_RESOURCE_MISC_PRIMARY);
+  auto backbuffer = MakeTexture(device, 64, 64, D3D10_DDI_BIND_RENDER_TARGET, 0, /*primary=*/true);
   if (!backbuffer.ok()) return backbuffer.status();
 
   // Lockstep: the workers and the immediate context take turns in round-robin order (a
