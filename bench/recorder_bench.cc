@@ -156,10 +156,11 @@ BENCHMARK(BM_RecordCall)->Threads(1)->Threads(2)->UseRealTime();
 void UploadLoop(benchmark::State& state, FakeRtContext& ic) {
   alignas(8) static unsigned char res_mem[64];
   const D3D10DDI_HRESOURCE res{res_mem};
+  const D3D10DDI_MIPINFO mip{256, 1, 1, 256, 1, 1};
   D3D11DDIARG_CREATERESOURCE create{};
+  create.pMipInfoList = &mip;
   create.ResourceDimension = D3D10DDIRESOURCE_BUFFER;
-  create.Width = 256;
-  create.Height = create.Depth = create.MipLevels = create.ArraySize = 1;
+  create.MipLevels = create.ArraySize = 1;
   ic.funcs.pfnCreateResource(ic.handle, &create, res, D3D10DDI_HRTRESOURCE{});
   uint32_t data[64] = {};
   for (auto _ : state) {

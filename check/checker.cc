@@ -226,7 +226,7 @@ void Checker::Impl::EnterIcDomain(const Event& e, const CallMeta& m, int32_t ic)
       bool primary = false;
       if (m.op == Op::kCreateObject && m.object_type == 0) {
         uint64_t misc = Arg(e, m.misc_flags);
-        primary = (misc & env_.k().misc_primary) && !(misc & env_.k().misc_shared);
+        primary = Arg(e, m.primary_desc) != 0 && !(misc & env_.k().misc_shared);
       } else if (m.op == Op::kDestroyObject) {
         primary = t_.objects.IsNonSharedPrimary(env_.Slot(Arg(e, m.handle)).obj);
       }

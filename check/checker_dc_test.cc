@@ -324,7 +324,7 @@ TEST_F(DeferredContextTest, R55_NearMiss_DependencyOrderRespected) {
 
 TEST_F(DeferredContextTest, R56_ArgumentsForDependencyFreeObject) {
   Resource("vb");
-  Open("dc1", "lvb", "vb", "CreateResource", {{"pCreateResource", "1"}, {"Width", "64"}});
+  Open("dc1", "lvb", "vb", "CreateResource", {{"pCreateResource", "1"}, {"ByteStride", "64"}});
   EXPECT_THAT(Errors(), ElementsAre("R56")) << Report();
 }
 

@@ -13,6 +13,10 @@ class KernelTest : public CheckTest {
                          const std::string& misc = "0") {
     CheckTest::AllocatedResource(h, alloc, {{"MiscFlags", misc}});
   }
+  // A primary: created with a pPrimaryDesc (a swap chain's scanned-out buffer).
+  void AllocatedPrimary(const std::string& h, const std::string& alloc) {
+    CheckTest::AllocatedResource(h, alloc, {{"pPrimaryDesc", "1"}});
+  }
   void Dealloc(const std::string& alloc) {
     t.Call("DeallocateCb", {{"hDevice", "rtdev"}, {"NumAllocations", "1"}, {"HandleList", alloc}});
   }
@@ -162,14 +166,14 @@ TEST_F(IdleDestructionTest, R68_NearMiss_EarlierSubmissionStillPending) {
 }
 
 TEST_F(KernelTest, R69_PrimaryDeallocatedLater) {
-  AllocatedResource("p", "a1", "D3D10_DDI_RESOURCE_MISC_PRIMARY");
+  AllocatedPrimary("p", "a1");
   Destroy("p");
   Flush({"a1"});
   EXPECT_THAT(Errors(), ElementsAre("R69")) << Report();
 }
 
 TEST_F(KernelTest, R69_NearMiss_PrimaryDeallocatedInsideDestroy) {
-  AllocatedResource("p", "a1", "D3D10_DDI_RESOURCE_MISC_PRIMARY");
+  AllocatedPrimary("p", "a1");
   UseOnIc("p");
   Destroy("p", {"a1"});  // no deferral, and no R67 for non-shared primaries
   EXPECT_THAT(Errors(), IsEmpty()) << Report();

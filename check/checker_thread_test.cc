@@ -78,7 +78,7 @@ TEST_F(ThreadTest, R11_NonSharedPrimaryCreateOverlapsIcCall) {
   t.On(3).Call("CreateResource", {{"hDevice", "ic"},
                                   {"hResource", "primary"},
                                   {"hRTResource", "rt_primary"},
-                                  {"MiscFlags", "D3D10_DDI_RESOURCE_MISC_PRIMARY"}});
+                                  {"pPrimaryDesc", "1"}});
   t.On(1).EndSeq(draw);
   t.On(3).Call("CalcDeferredContextHandleSize",
                {{"hDevice", "ic"}, {"HandleType", "D3D10DDI_HT_RESOURCE"}}, "64");
@@ -87,11 +87,11 @@ TEST_F(ThreadTest, R11_NonSharedPrimaryCreateOverlapsIcCall) {
 
 TEST_F(ThreadTest, R11_NearMiss_SharedPrimaryAndOrdinaryResourceAreFreeThreaded) {
   uint64_t draw = t.On(1).Begin("Draw", DrawArgs("ic"));
-  t.On(3).Call("CreateResource",
-               {{"hDevice", "ic"},
-                {"hResource", "primary"},
-                {"hRTResource", "rt_primary"},
-                {"MiscFlags", "D3D10_DDI_RESOURCE_MISC_PRIMARY|D3D10_DDI_RESOURCE_MISC_SHARED"}});
+  t.On(3).Call("CreateResource", {{"hDevice", "ic"},
+                                  {"hResource", "primary"},
+                                  {"hRTResource", "rt_primary"},
+                                  {"pPrimaryDesc", "1"},
+                                  {"MiscFlags", "D3D10_DDI_RESOURCE_MISC_SHARED"}});
   t.Call("CalcDeferredContextHandleSize",
          {{"hDevice", "ic"}, {"HandleType", "D3D10DDI_HT_RESOURCE"}}, "64");
   t.Call("CreateResource", {{"hDevice", "ic"}, {"hResource", "tex"}, {"hRTResource", "rt_tex"}});

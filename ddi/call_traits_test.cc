@@ -90,7 +90,7 @@ TEST(CallTraitsTest, FieldIndicesAreTheCatalogs) {
   };
   EXPECT_EQ(fields::CreateDevice::hDrvDevice, index("CreateDevice", "hDrvDevice"));
   EXPECT_EQ(fields::GetCaps::DataSize, index("GetCaps", "DataSize"));
-  EXPECT_EQ(fields::CreateResource::Width, index("CreateResource", "Width"));
+  EXPECT_EQ(fields::CreateResource::MipLevels, index("CreateResource", "MipLevels"));
   EXPECT_EQ(fields::CalcDeferredContextHandleSize::pICObject,
             index("CalcDeferredContextHandleSize", "pICObject"));
 }

@@ -528,8 +528,18 @@ TEST(CatalogScopeTest, ArrayCountsAreRecorded) {
   EXPECT_TRUE(FieldOf("CreateBlendState", "RenderTarget").embedded);
   EXPECT_EQ(FieldOf("CreateBlendState", "RenderTarget").count_fixed, 8);
   EXPECT_EQ(FieldOf("CreateBlendState", "RenderTarget").count_field, -1);
+  // count=MipLevels*ArraySize: one initial-data entry per subresource.
+  const CallInfo* create = FindCall("CreateResource");
+  const FieldInfo& up = FieldOf("CreateResource", "pInitialDataUP");
+  EXPECT_EQ(up.count_field, FieldIndex(*create, "MipLevels"));
+  EXPECT_EQ(up.count_factor_field, FieldIndex(*create, "ArraySize"));
+  EXPECT_EQ(up.count_divisor, 1);
+  const FieldInfo& mips = FieldOf("CreateResource", "pMipInfoList");
+  EXPECT_EQ(mips.count_field, FieldIndex(*create, "MipLevels"));
+  EXPECT_EQ(mips.count_factor_field, -1);
   // Non-array fields carry no count.
   EXPECT_EQ(FieldOf("Draw", "VertexCount").count_field, -1);
+  EXPECT_EQ(FieldOf("Draw", "VertexCount").count_factor_field, -1);
 }
 
 TEST(CatalogScopeTest, InoutMembersNestedNamesAndWidths) {

@@ -108,6 +108,7 @@ struct FieldInfo {
   // recorded array holds min(count, kMaxRecordedArrayElements) elements (format/call_codec.h):
   //   count_field >= 0     count = value of that fixed field / count_divisor (for `*P` the
   //                        field is P's exit value "POut")
+  //                        (times the value of count_factor_field when that is >= 0)
   //   count_in_element > 0 count = element [count_in_element] of the array itself (the length
   //                        token of a shader token stream, `count=pCode[1]`)
   //   otherwise            count = count_fixed
@@ -125,6 +126,11 @@ struct FieldInfo {
   // arrays. Recorded values of narrower types never have bits above this width (signed kinds
   // hold the sign extension).
   uint8_t bits = 0;
+
+  // ---- Added in catalog_version 4 ----
+  // kArray: `count=A*B` (one element per subresource: MipLevels*ArraySize): the count is the
+  // product of count_field and this fixed field; -1 otherwise.
+  int16_t count_factor_field = -1;
 };
 
 struct CallInfo {

@@ -34,6 +34,7 @@ size_t ArgEncoder::BeginArray(size_t field, const void* data) {
   const FieldInfo& f = Fields(call_)[field];
   uint64_t count = f.count_fixed;
   if (f.count_field >= 0) count = (*args_)[f.count_field] / f.count_divisor;
+  if (f.count_factor_field >= 0) count *= (*args_)[f.count_factor_field];
   // Never read past what the caller provided: an embedded array's capacity, or the room the
   // caller gave the callee for an output array.
   if (f.embedded) count = std::min<uint64_t>(count, f.count_fixed);

@@ -138,6 +138,8 @@ absl::StatusOr<ArgLayout> ComputeLayout(const CallInfo& call, absl::Span<const u
       expected = args[cursor + f.count_in_element];
     } else if (f.count_field >= 0) {
       expected = args[f.count_field] / f.count_divisor;
+      // Both factors are 32-bit fields (CheckValue above), so the product cannot overflow.
+      if (f.count_factor_field >= 0) expected *= args[f.count_factor_field];
       if (f.embedded && expected > f.count_fixed) {
         return absl::InvalidArgumentError(
             absl::StrFormat("%s: %s = %d exceeds the %d elements of embedded array %s", call.name,

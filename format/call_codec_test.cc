@@ -10,6 +10,7 @@
 #include "ddi/catalog.h"
 #include "format/internal/trace_test_util.h"
 #include "format/testing/random_call_args.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace cltrace::format {
@@ -216,6 +217,46 @@ TEST(CallCodecCaptureTest, EmbeddedArrayRecordsOnlyItsCountedElements) {
   EXPECT_EQ(args.size(), call.field_count + 2u);
   EXPECT_EQ(args[call.field_count], 7u);
   EXPECT_EQ(args[call.field_count + 1], 9u);
+}
+
+// count=MipLevels*ArraySize: pInitialDataUP holds one entry per subresource; pMipInfoList one
+// per mip; pPrimaryDesc's members are recorded when it is there.
+TEST(CallCodecCaptureTest, InitialDataHasOneEntryPerSubresource) {
+  const D3D10DDI_MIPINFO mips[2] = {{8, 4, 1, 8, 4, 1}, {4, 2, 1, 4, 2, 1}};
+  static char bytes[6][64];
+  D3D10_DDIARG_SUBRESOURCE_UP up[6] = {};
+  for (int i = 0; i < 6; ++i) up[i] = {bytes[i], 32, 0};
+  DXGI_DDI_PRIMARY_DESC primary{};
+  primary.ModeDesc.Width = 8;
+  D3D11DDIARG_CREATERESOURCE a{};
+  a.pMipInfoList = mips;
+  a.pInitialDataUP = up;
+  a.ResourceDimension = D3D10DDIRESOURCE_TEXTURE2D;
+  a.MipLevels = 2;
+  a.ArraySize = 3;
+  a.pPrimaryDesc = &primary;
+  ArgVec args;
+  auto id = [](uint64_t raw) { return raw; };
+  D3D10DDI_HDEVICE dev{reinterpret_cast<void*>(1)};
+  CaptureEntryCalcPrivateResourceSize(&args, id, dev, &a);
+  CaptureExitCalcPrivateResourceSize(&args, id, dev, &a);
+  const CallInfo& call = *GetCall(CallId::kCalcPrivateResourceSize);
+  EXPECT_EQ(args[FieldIndex(call, "pMipInfoList")], 1u + 2);
+  EXPECT_EQ(args[FieldIndex(call, "pInitialDataUP")], 1u + 6);
+  EXPECT_EQ(args[FieldIndex(call, "pPrimaryDesc")], 1u);
+  EXPECT_EQ(args[FieldIndex(call, "pPrimaryDesc.ModeDesc.Width")], 8u);
+  ASSERT_EQ(args.size(), call.field_count + 2u * 6 + 6u * 3);
+  EXPECT_EQ(args[call.field_count + 6], 4u);  // mip 1 TexelWidth
+  // Initial data: pSysMem, SysMemPitch, SysMemSlicePitch per subresource.
+  EXPECT_EQ(args[call.field_count + 12], reinterpret_cast<uint64_t>(bytes[0]));
+  EXPECT_EQ(args[call.field_count + 12 + 5 * 3], reinterpret_cast<uint64_t>(bytes[5]));
+  EXPECT_TRUE(ValidateArgs(CallId::kCalcPrivateResourceSize, args).ok());
+  // A count that disagrees with MipLevels x ArraySize is refused.
+  ArgVec bad = args;
+  bad[FieldIndex(call, "ArraySize")] = 2;
+  absl::Status s = ValidateArgs(CallId::kCalcPrivateResourceSize, bad);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("pInitialDataUP"));
 }
 
 // ---- Invoke -------------------------------------------------------------------------------------

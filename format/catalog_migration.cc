@@ -1,7 +1,9 @@
 #include "format/catalog_migration.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <utility>
 #include <vector>
 
@@ -10,6 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "ddi/catalog.h"
+#include "format/call_codec.h"
 
 namespace cltrace::format {
 namespace {
@@ -72,6 +75,89 @@ const std::vector<OldLayout>& Version2Layouts() {
   return *layouts;
 }
 
+// Catalog versions 2 and 3 recorded D3D11DDIARG_CREATERESOURCE (CalcPrivateResourceSize,
+// CreateResource) in the project's own layout: these structure fields, no arrays, then
+// `after`. Version 4 has Microsoft's (pMipInfoList, pInitialDataUP, SampleDesc, pPrimaryDesc).
+constexpr absl::string_view kVersion3CreateResource[] = {
+    "hDevice",   "pCreateResource", "ResourceDimension",
+    "Usage",     "BindFlags",       "MapFlags",
+    "MiscFlags", "Format",          "Width",
+    "Height",    "Depth",           "MipLevels",
+    "ArraySize", "SampleCount",     "ByteStride"};
+// Version 3's invented MiscFlags bit for a primary; Microsoft's runtime passes pPrimaryDesc.
+constexpr uint64_t kVersion3MiscPrimary = 0x80000000;
+
+// Rewrites a version-3 CalcPrivateResourceSize / CreateResource into version 4's layout:
+//   Width, Height, Depth  -> pMipInfoList: MipLevels entries, entry m TexelWidth/Height/Depth =
+//                            max(1, size >> m) (a buffer: Width, 1, 1), Physical* = Texel*;
+//                            NULL when the structure was NULL or MipLevels 0
+//   SampleCount           -> SampleDesc.Count (Quality 0)
+//   MiscFlags bit 0x80000000 (MISC_PRIMARY) -> cleared; pPrimaryDesc present, its ModeDesc
+//                            Width/Height/Format those of the resource, every other member 0
+//   pInitialDataUP        -> NULL (version 3 never passed initial data)
+//   every other field     -> the field of the same name
+void MigrateVersion3CreateResource(Event* e) {
+  const CallInfo& ci = *GetCall(e->call);
+  const absl::Span<const FieldInfo> now = Fields(ci);
+  constexpr size_t kOldStruct = std::size(kVersion3CreateResource);
+  const size_t old_fixed = kOldStruct + (e->call == CallId::kCreateResource ? 2 : 0);
+  auto old = [&](size_t i) -> uint64_t { return i < e->args.size() ? e->args[i] : 0; };
+  absl::InlinedVector<uint64_t, 8> args(now.size(), 0);
+  auto set = [&](absl::string_view name, uint64_t v) {
+    const int at = FieldIndex(ci, name);
+    if (at >= 0) args[static_cast<size_t>(at)] = v;
+  };
+  uint64_t width = 0, height = 0, depth = 0, misc = 0, format = 0, dimension = 0, mips = 0;
+  for (size_t i = 0; i < kOldStruct; ++i) {
+    const absl::string_view name = kVersion3CreateResource[i];
+    const uint64_t v = old(i);
+    if (name == "Width") {
+      width = v;
+    } else if (name == "Height") {
+      height = v;
+    } else if (name == "Depth") {
+      depth = v;
+    } else if (name == "SampleCount") {
+      set("SampleDesc.Count", v);
+    } else if (name == "MiscFlags") {
+      misc = v;
+      set(name, v & ~kVersion3MiscPrimary);
+    } else {
+      if (name == "Format") format = v;
+      if (name == "ResourceDimension") dimension = v;
+      if (name == "MipLevels") mips = v;
+      set(name, v);
+    }
+  }
+  if (e->call == CallId::kCreateResource) {
+    set("hResource", old(kOldStruct));
+    set("hRTResource", old(kOldStruct + 1));
+  }
+  const bool present = old(1) != 0;
+  if (present && (misc & kVersion3MiscPrimary) != 0) {
+    set("pPrimaryDesc", 1);
+    set("pPrimaryDesc.ModeDesc.Width", width);
+    set("pPrimaryDesc.ModeDesc.Height", height);
+    set("pPrimaryDesc.ModeDesc.Format", format);
+  }
+  // pMipInfoList: the first array, so its elements come first after the fixed fields.
+  const uint64_t n = present ? std::min<uint64_t>(mips, kMaxRecordedArrayElements) : 0;
+  set("pMipInfoList", n == 0 ? 0 : 1 + n);
+  constexpr uint64_t kBuffer = 1;  // D3D10DDIRESOURCE_BUFFER
+  for (uint64_t m = 0; m < n; ++m) {
+    auto level = [&](uint64_t size) {
+      return std::max<uint64_t>(size >> std::min<uint64_t>(m, 63), 1);
+    };
+    const uint64_t w = dimension == kBuffer ? width : level(width);
+    const uint64_t h = dimension == kBuffer ? 1 : level(height);
+    const uint64_t d = dimension == kBuffer ? 1 : level(depth);
+    for (uint64_t v : {w, h, d, w, h, d}) args.push_back(v);
+  }
+  // Any values after the old fixed fields (a malformed event) are kept for validation to see.
+  for (size_t i = old_fixed; i < e->args.size(); ++i) args.push_back(e->args[i]);
+  e->args = std::move(args);
+}
+
 }  // namespace
 
 absl::Status CheckCatalogVersion(uint32_t file_version) {
@@ -92,6 +178,11 @@ absl::Status CheckCatalogVersion(uint32_t file_version) {
 }
 
 void MigrateEvent(uint32_t file_version, Event* e) {
+  if (file_version != 2 && file_version != 3) return;
+  if (e->call == CallId::kCalcPrivateResourceSize || e->call == CallId::kCreateResource) {
+    MigrateVersion3CreateResource(e);  // the same layout in versions 2 and 3
+    return;
+  }
   if (file_version != 2) return;
   for (const OldLayout& old : Version2Layouts()) {
     if (old.call != e->call) continue;

@@ -8,6 +8,12 @@
 // name, from the version-2 layout kept here; every other call is unchanged. Older versions
 // (1) are refused with an error that names both versions.
 //
+// Catalog version 4 gave D3D11DDIARG_CREATERESOURCE Microsoft's layout (pMipInfoList,
+// pInitialDataUP, SampleDesc, pPrimaryDesc instead of Width/Height/Depth/SampleCount and the
+// MiscFlags bit 0x80000000 that marked a primary). CalcPrivateResourceSize and CreateResource
+// events of version-2 and version-3 traces are rebuilt in that layout (catalog_migration.cc
+// says how each old field maps).
+//
 //   CLTRACE_RETURN_IF_ERROR(CheckCatalogVersion(header.catalog_version()));
 //   MigrateEvent(header.catalog_version(), &event);  // after decoding, before validating ids
 #ifndef CLTRACE_FORMAT_CATALOG_MIGRATION_H_

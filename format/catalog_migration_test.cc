@@ -4,8 +4,10 @@
 #include "format/catalog_migration.h"
 
 #include <string>
+#include <vector>
 
 #include "ddi/catalog.h"
+#include "format/call_codec.h"
 #include "format/chunk.h"
 #include "format/trace.pb.h"
 #include "format/trace_reader.h"
@@ -25,18 +27,19 @@ uint64_t Arg(const Event& e, const char* name) {
 }
 
 TEST(CatalogMigrationTest, VersionsThisBuildReads) {
-  EXPECT_EQ(CatalogVersion(), 3);
+  EXPECT_EQ(CatalogVersion(), 4);
   EXPECT_TRUE(CheckCatalogVersion(0).ok());  // not written by a cltrace writer
   EXPECT_TRUE(CheckCatalogVersion(2).ok());
   EXPECT_TRUE(CheckCatalogVersion(3).ok());
+  EXPECT_TRUE(CheckCatalogVersion(4).ok());
   absl::Status v1 = CheckCatalogVersion(1);
   EXPECT_EQ(v1.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(v1.message(), HasSubstr("recorded with catalog version 1, cannot be read by this "
-                                      "build (catalog version 3): "));
-  absl::Status v4 = CheckCatalogVersion(4);
-  EXPECT_EQ(v4.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(v4.message(), HasSubstr("recorded with catalog version 4, cannot be read by this "
-                                      "build (catalog version 3): "));
+                                      "build (catalog version 4): "));
+  absl::Status v5 = CheckCatalogVersion(5);
+  EXPECT_EQ(v5.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(v5.message(), HasSubstr("recorded with catalog version 5, cannot be read by this "
+                                      "build (catalog version 4): "));
 }
 
 TEST(CatalogMigrationTest, OpeningAVersion1TraceIsRefused) {
@@ -123,8 +126,86 @@ TEST(CatalogMigrationTest, Version2FlushLosesFlagsAndReturnValue) {
   Event now;
   now.call = CallId::kFlush;
   now.args = {7};
-  MigrateEvent(3, &now);
+  MigrateEvent(4, &now);
   EXPECT_THAT(now.args, ElementsAre(7));
+}
+
+// Versions 2 and 3: hDevice, present, ResourceDimension, Usage, BindFlags, MapFlags, MiscFlags,
+// Format, Width, Height, Depth, MipLevels, ArraySize, SampleCount, ByteStride, hResource,
+// hRTResource. Version 4 has Microsoft's layout: the sizes per mip in pMipInfoList, SampleDesc,
+// and pPrimaryDesc for a primary (no MiscFlags bit).
+TEST(CatalogMigrationTest, Version3CreateResourceSizesMoveIntoPMipInfoList) {
+  for (uint32_t version : {2u, 3u}) {
+    Event e;
+    e.call = CallId::kCreateResource;
+    // A 64x16 R8G8B8A8 texture, 3 mips, SHADER_RESOURCE, MISC_SHARED.
+    e.args = {1, 1, 3, 0, 0x8, 0, 0x2, 28, 64, 16, 1, 3, 1, 1, 0, 2, 3};
+    MigrateEvent(version, &e);
+    const CallInfo& ci = *GetCall(e.call);
+    EXPECT_EQ(Arg(e, "ResourceDimension"), 3u);
+    EXPECT_EQ(Arg(e, "BindFlags"), 0x8u);
+    EXPECT_EQ(Arg(e, "MiscFlags"), 0x2u);
+    EXPECT_EQ(Arg(e, "Format"), 28u);
+    EXPECT_EQ(Arg(e, "SampleDesc.Count"), 1u);
+    EXPECT_EQ(Arg(e, "SampleDesc.Quality"), 0u);
+    EXPECT_EQ(Arg(e, "MipLevels"), 3u);
+    EXPECT_EQ(Arg(e, "ArraySize"), 1u);
+    EXPECT_EQ(Arg(e, "pPrimaryDesc"), 0u);
+    EXPECT_EQ(Arg(e, "pInitialDataUP"), 0u);  // NULL
+    EXPECT_EQ(Arg(e, "hResource"), 2u);
+    EXPECT_EQ(Arg(e, "hRTResource"), 3u);
+    EXPECT_EQ(Arg(e, "pMipInfoList"), 4u);  // 1 + 3 elements
+    const size_t fixed = Fields(ci).size();
+    ASSERT_EQ(e.args.size(), fixed + 3 * 6);
+    std::vector<uint64_t> mips(e.args.begin() + fixed, e.args.end());
+    EXPECT_THAT(mips, ElementsAre(64, 16, 1, 64, 16, 1,  //
+                                  32, 8, 1, 32, 8, 1,    //
+                                  16, 4, 1, 16, 4, 1));
+    EXPECT_TRUE(ValidateArgs(e.call, e.args).ok()) << ValidateArgs(e.call, e.args);
+  }
+}
+
+TEST(CatalogMigrationTest, Version3MiscPrimaryBecomesPPrimaryDesc) {
+  Event e;
+  e.call = CallId::kCalcPrivateResourceSize;
+  e.args = {1, 1, 3, 0, 0x20, 0, 0x80000000, 28, 128, 96, 1, 1, 1, 1, 0};
+  MigrateEvent(3, &e);
+  EXPECT_EQ(Arg(e, "MiscFlags"), 0u);  // the invented bit is gone
+  EXPECT_EQ(Arg(e, "BindFlags"), 0x20u);
+  EXPECT_EQ(Arg(e, "pPrimaryDesc"), 1u);
+  EXPECT_EQ(Arg(e, "pPrimaryDesc.ModeDesc.Width"), 128u);
+  EXPECT_EQ(Arg(e, "pPrimaryDesc.ModeDesc.Height"), 96u);
+  EXPECT_EQ(Arg(e, "pPrimaryDesc.ModeDesc.Format"), 28u);
+  EXPECT_EQ(Arg(e, "pPrimaryDesc.VidPnSourceId"), 0u);
+  EXPECT_TRUE(ValidateArgs(e.call, e.args).ok()) << ValidateArgs(e.call, e.args);
+}
+
+// A buffer's one entry keeps its byte width; a NULL structure (a DC-local open) or MipLevels 0
+// leaves pMipInfoList NULL.
+TEST(CatalogMigrationTest, Version3BufferAndNullStructure) {
+  Event buffer;
+  buffer.call = CallId::kCreateResource;
+  buffer.args = {1, 1, 1, 0, 0x8, 0, 0, 0, 256, 1, 1, 1, 1, 1, 0, 2, 3};
+  MigrateEvent(3, &buffer);
+  const size_t fixed = Fields(*GetCall(buffer.call)).size();
+  ASSERT_EQ(buffer.args.size(), fixed + 6);
+  EXPECT_THAT(std::vector<uint64_t>(buffer.args.begin() + fixed, buffer.args.end()),
+              ElementsAre(256, 1, 1, 256, 1, 1));
+
+  Event open;
+  open.call = CallId::kCreateResource;
+  open.args = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 3};
+  MigrateEvent(3, &open);
+  EXPECT_EQ(open.args.size(), fixed);
+  EXPECT_EQ(Arg(open, "pCreateResource"), 0u);
+  EXPECT_EQ(Arg(open, "pMipInfoList"), 0u);
+  EXPECT_EQ(Arg(open, "hResource"), 2u);
+  EXPECT_TRUE(ValidateArgs(open.call, open.args).ok());
+
+  // The current version is left alone.
+  Event now = open;
+  MigrateEvent(4, &now);
+  EXPECT_EQ(now, open);
 }
 
 }  // namespace

@@ -60,8 +60,10 @@ struct ResourceShape {
   uint32_t width = 0, height = 0, depth = 0;
   uint32_t mip_levels = 0, array_size = 0;
 };
-// The shape a CreateResource event (any call whose fields include pCreateResource.Width etc.)
-// recorded; nullopt if the call has no such fields or the structure pointer was NULL.
+// The shape a CreateResource event (any call whose fields include pCreateResource's
+// ResourceDimension, MipLevels, ... and pMipInfoList) recorded, the sizes being those of
+// pMipInfoList[0] (0 when it is NULL or empty); nullopt if the call has no such fields or the
+// structure pointer was NULL.
 std::optional<ResourceShape> ShapeOfCreate(CallId call, absl::Span<const uint64_t> args);
 
 // The bytes of one region of a subresource in application memory.

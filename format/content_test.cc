@@ -183,18 +183,24 @@ TEST(ContentTest, ShapeOfCreateReadsTheArgumentStructure) {
   auto set = [&](const char* name, uint64_t v) { e.args[FieldIndex(ci, name)] = v; };
   set("ResourceDimension", 3);
   set("Format", 28);
-  set("Width", 64);
-  set("Height", 32);
   set("MipLevels", 2);
   set("ArraySize", 1);
   EXPECT_FALSE(ShapeOfCreate(e.call, e.args).has_value());  // pCreateResource NULL
   set("pCreateResource", 1);
+  // pMipInfoList NULL: nothing gives the sizes.
+  std::optional<ResourceShape> unsized = ShapeOfCreate(e.call, e.args);
+  ASSERT_TRUE(unsized.has_value());
+  EXPECT_EQ(unsized->width, 0u);
+  // The sizes are those of pMipInfoList[0] (its elements follow the fixed fields).
+  set("pMipInfoList", 1 + 2);
+  for (uint64_t v : {64, 32, 1, 64, 32, 1, 32, 16, 1, 32, 16, 1}) e.args.push_back(v);
   std::optional<ResourceShape> s = ShapeOfCreate(e.call, e.args);
   ASSERT_TRUE(s.has_value());
   EXPECT_EQ(s->dimension, 3u);
   EXPECT_EQ(s->format, 28u);
   EXPECT_EQ(s->width, 64u);
   EXPECT_EQ(s->height, 32u);
+  EXPECT_EQ(s->depth, 1u);
   EXPECT_EQ(s->mip_levels, 2u);
   EXPECT_FALSE(ShapeOfCreate(CallId::kDrawIndexed, e.args).has_value());
 }

@@ -104,9 +104,11 @@ void ContentOnCreateResource(const void* resource, const D3D11DDIARG_CREATERESOU
   format::ResourceShape shape;
   shape.dimension = static_cast<uint32_t>(a->ResourceDimension);
   shape.format = a->Format;
-  shape.width = a->Width;
-  shape.height = a->Height;
-  shape.depth = a->Depth;
+  if (a->pMipInfoList != nullptr && a->MipLevels > 0) {  // the most detailed mip's size
+    shape.width = a->pMipInfoList[0].TexelWidth;
+    shape.height = a->pMipInfoList[0].TexelHeight;
+    shape.depth = a->pMipInfoList[0].TexelDepth;
+  }
   shape.mip_levels = a->MipLevels;
   shape.array_size = a->ArraySize;
   ContentState& s = S();

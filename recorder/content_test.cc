@@ -38,11 +38,13 @@ std::vector<Content> ContentOf(const std::string& trace, std::vector<CallId> cal
   return out;
 }
 
-D3D11DDIARG_CREATERESOURCE Buffer(UINT bytes) {
+// `mip` holds the size (pMipInfoList) and must outlive the structure's use.
+D3D11DDIARG_CREATERESOURCE Buffer(UINT bytes, D3D10DDI_MIPINFO* mip) {
+  *mip = D3D10DDI_MIPINFO{bytes, 1, 1, bytes, 1, 1};
   D3D11DDIARG_CREATERESOURCE a{};
+  a.pMipInfoList = mip;
   a.ResourceDimension = D3D10DDIRESOURCE_BUFFER;
-  a.Width = bytes;
-  a.Height = a.Depth = a.MipLevels = a.ArraySize = 1;
+  a.MipLevels = a.ArraySize = 1;
   return a;
 }
 
@@ -71,7 +73,8 @@ class ContentCaptureTest : public testing::RecordingTest {
 TEST_F(ContentCaptureTest, UploadSourceAndMappedBytesAreCapturedBeforeTheDriverRuns) {
   FakeRtContext& ic = rt_.ic();
   const D3D10DDI_HRESOURCE res = res_;
-  D3D11DDIARG_CREATERESOURCE create = Buffer(48);
+  D3D10DDI_MIPINFO mip;
+  D3D11DDIARG_CREATERESOURCE create = Buffer(48, &mip);
   ic.funcs.pfnCreateResource(ic.handle, &create, res, D3D10DDI_HRTRESOURCE{});
 
   // A boxed upload: only the box's 16 bytes are the source.
@@ -133,7 +136,8 @@ TEST_F(ContentCaptureTest, WhatCannotBeSizedIsSkippedAndCountedWithTheReason) {
   D3D11DDIARG_CREATERESOURCE tex{};
   tex.ResourceDimension = D3D10DDIRESOURCE_TEXTURE2D;
   tex.Format = 103;  // NV12: planar, no texel size
-  tex.Width = tex.Height = 16;
+  const D3D10DDI_MIPINFO mip{16, 16, 1, 16, 16, 1};
+  tex.pMipInfoList = &mip;
   tex.MipLevels = tex.ArraySize = 1;
   ic.funcs.pfnCreateResource(ic.handle, &tex, res, D3D10DDI_HRTRESOURCE{});
   std::vector<uint8_t> src(1024, 7);

@@ -213,13 +213,12 @@ class HostileTest : public ::testing::Test {
 
   static D3D11DDIARG_CREATERESOURCE BufferDesc() {
     D3D11DDIARG_CREATERESOURCE a{};
+    static constexpr D3D10DDI_MIPINFO kMip{256, 1, 1, 256, 1, 1};
+    a.pMipInfoList = &kMip;
     a.ResourceDimension = D3D10DDIRESOURCE_BUFFER;
-    a.Width = 256;
-    a.Height = 1;
-    a.Depth = 1;
     a.MipLevels = 1;
     a.ArraySize = 1;
-    a.SampleCount = 1;
+    a.SampleDesc.Count = 1;
     return a;
   }
 
@@ -572,6 +571,35 @@ TEST_F(RemovedTest, CreateResourceThatReportsRemovalAllocatesNothing) {
   EXPECT_THAT(Violations(), IsEmpty());
 }
 
+// pInitialDataUP: the resource starts with the application's bytes (subresource 0, rows
+// SysMemPitch apart), read through pMipInfoList's size; a primary is told by pPrimaryDesc.
+TEST_F(HostileTest, InitialDataFillsTheResource) {
+  D3D11DDIARG_CREATERESOURCE t = BufferDesc();
+  t.ResourceDimension = D3D10DDIRESOURCE_TEXTURE2D;
+  t.Usage = D3D10_DDI_USAGE_DYNAMIC;
+  t.Format = 28;  // R8G8B8A8_UNORM
+  const D3D10DDI_MIPINFO mip{2, 2, 1, 2, 2, 1};
+  t.pMipInfoList = &mip;
+  // Two rows of 8 bytes, 12 bytes apart in the application's memory.
+  const uint8_t src[20] = {1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0, 9, 10, 11, 12, 13, 14, 15, 16};
+  const D3D10_DDIARG_SUBRESOURCE_UP up{const_cast<uint8_t*>(src), 12, 24};
+  t.pInitialDataUP = &up;
+  DXGI_DDI_PRIMARY_DESC primary{};
+  t.pPrimaryDesc = &primary;
+  t.BindFlags = D3D10_DDI_BIND_RENDER_TARGET | D3D10_DDI_BIND_PRESENT;
+  D3D10DDI_HRESOURCE tex{Memory(ic_.pfnCalcPrivateResourceSize(dev_, &t))};
+  ic_.pfnCreateResource(dev_, &t, tex, D3D10DDI_HRTRESOURCE{&t});
+  D3D10DDI_MAPPED_SUBRESOURCE m{};
+  ic_.pfnResourceMap(dev_, tex, 0, D3D10_DDI_MAP_READ, 0, &m);
+  ASSERT_NE(m.pData, nullptr);
+  ASSERT_EQ(m.RowPitch, 8u);
+  const auto* got = static_cast<const uint8_t*>(m.pData);
+  EXPECT_EQ(std::vector<uint8_t>(got, got + 16),
+            (std::vector<uint8_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}));
+  ic_.pfnResourceUnmap(dev_, tex, 0);
+  EXPECT_THAT(Violations(), IsEmpty());
+}
+
 // Not hostile, but a contract recorders rely on: the pitches Map reports describe memory the
 // driver handed out (a recorder copies exactly that region at Unmap, format/content.h).
 TEST_F(HostileTest, MapPitchesDescribeTheMappedMemory) {
@@ -579,8 +607,8 @@ TEST_F(HostileTest, MapPitchesDescribeTheMappedMemory) {
   t.ResourceDimension = D3D10DDIRESOURCE_TEXTURE2D;
   t.Usage = D3D10_DDI_USAGE_DYNAMIC;
   t.Format = 28;  // R8G8B8A8_UNORM
-  t.Width = 32;
-  t.Height = 8;
+  const D3D10DDI_MIPINFO mip{32, 8, 1, 32, 8, 1};
+  t.pMipInfoList = &mip;
   D3D10DDI_HRESOURCE tex{Memory(ic_.pfnCalcPrivateResourceSize(dev_, &t))};
   ic_.pfnCreateResource(dev_, &t, tex, D3D10DDI_HRTRESOURCE{&t});
   D3D10DDI_MAPPED_SUBRESOURCE m{};

@@ -1,6 +1,7 @@
 // Object DDIs of the reference driver: IC CalcPrivate/Create/Destroy (free-threaded, deferred
 // destruction for resources) and the context-local opens/closes of the DC table (ddi-spec §3.3:
 // R54, R55, R56, R57, R58).
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -62,8 +63,7 @@ void DestroyIcObject(Device* dev, void* handle, uint32_t type, const char* fn, c
     DeferredDestruction item;
     item.object_id = o->id;
     item.memory = o->memory;
-    bool primary = (o->misc_flags & D3D10_DDI_RESOURCE_MISC_PRIMARY) != 0;
-    if (o->allocation != 0 && (primary || dev->config.Has(Bug::kR67))) {
+    if (o->allocation != 0 && (o->primary || dev->config.Has(Bug::kR67))) {
       // Primaries are freed inside DestroyResource (R69). Planted bug R67 does the same for
       // every resource, although the IC's pending commands may still reference it.
       D3DKMT_HALLOCATION alloc{o->allocation};
@@ -255,6 +255,30 @@ SIZE_T APIENTRY CalcPrivateOpenedResourceSize(D3D10DDI_HDEVICE hDevice,
   return sizeof(IcObject);
 }
 
+// The initial data of subresource 0 (pInitialDataUP[0]: rows SysMemPitch apart, slices
+// SysMemSlicePitch apart) into the backing, as far as both reach. The source is read no
+// further than kMaxInitialDataSpan bytes (what a replay's stand-in for the application's
+// memory holds).
+constexpr uint64_t kMaxInitialDataSpan = uint64_t{64} << 20;
+
+void CopyInitialData(const D3D11DDIARG_CREATERESOURCE* a, IcObject* o, uint64_t backing) {
+  if (a->pInitialDataUP == nullptr || a->MipLevels == 0 || a->ArraySize == 0) return;
+  const D3D10_DDIARG_SUBRESOURCE_UP& s = a->pInitialDataUP[0];
+  if (s.pSysMem == nullptr) return;
+  const auto* src = static_cast<const uint8_t*>(s.pSysMem);
+  if (a->ResourceDimension == D3D10DDIRESOURCE_BUFFER) {
+    std::memcpy(o->memory, src, std::min({backing, o->byte_size, kMaxInitialDataSpan}));
+    return;
+  }
+  const uint64_t rows =
+      o->row_pitch == 0 ? 0
+                        : std::min<uint64_t>(o->depth_pitch / o->row_pitch, backing / o->row_pitch);
+  for (uint64_t r = 0; r < rows; ++r) {
+    if (r * s.SysMemPitch + o->row_pitch > kMaxInitialDataSpan) break;
+    std::memcpy(o->memory + r * o->row_pitch, src + r * s.SysMemPitch, o->row_pitch);
+  }
+}
+
 void APIENTRY CreateResource(D3D10DDI_HDEVICE hDevice, const D3D11DDIARG_CREATERESOURCE* a,
                              D3D10DDI_HRESOURCE hResource, D3D10DDI_HRTRESOURCE hRTResource) {
   CallScope scope("CreateResource");
@@ -274,20 +298,24 @@ void APIENTRY CreateResource(D3D10DDI_HDEVICE hDevice, const D3D11DDIARG_CREATER
   o->usage = a->Usage;
   o->bind_flags = a->BindFlags;
   o->misc_flags = a->MiscFlags;
-  uint64_t texels = uint64_t{a->Width} * (a->Height ? a->Height : 1) * (a->Depth ? a->Depth : 1);
-  o->byte_size = a->ResourceDimension == D3D10DDIRESOURCE_BUFFER ? a->Width : texels * 4;
+  o->primary = a->pPrimaryDesc != nullptr;
+  // The most detailed mip's size (pMipInfoList[0]); a structure without one sizes nothing.
+  D3D10DDI_MIPINFO top{};
+  if (a->pMipInfoList != nullptr && a->MipLevels > 0) top = a->pMipInfoList[0];
+  const uint64_t width = top.TexelWidth, height = top.TexelHeight ? top.TexelHeight : 1;
+  const uint64_t texels = width * height * (top.TexelDepth ? top.TexelDepth : 1);
+  o->byte_size = a->ResourceDimension == D3D10DDIRESOURCE_BUFFER ? width : texels * 4;
   const uint64_t backing = Backing(o);
   o->memory = new uint8_t[backing]();
   if (a->ResourceDimension == D3D10DDIRESOURCE_BUFFER) {
     o->row_pitch = o->depth_pitch = static_cast<uint32_t>(backing);
   } else {
-    const uint64_t h = a->Height ? a->Height : 1;
-    o->row_pitch = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{a->Width} * 4, backing));
-    o->depth_pitch = static_cast<uint32_t>(std::min<uint64_t>(o->row_pitch * h, backing));
+    o->row_pitch = static_cast<uint32_t>(std::min<uint64_t>(width * 4, backing));
+    o->depth_pitch = static_cast<uint32_t>(std::min<uint64_t>(o->row_pitch * height, backing));
   }
+  CopyInitialData(a, o, backing);
   // The GPU model's allocation (gpu::UmdDevice: pfnAllocateCb with the model's private data).
-  uint32_t flags =
-      (a->MiscFlags & D3D10_DDI_RESOURCE_MISC_PRIMARY) ? gpu::kAllocationDescPrimary : 0;
+  uint32_t flags = o->primary ? gpu::kAllocationDescPrimary : 0;
   absl::StatusOr<D3DKMT_HALLOCATION> allocation =
       dev->umd->Allocate(std::max<uint64_t>(o->byte_size, 16), flags, hRTResource);
   if (!allocation.ok()) {

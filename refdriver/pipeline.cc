@@ -253,13 +253,21 @@ void APIENTRY SetPredication(D3D10DDI_HDEVICE h, D3D10DDI_HQUERY q, BOOL value) 
 // reproduces whatever the threads' timing: a resource by its description and its GPU
 // allocation (kernel handles are the recorded ones on every replay), a view by its kind and its
 // resource, a query by its type, any other object by its kind.
+//
+// A primary (pPrimaryDesc) counts as bit 31 of its flags here: the bit catalog versions before 4
+// marked primaries with in MiscFlags, so the digests of recordings made then (tests/replay's
+// saved recordings) stay reproducible.
+uint64_t DescribedFlags(const IcObject* o) {
+  return o->misc_flags | (o->primary ? uint64_t{0x80000000} : 0);
+}
+
 uint64_t StateIdentity(const IcObject* o) {
   if (o == nullptr) return 0;
   uint64_t h = gpu::DigestCombineAll(o->type, {o->allocation, o->usage, o->bind_flags,
-                                               o->misc_flags, o->byte_size, o->query_type});
+                                               DescribedFlags(o), o->byte_size, o->query_type});
   if (const IcObject* r = o->dependency; r != nullptr) {
     h = gpu::DigestCombineAll(
-        h, {r->type, r->allocation, r->usage, r->bind_flags, r->misc_flags, r->byte_size});
+        h, {r->type, r->allocation, r->usage, r->bind_flags, DescribedFlags(r), r->byte_size});
   }
   return h;
 }

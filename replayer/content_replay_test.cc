@@ -77,14 +77,14 @@ std::vector<uint8_t> Ramp(size_t n, uint8_t first) {
 constexpr char kProbeDevice[] =
     R"({"seq":10,"tid":1,"fn":"CalcPrivateDeviceSize","args":{"hAdapter":"adapter","Interface":720906,"Version":131072},"ret":64}
 {"seq":20,"tid":1,"fn":"CreateDevice","args":{"hAdapter":"adapter","hRTDevice":"rtdev","Interface":720906,"Version":131072,"pKTCallbacks":"0x2000","p11DeviceFuncs":"0x3000","hDrvDevice":"ic","DXGIBaseDDI.pDXGIDDIBaseFunctions":"0x4000","hRTCoreLayer":"rtcore.ic","p11UMCallbacks":"0x5000"},"ret":"S_OK"}
-{"seq":30,"tid":1,"fn":"CalcPrivateResourceSize","args":{"hDevice":"ic","ResourceDimension":"D3D10DDIRESOURCE_BUFFER","Width":16,"Height":1,"Depth":1,"MipLevels":1,"ArraySize":1,"SampleCount":1},"ret":8}
-{"seq":40,"tid":1,"fn":"CreateResource","args":{"hDevice":"ic","ResourceDimension":"D3D10DDIRESOURCE_BUFFER","Width":16,"Height":1,"Depth":1,"MipLevels":1,"ArraySize":1,"SampleCount":1,"hResource":"0xa001","hRTResource":"rt1"}}
+{"seq":30,"tid":1,"fn":"CalcPrivateResourceSize","args":{"hDevice":"ic","ResourceDimension":"D3D10DDIRESOURCE_BUFFER","pMipInfoList":[{"TexelWidth":16,"TexelHeight":1,"TexelDepth":1,"PhysicalWidth":16,"PhysicalHeight":1,"PhysicalDepth":1}],"MipLevels":1,"ArraySize":1,"SampleDesc.Count":1},"ret":8}
+{"seq":40,"tid":1,"fn":"CreateResource","args":{"hDevice":"ic","ResourceDimension":"D3D10DDIRESOURCE_BUFFER","pMipInfoList":[{"TexelWidth":16,"TexelHeight":1,"TexelDepth":1,"PhysicalWidth":16,"PhysicalHeight":1,"PhysicalDepth":1}],"MipLevels":1,"ArraySize":1,"SampleDesc.Count":1,"hResource":"0xa001","hRTResource":"rt1"}}
 )";
 
 // A 3 × 2 R8G8B8A8_UNORM texture 0xa002 (rows of 12 bytes).
 constexpr char kProbeTexture[] =
-    R"({"seq":42,"tid":1,"fn":"CalcPrivateResourceSize","args":{"hDevice":"ic","ResourceDimension":"D3D10DDIRESOURCE_TEXTURE2D","Format":28,"Width":3,"Height":2,"Depth":1,"MipLevels":1,"ArraySize":1,"SampleCount":1},"ret":8}
-{"seq":44,"tid":1,"fn":"CreateResource","args":{"hDevice":"ic","ResourceDimension":"D3D10DDIRESOURCE_TEXTURE2D","Format":28,"Width":3,"Height":2,"Depth":1,"MipLevels":1,"ArraySize":1,"SampleCount":1,"hResource":"0xa002","hRTResource":"rt2"}}
+    R"({"seq":42,"tid":1,"fn":"CalcPrivateResourceSize","args":{"hDevice":"ic","ResourceDimension":"D3D10DDIRESOURCE_TEXTURE2D","Format":28,"pMipInfoList":[{"TexelWidth":3,"TexelHeight":2,"TexelDepth":1,"PhysicalWidth":3,"PhysicalHeight":2,"PhysicalDepth":1}],"MipLevels":1,"ArraySize":1,"SampleDesc.Count":1},"ret":8}
+{"seq":44,"tid":1,"fn":"CreateResource","args":{"hDevice":"ic","ResourceDimension":"D3D10DDIRESOURCE_TEXTURE2D","Format":28,"pMipInfoList":[{"TexelWidth":3,"TexelHeight":2,"TexelDepth":1,"PhysicalWidth":3,"PhysicalHeight":2,"PhysicalDepth":1}],"MipLevels":1,"ArraySize":1,"SampleDesc.Count":1,"hResource":"0xa002","hRTResource":"rt2"}}
 )";
 
 // `line` (a JSONL object, with or without its newline) with a "content" key added.
@@ -421,11 +421,13 @@ TEST(ContentCheckerTest, OpenedResourceKeepsItsShapeWhileTheTableGrows) {
       e.args = args_of(e.call);
       e.args[field(e.call, "pCreateResource")] = 1;
       e.args[field(e.call, "ResourceDimension")] = 1;  // D3D10DDIRESOURCE_BUFFER
-      e.args[field(e.call, "Width")] = id == 1 ? kWidth : 4096 + id;
-      e.args[field(e.call, "Height")] = 1;
-      e.args[field(e.call, "Depth")] = 1;
       e.args[field(e.call, "MipLevels")] = 1;
       e.args[field(e.call, "ArraySize")] = 1;
+      // pMipInfoList: one entry (Texel and Physical Width, Height, Depth) after the fixed fields.
+      e.args[field(e.call, "pMipInfoList")] = 1 + 1;
+      const uint64_t width = id == 1 ? kWidth : 4096 + id;
+      for (uint64_t v : {width, uint64_t{1}, uint64_t{1}, width, uint64_t{1}, uint64_t{1}})
+        e.args.push_back(v);
       e.args[create.create_field] = id;
       ASSERT_EQ(checker.Check(e, create, internal::Role::kIssue, &unmap, &has_unmap), "");
     }

@@ -89,7 +89,7 @@ TEST(HostileTraceTest, HandleInAnArrayUsedBeforeCreation) {
 TEST(HostileTraceTest, CreateWithoutASizeQuery) {
   Result r = Replay(absl::StrCat(
       kBringUp,
-      R"({"seq":60,"tid":1,"fn":"CreateResource","args":{"hDevice":"ic","ResourceDimension":"D3D10DDIRESOURCE_BUFFER","Width":16,"hResource":"buf","hRTResource":"rtbuf"}})"));
+      R"({"seq":60,"tid":1,"fn":"CreateResource","args":{"hDevice":"ic","ResourceDimension":"D3D10DDIRESOURCE_BUFFER","MipLevels":1,"pMipInfoList":[{"TexelWidth":16,"TexelHeight":1,"TexelDepth":1,"PhysicalWidth":16,"PhysicalHeight":1,"PhysicalDepth":1}],"hResource":"buf","hRTResource":"rtbuf"}})"));
   EXPECT_EQ(r.result.bad_message,
             "creates buf (hResource) but no CalcPrivate*Size was answered before it on thread 1");
 }
@@ -97,8 +97,8 @@ TEST(HostileTraceTest, CreateWithoutASizeQuery) {
 TEST(HostileTraceTest, ContextLocalOpenWithoutItsHandleSize) {
   Result r = Replay(absl::StrCat(
       kBringUp,
-      R"({"seq":60,"tid":1,"fn":"CalcPrivateResourceSize","args":{"hDevice":"ic","ResourceDimension":"D3D10DDIRESOURCE_BUFFER","Width":16},"ret":88}
-{"seq":70,"tid":1,"fn":"CreateResource","args":{"hDevice":"ic","ResourceDimension":"D3D10DDIRESOURCE_BUFFER","Width":16,"hResource":"buf","hRTResource":"rtbuf"}}
+      R"({"seq":60,"tid":1,"fn":"CalcPrivateResourceSize","args":{"hDevice":"ic","ResourceDimension":"D3D10DDIRESOURCE_BUFFER","MipLevels":1,"pMipInfoList":[{"TexelWidth":16,"TexelHeight":1,"TexelDepth":1,"PhysicalWidth":16,"PhysicalHeight":1,"PhysicalDepth":1}]},"ret":88}
+{"seq":70,"tid":1,"fn":"CreateResource","args":{"hDevice":"ic","ResourceDimension":"D3D10DDIRESOURCE_BUFFER","MipLevels":1,"pMipInfoList":[{"TexelWidth":16,"TexelHeight":1,"TexelDepth":1,"PhysicalWidth":16,"PhysicalHeight":1,"PhysicalDepth":1}],"hResource":"buf","hRTResource":"rtbuf"}}
 {"seq":80,"tid":2,"fn":"CalcPrivateDeferredContextSize","args":{"pCalcPrivateDeferredContextSize":true,"hDevice":"ic"},"ret":9080}
 {"seq":90,"tid":2,"fn":"CreateDeferredContext","args":{"hDevice":"ic","p11ContextFuncs":"0x6000","hDrvContext":"dc1","hRTCoreLayer":"rtcore.dc1","p11UMCallbacks":"0x7000"}}
 {"seq":100,"tid":2,"fn":"CreateResource","args":{"hDevice":"dc1","pCreateResource":null,"hResource":"dc1.buf","hRTResource":"buf"}})"));

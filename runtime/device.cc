@@ -1,8 +1,10 @@
 // Device bring-up (ddi-spec §4.1), object creation (§4.2), Present, and device teardown
 // (§4.9), plus the driver-side checks made there: R1, R2, R5, R32, R33, R70.
+#include <algorithm>
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/internal/access.h"
@@ -435,21 +437,38 @@ HRESULT Device::CreateResource(const ResourceDesc& desc, Resource** out) {
   DeviceState* dev = state_.get();
   internal::ApiScope api(dev, "CreateResource", "");
   D3D11DDIARG_CREATERESOURCE a{};
+  // One D3D10DDI_MIPINFO per mip level (the sizes live there, not in the structure).
+  std::vector<D3D10DDI_MIPINFO> mips(std::max<uint32_t>(desc.mip_levels, 1));
+  for (uint32_t m = 0; m < mips.size(); ++m) {
+    auto level = [m](uint32_t size) { return std::max<uint32_t>(size >> m, 1); };
+    const bool buffer = desc.dimension == D3D10DDIRESOURCE_BUFFER;
+    mips[m].TexelWidth = mips[m].PhysicalWidth = level(desc.width);
+    mips[m].TexelHeight = mips[m].PhysicalHeight = buffer ? 1 : level(desc.height);
+    mips[m].TexelDepth = mips[m].PhysicalDepth = buffer ? 1 : level(desc.depth);
+  }
+  DXGI_DDI_PRIMARY_DESC primary_desc{};
+  const bool primary = desc.primary;
+  if (primary) {
+    primary_desc.ModeDesc.Width = desc.width;
+    primary_desc.ModeDesc.Height = desc.height;
+    primary_desc.ModeDesc.Format = desc.format;
+    primary_desc.ModeDesc.RefreshRate = DXGI_DDI_RATIONAL{60, 1};
+    primary_desc.ModeDesc.ScanlineOrdering = DXGI_DDI_MODE_SCANLINE_ORDER_PROGRESSIVE;
+    primary_desc.ModeDesc.Rotation = DXGI_DDI_MODE_ROTATION_IDENTITY;
+    a.pPrimaryDesc = &primary_desc;
+  }
+  a.pMipInfoList = mips.data();
   a.ResourceDimension = desc.dimension;
   a.Usage = desc.usage;
-  a.BindFlags = desc.bind_flags;
+  a.BindFlags = desc.bind_flags | (primary ? D3D10_DDI_BIND_PRESENT : 0);
   a.MapFlags = desc.map_flags;
   a.MiscFlags = desc.misc_flags;
   a.Format = desc.format;
-  a.Width = desc.width;
-  a.Height = desc.height;
-  a.Depth = desc.depth;
-  a.MipLevels = desc.mip_levels;
+  a.SampleDesc = DXGI_SAMPLE_DESC{1, 0};
+  a.MipLevels = static_cast<UINT>(mips.size());
   a.ArraySize = desc.array_size;
-  a.SampleCount = 1;
   a.ByteStride = desc.byte_stride;
   auto* r = new Resource(this, desc);
-  bool primary = (desc.misc_flags & D3D10_DDI_RESOURCE_MISC_PRIMARY) != 0;
   SIZE_T size = CLTRACE_DDI(dev, CalcPrivateResourceSize, &a);
   return FinishCreate(
       dev, r, "RES", size,

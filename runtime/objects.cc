@@ -24,7 +24,7 @@ void DestroyIcObject(DeviceState* dev, DeviceChild* o) {
   switch (o->handle_type()) {
     case D3D10DDI_HT_RESOURCE: {
       auto* r = static_cast<Resource*>(o);
-      bool primary = (r->desc().misc_flags & D3D10_DDI_RESOURCE_MISC_PRIMARY) != 0;
+      const bool primary = r->desc().primary;  // created with a pPrimaryDesc
       if (primary) {
         // Non-shared primaries live in the IC domain (R11).
         internal::IcDomainScope ic(dev);

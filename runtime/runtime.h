@@ -139,6 +139,10 @@ struct ResourceDesc {
   uint32_t mip_levels = 1;
   uint32_t array_size = 1;
   uint32_t byte_stride = 0;
+  // A swap chain's buffer that is scanned out (a primary): the runtime passes the swap chain's
+  // DXGI_DDI_PRIMARY_DESC as pPrimaryDesc and adds D3D10_DDI_BIND_PRESENT, as Microsoft's
+  // runtime does; a driver tells primaries by pPrimaryDesc != NULL.
+  bool primary = false;
 };
 
 class Resource : public DeviceChild {

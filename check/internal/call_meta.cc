@@ -212,6 +212,7 @@ void DeviceFields(const format::CallInfo& ci, CallMeta& m) {
   m.ddimap = idx("DDIMap");
   m.usage = idx("Usage");
   m.misc_flags = idx("MiscFlags");
+  m.primary_desc = idx("pPrimaryDesc");
   m.count_in = idx("pHSizes");
   m.count_out = idx("pHSizesOut");
   m.sizes_array = idx("pHandleSize");
@@ -293,8 +294,6 @@ Constants CallTable::LookUpConstants() {
       static_cast<uint32_t>(value("HRESULT_NAMES", "DXGI_ERROR_DEVICE_REMOVED", 0x887A0005));
   c.usage_dynamic = value("D3D10_DDI_RESOURCE_USAGE", "D3D10_DDI_USAGE_DYNAMIC", 2);
   c.misc_shared = value("D3D10_DDI_RESOURCE_MISC_FLAG", "D3D10_DDI_RESOURCE_MISC_SHARED", 0x2);
-  c.misc_primary =
-      value("D3D10_DDI_RESOURCE_MISC_FLAG", "D3D10_DDI_RESOURCE_MISC_PRIMARY", 0x80000000);
   c.map_discard = value("D3D10_DDI_MAP", "D3D10_DDI_MAP_WRITE_DISCARD", 4);
   c.map_nooverwrite = value("D3D10_DDI_MAP", "D3D10_DDI_MAP_WRITE_NOOVERWRITE", 5);
   c.ht_commandlist = value("D3D11DDI_HANDLETYPE", "D3D11DDI_HT_COMMANDLIST", 11);

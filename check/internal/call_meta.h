@@ -125,6 +125,7 @@ struct CallMeta {
   int16_t ddimap = kNoField;        // DDIMap of a map
   int16_t usage = kNoField;         // Usage of CreateResource
   int16_t misc_flags = kNoField;    // MiscFlags of CreateResource
+  int16_t primary_desc = kNoField;  // pPrimaryDesc of CreateResource (present: a primary)
   int16_t hresult = kNoField;       // hResult of SetErrorCb
   int16_t hruntime = kNoField;      // hRuntimeDevice of core-layer callbacks
   int16_t count_in = kNoField;      // CheckDeferredContextHandleSizes: pHSizes
@@ -152,7 +153,6 @@ struct Constants {
   uint32_t dxgi_deviceremoved = 0;  // DXGI_ERROR_DEVICE_REMOVED
   uint64_t usage_dynamic = 2;
   uint64_t misc_shared = 0x2;
-  uint64_t misc_primary = 0x80000000;
   uint64_t map_discard = 4;
   uint64_t map_nooverwrite = 5;
   uint64_t ht_commandlist = 11;

@@ -30,7 +30,7 @@ void ObjectTracker::OnCreate(const Event& e, const CallMeta& m, int32_t ic) {
   if (m.object_type == 0) {
     ob.dynamic = m.usage != kNoField && Arg(e, m.usage) == k_.usage_dynamic;
     uint64_t misc = Arg(e, m.misc_flags);
-    ob.primary = (misc & k_.misc_primary) != 0;
+    ob.primary = Arg(e, m.primary_desc) != 0;  // created with a pPrimaryDesc
     ob.shared = (misc & k_.misc_shared) != 0;
   }
   Slot(h).obj = o;

@@ -86,19 +86,25 @@ format::Event TestTrace::Make(absl::string_view fn, const Args& args, absl::stri
         break;
     }
   }
-  // Presence fields: 1 unless the call goes through a DC table and no member was given.
+  // Presence fields: 1 unless the call goes through a DC table and no member was given. A
+  // structure pointer inside another structure (CREATERESOURCE's pPrimaryDesc) is optional:
+  // present only when it or one of its members is given.
   const internal::CallMeta& m = internal::CallTable::Get()[e.call];
   bool through_dc = false;
   if (m.hdevice >= 0) {
     for (const auto& [name, value] : args)
       if (name == fields[m.hdevice].name && dc_tokens_.contains(value)) through_dc = true;
   }
+  size_t outer_end = 0;  // fields up to here are members of an enclosing structure pointer
   for (size_t i = 0; i < fields.size(); ++i) {
-    if (fields[i].kind != format::FieldKind::kPresent || given[i]) continue;
+    if (fields[i].kind != format::FieldKind::kPresent) continue;
+    const bool nested = i <= outer_end && outer_end != 0;
+    if (!nested) outer_end = i + fields[i].elem_count;
+    if (given[i]) continue;
     bool member_given = false;
     for (size_t j = i + 1; j < fields.size() && j <= i + fields[i].elem_count; ++j)
       member_given = member_given || given[j];
-    e.args[i] = (!through_dc || member_given) ? 1 : 0;
+    e.args[i] = ((!through_dc && !nested) || member_given) ? 1 : 0;
   }
   for (size_t i = 0; i < fields.size(); ++i)
     e.args.insert(e.args.end(), arrays[i].begin(), arrays[i].end());

@@ -85,8 +85,7 @@ absl::Status CreateAssets(Device* d, int threads, Assets* a) {
   CLTRACE_WORKLOAD_RETURN_IF_ERROR(
       HrStatus("CreateSamplerState", d->CreateSamplerState(sampler, &a->sampler)));
   CLTRACE_WORKLOAD_ASSIGN_OR_RETURN(
-      a->backbuffer,
-      MakeTexture(d, 128, 128, D3D10_DDI_BIND_RENDER_TARGET, D3D10_DDI_RESOURCE_MISC_PRIMARY));
+      a->backbuffer, MakeTexture(d, 128, 128, D3D10_DDI_BIND_RENDER_TARGET, 0, /*primary=*/true));
   CLTRACE_WORKLOAD_ASSIGN_OR_RETURN(a->rtv, MakeView(d, ViewKind::kRenderTarget, a->backbuffer));
   CLTRACE_WORKLOAD_ASSIGN_OR_RETURN(a->depth,
                                     MakeTexture(d, 128, 128, D3D10_DDI_BIND_DEPTH_STENCIL, 0));

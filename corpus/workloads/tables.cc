@@ -136,8 +136,8 @@ absl::Status RunTables(Device* device, const ScenarioOptions& o) {
   Resource* buffers[2] = {};
   for (Resource*& b : buffers) {
     CLTRACE_WORKLOAD_ASSIGN_OR_RETURN(
-        b, MakeTexture(device, 64, 64, D3D10_DDI_BIND_RENDER_TARGET | D3D10_DDI_BIND_PRESENT,
-                       D3D10_DDI_RESOURCE_MISC_PRIMARY));
+        b, MakeTexture(device, 64, 64, D3D10_DDI_BIND_RENDER_TARGET | D3D10_DDI_BIND_PRESENT, 0,
+                       /*primary=*/true));
     held.Keep(b);
   }
   CLTRACE_WORKLOAD_RETURN_IF_ERROR(HrStatus("SetDisplayMode", device->SetDisplayMode(buffers[0])));

@@ -17,8 +17,9 @@ absl::StatusOr<runtime::Resource*> MakeBuffer(Device* d, uint32_t bytes,
 }
 
 absl::StatusOr<runtime::Resource*> MakeTexture(Device* d, uint32_t w, uint32_t h, uint32_t bind,
-                                               uint32_t misc) {
+                                               uint32_t misc, bool primary) {
   runtime::ResourceDesc desc;
+  desc.primary = primary;
   desc.dimension = D3D10DDIRESOURCE_TEXTURE2D;
   desc.bind_flags = bind;
   desc.misc_flags = misc;

@@ -45,8 +45,9 @@ inline absl::Status HrStatus(absl::string_view what, HRESULT hr) {
 
 absl::StatusOr<runtime::Resource*> MakeBuffer(runtime::Device* d, uint32_t bytes,
                                               D3D10_DDI_RESOURCE_USAGE usage, uint32_t bind);
+// primary: a swap chain's scanned-out buffer (the runtime passes pPrimaryDesc).
 absl::StatusOr<runtime::Resource*> MakeTexture(runtime::Device* d, uint32_t w, uint32_t h,
-                                               uint32_t bind, uint32_t misc);
+                                               uint32_t bind, uint32_t misc, bool primary = false);
 absl::StatusOr<runtime::View*> MakeView(runtime::Device* d, runtime::ViewKind kind,
                                         runtime::Resource* r);
 // A tokenized program of `tokens` tokens (token 1 = length).

@@ -30,7 +30,8 @@ struct Decl {       // a parameter or a structure member
   bool pointer = false;
   std::string name;
   int fixed_len = 0;  // `NAME[N]`: array embedded in a structure
-  std::string count;  // element count expression: "4", "NumBuffers", "*pHSizes", "X/4", "p[1]"
+  std::string count;  // element count expression: "4", "NumBuffers", "*pHSizes", "X/4", "p[1]",
+                      // "A*B"
   bool opt = false;   // handle may be NULL / absent in JSON
   // Structure members only: `union=TAG` groups consecutive members into one anonymous union
   // of the C header; `alt` declares a member in the header only (an alternative of a union
@@ -133,6 +134,7 @@ struct Field {
   bool embedded = false;
   int count_field = -1, capacity_field = -1, count_fixed = 0, count_divisor = 1,
       count_in_element = 0;
+  int count_factor_field = -1;  // `count=A*B`: B (count_field is A)
 };
 
 struct Node {

@@ -42,7 +42,7 @@ std::string FieldLine(const Field& f, int elem_first, int elem_count) {
   // The members added in catalog_version 2 (defaults: see catalog_types.h).
   l << ", " << f.count_field << ", " << f.count_fixed << ", " << f.count_divisor << ", "
     << f.count_in_element << ", " << f.capacity_field << ", " << (f.embedded ? "true" : "false")
-    << ", " << f.bits << "},";
+    << ", " << f.bits << ", " << f.count_factor_field << "},";
   return l.str();
 }
 

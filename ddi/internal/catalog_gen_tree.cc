@@ -211,6 +211,14 @@ void ResolveCount(CallTree* t, const Node& n) {
     arr.count_in_element = std::atoi(idx.c_str());
     if (arr.count_in_element <= 0 || arr.elems.size() != 1 || arr.elems[0].kind != "kU32")
       Die(d.line, "count=P[i] needs i > 0 and an array of UINT");
+  } else if (e.find('*') != std::string::npos) {
+    // A product of two fields (MipLevels*ArraySize: one element per subresource).
+    arr.count_field = field_named(e.substr(0, e.find('*')));
+    arr.count_factor_field = field_named(e.substr(e.find('*') + 1));
+    if (arr.dir != "in") Die(d.line, "count=A*B is for input arrays only");
+    if (t->fields[arr.count_field].kind != "kU32" ||
+        t->fields[arr.count_factor_field].kind != "kU32")
+      Die(d.line, "count=A*B needs two 32-bit fields");
   } else if (e.find('/') != std::string::npos) {
     arr.count_field = field_named(e.substr(0, e.find('/')));
     std::string div = e.substr(e.find('/') + 1);
@@ -223,6 +231,8 @@ void ResolveCount(CallTree* t, const Node& n) {
   if (arr.count_field >= 0) {
     const Field& cf = t->fields[arr.count_field];
     if (arr.dir == "in" && cf.dir != "in")
+      Die(d.line, t->fn->name + ": input array counted by an output field");
+    if (arr.count_factor_field >= 0 && t->fields[arr.count_factor_field].dir != "in")
       Die(d.line, t->fn->name + ": input array counted by an output field");
     if (arr.dir == "out" && arr.capacity_field < 0 && cf.dir == "in")
       arr.capacity_field = arr.count_field;

@@ -69,6 +69,7 @@ inline ArgVec RandomValidArgs(const CallInfo& call, Rng& r, uint64_t first_handl
   for (const FieldInfo& f : fields) {
     if (f.kind != FieldKind::kArray) continue;
     if (f.count_field >= 0) count_like[f.count_field] = true;
+    if (f.count_factor_field >= 0) count_like[f.count_factor_field] = true;
     if (f.capacity_field >= 0) count_like[f.capacity_field] = true;
   }
   for (size_t i = 0; i < fields.size(); ++i) {
@@ -100,6 +101,7 @@ inline ArgVec RandomValidArgs(const CallInfo& call, Rng& r, uint64_t first_handl
     uint64_t n = f.count_fixed;
     if (f.count_in_element > 0) n = f.count_in_element + 1 + r.Below(6);
     if (f.count_field >= 0) n = args[f.count_field] / f.count_divisor;
+    if (f.count_factor_field >= 0) n *= args[f.count_factor_field];
     args[i] = 1 + n;
     auto elems = ElementFields(f);
     for (uint64_t e = 0; e < n; ++e) {

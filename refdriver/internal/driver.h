@@ -73,6 +73,8 @@ struct IcObject {
   bool ic_mapped = false;  // mapped on the IC (IC domain only)
   // Queries: 0 idle, 1 building, 2 issued (IC domain only).
   int8_t ic_query_state = 0;
+  // Resources: created with a pPrimaryDesc (a swap chain's scanned-out buffer). In padding.
+  bool primary = false;
   uint32_t query_type = 0;
   uint32_t depth_pitch = 0;  // resources: see row_pitch
   uint64_t query_fence = 0;

@@ -151,8 +151,10 @@ void APIENTRY CreateResource(D3D10DDI_HDEVICE, const D3D11DDIARG_CREATERESOURCE*
   auto* r = new Resource();
   r->number = ++S().resources;
   r->dimension = a->ResourceDimension;
-  r->width = a->Width;
-  r->height = a->Height == 0 ? 1 : a->Height;
+  // The most detailed mip's size (pMipInfoList[0]).
+  const bool sized = a->pMipInfoList != nullptr && a->MipLevels > 0;
+  r->width = sized ? a->pMipInfoList[0].TexelWidth : 0;
+  r->height = sized && a->pMipInfoList[0].TexelHeight != 0 ? a->pMipInfoList[0].TexelHeight : 1;
   handle->resource = r;
 }
 

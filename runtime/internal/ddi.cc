@@ -166,7 +166,9 @@ std::string FormatStruct(const HandleNames&, const D3D11DDIARG_CALCPRIVATEDEFERR
 
 std::string FormatStruct(const HandleNames&, const D3D11DDIARG_CREATERESOURCE& a) {
   return absl::StrCat("{Dimension=", a.ResourceDimension, ", Usage=", a.Usage, ", BindFlags=0x",
-                      absl::Hex(a.BindFlags), ", Width=", a.Width, "}");
+                      absl::Hex(a.BindFlags),
+                      ", Width=", a.pMipInfoList != nullptr ? a.pMipInfoList[0].TexelWidth : 0,
+                      a.pPrimaryDesc != nullptr ? ", primary" : "", "}");
 }
 
 std::string FormatStruct(const HandleNames& n, const D3D11DDIARG_CREATESHADERRESOURCEVIEW& a) {

@@ -376,7 +376,7 @@ TEST_F(CliE2eTest, CatalogVersion2TraceIsReadInTheNewLayouts) {
   const std::string in = Stage("tests/cli/inputs/catalog_v2_smallcl.cltrace");
   Result info = Run(absl::StrCat("info ", in));
   ASSERT_EQ(info.exit, 0) << info.err;
-  EXPECT_THAT(info.out, HasSubstr("catalog version 2 (this tool: 3)"));
+  EXPECT_THAT(info.out, HasSubstr("catalog version 2 (this tool: 4)"));
   Result exported = Run(absl::StrCat("export ", in, " -o -"));
   ASSERT_EQ(exported.exit, 0) << exported.err;
   // CreateDevice: the v2 pDXGIBaseDDI is DXGI_DDI_BASE_ARGS's function table.
@@ -387,6 +387,16 @@ TEST_F(CliE2eTest, CatalogVersion2TraceIsReadInTheNewLayouts) {
   // Flush: the 11.0 slot, no FlushFlags and no return value.
   EXPECT_THAT(exported.out, HasSubstr(R"("fn":"Flush","args":{"hDevice":"0x7e0000008000"},"end")"));
   EXPECT_THAT(exported.out, Not(HasSubstr("FlushFlags")));
+  // CreateResource (catalog version 4): the sizes are pMipInfoList's, the primary the runtime
+  // flagged with MiscFlags bit 0x80000000 has a pPrimaryDesc of its size, and the invented
+  // members and bit are gone.
+  EXPECT_THAT(exported.out,
+              HasSubstr(R"("pMipInfoList":[{"TexelWidth":64,"TexelHeight":64,"TexelDepth":1,)"));
+  EXPECT_THAT(exported.out, HasSubstr(R"("pPrimaryDesc":true,"pPrimaryDesc.ModeDesc.Width":64,)"
+                                      R"("pPrimaryDesc.ModeDesc.Height":64,)"));
+  EXPECT_THAT(exported.out, Not(HasSubstr(R"("Width":)")));
+  EXPECT_THAT(exported.out, Not(HasSubstr("SampleCount")));
+  EXPECT_THAT(exported.out, Not(HasSubstr("MISC_PRIMARY")));
   // The verdict of the version-2 build, verdict for verdict.
   std::string verdict;
   Result check = Run(absl::StrCat("check ", in));

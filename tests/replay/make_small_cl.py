@@ -46,7 +46,7 @@ hs = [{"DriverPrivateSize":LOCAL_SIZE}] + [{"HandleType":t,"DriverPrivateSize":L
  "D3D10DDI_HT_SHADER","D3D10DDI_HT_ELEMENTLAYOUT","D3D10DDI_HT_BLENDSTATE","D3D10DDI_HT_DEPTHSTENCILSTATE",
  "D3D10DDI_HT_RASTERIZERSTATE","D3D10DDI_HT_SAMPLERSTATE","D3D10DDI_HT_QUERY","D3D11DDI_HT_COMMANDLIST",
  "D3D11DDI_HT_UNORDEREDACCESSVIEW"]]
-buf = {"ResourceDimension":"D3D10DDIRESOURCE_BUFFER","BindFlags":"D3D10_DDI_BIND_SHADER_RESOURCE","Width":256,"Height":1,"Depth":1,"MipLevels":1,"ArraySize":1,"SampleCount":1}
+buf = {"ResourceDimension":"D3D10DDIRESOURCE_BUFFER","BindFlags":"D3D10_DDI_BIND_SHADER_RESOURCE","MipLevels":1,"ArraySize":1,"SampleDesc.Count":1,"pMipInfoList":[{"TexelWidth":256,"TexelHeight":1,"TexelDepth":1,"PhysicalWidth":256,"PhysicalHeight":1,"PhysicalDepth":1}]}
 def refresh(core, dev):
     return [cb("StateOmRenderTargetsCb", {"hRuntimeDevice": core}, kids=[ddi("SetRenderTargets", {"hDevice": dev, "RTVNumbertoUnbind": 8, "UAVIndex": 8})]),
             cb("StateIaVertexBufCb", {"hRuntimeDevice": core, "Count": 4294967295}),
