@@ -19,6 +19,9 @@ inline constexpr uint32_t kSoSlots = 4;        // D3D11_SO_BUFFER_SLOT_COUNT
 inline constexpr uint32_t kUavSlots = 8;       // D3D11_PS_CS_UAV_REGISTER_COUNT
 // D3D11_VIEWPORT_AND_SCISSORRECT_OBJECT_COUNT_PER_PIPELINE
 inline constexpr uint32_t kViewportSlots = 16;
+// Resource creation limits (D3D11_REQ_MIP_LEVELS, D3D11_REQ_TEXTURE2D_ARRAY_AXIS_DIMENSION).
+inline constexpr uint32_t kMaxMipLevels = 15;
+inline constexpr uint32_t kMaxArraySize = 2048;
 
 }  // namespace cltrace::ddi
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "ddi/limits.h"
 #include "runtime/internal/access.h"
 #include "runtime/internal/callbacks.h"
 #include "runtime/internal/common.h"
@@ -437,6 +438,14 @@ HRESULT Device::CreateResource(const ResourceDesc& desc, Resource** out) {
   DeviceState* dev = state_.get();
   internal::ApiScope api(dev, "CreateResource", "");
   D3D11DDIARG_CREATERESOURCE a{};
+  // What D3D11 refuses before the driver sees it: more mip levels than the largest dimension
+  // has (or than D3D11 allows), more array slices than D3D11 allows.
+  const uint32_t largest = std::max({desc.width, desc.height, desc.depth, 1u});
+  const uint32_t full_chain = 32 - static_cast<uint32_t>(__builtin_clz(largest));
+  if (desc.mip_levels > std::min(ddi::kMaxMipLevels, full_chain) ||
+      desc.array_size > ddi::kMaxArraySize) {
+    return static_cast<HRESULT>(E_INVALIDARG);
+  }
   // One D3D10DDI_MIPINFO per mip level (the sizes live there, not in the structure).
   std::vector<D3D10DDI_MIPINFO> mips(std::max<uint32_t>(desc.mip_levels, 1));
   for (uint32_t m = 0; m < mips.size(); ++m) {

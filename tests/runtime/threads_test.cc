@@ -193,6 +193,35 @@ TEST(QuarantineTest, BoundedChecksStillFindWritesToFreedHandleMemory) {
   }
 }
 
+// D3D11 refuses a mip chain longer than the largest dimension allows (or than 15 levels) and
+// more than 2048 array slices before the driver sees them; the runtime model did not, and a
+// hostile MipLevels made it allocate a D3D10DDI_MIPINFO per level (std::bad_alloc).
+TEST(ApiValidationTest, ImpossibleMipChainsAndArraysAreRefusedBeforeTheDriver) {
+  Device* d = NewDevice();
+  const uint64_t calls = runtime::ProcessCallCount();
+  runtime::ResourceDesc desc;
+  desc.dimension = D3D10DDIRESOURCE_TEXTURE2D;
+  desc.bind_flags = D3D10_DDI_BIND_SHADER_RESOURCE;
+  desc.width = 4;
+  desc.height = 2;
+  Resource* r = nullptr;
+  for (uint32_t mips : {4u, 16u, 0x80000000u}) {
+    desc.mip_levels = mips;  // 4x2 has a chain of three levels
+    EXPECT_EQ(d->CreateResource(desc, &r), static_cast<HRESULT>(E_INVALIDARG)) << mips;
+    EXPECT_EQ(r, nullptr);
+  }
+  desc.mip_levels = 1;
+  desc.array_size = 2049;
+  EXPECT_EQ(d->CreateResource(desc, &r), static_cast<HRESULT>(E_INVALIDARG));
+  EXPECT_EQ(runtime::ProcessCallCount(), calls) << "the driver was called";
+  desc.mip_levels = 3;
+  desc.array_size = 2048;
+  ASSERT_EQ(d->CreateResource(desc, &r), S_OK);
+  r->Release();
+  d->Release();
+  EXPECT_THAT(AllViolations(), IsEmpty());
+}
+
 // ---- application misuse the runtime refuses and reports ----
 
 TEST(MisuseTest, ExecuteWithQueryBegunOnTargetIsRefusedR61) {
