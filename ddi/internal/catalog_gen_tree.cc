@@ -121,8 +121,9 @@ struct Builder {
         std::string def = dir == "out" ? "out" : "in";
         // Members of a parameter's structure keep their plain names (the documented JSON
         // names); a structure reached through a member pointer prefixes them ("pInfo.X").
-        std::string member_prefix = depth == 0 ? "" : n.name + ".";
+        // A member named like its parameter (LockCb's pData->pData) is prefixed too.
         for (const Decl& m : t.members) {
+          std::string member_prefix = depth == 0 && m.name != d.name ? "" : n.name + ".";
           if (!m.alt)
             n.children.push_back(Build(m, def, member_prefix, sink, in_element, depth + 1));
         }

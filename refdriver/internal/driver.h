@@ -273,7 +273,7 @@ struct Device {
   bool app_pending = false;        // application commands since the last submit
   bool in_preamble = false;        // re-emitting state after a submit
   uint32_t front_buffer = 0;       // primary allocation presents blt into (0: none yet)
-  uint32_t hcontext = 0;
+  HANDLE hcontext = nullptr;
   bool context_created = false;
   uint64_t submits = 0;
   uint64_t completed_fence = 0;
