@@ -264,7 +264,7 @@ struct DeviceState {
   // lines of this device; declared before the stack so it outlives it.
   std::unique_ptr<gpu::ViolationSink> kernel_sink;
   std::unique_ptr<gpu::KernelStack> stack;
-  HANDLE kdev{};                     // the kernel's device (DxgkDdiCreateDevice)
+  HANDLE kdev{};                                // the kernel's device (DxgkDdiCreateDevice)
   const D3DDDI_DEVICECALLBACKS* kcb = nullptr;  // the stack's (possibly wrapped) thunk table
   bool kernel_device_destroyed = false;
   // Per HCONTEXT, the buffers the kernel handed out last (what the next pfnRenderCb submits),
