@@ -100,10 +100,13 @@ struct Builder {
         e.kind = Node::kLeaf;
         e.decl = &d;
         e.type = &t;
-        e.name = d.name;
+        // A member named like its parameter (pData.pData) keeps the array's name, so that JSONL
+        // reads it as an array of values.
+        const std::string elem_name = prefix == d.name + "." ? n.name : d.name;
+        e.name = elem_name;
         e.dir = arr.dir;
         e.in_element = true;
-        e.field = Add(&arr.elems, Leaf(t, d.name, arr.dir, d.opt, d.line));
+        e.field = Add(&arr.elems, Leaf(t, elem_name, arr.dir, d.opt, d.line));
         n.children.push_back(e);
       }
       n.field = Add(sink, arr);
