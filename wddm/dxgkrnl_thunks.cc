@@ -143,7 +143,7 @@ HRESULT Dxgkrnl::Impl::Deallocate(KDevice* d, const D3DDDICB_DEALLOCATE* p) {
   return Hr(S_OK);
 }
 
-HRESULT Dxgkrnl::Impl::SetPriority(KDevice* d, const D3DDDICB_SETPRIORITY* p) {
+HRESULT Dxgkrnl::Impl::SetPriority(KDevice* d, D3DDDICB_SETPRIORITY* p) {
   std::vector<uint32_t> ids;
   if (!NamedAllocations(d, p->hResource, p->HandleList, p->NumAllocations, &ids)) {
     return Hr(E_INVALIDARG);

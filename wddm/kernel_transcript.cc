@@ -158,7 +158,7 @@ HRESULT APIENTRY DeallocateCb(HANDLE h, const D3DDDICB_DEALLOCATE* p) {
       [&] { return T().callbacks_->pfnDeallocateCb(h, p); });
 }
 
-HRESULT APIENTRY SetPriorityCb(HANDLE h, const D3DDDICB_SETPRIORITY* p) {
+HRESULT APIENTRY SetPriorityCb(HANDLE h, D3DDDICB_SETPRIORITY* p) {
   return LoggedCb(absl::StrFormat("SetPriorityCb(%s n=%u)", T().Name(h, "dev"), p->NumAllocations),
                   [&] { return T().callbacks_->pfnSetPriorityCb(h, p); });
 }

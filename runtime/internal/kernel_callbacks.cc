@@ -248,7 +248,7 @@ HRESULT APIENTRY SetDisplayPrivateDriverFormatCb(HANDLE h,
 }
 
 // Kernel services without UMD-boundary checks of their own.
-HRESULT APIENTRY SetPriorityCb(HANDLE h, const D3DDDICB_SETPRIORITY* a) {
+HRESULT APIENTRY SetPriorityCb(HANDLE h, D3DDDICB_SETPRIORITY* a) {
   KernelEntry e(h, ddi::CallId::kSetPriorityCb, a);
   return e.dev()->kcb->pfnSetPriorityCb(e.dev()->kdev, a);
 }

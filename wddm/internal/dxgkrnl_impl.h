@@ -187,7 +187,7 @@ struct Dxgkrnl::Impl {
   bool NamedAllocations(KDevice* d, HANDLE resource, const D3DKMT_HALLOCATION* list, UINT count,
                         std::vector<uint32_t>* ids);
   HRESULT Deallocate(KDevice* d, const D3DDDICB_DEALLOCATE* p);
-  HRESULT SetPriority(KDevice* d, const D3DDDICB_SETPRIORITY* p);
+  HRESULT SetPriority(KDevice* d, D3DDDICB_SETPRIORITY* p);
   HRESULT QueryResidency(KDevice* d, const D3DDDICB_QUERYRESIDENCY* p);
   HRESULT SetDisplayMode(KDevice* d, D3DDDICB_SETDISPLAYMODE* p);
   HRESULT CreateContext(KDevice* d, D3DDDICB_CREATECONTEXT* p);
