@@ -17,9 +17,10 @@ class ValueTest : public DcTest {
 
 TEST(CapsTest, R1_CommandListsWithoutFreeThreaded) {
   TestTrace t;
-  t.Call(
-      "GetCaps",
-      {{"hAdapter", "a"}, {"Type", "D3D11DDICAPS_THREADING"}, {"pData", "4"}, {"DataSize", "4"}});
+  t.Call("GetCaps", {{"hAdapter", "a"},
+                     {"Type", "D3D11DDICAPS_THREADING"},
+                     {"pData.pData", "4"},
+                     {"DataSize", "4"}});
   auto r = Check(t.events(), t.handles());
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->violations.size(), 1u);
@@ -31,7 +32,7 @@ TEST(CapsTest, R1_NearMiss_FreeThreadedWithOrWithoutCommandLists) {
   for (const char* caps : {"5", "1", "0", "7"}) {
     t.Call("GetCaps", {{"hAdapter", "a"},
                        {"Type", "D3D11DDICAPS_THREADING"},
-                       {"pData", caps},
+                       {"pData.pData", caps},
                        {"DataSize", "4"}});
   }
   auto r = Check(t.events(), t.handles());
@@ -258,7 +259,7 @@ class FragmentTest : public CheckTest {
   void DeviceWithoutCommandListCaps() {
     t.On(1).Call("GetCaps", {{"hAdapter", "adapter"},
                              {"Type", "D3D11DDICAPS_THREADING"},
-                             {"pData", "1"},
+                             {"pData.pData", "1"},
                              {"DataSize", "4"}});
     t.Call("CreateDevice", {{"hAdapter", "adapter"},
                             {"hDrvDevice", "ic"},

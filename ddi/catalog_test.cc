@@ -96,7 +96,8 @@ TEST(CatalogTest, LayerAndDomainNames) {
 
 TEST(CatalogTest, GeneratedAbiShapes) {
   static_assert(sizeof(D3D11DDI_HCOMMANDLIST) == sizeof(void*));
-  static_assert(sizeof(D3DKMT_HCONTEXT) == 4);
+  static_assert(sizeof(D3DKMT_HALLOCATION) == 4);
+  static_assert(sizeof(D3DDDICB_DESTROYCONTEXT) == sizeof(HANDLE));  // a kernel context is a HANDLE
   D3D11DDI_DEVICEFUNCS funcs{};
   funcs.pfnRecycleCreateCommandList = nullptr;
   PFND3D11DDI_DESTROYCOMMANDLIST destroy = nullptr;
@@ -510,7 +511,7 @@ TEST(CatalogScopeTest, ArrayCountsAreRecorded) {
   EXPECT_EQ(hs.count_field, FieldIndex(*sizes, "pHSizesOut"));
   EXPECT_EQ(hs.capacity_field, FieldIndex(*sizes, "pHSizes"));
   // count=DataSize/4.
-  const FieldInfo& info = FieldOf("GetCaps", "pData");
+  const FieldInfo& info = FieldOf("GetCaps", "pData.pData");
   EXPECT_EQ(info.count_field, FieldIndex(*FindCall("GetCaps"), "DataSize"));
   EXPECT_EQ(info.count_divisor, 4);
   EXPECT_EQ(info.capacity_field, info.count_field);
@@ -576,7 +577,9 @@ TEST(CatalogScopeTest, OtherLayers) {
   // Kernel thunks: the runtime's device HANDLE, then the D3DDDICB_* structure (SetAsyncCallbacksCb
   // alone takes a BOOL).
   for (const CallInfo* c : CallsOfLayer(Layer::kKernelCb)) {
-    EXPECT_STREQ(Fields(*c)[0].name, "hDevice") << c->name;
+    EXPECT_STREQ(Fields(*c)[0].name,
+                 std::string(c->name) == "EscapeCb" ? "hAdapter" : "hDevice")
+        << c->name;  // pfnEscapeCb takes the adapter (nc-d3dumddi-pfnd3dddi_escapecb)
     EXPECT_STREQ(HandleTypes()[Fields(*c)[0].type_index].name, "D3DRTDEVICEHANDLE");
     EXPECT_EQ(Fields(*c)[1].kind, std::string(c->name) == "SetAsyncCallbacksCb"
                                       ? FieldKind::kBool
@@ -634,7 +637,7 @@ TEST(CatalogScopeTest, ArgumentStructuresAgreeBetweenCAndCxx) {
                         sizeof(D3D10_1_DDI_BLEND_DESC),
                         offsetof(D3D10_DDI_DEPTH_STENCIL_DESC, BackFace),
                         sizeof(D3DHAL_DRAWPRIMITIVES2DATA),
-                        sizeof(D3DKMT_HCONTEXT),
+                        sizeof(D3DKMT_HALLOCATION),
                         sizeof(D3D11DDI_HCOMMANDLIST),
                         offsetof(D3D11DDI_DEVICEFUNCS, pfnRecycleDestroyCommandList),
                         sizeof(DXGKARG_SUBMITCOMMAND),

@@ -22,7 +22,7 @@ size_t CltraceAbiCLayout(int which) {
     case 6: return sizeof(D3D10_1_DDI_BLEND_DESC);
     case 7: return offsetof(D3D10_DDI_DEPTH_STENCIL_DESC, BackFace);
     case 8: return sizeof(D3DHAL_DRAWPRIMITIVES2DATA);
-    case 9: return sizeof(D3DKMT_HCONTEXT);
+    case 9: return sizeof(D3DKMT_HALLOCATION);
     case 10: return sizeof(D3D11DDI_HCOMMANDLIST);
     case 11: return offsetof(D3D11DDI_DEVICEFUNCS, pfnRecycleDestroyCommandList);
     case 12: return sizeof(DXGKARG_SUBMITCOMMAND);

@@ -203,12 +203,13 @@ TEST(CallCodecCaptureTest, ShaderCodeUsesItsLengthToken) {
 TEST(CallCodecCaptureTest, EmbeddedArrayRecordsOnlyItsCountedElements) {
   D3DDDICB_RENDER render{};
   render.BroadcastContextCount = 2;
-  render.BroadcastContext[0].value = 7;
-  render.BroadcastContext[1].value = 9;
-  render.BroadcastContext[2].value = 11;  // beyond the count: not recorded
+  render.BroadcastContext[0] = reinterpret_cast<HANDLE>(uintptr_t{7});
+  render.BroadcastContext[1] = reinterpret_cast<HANDLE>(uintptr_t{9});
+  render.BroadcastContext[2] =
+      reinterpret_cast<HANDLE>(uintptr_t{11});  // beyond the count: not recorded
   ArgVec args;
   auto id = [](uint64_t raw) { return raw; };
-  D3DRTDEVICEHANDLE dev{reinterpret_cast<void*>(1)};
+  HANDLE dev = reinterpret_cast<void*>(1);
   CaptureEntryRenderCb(&args, id, dev, &render);
   CaptureExitRenderCb(&args, id, dev, &render);
   const CallInfo& call = *GetCall(CallId::kRenderCb);
@@ -438,15 +439,16 @@ TEST(CallCodecHostileTest, HugeOutputCapacity) {
 }
 
 TEST(CallCodecHostileTest, HandleTooWideForAKernelHandle) {
-  const CallInfo& call = *GetCall(CallId::kDestroyContextCb);
-  ArgVec args = {1, 1, 7};  // hDevice, pData, hContext
+  // A sync object is a 32-bit D3DKMT_HANDLE (a kernel context is a HANDLE).
+  const CallInfo& call = *GetCall(CallId::kDestroySynchronizationObjectCb);
+  ArgVec args = {1, 1, 7};  // hDevice, pData, hSyncObject
   ASSERT_EQ(args.size(), call.field_count);
   InvokeArena arena;
   InvokeEnv env = PlainEnv(&arena);
   env.handle_raw = [](uint64_t id) { return id << 32; };
-  absl::Status st =
-      InvokeCall(CallId::kDestroyContextCb, reinterpret_cast<void*>(&SeeDrawIndexed), args, env)
-          .status();
+  absl::Status st = InvokeCall(CallId::kDestroySynchronizationObjectCb,
+                               reinterpret_cast<void*>(&SeeDrawIndexed), args, env)
+                        .status();
   ExpectError(st, absl::StatusCode::kInvalidArgument, "too wide for a 32-bit handle");
 }
 

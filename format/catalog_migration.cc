@@ -9,6 +9,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "ddi/catalog.h"
@@ -18,11 +19,12 @@ namespace cltrace::format {
 namespace {
 
 // The fixed fields of a call in an older catalog, in that catalog's event order, each named as
-// this build names the field that holds the same value ("" for a field this build dropped).
+// this build names the field that holds the same value ("" for a field this build dropped;
+// "a|b" for a value this build holds in two fields).
 struct OldLayout {
   CallId call;
   std::vector<absl::string_view> fields;
-  bool void_now;  // the call returns nothing in this build (its old return value is dropped)
+  bool void_now = false;  // the call returns nothing in this build (old return value dropped)
 };
 
 // A view call of version 2: hDevice, the structure (its presence, hDrvResource, Format,
@@ -47,7 +49,7 @@ const std::vector<OldLayout>& Version2Layouts() {
        false},
       // v2: Type, pData (a pointer), pInfo (the caps array), DataSize. Its pointer sat where
       // Microsoft's pInfo sits and its array was the caps the driver wrote, i.e. pData.
-      {CallId::kGetCaps, {"hAdapter", "pCaps", "Type", "pInfo", "pData", "DataSize"}, false},
+      {CallId::kGetCaps, {"hAdapter", "pData", "Type", "pInfo", "pData.pData", "DataSize"}, false},
       // v2: the 11.1 shape, BOOL Flush(hDevice, FlushFlags).
       {CallId::kFlush, {"hDevice", ""}, true},
       // Views, v2: hDrvResource, Format, ResourceDimension, then FirstElement, NumElements
@@ -158,6 +160,65 @@ void MigrateVersion3CreateResource(Event* e) {
   e->args = std::move(args);
 }
 
+// Catalog version 4 gave the D3DDDICB_* kernel-thunk structures Microsoft's (Windows 7)
+// layouts and the callbacks Microsoft's parameter names; versions 2 and 3 recorded these
+// calls alike. Their fields as versions 2 and 3 recorded them:
+const std::vector<OldLayout>& Version3Layouts() {
+  static const auto* layouts = new std::vector<OldLayout>{
+      // v3: GetCaps(hAdapter, pCaps): the structure's pointer is Microsoft's pData now, so its
+      // pData member (the caps array) is recorded as pData.pData.
+      {CallId::kGetCaps, {"hAdapter", "pData", "Type", "pInfo", "pData.pData", "DataSize"}},
+      // v3: LockCb(hDevice, pLockData); D3DDDICB_LOCK's own pData is pData.pData now.
+      {CallId::kLockCb,
+       {"hDevice", "pData", "hAllocation", "PrivateDriverData", "NumPages", "pPages", "pData.pData",
+        "Flags", "GpuVirtualAddress"}},
+      // v3: EscapeCb(hDevice, ...) without D3DDDICB_ESCAPE's hDevice member; Microsoft's first
+      // parameter is hAdapter. The runtime's device handle was passed there: it fills both.
+      {CallId::kEscapeCb,
+       {"hAdapter|hDevice", "pData", "Flags", "pPrivateDriverData", "PrivateDriverDataSize",
+        "hContext"}},
+      // v3: no hResource (Microsoft's leading member: NULL, the allocations are listed).
+      {CallId::kQueryResidencyCb,
+       {"hDevice", "pData", "NumAllocations", "HandleList", "pResidencyStatus"}},
+      // v3: hResource was a kernel resource handle, which Microsoft's structures do not carry
+      // (theirs is the runtime's resource HANDLE); no recorder set it (the allocations were
+      // listed), so it is dropped. SETPRIORITY's list is Microsoft's HandleList.
+      {CallId::kDeallocateCb, {"hDevice", "pData", "", "NumAllocations", "HandleList"}},
+      {CallId::kSetPriorityCb,
+       {"hDevice", "pData", "", "NumAllocations", "HandleList", "pPriorities"}},
+      // v3: an hContext Microsoft's structure does not have, and Info flattened (with a fence
+      // value of D3DDDI_SYNCHRONIZATIONOBJECTINFO2). Info is Microsoft's union now, recorded
+      // through the semaphore's view (Translate moves a mutex's InitialState into MaxCount).
+      {CallId::kCreateSynchronizationObjectCb,
+       {"hDevice", "pData", "", "Info.Type", "", "Info.Semaphore.MaxCount",
+        "Info.Semaphore.InitialCount", "", "hSyncObject"}},
+  };
+  return *layouts;
+}
+
+// Rewrites e's fixed fields from `old` into this build's layout of its call.
+void Translate(const OldLayout& old, Event* e) {
+  if (e->call == CallId::kCreateSynchronizationObjectCb && e->args.size() >= 6 &&
+      e->args[3] == 1 /* D3DDDI_SYNCHRONIZATION_MUTEX */) {
+    // A mutex's InitialState is the union's first word, the semaphore view's MaxCount.
+    e->args[5] = e->args[4];
+  }
+  const CallInfo& ci = *GetCall(e->call);
+  const absl::Span<const FieldInfo> now = Fields(ci);
+  const size_t old_fixed = old.fields.size();
+  absl::InlinedVector<uint64_t, 8> args(now.size(), 0);
+  for (size_t i = 0; i < old_fixed && i < e->args.size(); ++i) {
+    for (absl::string_view name : absl::StrSplit(old.fields[i], '|', absl::SkipEmpty())) {
+      const int at = FieldIndex(ci, name);
+      if (at >= 0) args[static_cast<size_t>(at)] = e->args[i];
+    }
+  }
+  // Array elements follow the fixed fields; the arrays are the same ones in the same order.
+  for (size_t i = old_fixed; i < e->args.size(); ++i) args.push_back(e->args[i]);
+  e->args = std::move(args);
+  if (old.void_now) e->ret = 0;
+}
+
 }  // namespace
 
 absl::Status CheckCatalogVersion(uint32_t file_version) {
@@ -183,22 +244,18 @@ void MigrateEvent(uint32_t file_version, Event* e) {
     MigrateVersion3CreateResource(e);  // the same layout in versions 2 and 3
     return;
   }
-  if (file_version != 2) return;
-  for (const OldLayout& old : Version2Layouts()) {
-    if (old.call != e->call) continue;
-    const CallInfo& ci = *GetCall(e->call);
-    const absl::Span<const FieldInfo> now = Fields(ci);
-    const size_t old_fixed = old.fields.size();
-    absl::InlinedVector<uint64_t, 8> args(now.size(), 0);
-    for (size_t i = 0; i < old_fixed && i < e->args.size(); ++i) {
-      if (old.fields[i].empty()) continue;
-      const int at = FieldIndex(ci, old.fields[i]);
-      if (at >= 0) args[static_cast<size_t>(at)] = e->args[i];
+  // A version-2 layout, where the call has one, is the call's version-2 shape (it differs
+  // from version 3 too); otherwise versions 2 and 3 recorded the call alike.
+  if (file_version == 2) {
+    for (const OldLayout& old : Version2Layouts()) {
+      if (old.call != e->call) continue;
+      Translate(old, e);
+      return;
     }
-    // Array elements follow the fixed fields; the arrays are the same ones in the same order.
-    for (size_t i = old_fixed; i < e->args.size(); ++i) args.push_back(e->args[i]);
-    e->args = std::move(args);
-    if (old.void_now) e->ret = 0;
+  }
+  for (const OldLayout& old : Version3Layouts()) {
+    if (old.call != e->call) continue;
+    Translate(old, e);
     return;
   }
 }

@@ -3,10 +3,12 @@
 // Catalog version 3 gave calls Microsoft's argument layouts under their old names: CreateDevice
 // (DXGI_DDI_BASE_ARGS by value, ppfnRetrieveSubObject), GetCaps (pInfo the input, pData the
 // caps), Flush (the 11.0 slot: no FlushFlags, no return value) and the view calls (the
-// per-dimension union; the depth-stencil view's Flags). A version-2 trace
-// is read in this build's layouts: each event of those calls is translated field by field, by
-// name, from the version-2 layout kept here; every other call is unchanged. Older versions
-// (1) are refused with an error that names both versions.
+// per-dimension union; the depth-stencil view's Flags). Catalog version 4 gave the D3DDDICB_*
+// kernel-thunk calls Microsoft's (Windows 7) layouts and the callbacks Microsoft's parameter
+// names (GetCaps/LockCb pData, EscapeCb hAdapter). A version-2 or -3 trace is read in this
+// build's layouts: each event of those calls is translated field by field, by name, from the
+// older layout kept here; every other call is unchanged. Older versions (1) are refused with
+// an error that names both versions.
 //
 // Catalog version 4 gave D3D11DDIARG_CREATERESOURCE Microsoft's layout (pMipInfoList,
 // pInitialDataUP, SampleDesc, pPrimaryDesc instead of Width/Height/Depth/SampleCount and the

@@ -79,7 +79,7 @@ TEST(CatalogMigrationTest, Version2GetCapsArrayIsPData) {
   e.args = {1, 1, 128, 0x1000, 2, 4, 5};  // ... array count 2 = one element (5)
   MigrateEvent(2, &e);
   EXPECT_EQ(Arg(e, "pInfo"), 0x1000u);
-  EXPECT_EQ(Arg(e, "pData"), 2u);
+  EXPECT_EQ(Arg(e, "pData.pData"), 2u);
   EXPECT_EQ(Arg(e, "DataSize"), 4u);
   EXPECT_THAT(e.args, ElementsAre(1, 1, 128, 0x1000, 2, 4, 5));
 }
@@ -206,6 +206,90 @@ TEST(CatalogMigrationTest, Version3BufferAndNullStructure) {
   Event now = open;
   MigrateEvent(4, &now);
   EXPECT_EQ(now, open);
+}
+
+// Versions 2 and 3: GetCaps(hAdapter, pCaps) with the caps array pData; Microsoft's parameter
+// is pData, so the member is pData.pData.
+TEST(CatalogMigrationTest, Version3GetCapsParameterIsPData) {
+  Event e;
+  e.call = CallId::kGetCaps;
+  e.args = {1, 1, 128, 0x1000, 2, 4, 5};
+  MigrateEvent(3, &e);
+  EXPECT_EQ(Arg(e, "pData"), 1u);
+  EXPECT_EQ(Arg(e, "pData.pData"), 2u);
+  EXPECT_THAT(e.args, ElementsAre(1, 1, 128, 0x1000, 2, 4, 5));
+}
+
+// Versions 2 and 3: QUERYRESIDENCY without its leading hResource.
+TEST(CatalogMigrationTest, Version3QueryResidencyGainsANullResource) {
+  for (uint32_t version : {2u, 3u}) {
+    Event e;
+    e.call = CallId::kQueryResidencyCb;
+    e.args = {1, 1, 2, 2, 2, 7, 8, 1, 1};  // NumAllocations 2, two handles, two statuses
+    MigrateEvent(version, &e);
+    ASSERT_EQ(e.args.size(), Fields(*GetCall(e.call)).size() + 4) << version;
+    EXPECT_EQ(Arg(e, "hResource"), 0u);
+    EXPECT_EQ(Arg(e, "NumAllocations"), 2u);
+    EXPECT_EQ(Arg(e, "HandleList"), 2u);
+    EXPECT_EQ(Arg(e, "pResidencyStatus"), 2u);
+    EXPECT_THAT(e.args, ElementsAre(1, 1, 0, 2, 2, 2, 7, 8, 1, 1));
+  }
+}
+
+// Version 3: EscapeCb(hDevice, pData) without D3DDDICB_ESCAPE's hDevice member; Microsoft's
+// first parameter is hAdapter.
+TEST(CatalogMigrationTest, Version3EscapeDeviceFillsAdapterAndMember) {
+  Event e;
+  e.call = CallId::kEscapeCb;
+  e.args = {5, 1, 0, 0x2000, 16, 9};
+  MigrateEvent(3, &e);
+  EXPECT_THAT(e.args, ElementsAre(5, 1, 5, 0, 0x2000, 16, 9));
+  EXPECT_EQ(Arg(e, "hAdapter"), 5u);
+  EXPECT_EQ(Arg(e, "hDevice"), 5u);
+  EXPECT_EQ(Arg(e, "hContext"), 9u);
+}
+
+// Version 3: LockCb(hDevice, pLockData) whose D3DDDICB_LOCK::pData is pData.pData now.
+TEST(CatalogMigrationTest, Version3LockMappedAddressIsPDataPData) {
+  Event e;
+  e.call = CallId::kLockCb;
+  e.args = {5, 1, 3, 0, 0, 0, 0x9000, 4, 0};
+  MigrateEvent(3, &e);
+  EXPECT_EQ(Arg(e, "pData"), 1u);
+  EXPECT_EQ(Arg(e, "pData.pData"), 0x9000u);
+  EXPECT_EQ(Arg(e, "Flags"), 4u);
+}
+
+// Version 3: hDevice, present, hContext (not Microsoft's), Info.Type, InitialState, MaxCount,
+// InitialCount, FenceValue, hSyncObject. Info is Microsoft's union now, recorded through the
+// semaphore's view, whose MaxCount is the mutex's InitialState.
+TEST(CatalogMigrationTest, Version3SynchronizationObjectInfoIsTheUnion) {
+  Event mutex;
+  mutex.call = CallId::kCreateSynchronizationObjectCb;
+  mutex.args = {5, 1, 6, 1 /* mutex */, 1, 0, 0, 0, 7};
+  MigrateEvent(3, &mutex);
+  EXPECT_THAT(mutex.args, ElementsAre(5, 1, 1, 1, 0, 7));
+  EXPECT_EQ(Arg(mutex, "Info.Semaphore.MaxCount"), 1u);  // InitialState
+  EXPECT_EQ(Arg(mutex, "hSyncObject"), 7u);
+  Event semaphore;
+  semaphore.call = CallId::kCreateSynchronizationObjectCb;
+  semaphore.args = {5, 1, 6, 2 /* semaphore */, 0, 4, 2, 0, 8};
+  MigrateEvent(3, &semaphore);
+  EXPECT_THAT(semaphore.args, ElementsAre(5, 1, 2, 4, 2, 8));
+  EXPECT_EQ(Arg(semaphore, "Info.Semaphore.MaxCount"), 4u);
+  EXPECT_EQ(Arg(semaphore, "Info.Semaphore.InitialCount"), 2u);
+}
+
+// Versions 2 and 3: SETPRIORITY's hResource was a kernel handle (dropped); its list is
+// Microsoft's HandleList.
+TEST(CatalogMigrationTest, Version3SetPriorityDropsTheKernelResource) {
+  Event e;
+  e.call = CallId::kSetPriorityCb;
+  e.args = {5, 1, 3, 1, 1, 1, 11, 7};
+  MigrateEvent(3, &e);
+  EXPECT_EQ(Arg(e, "hResource"), 0u);
+  EXPECT_EQ(Arg(e, "HandleList"), 1u);
+  EXPECT_THAT(e.args, ElementsAre(5, 1, 0, 1, 1, 1, 11, 7));
 }
 
 }  // namespace

@@ -346,11 +346,10 @@ const D3DHAL_CALLBACKS3* WrapDx6Hal(const D3DHAL_CALLBACKS3* real) {
   return internal::WrapProcessTable(&t.dx6_hal, &t.dx6_hal_thunks, real, internal::kDx6HalThunks);
 }
 
-const D3DDDI_DEVICECALLBACKS* WrapKernelCallbacks(D3DRTDEVICEHANDLE device,
+const D3DDDI_DEVICECALLBACKS* WrapKernelCallbacks(HANDLE device,
                                                   const D3DDDI_DEVICECALLBACKS* runtime_callbacks) {
-  if (device.handle == nullptr || runtime_callbacks == nullptr) return runtime_callbacks;
-  return &internal::WrapKernelTable(reinterpret_cast<uintptr_t>(device.handle), runtime_callbacks)
-              ->driver;
+  if (device == nullptr || runtime_callbacks == nullptr) return runtime_callbacks;
+  return &internal::WrapKernelTable(reinterpret_cast<uintptr_t>(device), runtime_callbacks)->driver;
 }
 
 void UnwrapDevice(D3D10DDI_HDEVICE device) {

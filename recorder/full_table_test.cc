@@ -47,12 +47,12 @@ static_assert(sizeof(kKernelStubs) == sizeof(D3DDDI_DEVICECALLBACKS));
 // What the full driver saw at CreateDevice: the callback table the recorder handed it.
 const D3DDDI_DEVICECALLBACKS* g_driver_kt = nullptr;
 const D3D11DDI_CORELAYER_DEVICECALLBACKS* g_driver_core = nullptr;
-D3DRTDEVICEHANDLE g_rt_device{};
+HANDLE g_rt_device{};
 
 HRESULT APIENTRY FullCreateDevice(D3D10DDI_HADAPTER, D3D10DDIARG_CREATEDEVICE* a) {
   g_driver_kt = a->pKTCallbacks;
   g_driver_core = a->p11UMCallbacks;
-  g_rt_device = D3DRTDEVICEHANDLE{a->hRTDevice.handle};
+  g_rt_device = a->hRTDevice.handle;
   std::memcpy(a->p11DeviceFuncs, kDeviceStubs, sizeof(kDeviceStubs));
   std::memcpy(a->DXGIBaseDDI.pDXGIDDIBaseFunctions, kDxgiStubs, sizeof(kDxgiStubs));
   return S_OK;

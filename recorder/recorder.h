@@ -165,7 +165,7 @@ const D3D11DDI_CORELAYER_DEVICECALLBACKS* WrapCoreLayer(
     D3D10DDI_HRTCORELAYER layer, const D3D11DDI_CORELAYER_DEVICECALLBACKS* runtime_callbacks);
 
 // The runtime's kernel-thunk callbacks for the runtime device `device`.
-const D3DDDI_DEVICECALLBACKS* WrapKernelCallbacks(D3DRTDEVICEHANDLE device,
+const D3DDDI_DEVICECALLBACKS* WrapKernelCallbacks(HANDLE device,
                                                   const D3DDDI_DEVICECALLBACKS* runtime_callbacks);
 
 // The kernel layer below the runtime (ddi-spec §6): the KMD's entry points and the Dxgkrnl

@@ -146,8 +146,8 @@ void RegisterContexts() {
   FillTable(&t.runtime_kernel, kAnswerKernel);
   t.driver_core = WrapCoreLayer(
       D3D10DDI_HRTCORELAYER{reinterpret_cast<void*>(TestHandleRaw(kLayerId))}, &t.runtime_core);
-  t.driver_kernel = WrapKernelCallbacks(
-      D3DRTDEVICEHANDLE{reinterpret_cast<void*>(TestHandleRaw(kKernelId))}, &t.runtime_kernel);
+  t.driver_kernel =
+      WrapKernelCallbacks(reinterpret_cast<void*>(TestHandleRaw(kKernelId)), &t.runtime_kernel);
   FillTable(&t.real_kmd, kAnswerKmd);
   FillTable(&t.real_dxgkrnl, kAnswerDxgkrnl);
   t.wrapped_kmd = WrapKmd(&t.real_kmd);

@@ -362,8 +362,8 @@ template <CallId kId, typename R, typename... P>
 R KernelBody(P... p) {
   using T = CallTraits<kId>;
   using Pfn = typename T::Pfn;
-  const D3DRTDEVICEHANDLE h = FirstArg(p...);
-  KernelCtx* k = FindOrUnknown(Contexts().kernels, h.handle, T::kName, UnknownKernel);
+  const HANDLE h = FirstArg(p...);
+  KernelCtx* k = FindOrUnknown(Contexts().kernels, h, T::kName, UnknownKernel);
   if (k == nullptr) return DefaultReturn<R>();
   return RecordOrDrop<kId, R>(reinterpret_cast<Pfn>(LoadSlot(k->runtime, T::kSlotIndex)), p...);
 }

@@ -442,8 +442,8 @@ void APIENTRY RecycleCommandList(D3D10DDI_HDEVICE hDevice, D3D11DDI_HCOMMANDLIST
     // Planted bug R16: submits through pfnRenderCb from inside a deferred-context DDI.
     dc->r16_done = true;
     D3DDDICB_RENDER r{};
-    r.hContext.value = dev->hcontext;
-    dev->kt->pfnRenderCb(D3DRTDEVICEHANDLE{dev->rt_device.handle}, &r);
+    r.hContext = dev->hcontext;
+    dev->kt->pfnRenderCb(dev->rt_device.handle, &r);
   }
   std::lock_guard<std::mutex> lock(dev->cls_mu);
   ClEntry* e = FindCl(dev, h);

@@ -177,11 +177,11 @@ class HostileTest : public ::testing::Test {
     Errors().clear();
     open_.pAdapterFuncs_2 = &adapter_;
     ASSERT_EQ(Lib().open_adapter(&open_), S_OK);
-    absl::StatusOr<D3DRTDEVICEHANDLE> kdev = stack_.kernel().CreateDevice();
+    absl::StatusOr<HANDLE> kdev = stack_.kernel().CreateDevice();
     ASSERT_TRUE(kdev.ok()) << kdev.status();
     kdev_ = *kdev;
     D3D10DDIARG_CREATEDEVICE args{};
-    args.hRTDevice.handle = kdev_.handle;
+    args.hRTDevice.handle = kdev_;
     args.pKTCallbacks = const_cast<D3DDDI_DEVICECALLBACKS*>(stack_.device_callbacks());
     args.p11DeviceFuncs = &ic_;
     args.hDrvDevice.pDrvPrivate =
@@ -256,7 +256,7 @@ class HostileTest : public ::testing::Test {
   const char* config_ = "";
   gpu::CollectingViolationSink kernel_violations_;
   gpu::KernelStack stack_{gpu::KernelStackOptions{}, &kernel_violations_};
-  D3DRTDEVICEHANDLE kdev_{};
+  HANDLE kdev_{};
   D3D10DDIARG_OPENADAPTER open_{};
   D3D10_2DDI_ADAPTERFUNCS adapter_{};
   D3D11DDI_DEVICEFUNCS ic_{};

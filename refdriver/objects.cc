@@ -70,7 +70,7 @@ void DestroyIcObject(Device* dev, void* handle, uint32_t type, const char* fn, c
       D3DDDICB_DEALLOCATE d{};
       d.NumAllocations = 1;
       d.HandleList = &alloc;
-      dev->kt->pfnDeallocateCb(D3DRTDEVICEHANDLE{dev->rt_device.handle}, &d);
+      dev->kt->pfnDeallocateCb(dev->rt_device.handle, &d);
     } else {
       item.allocation = o->allocation;
     }

@@ -14,7 +14,7 @@
 namespace cltrace::refdriver {
 namespace {
 
-D3DRTDEVICEHANDLE Rt(Device* dev) { return D3DRTDEVICEHANDLE{dev->rt_device.handle}; }
+HANDLE Rt(Device* dev) { return dev->rt_device.handle; }
 
 void Pump(Device* dev) {
   if (dev->config.Has(Bug::kR71)) return;  // planted bug R71: never pumps
@@ -59,7 +59,7 @@ HRESULT CreateGpuContext(Device* dev) {
     return static_cast<HRESULT>(E_OUTOFMEMORY);
   }
   dev->gpu_ctx = *std::move(ctx);
-  dev->hcontext = dev->gpu_ctx->handle().value;
+  dev->hcontext = dev->gpu_ctx->handle();
   dev->context_created = true;
   dev->app_pending = false;
   return S_OK;
@@ -262,7 +262,7 @@ HRESULT APIENTRY PresentDXGI(DXGI_DDI_ARG_PRESENT* p) {
   D3DDDICB_PRESENT present{};
   present.hSrcAllocation.value = src;
   present.hDstAllocation.value = dev->front_buffer;
-  present.hContext.value = dev->hcontext;
+  present.hContext = dev->hcontext;
   HRESULT hr = dev->kt->pfnPresentCb(Rt(dev), &present);
   MaybeReportRemoved(dev, nullptr);
   if (dev->removed.load()) return static_cast<HRESULT>(DXGI_ERROR_DEVICE_REMOVED);
@@ -333,7 +333,7 @@ HRESULT APIENTRY SetResourcePriorityDXGI(DXGI_DDI_ARG_SETRESOURCEPRIORITY* p) {
   D3DKMT_HALLOCATION allocation{r->allocation};
   UINT priority = p->Priority;
   prio.NumAllocations = 1;
-  prio.pAllocationList = &allocation;
+  prio.HandleList = &allocation;
   prio.pPriorities = &priority;
   return dev->kt->pfnSetPriorityCb(Rt(dev), &prio);
 }

@@ -21,7 +21,7 @@ using ::testing::HasSubstr;
 // Device bring-up of tests/replay/small_cl.jsonl (GetCaps, CalcPrivateDeviceSize, CreateDevice
 // with its callbacks): every hostile trace below starts with it.
 constexpr char kBringUp[] =
-    R"({"seq":10,"tid":1,"fn":"GetCaps","args":{"hAdapter":"adapter","Type":"D3D11DDICAPS_THREADING","pInfo":0,"pData":[5],"DataSize":4},"ret":"S_OK"}
+    R"({"seq":10,"tid":1,"fn":"GetCaps","args":{"hAdapter":"adapter","Type":"D3D11DDICAPS_THREADING","pInfo":0,"pData.pData":[5],"DataSize":4},"ret":"S_OK"}
 {"seq":20,"tid":1,"fn":"CalcPrivateDeviceSize","args":{"hAdapter":"adapter","Interface":720906,"Version":131072},"ret":9056}
 {"seq":30,"tid":1,"fn":"CreateDevice","args":{"hAdapter":"adapter","hRTDevice":"rtdev","Interface":720906,"Version":131072,"pKTCallbacks":"0x2000","p11DeviceFuncs":"0x3000","hDrvDevice":"ic","DXGIBaseDDI.pDXGIDDIBaseFunctions":"0x4000","hRTCoreLayer":"rtcore.ic","p11UMCallbacks":"0x5000"},"ret":"S_OK"}
 {"seq":40,"tid":1,"fn":"CreateContextCb","args":{"hDevice":"rtdev","hContext":"0x1","pCommandBuffer":"0xb0000","CommandBufferSize":65536,"pAllocationList":"0xb1000","AllocationListSize":512,"pPatchLocationList":"0xb2000","PatchLocationListSize":512},"ret":"S_OK","parent":30}

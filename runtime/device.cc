@@ -300,7 +300,7 @@ HRESULT Device::Init(const RuntimeOptions& options) {
   s->stack = std::make_unique<gpu::KernelStack>(
       options.kernel, s->kernel_sink.get(), internal::KernelWrappersFor(options, s->driver.handle));
   s->kcb = s->stack->device_callbacks();
-  if (absl::StatusOr<D3DRTDEVICEHANDLE> kdev = s->stack->kernel().CreateDevice(); kdev.ok()) {
+  if (absl::StatusOr<HANDLE> kdev = s->stack->kernel().CreateDevice(); kdev.ok()) {
     s->kdev = *kdev;
   } else {
     std::fprintf(stderr, "cltrace runtime: kernel device: %s\n",

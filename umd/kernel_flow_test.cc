@@ -56,7 +56,7 @@ struct Frame {
   }
   CollectingViolationSink sink;
   KernelStack stack;
-  D3DRTDEVICEHANDLE dev{};
+  HANDLE dev{};
   std::unique_ptr<UmdDevice> umd;
   std::unique_ptr<UmdContext> ctx;  // SubmitClearedOnNewContext's
 };
@@ -286,7 +286,7 @@ TEST(PlantedBugSideEffectsTest, R76UnpatchedBufferFaultsOnTheGpu) {
 TEST(KernelFlowTest, RenderCbOnUnknownContextIsR74) {
   Frame f;
   D3DDDICB_RENDER r{};
-  r.hContext.value = 42;
+  r.hContext = reinterpret_cast<HANDLE>(uintptr_t{42});
   EXPECT_EQ(static_cast<uint32_t>(f.stack.device_callbacks()->pfnRenderCb(f.dev, &r)),
             E_INVALIDARG);
   ASSERT_TRUE(f.sink.Has(rules::Rule::kR74));
@@ -436,6 +436,33 @@ TEST(KernelFlowTest, EscapeQueriesDigestAndResidency) {
   EXPECT_EQ(status, D3DDDI_RESIDENCYSTATUS_RESIDENTINGPUMEMORY);
 }
 
+// D3DDDICB_DEALLOCATE / SETPRIORITY / QUERYRESIDENCY name a resource by the runtime's HANDLE
+// that AllocateCb associated the allocations with (d3dumddi.h), not by a kernel handle.
+TEST(KernelFlowTest, RuntimeResourceHandleNamesItsAllocations) {
+  Frame f;
+  int runtime_resource = 0, other = 0;  // the runtime's resource handles: any addresses
+  ASSERT_TRUE(f.umd->Allocate(4096, 0, D3D10DDI_HRTRESOURCE{&runtime_resource}).ok());
+  const auto* cb = f.stack.device_callbacks();
+  D3DDDI_RESIDENCYSTATUS status = 0;
+  D3DDDICB_QUERYRESIDENCY q{};
+  q.hResource = &runtime_resource;
+  q.pResidencyStatus = &status;
+  ASSERT_EQ(cb->pfnQueryResidencyCb(f.dev, &q), 0);
+  EXPECT_NE(status, 0u);
+  UINT priority = 7;
+  D3DDDICB_SETPRIORITY prio{};
+  prio.hResource = &runtime_resource;
+  prio.pPriorities = &priority;
+  EXPECT_EQ(cb->pfnSetPriorityCb(f.dev, &prio), 0);
+  q.hResource = &other;
+  EXPECT_EQ(static_cast<uint32_t>(cb->pfnQueryResidencyCb(f.dev, &q)), E_INVALIDARG);
+  D3DDDICB_DEALLOCATE d{};
+  d.hResource = &runtime_resource;
+  ASSERT_EQ(cb->pfnDeallocateCb(f.dev, &d), 0);
+  q.hResource = &runtime_resource;  // gone with its allocations
+  EXPECT_EQ(static_cast<uint32_t>(cb->pfnQueryResidencyCb(f.dev, &q)), E_INVALIDARG);
+}
+
 TEST(KernelFlowTest, WaitOnSignalOrdersWorkAcrossNodes) {
   Frame f;
   auto copy_ctx = f.umd->CreateContext(1).value();
@@ -445,7 +472,7 @@ TEST(KernelFlowTest, WaitOnSignalOrdersWorkAcrossNodes) {
   const auto* cb = f.stack.device_callbacks();
   D3DDDICB_CREATESYNCHRONIZATIONOBJECT cs{};
   cs.Info.Type = D3DDDI_SEMAPHORE;
-  cs.Info.MaxCount = 4;
+  cs.Info.Semaphore.MaxCount = 4;
   ASSERT_EQ(cb->pfnCreateSynchronizationObjectCb(f.dev, &cs), 0);
   // The graphics context waits for the copy context's signal before copying src -> dst.
   ASSERT_EQ(f.WaitFor(*gfx_ctx, cs.hSyncObject), 0);

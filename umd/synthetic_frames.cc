@@ -16,7 +16,7 @@ absl::StatusOr<SyntheticFrameResult> RunSyntheticFrames(KernelStack& stack,
   SyntheticFrameResult result;
   Dxgkrnl& kernel = stack.kernel();
   const Dxgkrnl::Stats before = kernel.stats();
-  CLTRACE_ASSIGN_OR_RETURN(D3DRTDEVICEHANDLE dev, kernel.CreateDevice());
+  CLTRACE_ASSIGN_OR_RETURN(HANDLE dev, kernel.CreateDevice());
   UmdDevice umd(stack.device_callbacks(), dev, o.umd_bug);
   CLTRACE_ASSIGN_OR_RETURN(std::unique_ptr<UmdContext> ctx, umd.CreateContext(o.node));
 

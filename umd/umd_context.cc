@@ -37,7 +37,7 @@ absl::StatusOr<D3DKMT_HALLOCATION> UmdDevice::Allocate(uint64_t size, uint32_t f
   info.PrivateDriverDataSize = sizeof(desc);
   info.Flags = (flags & kAllocationDescPrimary) ? D3DDDI_ALLOCATIONINFO_FLAG_PRIMARY : 0;
   D3DDDICB_ALLOCATE a{};
-  a.hResource = resource;
+  a.hResource = resource.handle;
   a.NumAllocations = 1;
   a.pAllocationInfo = &info;
   HRESULT hr = callbacks_->pfnAllocateCb(device_, &a);

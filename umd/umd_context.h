@@ -20,7 +20,7 @@
 // UmdContext belongs to one context domain (the immediate context), like the HCONTEXT rule.
 //
 // Example (inside the reference driver):
-//   UmdDevice dev(args->pKTCallbacks, D3DRTDEVICEHANDLE{args->hRTDevice.handle});
+//   UmdDevice dev(args->pKTCallbacks, args->hRTDevice.handle);
 //   auto ctx = dev.CreateContext(/*node=*/0);           // inside CreateDevice
 //   D3DKMT_HALLOCATION rt = dev.Allocate(4096).value();  // inside CreateResource
 //   (*ctx)->Emit(Command::Clear(rt.value, 0xFF));        // ClearRenderTargetView
@@ -48,7 +48,7 @@ class UmdContext;
 
 class UmdDevice {
  public:
-  UmdDevice(const D3DDDI_DEVICECALLBACKS* callbacks, D3DRTDEVICEHANDLE device,
+  UmdDevice(const D3DDDI_DEVICECALLBACKS* callbacks, HANDLE device,
             PlantedBug bug = PlantedBug::kNone)
       : callbacks_(callbacks), device_(device), bug_(bug) {}
 
@@ -62,11 +62,11 @@ class UmdDevice {
   absl::StatusOr<std::unique_ptr<UmdContext>> CreateContext(uint32_t node = 0);
 
   const D3DDDI_DEVICECALLBACKS* callbacks() const { return callbacks_; }
-  D3DRTDEVICEHANDLE device() const { return device_; }
+  HANDLE device() const { return device_; }
 
  private:
   const D3DDDI_DEVICECALLBACKS* callbacks_;
-  D3DRTDEVICEHANDLE device_;
+  HANDLE device_;
   PlantedBug bug_;
 };
 
@@ -84,7 +84,7 @@ class UmdContext : public CommandSink {
   // pfnDestroyContextCb (the kernel waits for the context's work first).
   absl::Status Destroy();
 
-  D3DKMT_HCONTEXT handle() const { return context_; }
+  HANDLE handle() const { return context_; }
   bool has_pending() const { return used_words_ > 0; }
   uint64_t render_calls() const { return render_calls_; }
   // What the last pfnRenderCb reported as queued for this context.
@@ -93,7 +93,7 @@ class UmdContext : public CommandSink {
 
  private:
   friend class UmdDevice;
-  UmdContext(const D3DDDI_DEVICECALLBACKS* callbacks, D3DRTDEVICEHANDLE device, PlantedBug bug)
+  UmdContext(const D3DDDI_DEVICECALLBACKS* callbacks, HANDLE device, PlantedBug bug)
       : callbacks_(callbacks), device_(device), bug_(bug) {}
   void Take(PVOID cmd, UINT cmd_size, PVOID alist, UINT alist_size, PVOID plist, UINT plist_size);
   absl::Status Render(UINT flags, UINT want_cmd, UINT want_alist, UINT want_plist);
@@ -101,9 +101,9 @@ class UmdContext : public CommandSink {
   bool TryEncode(const Command& c);
 
   const D3DDDI_DEVICECALLBACKS* callbacks_;
-  D3DRTDEVICEHANDLE device_;
+  HANDLE device_;
   PlantedBug bug_;
-  D3DKMT_HCONTEXT context_{};
+  HANDLE context_{};
   uint32_t* cmd_ = nullptr;
   uint32_t cmd_bytes_ = 0;
   UserAllocationListEntry* alist_ = nullptr;

@@ -23,7 +23,7 @@ using Impl = Dxgkrnl::Impl;
 // Every kernel-thunk callback: validate the device handle, take the model lock, charge the
 // call's virtual CPU time (running what became due), then do the work.
 template <typename Fn>
-HRESULT Enter(D3DRTDEVICEHANDLE h, const void* p, Fn fn) {
+HRESULT Enter(HANDLE h, const void* p, Fn fn) {
   Impl::KDevice* d = Impl::Dev(h);
   if (d == nullptr || p == nullptr) return Hr(E_INVALIDARG);
   Impl* k = d->k;
@@ -37,20 +37,20 @@ template <auto Method>
 struct Forward;
 template <typename Arg, HRESULT (Impl::*Method)(Impl::KDevice*, Arg*)>
 struct Forward<Method> {
-  static HRESULT APIENTRY Call(D3DRTDEVICEHANDLE h, Arg* p) {
+  static HRESULT APIENTRY Call(HANDLE h, Arg* p) {
     return Enter(h, p, [&](Impl* k, Impl::KDevice* d) { return (k->*Method)(d, p); });
   }
 };
 
 // Wait and Signal queue a sync packet of their kind on the context.
 template <typename Arg, Impl::Packet::Kind kKind>
-HRESULT APIENTRY SyncPacketCb(D3DRTDEVICEHANDLE h, const Arg* p) {
+HRESULT APIENTRY SyncPacketCb(HANDLE h, const Arg* p) {
   return Enter(h, p, [&](Impl* k, Impl::KDevice* d) {
     return k->QueueSyncPacket(d, p->hContext, p->ObjectCount, p->ObjectHandleArray, kKind);
   });
 }
 
-HRESULT APIENTRY SetAsyncCallbacksCb(D3DRTDEVICEHANDLE h, BOOL enable) {
+HRESULT APIENTRY SetAsyncCallbacksCb(HANDLE h, BOOL enable) {
   return Enter(h, &enable,
                [&](Impl* k, Impl::KDevice* d) { return k->SetAsyncCallbacks(d, enable); });
 }
@@ -157,7 +157,7 @@ void Dxgkrnl::SetGpuObserver(const CLTRACE_GPU_OBSERVER* observer) {
   impl_->observer = observer;
 }
 
-absl::StatusOr<D3DRTDEVICEHANDLE> Dxgkrnl::CreateDevice() {
+absl::StatusOr<HANDLE> Dxgkrnl::CreateDevice() {
   std::lock_guard<std::mutex> lock(impl_->mu);
   Impl* k = impl_.get();
   if (k->kmd == nullptr) return absl::FailedPreconditionError("CreateDevice before StartAdapter");
@@ -179,12 +179,12 @@ absl::StatusOr<D3DRTDEVICEHANDLE> Dxgkrnl::CreateDevice() {
   }
   d->kmd = args.hDevice;
   d->info = *args.pInfo;
-  D3DRTDEVICEHANDLE h{d.get()};
+  HANDLE h{d.get()};
   k->devices.emplace(d->id, std::move(d));
   return h;
 }
 
-absl::Status Dxgkrnl::DestroyDevice(D3DRTDEVICEHANDLE device) {
+absl::Status Dxgkrnl::DestroyDevice(HANDLE device) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   Impl* k = impl_.get();
   Impl::KDevice* d = Impl::Dev(device);
@@ -207,7 +207,7 @@ absl::Status Dxgkrnl::DestroyDevice(D3DRTDEVICEHANDLE device) {
   return absl::OkStatus();
 }
 
-std::optional<DXGK_DEVICEINFO> Dxgkrnl::device_info(D3DRTDEVICEHANDLE device) const {
+std::optional<DXGK_DEVICEINFO> Dxgkrnl::device_info(HANDLE device) const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   Impl::KDevice* d = Impl::Dev(device);
   if (d == nullptr || d->k != impl_.get()) return std::nullopt;

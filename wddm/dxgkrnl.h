@@ -34,7 +34,7 @@
 //   ModelKmd kmd(&kernel.hardware(), ModelKmdOptions{}, &sink);
 //   kernel.StartAdapter(kmd.driver_initialization_data(), kmd.adapter());
 //   kmd.Start(kernel.dxgkrnl_interface(), kernel.dxgkrnl_handle());
-//   D3DRTDEVICEHANDLE dev = kernel.CreateDevice().value();
+//   HANDLE dev = kernel.CreateDevice().value();
 //   // ... UMD: kernel.device_callbacks()->pfnCreateContextCb(dev, &cc) ...
 //   kernel.WaitIdle();
 //   uint64_t d = kernel.AllocationDigest(hAllocation).value();
@@ -127,12 +127,12 @@ class Dxgkrnl {
 
   // What the D3D runtime does before calling the UMD's CreateDevice: DxgkDdiCreateDevice.
   // The returned handle is the hRTDevice / hDevice the UMD passes to every callback.
-  absl::StatusOr<D3DRTDEVICEHANDLE> CreateDevice();
+  absl::StatusOr<HANDLE> CreateDevice();
   // After the UMD's DestroyDevice: waits for the device's work, destroys what the UMD left
   // (contexts, allocations) and calls DxgkDdiDestroyDevice.
-  absl::Status DestroyDevice(D3DRTDEVICEHANDLE device);
+  absl::Status DestroyDevice(HANDLE device);
   // DXGK_DEVICEINFO the KMD returned for `device` (nullopt if unknown).
-  std::optional<DXGK_DEVICEINFO> device_info(D3DRTDEVICEHANDLE device) const;
+  std::optional<DXGK_DEVICEINFO> device_info(HANDLE device) const;
 
   // Virtual time.
   VirtualTime now() const;

@@ -52,13 +52,14 @@ HRESULT Dxgkrnl::Impl::Allocate(KDevice* d, D3DDDICB_ALLOCATE* p) {
   args.PrivateDriverDataSize = p->PrivateDriverDataSize;
   args.NumAllocations = p->NumAllocations;
   args.pAllocationInfo = infos.data();
-  args.Flags = p->hResource.handle != nullptr ? DXGK_CREATEALLOCATIONFLAGS_RESOURCE : 0;
+  args.Flags = p->hResource != nullptr ? DXGK_CREATEALLOCATIONFLAGS_RESOURCE : 0;
   NTSTATUS s = kmd->DxgkDdiCreateAllocation(kmd_adapter, &args);
   if (s != Nt(STATUS_SUCCESS)) return HresultFromNtstatus(s);
   uint32_t resource = 0;
-  if (p->hResource.handle != nullptr) {
+  if (p->hResource != nullptr) {
     resource = next_resource++;
     p->hKMResource.value = resource;
+    rt_resources[{d, p->hResource}] = resource;
   }
   for (UINT i = 0; i < p->NumAllocations; ++i) {
     auto a = std::make_unique<KAllocation>();
@@ -91,7 +92,11 @@ void Dxgkrnl::Impl::Release(const std::vector<uint32_t>& ids) {
     if (it->second->resource != 0) {
       auto& v = resources[it->second->resource];
       v.erase(std::remove(v.begin(), v.end(), id), v.end());
-      if (v.empty()) resources.erase(it->second->resource);
+      if (v.empty()) {
+        std::erase_if(rt_resources,
+                      [&](const auto& kv) { return kv.second == it->second->resource; });
+        resources.erase(it->second->resource);
+      }
     }
     allocations.erase(it);
   }
@@ -101,13 +106,16 @@ void Dxgkrnl::Impl::Release(const std::vector<uint32_t>& ids) {
   kmd->DxgkDdiDestroyAllocation(kmd_adapter, &args);
 }
 
-// The allocations a Deallocate/SetPriority names: every allocation of hResource (if given)
-// followed by the listed handles. Empty with false if one is unknown or another device's.
-bool Dxgkrnl::Impl::NamedAllocations(KDevice* d, uint32_t resource, const D3DKMT_HALLOCATION* list,
+// The allocations a Deallocate/SetPriority names: every allocation of hResource (the runtime's
+// resource handle that Allocate associated them with, if given) followed by the listed
+// handles. Empty with false if one is unknown or another device's.
+bool Dxgkrnl::Impl::NamedAllocations(KDevice* d, HANDLE resource, const D3DKMT_HALLOCATION* list,
                                      UINT count, std::vector<uint32_t>* ids) {
   ids->clear();
-  if (resource != 0) {
-    auto it = resources.find(resource);
+  if (resource != nullptr) {
+    auto rt = rt_resources.find({d, resource});
+    if (rt == rt_resources.end()) return false;
+    auto it = resources.find(rt->second);
     if (it == resources.end()) return false;
     *ids = it->second;
   }
@@ -121,7 +129,7 @@ bool Dxgkrnl::Impl::NamedAllocations(KDevice* d, uint32_t resource, const D3DKMT
 
 HRESULT Dxgkrnl::Impl::Deallocate(KDevice* d, const D3DDDICB_DEALLOCATE* p) {
   std::vector<uint32_t> ids;
-  if (!NamedAllocations(d, p->hResource.value, p->HandleList, p->NumAllocations, &ids)) {
+  if (!NamedAllocations(d, p->hResource, p->HandleList, p->NumAllocations, &ids)) {
     return Hr(E_INVALIDARG);
   }
   std::vector<uint32_t> now_ids;
@@ -135,9 +143,9 @@ HRESULT Dxgkrnl::Impl::Deallocate(KDevice* d, const D3DDDICB_DEALLOCATE* p) {
   return Hr(S_OK);
 }
 
-HRESULT Dxgkrnl::Impl::SetPriority(KDevice* d, const D3DDDICB_SETPRIORITY* p) {
+HRESULT Dxgkrnl::Impl::SetPriority(KDevice* d, D3DDDICB_SETPRIORITY* p) {
   std::vector<uint32_t> ids;
-  if (!NamedAllocations(d, p->hResource.value, p->pAllocationList, p->NumAllocations, &ids)) {
+  if (!NamedAllocations(d, p->hResource, p->HandleList, p->NumAllocations, &ids)) {
     return Hr(E_INVALIDARG);
   }
   for (size_t i = 0; i < ids.size(); ++i) {
@@ -151,14 +159,25 @@ HRESULT Dxgkrnl::Impl::SetPriority(KDevice* d, const D3DDDICB_SETPRIORITY* p) {
 }
 
 HRESULT Dxgkrnl::Impl::QueryResidency(KDevice* d, const D3DDDICB_QUERYRESIDENCY* p) {
+  auto status = [&](uint32_t id) {
+    return vidmm.VideoAddress(id) != 0 ? D3DDDI_RESIDENCYSTATUS_RESIDENTINGPUMEMORY
+                                       : D3DDDI_RESIDENCYSTATUS_NOTRESIDENT;
+  };
+  if (p->hResource != nullptr) {  // the resource's lowest residency, in the first element
+    std::vector<uint32_t> ids;
+    if (!NamedAllocations(d, p->hResource, nullptr, 0, &ids) || p->pResidencyStatus == nullptr)
+      return Hr(E_INVALIDARG);
+    D3DDDI_RESIDENCYSTATUS lowest = D3DDDI_RESIDENCYSTATUS_RESIDENTINGPUMEMORY;
+    for (uint32_t id : ids) lowest = std::max(lowest, status(id));
+    p->pResidencyStatus[0] = lowest;
+    return Hr(S_OK);
+  }
   for (UINT i = 0; i < p->NumAllocations; ++i) {
     KAllocation* a = Alloc(p->HandleList[i].value);
     if (a == nullptr || a->device != d) return Hr(E_INVALIDARG);
   }
   for (UINT i = 0; i < p->NumAllocations; ++i) {
-    p->pResidencyStatus[i] = vidmm.VideoAddress(p->HandleList[i].value) != 0
-                                 ? D3DDDI_RESIDENCYSTATUS_RESIDENTINGPUMEMORY
-                                 : D3DDDI_RESIDENCYSTATUS_NOTRESIDENT;
+    p->pResidencyStatus[i] = status(p->HandleList[i].value);
   }
   return Hr(S_OK);
 }
@@ -195,7 +214,7 @@ HRESULT Dxgkrnl::Impl::CreateContext(KDevice* d, D3DDDICB_CREATECONTEXT* p) {
     c->alloc_lists[i].resize(c->info.AllocationListSize);
     c->patch_lists[i].resize(c->info.PatchLocationListSize);
   }
-  p->hContext.value = c->id;
+  p->hContext = CtxHandle(c->id);
   HandOut(c.get(), &p->pCommandBuffer, &p->CommandBufferSize, &p->pAllocationList,
           &p->AllocationListSize, &p->pPatchLocationList, &p->PatchLocationListSize);
   p->CommandBuffer = 0;  // no GPU virtual addressing in the model
@@ -245,7 +264,7 @@ HRESULT Dxgkrnl::Impl::Render(KDevice* d, D3DDDICB_RENDER* p) {
         rules::Rule::kR74,
         absl::StrFormat(
             "pfnRenderCb on context %u that pfnCreateContextCb did not create for this device",
-            p->hContext.value));
+            CtxId(p->hContext)));
     return Hr(E_INVALIDARG);
   }
   const auto& cmd = c->cmd[c->current];
@@ -518,7 +537,6 @@ void Dxgkrnl::Impl::DestroyContextNow(KContext* c) {
 }
 
 HRESULT Dxgkrnl::Impl::CreateSync(KDevice* d, D3DDDICB_CREATESYNCHRONIZATIONOBJECT* p) {
-  if (p->hContext.value != 0 && Ctx(d, p->hContext) == nullptr) return Hr(E_INVALIDARG);
   auto s = std::make_unique<KSync>();
   s->id = next_sync++;
   s->device = d;
@@ -526,12 +544,12 @@ HRESULT Dxgkrnl::Impl::CreateSync(KDevice* d, D3DDDICB_CREATESYNCHRONIZATIONOBJE
   switch (p->Info.Type) {
     case D3DDDI_SYNCHRONIZATION_MUTEX:
       s->max_count = 1;
-      s->count = p->Info.InitialState ? 1 : 0;
+      s->count = p->Info.SynchronizationMutex.InitialState ? 1 : 0;
       break;
     case D3DDDI_SEMAPHORE:
-      if (p->Info.InitialCount > p->Info.MaxCount) return Hr(E_INVALIDARG);
-      s->max_count = p->Info.MaxCount;
-      s->count = p->Info.InitialCount;
+      if (p->Info.Semaphore.InitialCount > p->Info.Semaphore.MaxCount) return Hr(E_INVALIDARG);
+      s->max_count = p->Info.Semaphore.MaxCount;
+      s->count = p->Info.Semaphore.InitialCount;
       break;
     case D3DDDI_FENCE:
       s->max_count = 1;
@@ -552,7 +570,7 @@ HRESULT Dxgkrnl::Impl::DestroySync(KDevice* d, const D3DDDICB_DESTROYSYNCHRONIZA
   return Hr(S_OK);
 }
 
-HRESULT Dxgkrnl::Impl::QueueSyncPacket(KDevice* d, D3DKMT_HCONTEXT hc, UINT count,
+HRESULT Dxgkrnl::Impl::QueueSyncPacket(KDevice* d, HANDLE hc, UINT count,
                                        const D3DKMT_HSYNCOBJECT* handles, Packet::Kind kind) {
   KContext* c = Ctx(d, hc);
   if (c == nullptr || count == 0 || count > 32) return Hr(E_INVALIDARG);

@@ -10,8 +10,8 @@
 //
 // Example (the runtime model):
 //   KernelStack stack(KernelStackOptions{}, &violations);
-//   D3DRTDEVICEHANDLE dev = stack.kernel().CreateDevice().value();
-//   create_device_args.hRTDevice.handle = dev.handle;
+//   HANDLE dev = stack.kernel().CreateDevice().value();
+//   create_device_args.hRTDevice.handle = dev;
 //   create_device_args.pKTCallbacks =
 //   const_cast<D3DDDI_DEVICECALLBACKS*>(stack.device_callbacks());
 //   adapter_funcs.pfnCreateDevice(hAdapter, &create_device_args);   // UMD calls CreateContextCb

@@ -121,11 +121,11 @@ void DecodeDma(const uint32_t* words, size_t from, size_t to) {
   }
 }
 
-std::string CtxName(D3DKMT_HCONTEXT h) { return absl::StrCat("ctx", h.value); }
+std::string CtxName(HANDLE h) { return absl::StrCat("ctx", reinterpret_cast<uintptr_t>(h)); }
 std::string AllocName(D3DKMT_HALLOCATION h) { return absl::StrCat("a", h.value); }
 
 // ---- kernel-thunk callbacks ----------------------------------------------------------------
-HRESULT APIENTRY AllocateCb(D3DRTDEVICEHANDLE h, D3DDDICB_ALLOCATE* p) {
+HRESULT APIENTRY AllocateCb(HANDLE h, D3DDDICB_ALLOCATE* p) {
   std::vector<std::string> sizes;
   for (UINT i = 0; i < p->NumAllocations; ++i) {
     AllocationDesc d;
@@ -136,9 +136,8 @@ HRESULT APIENTRY AllocateCb(D3DRTDEVICEHANDLE h, D3DDDICB_ALLOCATE* p) {
   }
   return Logged(
       "kernelcb",
-      absl::StrFormat("AllocateCb(%s n=%u size=[%s]%s)", T().Name(h.handle, "dev"),
-                      p->NumAllocations, absl::StrJoin(sizes, ","),
-                      p->hResource.handle ? " resource" : ""),
+      absl::StrFormat("AllocateCb(%s n=%u size=[%s]%s)", T().Name(h, "dev"), p->NumAllocations,
+                      absl::StrJoin(sizes, ","), p->hResource ? " resource" : ""),
       [&] { return T().callbacks_->pfnAllocateCb(h, p); },
       [&](HRESULT hr) {
         std::vector<std::string> out;
@@ -150,24 +149,24 @@ HRESULT APIENTRY AllocateCb(D3DRTDEVICEHANDLE h, D3DDDICB_ALLOCATE* p) {
       });
 }
 
-HRESULT APIENTRY DeallocateCb(D3DRTDEVICEHANDLE h, const D3DDDICB_DEALLOCATE* p) {
+HRESULT APIENTRY DeallocateCb(HANDLE h, const D3DDDICB_DEALLOCATE* p) {
   std::vector<std::string> ids;
   for (UINT i = 0; i < p->NumAllocations; ++i) ids.push_back(AllocName(p->HandleList[i]));
-  return LoggedCb(absl::StrFormat("DeallocateCb(%s res=%u [%s])", T().Name(h.handle, "dev"),
-                                  p->hResource.value, absl::StrJoin(ids, ",")),
-                  [&] { return T().callbacks_->pfnDeallocateCb(h, p); });
-}
-
-HRESULT APIENTRY SetPriorityCb(D3DRTDEVICEHANDLE h, const D3DDDICB_SETPRIORITY* p) {
   return LoggedCb(
-      absl::StrFormat("SetPriorityCb(%s n=%u)", T().Name(h.handle, "dev"), p->NumAllocations),
-      [&] { return T().callbacks_->pfnSetPriorityCb(h, p); });
+      absl::StrFormat("DeallocateCb(%s res=%s [%s])", T().Name(h, "dev"),
+                      p->hResource ? T().Name(p->hResource, "res") : "0", absl::StrJoin(ids, ",")),
+      [&] { return T().callbacks_->pfnDeallocateCb(h, p); });
 }
 
-HRESULT APIENTRY QueryResidencyCb(D3DRTDEVICEHANDLE h, const D3DDDICB_QUERYRESIDENCY* p) {
+HRESULT APIENTRY SetPriorityCb(HANDLE h, D3DDDICB_SETPRIORITY* p) {
+  return LoggedCb(absl::StrFormat("SetPriorityCb(%s n=%u)", T().Name(h, "dev"), p->NumAllocations),
+                  [&] { return T().callbacks_->pfnSetPriorityCb(h, p); });
+}
+
+HRESULT APIENTRY QueryResidencyCb(HANDLE h, const D3DDDICB_QUERYRESIDENCY* p) {
   return Logged(
       "kernelcb",
-      absl::StrFormat("QueryResidencyCb(%s n=%u)", T().Name(h.handle, "dev"), p->NumAllocations),
+      absl::StrFormat("QueryResidencyCb(%s n=%u)", T().Name(h, "dev"), p->NumAllocations),
       [&] { return T().callbacks_->pfnQueryResidencyCb(h, p); },
       [&](HRESULT hr) {
         std::vector<std::string> st;
@@ -177,28 +176,27 @@ HRESULT APIENTRY QueryResidencyCb(D3DRTDEVICEHANDLE h, const D3DDDICB_QUERYRESID
       });
 }
 
-HRESULT APIENTRY SetDisplayModeCb(D3DRTDEVICEHANDLE h, D3DDDICB_SETDISPLAYMODE* p) {
-  HRESULT hr =
-      LoggedCb(absl::StrFormat("SetDisplayModeCb(%s primary=%s)", T().Name(h.handle, "dev"),
-                               AllocName(p->hPrimaryAllocation)),
-               [&] { return T().callbacks_->pfnSetDisplayModeCb(h, p); });
+HRESULT APIENTRY SetDisplayModeCb(HANDLE h, D3DDDICB_SETDISPLAYMODE* p) {
+  HRESULT hr = LoggedCb(absl::StrFormat("SetDisplayModeCb(%s primary=%s)", T().Name(h, "dev"),
+                                        AllocName(p->hPrimaryAllocation)),
+                        [&] { return T().callbacks_->pfnSetDisplayModeCb(h, p); });
   return hr;
 }
 
-HRESULT APIENTRY PresentCb(D3DRTDEVICEHANDLE h, const D3DDDICB_PRESENT* p) {
-  return LoggedCb(absl::StrFormat("PresentCb(%s %s src=%s dst=%s)", T().Name(h.handle, "dev"),
-                                  CtxName(p->hContext), AllocName(p->hSrcAllocation),
-                                  AllocName(p->hDstAllocation)),
-                  [&] { return T().callbacks_->pfnPresentCb(h, p); });
+HRESULT APIENTRY PresentCb(HANDLE h, const D3DDDICB_PRESENT* p) {
+  return LoggedCb(
+      absl::StrFormat("PresentCb(%s %s src=%s dst=%s)", T().Name(h, "dev"), CtxName(p->hContext),
+                      AllocName(p->hSrcAllocation), AllocName(p->hDstAllocation)),
+      [&] { return T().callbacks_->pfnPresentCb(h, p); });
 }
 
-HRESULT APIENTRY RenderCb(D3DRTDEVICEHANDLE h, D3DDDICB_RENDER* p) {
+HRESULT APIENTRY RenderCb(HANDLE h, D3DDDICB_RENDER* p) {
   return Logged(
       "kernelcb",
       absl::StrFormat(
           "RenderCb(%s %s CommandOffset=%u CommandLength=%u NumAllocations=%u NumPatchLocations=%u "
           "Flags=0x%x)",
-          T().Name(h.handle, "dev"), CtxName(p->hContext), p->CommandOffset, p->CommandLength,
+          T().Name(h, "dev"), CtxName(p->hContext), p->CommandOffset, p->CommandLength,
           p->NumAllocations, p->NumPatchLocations, p->Flags),
       [&] { return T().callbacks_->pfnRenderCb(h, p); },
       [&](HRESULT hr) -> std::string {
@@ -210,30 +208,28 @@ HRESULT APIENTRY RenderCb(D3DRTDEVICEHANDLE h, D3DDDICB_RENDER* p) {
       });
 }
 
-HRESULT APIENTRY LockCb(D3DRTDEVICEHANDLE h, D3DDDICB_LOCK* p) {
-  return LoggedCb(absl::StrFormat("LockCb(%s %s Flags=0x%x)", T().Name(h.handle, "dev"),
+HRESULT APIENTRY LockCb(HANDLE h, D3DDDICB_LOCK* p) {
+  return LoggedCb(absl::StrFormat("LockCb(%s %s Flags=0x%x)", T().Name(h, "dev"),
                                   AllocName(p->hAllocation), p->Flags),
                   [&] { return T().callbacks_->pfnLockCb(h, p); });
 }
 
-HRESULT APIENTRY UnlockCb(D3DRTDEVICEHANDLE h, const D3DDDICB_UNLOCK* p) {
-  HRESULT hr =
-      LoggedCb(absl::StrFormat("UnlockCb(%s n=%u)", T().Name(h.handle, "dev"), p->NumAllocations),
-               [&] { return T().callbacks_->pfnUnlockCb(h, p); });
+HRESULT APIENTRY UnlockCb(HANDLE h, const D3DDDICB_UNLOCK* p) {
+  HRESULT hr = LoggedCb(absl::StrFormat("UnlockCb(%s n=%u)", T().Name(h, "dev"), p->NumAllocations),
+                        [&] { return T().callbacks_->pfnUnlockCb(h, p); });
   return hr;
 }
 
-HRESULT APIENTRY EscapeCb(D3DRTDEVICEHANDLE h, const D3DDDICB_ESCAPE* p) {
+HRESULT APIENTRY EscapeCb(HANDLE h, const D3DDDICB_ESCAPE* p) {
   return LoggedCb(
-      absl::StrFormat("EscapeCb(%s size=%u)", T().Name(h.handle, "dev"), p->PrivateDriverDataSize),
+      absl::StrFormat("EscapeCb(%s size=%u)", T().Name(h, "dev"), p->PrivateDriverDataSize),
       [&] { return T().callbacks_->pfnEscapeCb(h, p); });
 }
 
-HRESULT APIENTRY CreateContextCb(D3DRTDEVICEHANDLE h, D3DDDICB_CREATECONTEXT* p) {
+HRESULT APIENTRY CreateContextCb(HANDLE h, D3DDDICB_CREATECONTEXT* p) {
   return Logged(
       "kernelcb",
-      absl::StrFormat("CreateContextCb(%s NodeOrdinal=%u)", T().Name(h.handle, "dev"),
-                      p->NodeOrdinal),
+      absl::StrFormat("CreateContextCb(%s NodeOrdinal=%u)", T().Name(h, "dev"), p->NodeOrdinal),
       [&] { return T().callbacks_->pfnCreateContextCb(h, p); },
       [&](HRESULT hr) -> std::string {
         return absl::StrFormat(
@@ -244,16 +240,16 @@ HRESULT APIENTRY CreateContextCb(D3DRTDEVICEHANDLE h, D3DDDICB_CREATECONTEXT* p)
       });
 }
 
-HRESULT APIENTRY DestroyContextCb(D3DRTDEVICEHANDLE h, const D3DDDICB_DESTROYCONTEXT* p) {
+HRESULT APIENTRY DestroyContextCb(HANDLE h, const D3DDDICB_DESTROYCONTEXT* p) {
   return LoggedCb(
-      absl::StrFormat("DestroyContextCb(%s %s)", T().Name(h.handle, "dev"), CtxName(p->hContext)),
+      absl::StrFormat("DestroyContextCb(%s %s)", T().Name(h, "dev"), CtxName(p->hContext)),
       [&] { return T().callbacks_->pfnDestroyContextCb(h, p); });
 }
 
-HRESULT APIENTRY CreateSyncCb(D3DRTDEVICEHANDLE h, D3DDDICB_CREATESYNCHRONIZATIONOBJECT* p) {
+HRESULT APIENTRY CreateSyncCb(HANDLE h, D3DDDICB_CREATESYNCHRONIZATIONOBJECT* p) {
   return Logged(
       "kernelcb",
-      absl::StrFormat("CreateSynchronizationObjectCb(%s type=%u)", T().Name(h.handle, "dev"),
+      absl::StrFormat("CreateSynchronizationObjectCb(%s type=%u)", T().Name(h, "dev"),
                       p->Info.Type),
       [&] { return T().callbacks_->pfnCreateSynchronizationObjectCb(h, p); },
       [&](HRESULT hr) -> std::string {
@@ -261,10 +257,9 @@ HRESULT APIENTRY CreateSyncCb(D3DRTDEVICEHANDLE h, D3DDDICB_CREATESYNCHRONIZATIO
       });
 }
 
-HRESULT APIENTRY DestroySyncCb(D3DRTDEVICEHANDLE h,
-                               const D3DDDICB_DESTROYSYNCHRONIZATIONOBJECT* p) {
-  return LoggedCb(absl::StrFormat("DestroySynchronizationObjectCb(%s sync%u)",
-                                  T().Name(h.handle, "dev"), p->hSyncObject.value),
+HRESULT APIENTRY DestroySyncCb(HANDLE h, const D3DDDICB_DESTROYSYNCHRONIZATIONOBJECT* p) {
+  return LoggedCb(absl::StrFormat("DestroySynchronizationObjectCb(%s sync%u)", T().Name(h, "dev"),
+                                  p->hSyncObject.value),
                   [&] { return T().callbacks_->pfnDestroySynchronizationObjectCb(h, p); });
 }
 
@@ -274,55 +269,54 @@ std::string SyncList(UINT n, const D3DKMT_HSYNCOBJECT* a) {
   return absl::StrJoin(v, ",");
 }
 
-HRESULT APIENTRY WaitSyncCb(D3DRTDEVICEHANDLE h, const D3DDDICB_WAITFORSYNCHRONIZATIONOBJECT* p) {
+HRESULT APIENTRY WaitSyncCb(HANDLE h, const D3DDDICB_WAITFORSYNCHRONIZATIONOBJECT* p) {
   return LoggedCb(
-      absl::StrFormat("WaitForSynchronizationObjectCb(%s %s [%s])", T().Name(h.handle, "dev"),
+      absl::StrFormat("WaitForSynchronizationObjectCb(%s %s [%s])", T().Name(h, "dev"),
                       CtxName(p->hContext), SyncList(p->ObjectCount, p->ObjectHandleArray)),
       [&] { return T().callbacks_->pfnWaitForSynchronizationObjectCb(h, p); });
 }
 
-HRESULT APIENTRY SignalSyncCb(D3DRTDEVICEHANDLE h, const D3DDDICB_SIGNALSYNCHRONIZATIONOBJECT* p) {
+HRESULT APIENTRY SignalSyncCb(HANDLE h, const D3DDDICB_SIGNALSYNCHRONIZATIONOBJECT* p) {
   return LoggedCb(
-      absl::StrFormat("SignalSynchronizationObjectCb(%s %s [%s])", T().Name(h.handle, "dev"),
+      absl::StrFormat("SignalSynchronizationObjectCb(%s %s [%s])", T().Name(h, "dev"),
                       CtxName(p->hContext), SyncList(p->ObjectCount, p->ObjectHandleArray)),
       [&] { return T().callbacks_->pfnSignalSynchronizationObjectCb(h, p); });
 }
 
-HRESULT APIENTRY CreateOverlayCb(D3DRTDEVICEHANDLE h, D3DDDICB_CREATEOVERLAY* p) {
-  return LoggedCb(absl::StrFormat("CreateOverlayCb(%s source=%u %s)", T().Name(h.handle, "dev"),
+HRESULT APIENTRY CreateOverlayCb(HANDLE h, D3DDDICB_CREATEOVERLAY* p) {
+  return LoggedCb(absl::StrFormat("CreateOverlayCb(%s source=%u %s)", T().Name(h, "dev"),
                                   p->VidPnSourceId, AllocName(p->OverlayInfo.hAllocation)),
                   [&] { return T().callbacks_->pfnCreateOverlayCb(h, p); });
 }
 
-HRESULT APIENTRY UpdateOverlayCb(D3DRTDEVICEHANDLE h, const D3DDDICB_UPDATEOVERLAY* p) {
-  return LoggedCb(absl::StrFormat("UpdateOverlayCb(%s overlay%u)", T().Name(h.handle, "dev"),
-                                  p->hKernelOverlay),
-                  [&] { return T().callbacks_->pfnUpdateOverlayCb(h, p); });
+HRESULT APIENTRY UpdateOverlayCb(HANDLE h, const D3DDDICB_UPDATEOVERLAY* p) {
+  return LoggedCb(
+      absl::StrFormat("UpdateOverlayCb(%s overlay%u)", T().Name(h, "dev"), p->hKernelOverlay),
+      [&] { return T().callbacks_->pfnUpdateOverlayCb(h, p); });
 }
 
-HRESULT APIENTRY FlipOverlayCb(D3DRTDEVICEHANDLE h, const D3DDDICB_FLIPOVERLAY* p) {
+HRESULT APIENTRY FlipOverlayCb(HANDLE h, const D3DDDICB_FLIPOVERLAY* p) {
   return LoggedCb(
-      absl::StrFormat("FlipOverlayCb(%s overlay%u)", T().Name(h.handle, "dev"), p->hKernelOverlay),
+      absl::StrFormat("FlipOverlayCb(%s overlay%u)", T().Name(h, "dev"), p->hKernelOverlay),
       [&] { return T().callbacks_->pfnFlipOverlayCb(h, p); });
 }
 
-HRESULT APIENTRY DestroyOverlayCb(D3DRTDEVICEHANDLE h, const D3DDDICB_DESTROYOVERLAY* p) {
-  return LoggedCb(absl::StrFormat("DestroyOverlayCb(%s overlay%u)", T().Name(h.handle, "dev"),
-                                  p->hKernelOverlay),
-                  [&] { return T().callbacks_->pfnDestroyOverlayCb(h, p); });
-}
-
-HRESULT APIENTRY SetAsyncCallbacksCb(D3DRTDEVICEHANDLE h, BOOL enable) {
+HRESULT APIENTRY DestroyOverlayCb(HANDLE h, const D3DDDICB_DESTROYOVERLAY* p) {
   return LoggedCb(
-      absl::StrFormat("SetAsyncCallbacksCb(%s Enable=%d)", T().Name(h.handle, "dev"), enable),
-      [&] { return T().callbacks_->pfnSetAsyncCallbacksCb(h, enable); });
+      absl::StrFormat("DestroyOverlayCb(%s overlay%u)", T().Name(h, "dev"), p->hKernelOverlay),
+      [&] { return T().callbacks_->pfnDestroyOverlayCb(h, p); });
 }
 
-HRESULT APIENTRY SetDisplayPrivateDriverFormatCb(D3DRTDEVICEHANDLE h,
+HRESULT APIENTRY SetAsyncCallbacksCb(HANDLE h, BOOL enable) {
+  return LoggedCb(absl::StrFormat("SetAsyncCallbacksCb(%s Enable=%d)", T().Name(h, "dev"), enable),
+                  [&] { return T().callbacks_->pfnSetAsyncCallbacksCb(h, enable); });
+}
+
+HRESULT APIENTRY SetDisplayPrivateDriverFormatCb(HANDLE h,
                                                  const D3DDDICB_SETDISPLAYPRIVATEDRIVERFORMAT* p) {
   return LoggedCb(
-      absl::StrFormat("SetDisplayPrivateDriverFormatCb(%s source=%u attr=%u)",
-                      T().Name(h.handle, "dev"), p->VidPnSourceId, p->PrivateDriverFormatAttribute),
+      absl::StrFormat("SetDisplayPrivateDriverFormatCb(%s source=%u attr=%u)", T().Name(h, "dev"),
+                      p->VidPnSourceId, p->PrivateDriverFormatAttribute),
       [&] { return T().callbacks_->pfnSetDisplayPrivateDriverFormatCb(h, p); });
 }
 

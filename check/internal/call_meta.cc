@@ -249,7 +249,7 @@ CallMeta Build(format::CallId id) {
     m.hrtcorelayer = ddi::fields::CreateDevice::hRTCoreLayer;
   } else if (t.role == CallRole::kCaps) {
     m.caps_type = ddi::fields::GetCaps::Type;
-    m.caps_array = ddi::fields::GetCaps::pData;
+    m.caps_array = ddi::fields::GetCaps::pData_pData;
   }
   if (t.layer != Layer::kDevice) return m;
   DeviceHandles(fields, m);

@@ -132,7 +132,7 @@ struct CallMeta {
   int16_t count_out = kNoField;     //   pHSizesOut
   int16_t sizes_array = kNoField;   //   pHandleSize
   int16_t caps_type = kNoField;     // GetCaps: Type
-  int16_t caps_array = kNoField;    // GetCaps: pData
+  int16_t caps_array = kNoField;    // GetCaps: pData->pData
   int16_t start_slot = kNoField;    // Set* with slot arrays: the first slot
   int16_t hcontext = kNoField;      // kernel callbacks: hContext (HCONTEXT)
   // Set*: the binding group (calls that bind the same slots share it: the catalog's group=,

@@ -69,7 +69,7 @@ class CheckTest : public ::testing::Test {
     t.On(kIcThread);
     t.Call("GetCaps", {{"hAdapter", "adapter"},
                        {"Type", "D3D11DDICAPS_THREADING"},
-                       {"pData", "5"},
+                       {"pData.pData", "5"},
                        {"DataSize", "4"}});
     t.Call("CalcPrivateDeviceSize", {{"hAdapter", "adapter"}}, "512");
     t.Begin("CreateDevice", {{"hAdapter", "adapter"},

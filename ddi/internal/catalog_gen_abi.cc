@@ -13,7 +13,7 @@ namespace cltrace::catalog_gen {
 
 std::string CType(const Catalog& c, const Decl& d, bool in_struct) {
   const Type& t = Lookup(c, d.type, d.line);
-  std::string base = t.kind == Type::kTable ? "struct " + t.name : t.name;
+  std::string base = t.kind == Type::kTable ? "struct " + t.name : CName(t);
   if (!d.header_type.empty()) base = Lookup(c, d.header_type, d.line).name;
   if (!d.pointer) return base;
   bool is_const = (d.dir == "in" || (d.dir.empty() && !in_struct)) && t.kind != Type::kTable;
@@ -48,6 +48,32 @@ std::set<std::string> OwnLayoutStructs(const Catalog& c) {
   return own;
 }
 
+// The members of structure `t` at indentation level `level`: anonymous unions for union=
+// groups, unnamed structures for decl=inline member types.
+void EmitMembers(const Catalog& c, const Type& t, int level, std::ostringstream& o) {
+  for (size_t i = 0; i < t.members.size(); ++i) {
+    const Decl& m = t.members[i];
+    const std::string& tag = m.union_tag;
+    bool opens = !tag.empty() && (i == 0 || t.members[i - 1].union_tag != tag);
+    bool closes = !tag.empty() && (i + 1 == t.members.size() || t.members[i + 1].union_tag != tag);
+    std::string ind(2 * level, ' ');
+    if (opens) o << ind << "union {\n";
+    std::string mind = tag.empty() ? ind : ind + "  ";
+    const Type& mt = Lookup(c, m.type, m.line);
+    if (mt.kind == Type::kStruct && mt.inline_decl) {
+      if (m.pointer) Die(m.line, "a decl=inline structure is used by value only");
+      o << mind << "struct {\n";
+      EmitMembers(c, mt, level + (tag.empty() ? 1 : 2), o);
+      o << mind << "} " << m.name;
+    } else {
+      o << mind << CType(c, m, true) << " " << m.name;
+    }
+    if (m.fixed_len) o << "[" << m.fixed_len << "]";
+    o << ";\n";
+    if (closes) o << ind << "};\n";
+  }
+}
+
 std::string EmitHeader(const Catalog& c) {
   const std::set<std::string> own_structs = OwnLayoutStructs(c);
   std::ostringstream o;
@@ -55,9 +81,9 @@ std::string EmitHeader(const Catalog& c) {
        " *\n"
        " * cltrace's C declarations of the Direct3D 11.0 user-mode DDI (d3d10umddi.h, d3dumddi.h,\n"
        " * dxgiddi.h). The adapter, device, DXGI and callback tables and the adapter, device,\n"
-       " * caps and view argument structures have Microsoft's names and layouts\n"
-       " * (ddi/ms_layout_test.cc, ddi/abi_args_layout_test.cc, for x64 and x86); the D3DDDICB_*\n"
-       " * kernel-thunk arguments and D3D11DDIARG_CREATERESOURCE do not yet. The kernel side\n"
+       " * caps, resource-creation, view and D3DDDICB_* kernel-thunk argument structures have\n"
+       " * Microsoft's names and layouts (ddi/ms_layout_test.cc, ddi/abi_args_layout_test.cc, for\n"
+       " * x64 and x86). The kernel side\n"
        " * (d3dkmddi.h, dispmprt.h, the DX6 HAL) is the project's model, marked where declared.\n"
        " * Drivers, the runtime model, the recorder shim and the replayer all compile against it.\n"
        " * catalog_version "
@@ -94,6 +120,7 @@ std::string EmitHeader(const Catalog& c) {
         }
         break;
       case Type::kHandle:
+        if (t.bare) break;  // declared HANDLE where used
         o << "typedef struct " << t.name << " { " << (t.u32 ? "uint32_t" : "void*") << " "
           << t.member << "; } " << t.name << ";\n";
         break;
@@ -106,21 +133,11 @@ std::string EmitHeader(const Catalog& c) {
         }
         break;
       case Type::kStruct:
+        if (t.inline_decl) break;  // declared where used
         if (t.win == "sdk") o << "#ifndef _WIN32\n";
         if (own_structs.count(t.name)) o << kOwnLayout;
         o << "typedef struct " << t.name << " {\n";
-        for (size_t i = 0; i < t.members.size(); ++i) {
-          const Decl& m = t.members[i];
-          const std::string& tag = m.union_tag;
-          bool opens = !tag.empty() && (i == 0 || t.members[i - 1].union_tag != tag);
-          bool closes =
-              !tag.empty() && (i + 1 == t.members.size() || t.members[i + 1].union_tag != tag);
-          if (opens) o << "  union {\n";
-          o << (tag.empty() ? "  " : "    ") << CType(c, m, true) << " " << m.name;
-          if (m.fixed_len) o << "[" << m.fixed_len << "]";
-          o << ";\n";
-          if (closes) o << "  };\n";
-        }
+        EmitMembers(c, t, 1, o);
         o << "} " << t.name << ";\n";
         if (t.win == "sdk") o << "#endif\n";
         break;

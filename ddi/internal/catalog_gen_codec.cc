@@ -33,7 +33,12 @@ struct CodecGen {
   bool IsPtrScalar(const Node& n) const {
     return n.type->kind == Type::kScalar && n.type->field_kind == "kPtr";
   }
-  std::string HandleMember(const Node& n) const { return n.type->member; }
+  // A handle node's raw value at `acc`: the handle struct's member, or `acc` itself where the
+  // header declares the handle HANDLE (repr=HANDLE, or a member `as=HANDLE`).
+  std::string HandleAcc(const Node& n, const std::string& acc) const {
+    if (n.type->bare || n.decl->header_type == "HANDLE") return acc;
+    return acc + "." + n.type->member;
+  }
   static std::string Member(const std::string& acc, const Node& child, bool through_pointer) {
     return acc + (through_pointer ? "->" : ".") + child.decl->name;
   }
@@ -41,7 +46,7 @@ struct CodecGen {
   // declares the member untyped (`as=VOID`, e.g. GETCAPS pData).
   std::string Elems(const Node& n, const std::string& acc, bool writable) const {
     if (n.decl->header_type.empty()) return acc;
-    return "static_cast<" + std::string(writable ? "" : "const ") + n.type->name + "*>(" + acc +
+    return "static_cast<" + std::string(writable ? "" : "const ") + CName(*n.type) + "*>(" + acc +
            ")";
   }
   // args index of a node's field: a fixed index, or an element position of array k.
@@ -62,8 +67,7 @@ struct CodecGen {
   std::string SetLeaf(const Node& n, int field, const std::string& value_acc) const {
     if (!IsHandle(n)) return "e.Set(" + std::to_string(field) + ", " + Plain(value_acc) + ");";
     if (IsHandle(n))
-      return "e.SetHandle(" + std::to_string(field) + ", " + value_acc + "." + HandleMember(n) +
-             ");";
+      return "e.SetHandle(" + std::to_string(field) + ", " + HandleAcc(n, value_acc) + ");";
     return "e.Set(" + std::to_string(field) + ", " + value_acc + ");";
   }
 
@@ -160,7 +164,7 @@ struct CodecGen {
       case Node::kLeaf:
         if (n.dir == "inout") Die(n.decl->line, "in/out members inside array elements");
         if (IsHandle(n))
-          *o += Ind(ind) + "e.AppendHandle(" + acc + "." + HandleMember(n) + ");\n";
+          *o += Ind(ind) + "e.AppendHandle(" + HandleAcc(n, acc) + ");\n";
         else
           *o += Ind(ind) + "e.Append(" + acc + ");\n";
         break;
@@ -226,14 +230,14 @@ struct CodecGen {
 
   std::string ReadLeaf(const Node& n, int field, const std::string& target) {
     std::string idx = Index(n, field, cur_array);
-    if (IsHandle(n)) return "d.Handle(" + idx + ", &" + target + "." + HandleMember(n) + ");";
+    if (IsHandle(n)) return "d.Handle(" + idx + ", &" + HandleAcc(n, target) + ");";
     if (IsPtrScalar(n)) {
       if (n.in_element)
         return target + " = d.ElementPointer(" + std::to_string(cur_array) + ", " +
                std::to_string(field) + ", " + idx + ");";
       return target + " = d.Pointer(" + idx + ");";
     }
-    return Plain(target) + " = d.Get<" + n.type->name + ">(" + idx + ");";
+    return Plain(target) + " = d.Get<" + CName(*n.type) + ">(" + idx + ");";
   }
 
   // Fills the inputs of node n stored at lvalue `acc`.
@@ -244,8 +248,8 @@ struct CodecGen {
         break;
       case Node::kScalarPtr: {
         std::string v = Temp("value");
-        *o += Ind(ind) + "{\n" + Ind(ind + 1) + n.type->name + "* " + v + " = d.New<" +
-              n.type->name + ">();\n";
+        *o += Ind(ind) + "{\n" + Ind(ind + 1) + CName(*n.type) + "* " + v + " = d.New<" +
+              CName(*n.type) + ">();\n";
         if (n.dir != "out") *o += Ind(ind + 1) + ReadLeaf(n, n.field, "(*" + v + ")") + "\n";
         *o += Ind(ind + 1) + acc + " = " + v + ";\n" + Ind(ind) + "}\n";
         break;
@@ -257,7 +261,7 @@ struct CodecGen {
       case Node::kStructPtr: {
         std::string s = Temp("st");
         *o += Ind(ind) + "if (d.Present(" + std::to_string(n.field) + ")) {\n";
-        *o += Ind(ind + 1) + n.type->name + "* " + s + " = d.New<" + n.type->name + ">();\n";
+        *o += Ind(ind + 1) + CName(*n.type) + "* " + s + " = d.New<" + CName(*n.type) + ">();\n";
         for (const Node& ch : n.children) FillIn(ch, Member(s, ch, true), ind + 1, o);
         *o += Ind(ind + 1) + acc + " = " + s + ";\n" + Ind(ind) + "}\n";
         break;
@@ -300,8 +304,8 @@ struct CodecGen {
       return;
     }
     std::string target = declare.empty() ? Temp("array") : acc;
-    *o += Ind(ind) + (declare.empty() ? n.type->name + "* " + target : declare) + " = d.NewArray<" +
-          n.type->name + ">(" + std::to_string(k) + ");\n";
+    *o += Ind(ind) + (declare.empty() ? CName(*n.type) + "* " + target : declare) +
+          " = d.NewArray<" + CName(*n.type) + ">(" + std::to_string(k) + ");\n";
     if (inputs) {
       std::string body;
       FillElements(n, target + "[i]", ind + 2, &body);
@@ -318,11 +322,11 @@ struct CodecGen {
     const std::string& name = n.decl->name;
     switch (n.kind) {
       case Node::kLeaf:
-        *o += Ind(ind) + n.type->name + " " + name + "{};\n";
+        *o += Ind(ind) + CName(*n.type) + " " + name + "{};\n";
         FillIn(n, name, ind, o);
         break;
       case Node::kScalarPtr:
-        *o += Ind(ind) + n.type->name + "* " + name + " = d.New<" + n.type->name + ">();\n";
+        *o += Ind(ind) + CName(*n.type) + "* " + name + " = d.New<" + CName(*n.type) + ">();\n";
         if (n.dir != "out") *o += Ind(ind) + ReadLeaf(n, n.field, "(*" + name + ")") + "\n";
         break;
       case Node::kOpaquePtr:
@@ -330,19 +334,19 @@ struct CodecGen {
               CType(c, *n.decl, false) + ">(d.Pointer(" + std::to_string(n.field) + "));\n";
         break;
       case Node::kStructPtr: {
-        *o += Ind(ind) + n.type->name + "* " + name + " = nullptr;\n";
+        *o += Ind(ind) + CName(*n.type) + "* " + name + " = nullptr;\n";
         *o += Ind(ind) + "if (d.Present(" + std::to_string(n.field) + ")) {\n";
-        *o += Ind(ind + 1) + name + " = d.New<" + n.type->name + ">();\n";
+        *o += Ind(ind + 1) + name + " = d.New<" + CName(*n.type) + ">();\n";
         for (const Node& ch : n.children) FillIn(ch, Member(name, ch, true), ind + 1, o);
         *o += Ind(ind) + "}\n";
         break;
       }
       case Node::kStructVal:
-        *o += Ind(ind) + n.type->name + " " + name + "{};\n";
+        *o += Ind(ind) + CName(*n.type) + " " + name + "{};\n";
         FillIn(n, name, ind, o);
         break;
       case Node::kArray:
-        FillArray(n, name, ind, o, n.type->name + "* " + name);
+        FillArray(n, name, ind, o, CName(*n.type) + "* " + name);
         break;
     }
   }

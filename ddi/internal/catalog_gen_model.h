@@ -63,6 +63,9 @@ struct Type {
   // handle
   std::string member;
   bool u32 = false;
+  // repr=HANDLE: the header declares the handle `HANDLE` (Microsoft's type), no struct of its
+  // own; the generated code reads and writes the pointer itself.
+  bool bare = false;
   int handle_index = -1;
   std::string handle_class;  // class=: driver runtime kernel adapter other
   std::string object;        // object=: D3D11DDI_HANDLETYPE value name, "" if none
@@ -73,7 +76,16 @@ struct Type {
   int enum_index = -1;
   // struct
   std::vector<Decl> members;
+  // decl=inline: the header declares the structure where a member uses it, unnamed
+  // (`struct { ... } Member;`), as Microsoft does; its catalog name is the trace's view only.
+  bool inline_decl = false;
 };
+
+// The C type the header and the generated code spell for `t` (HANDLE for a repr=HANDLE
+// handle).
+inline std::string CName(const Type& t) {
+  return t.kind == Type::kHandle && t.bare ? "HANDLE" : t.name;
+}
 
 struct Fn {
   std::string name, table, ret, domain, typedef_name, member;

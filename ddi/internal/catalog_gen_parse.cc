@@ -196,6 +196,8 @@ std::string ParseType(Catalog& c, const std::vector<std::string>& toks, int line
     t.kind = Type::kHandle;
     t.member = a.count("member") ? a["member"] : "pDrvPrivate";
     t.u32 = a["repr"] == "u32";
+    t.bare = a["repr"] == "HANDLE";
+    if (!a["repr"].empty() && !t.u32 && !t.bare) Die(line, "handle takes repr=u32|HANDLE");
     t.handle_class = a["class"];
     if (t.handle_class != "driver" && t.handle_class != "runtime" && t.handle_class != "kernel" &&
         t.handle_class != "adapter" && t.handle_class != "other")
@@ -212,9 +214,11 @@ std::string ParseType(Catalog& c, const std::vector<std::string>& toks, int line
     t.enum_index = static_cast<int>(c.enum_names.size());
     c.enum_names.push_back(t.name);
   } else if (kw == "struct") {
-    CheckKeys(a, {"win"}, "struct", line);
+    CheckKeys(a, {"win", "decl"}, "struct", line);
     if (!a["win"].empty() && a["win"] != "sdk") Die(line, "struct takes win=sdk only");
+    if (!a["decl"].empty() && a["decl"] != "inline") Die(line, "struct takes decl=inline only");
     t.kind = Type::kStruct;
+    t.inline_decl = a["decl"] == "inline";
   } else {
     Die(line, "unknown keyword '" + kw + "'");
   }

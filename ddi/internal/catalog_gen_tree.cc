@@ -100,10 +100,13 @@ struct Builder {
         e.kind = Node::kLeaf;
         e.decl = &d;
         e.type = &t;
-        e.name = d.name;
+        // A member named like its parameter (pData.pData) keeps the array's name, so that JSONL
+        // reads it as an array of values.
+        const std::string elem_name = prefix == d.name + "." ? n.name : d.name;
+        e.name = elem_name;
         e.dir = arr.dir;
         e.in_element = true;
-        e.field = Add(&arr.elems, Leaf(t, d.name, arr.dir, d.opt, d.line));
+        e.field = Add(&arr.elems, Leaf(t, elem_name, arr.dir, d.opt, d.line));
         n.children.push_back(e);
       }
       n.field = Add(sink, arr);
@@ -121,8 +124,9 @@ struct Builder {
         std::string def = dir == "out" ? "out" : "in";
         // Members of a parameter's structure keep their plain names (the documented JSON
         // names); a structure reached through a member pointer prefixes them ("pInfo.X").
-        std::string member_prefix = depth == 0 ? "" : n.name + ".";
+        // A member named like its parameter (LockCb's pData->pData) is prefixed too.
         for (const Decl& m : t.members) {
+          std::string member_prefix = depth == 0 && m.name != d.name ? "" : n.name + ".";
           if (!m.alt)
             n.children.push_back(Build(m, def, member_prefix, sink, in_element, depth + 1));
         }

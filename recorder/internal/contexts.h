@@ -6,7 +6,7 @@
 //                                          runtime's table holding our thunks
 //   CoreLayerCtx  hRTCoreLayer             the runtime's core-layer callbacks and the table of
 //                                          thunks the driver got, kept in step (R6)
-//   KernelCtx     D3DRTDEVICEHANDLE        the runtime's kernel-thunk callbacks
+//   KernelCtx     HANDLE        the runtime's kernel-thunk callbacks
 //
 // Table mutations:
 // - R5: the driver owns the device table the recorder handed it; a thunk reads the slot at

@@ -48,7 +48,7 @@ inline FakeDriverCounters& Driver() {
 
 // Driver-private device / DC memory (the runtime allocates CalcPrivate*Size bytes).
 struct FakeDevice {
-  D3DRTDEVICEHANDLE rt_device{};
+  HANDLE rt_device{};
   D3D10DDI_HRTCORELAYER layer{};
   const D3D11DDI_CORELAYER_DEVICECALLBACKS* callbacks = nullptr;  // by pointer (R6)
   const D3DDDI_DEVICECALLBACKS* kt = nullptr;
@@ -163,7 +163,7 @@ inline SIZE_T APIENTRY CalcPrivateDeviceSize(D3D10DDI_HADAPTER,
 }
 inline HRESULT APIENTRY CreateDevice(D3D10DDI_HADAPTER, D3D10DDIARG_CREATEDEVICE* a) {
   FakeDevice* d = new (a->hDrvDevice.pDrvPrivate) FakeDevice;
-  d->rt_device = D3DRTDEVICEHANDLE{a->hRTDevice.handle};
+  d->rt_device = a->hRTDevice.handle;
   d->layer = a->hRTCoreLayer;
   d->callbacks = a->p11UMCallbacks;
   d->kt = a->pKTCallbacks;
@@ -230,8 +230,8 @@ inline void APIENTRY RefreshRenderTargets(D3D10DDI_HRTCORELAYER h) {
   c->funcs.pfnSetRenderTargets(c->handle, nullptr, 0, 0, D3D10DDI_HDEPTHSTENCILVIEW{}, nullptr,
                                nullptr, 0, 0, 0, 0);
 }
-inline HRESULT APIENTRY Render(D3DRTDEVICEHANDLE h, D3DDDICB_RENDER*) {
-  static_cast<FakeRtDevice*>(h.handle)->renders++;
+inline HRESULT APIENTRY Render(HANDLE h, D3DDDICB_RENDER*) {
+  static_cast<FakeRtDevice*>(h)->renders++;
   return S_OK;
 }
 

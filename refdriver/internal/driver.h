@@ -274,9 +274,9 @@ struct Device {
   gpu::DynamicAliasTable aliases;  // IC's current allocation per dynamic resource (R66)
   bool app_pending = false;        // application commands since the last submit
   bool in_preamble = false;        // re-emitting state after a submit
-  uint32_t front_buffer = 0;       // primary allocation presents blt into (0: none yet)
-  uint32_t hcontext = 0;
   bool context_created = false;
+  uint32_t front_buffer = 0;  // primary allocation presents blt into (0: none yet)
+  HANDLE hcontext = nullptr;  // the IC's kernel context (d3dumddi.h: a HANDLE)
   uint64_t submits = 0;
   uint64_t completed_fence = 0;
   bool r5_done = false;

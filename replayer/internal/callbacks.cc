@@ -51,12 +51,16 @@ uint64_t BytesFor(const Event& e, const FieldInfo& f) {
     bytes = get("NewAllocationListSizeOut") * kAllocationEntryBytes;
   } else if (name == "pNewPatchLocationList") {
     bytes = get("NewPatchLocationListSizeOut") * kPatchEntryBytes;
-  } else if (name == "pData") {
+  } else if (name == "pData.pData") {
     // LockCb: the allocation's size is not in the recording; NumPages bounds what was asked.
     bytes = std::max<uint64_t>(get("NumPages") * 4096, uint64_t{1} << 20);
   }
   return std::min<uint64_t>(std::max<uint64_t>(bytes, 8), kMaxKernelBufferBytes);
 }
+
+// A kernel context is a HANDLE (d3dumddi.h) whose value the replay kernel hands out
+// (ReplayKernel::NewHandle, a 32-bit number): its key in the replay kernel's tables.
+uint32_t ContextKey(HANDLE h) { return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(h)); }
 
 // The fallback kernel: answers a kernel call the recording does not show.
 template <CallId kId, typename... P>
@@ -66,7 +70,7 @@ int64_t Fallback(Session* s, P... p) {
   if constexpr (kId == CallId::kCreateContextCb) {
     D3DDDICB_CREATECONTEXT* cc = std::get<1>(args);
     if (cc == nullptr) return static_cast<int32_t>(E_INVALIDARG);
-    cc->hContext.value = k.NewHandle();
+    cc->hContext = reinterpret_cast<HANDLE>(uintptr_t{k.NewHandle()});
     cc->pCommandBuffer = k.Fresh(kFallbackCommandBytes);
     cc->CommandBufferSize = kFallbackCommandBytes;
     cc->pAllocationList = k.Fresh(kFallbackListEntries * kAllocationEntryBytes);
@@ -77,7 +81,7 @@ int64_t Fallback(Session* s, P... p) {
   } else if constexpr (kId == CallId::kRenderCb) {
     D3DDDICB_RENDER* r = std::get<1>(args);
     if (r == nullptr) return static_cast<int32_t>(E_INVALIDARG);
-    ReplayKernel::ContextBuffers c = k.Context(r->hContext.value);
+    ReplayKernel::ContextBuffers c = k.Context(ContextKey(r->hContext));
     if (c.command == nullptr) {
       c.command_size = std::max(r->NewCommandBufferSize, kFallbackCommandBytes);
       c.command = k.Fresh(c.command_size);
@@ -116,7 +120,7 @@ int64_t ForwardToModel(ModelKernel* mk, P... p) {
   const auto pfn = *reinterpret_cast<const typename T::Pfn*>(
       reinterpret_cast<const char*>(mk->callbacks()) + T::kSlotOffset);
   if (pfn == nullptr) return static_cast<int32_t>(E_NOTIMPL);
-  auto call = [&](D3DRTDEVICEHANDLE device, auto... rest) -> int64_t {
+  auto call = [&](HANDLE device, auto... rest) -> int64_t {
     if constexpr (std::is_void_v<decltype(pfn(device, rest...))>) {
       pfn(mk->ModelDevice(device), rest...);
       return 0;
@@ -134,7 +138,7 @@ int64_t KernelCallback(Session* s, const Event* ev, P... p) {
   if constexpr (kId == CallId::kRenderCb) {
     const D3DDDICB_RENDER* r = std::get<1>(args);
     if (r != nullptr) {
-      s->Submit(r->hContext.value, r->CommandOffset, r->CommandLength, r->NumAllocations);
+      s->Submit(ContextKey(r->hContext), r->CommandOffset, r->CommandLength, r->NumAllocations);
     }
   } else if constexpr (kId == CallId::kPresentCb) {
     s->kernel().Present();
@@ -174,7 +178,7 @@ int64_t KernelCallback(Session* s, const Event* ev, P... p) {
     const D3DDDICB_CREATECONTEXT* cc = std::get<1>(args);
     if (cc != nullptr && ret == S_OK) {
       s->kernel().SetContext(
-          cc->hContext.value,
+          ContextKey(cc->hContext),
           {cc->pCommandBuffer, cc->CommandBufferSize, cc->pAllocationList, cc->AllocationListSize,
            cc->pPatchLocationList, cc->PatchLocationListSize});
     }
@@ -182,7 +186,7 @@ int64_t KernelCallback(Session* s, const Event* ev, P... p) {
     const D3DDDICB_RENDER* r = std::get<1>(args);
     if (r != nullptr && ret == S_OK) {
       s->kernel().SetContext(
-          r->hContext.value,
+          ContextKey(r->hContext),
           {r->pNewCommandBuffer, r->NewCommandBufferSize, r->pNewAllocationList,
            r->NewAllocationListSize, r->pNewPatchLocationList, r->NewPatchLocationListSize});
     }

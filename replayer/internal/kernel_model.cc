@@ -315,26 +315,26 @@ ModelKernel::~ModelKernel() {
   g_model.compare_exchange_strong(self, nullptr);
 }
 
-D3DRTDEVICEHANDLE ModelKernel::ModelDevice(D3DRTDEVICEHANDLE runtime_device) {
+HANDLE ModelKernel::ModelDevice(HANDLE runtime_device) {
   std::lock_guard<std::recursive_mutex> lock(compare_mu_);
   for (const Device& d : devices_) {
-    if (d.runtime == runtime_device.handle) return d.model;
+    if (d.runtime == runtime_device) return d.model;
   }
   // The first kernel call of a device the runtime created: the oldest model device not yet
   // claimed (the runtime creates the kernel device right before the UMD's CreateDevice).
   for (Device& d : devices_) {
     if (d.runtime == nullptr) {
-      d.runtime = runtime_device.handle;
+      d.runtime = runtime_device;
       return d.model;
     }
   }
   // The recording shows no DxgkDdiCreateDevice for it (a trace without the kernel layer):
   // create one now so the driver still gets a working kernel.
   Device d;
-  if (absl::StatusOr<D3DRTDEVICEHANDLE> dev = stack_->kernel().CreateDevice(); dev.ok()) {
+  if (absl::StatusOr<HANDLE> dev = stack_->kernel().CreateDevice(); dev.ok()) {
     d.model = *dev;
   }
-  d.runtime = runtime_device.handle;
+  d.runtime = runtime_device;
   devices_.push_back(d);
   return d.model;
 }
@@ -447,7 +447,7 @@ bool ModelKernel::RunGroup(size_t first, uint64_t before_seq) {
     }
   }
   if (head.call == CallId::kDxgkDdiCreateDevice) {
-    absl::StatusOr<D3DRTDEVICEHANDLE> dev = stack_->kernel().CreateDevice();
+    absl::StatusOr<HANDLE> dev = stack_->kernel().CreateDevice();
     std::lock_guard<std::recursive_mutex> lock(compare_mu_);
     Device d;
     if (dev.ok()) d.model = *dev;
@@ -459,15 +459,15 @@ bool ModelKernel::RunGroup(size_t first, uint64_t before_seq) {
   } else if (destroy != nullptr) {
     const format::CallInfo& ci = *format::GetCall(destroy->call);
     const int h = format::FieldIndex(ci, "hDevice");
-    D3DRTDEVICEHANDLE dev{};
+    HANDLE dev{};
     {
       std::lock_guard<std::recursive_mutex> lock(compare_mu_);
       for (const Device& d : devices_) {
         if (h >= 0 && d.kmd_id == destroy->args[h]) dev = d.model;
       }
-      if (dev.handle == nullptr && devices_.size() == 1) dev = devices_[0].model;
+      if (dev == nullptr && devices_.size() == 1) dev = devices_[0].model;
     }
-    if (dev.handle != nullptr) {
+    if (dev != nullptr) {
       if (absl::Status s = stack_->kernel().DestroyDevice(dev); !s.ok()) {
         Mismatch(*destroy, "the kernel destroys the device",
                  absl::StrCat("Dxgkrnl::DestroyDevice: ", s.message()));

@@ -113,7 +113,7 @@ class ModelKernel {
   // The model's kernel-thunk table (the driver's calls are forwarded to it) and the model
   // device standing for the runtime device handle the driver passed.
   const D3DDDI_DEVICECALLBACKS* callbacks() const { return stack_->device_callbacks(); }
-  D3DRTDEVICEHANDLE ModelDevice(D3DRTDEVICEHANDLE runtime_device);
+  HANDLE ModelDevice(HANDLE runtime_device);
 
   // Kernel-thunk calls (callbacks.cc): `ev` is the recorded callback the call matched (nullptr
   // if none). Begin waits for its recorded turn (kRecorded). False: the call's turn comes after
@@ -150,7 +150,7 @@ class ModelKernel {
 
  private:
   struct Device {
-    D3DRTDEVICEHANDLE model{};
+    HANDLE model{};
     uint64_t kmd_id = 0;      // recorded id of the KMD's DXGK_HDEVICE (DxgkDdiCreateDevice)
     void* runtime = nullptr;  // the replay's runtime device handle, once the driver passed it
   };

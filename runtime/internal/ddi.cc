@@ -215,12 +215,12 @@ std::string FormatStruct(const HandleNames& n, const DXGI_DDI_ARG_PRESENT& a) {
 
 std::string FormatStruct(const HandleNames&, const D3DDDICB_RENDER& a) {
   return absl::StrCat("{CommandLength=", a.CommandLength, ", NumAllocations=", a.NumAllocations,
-                      ", hContext=", a.hContext.value, "}");
+                      ", hContext=", reinterpret_cast<uintptr_t>(a.hContext), "}");
 }
 
 std::string FormatStruct(const HandleNames& n, const D3DDDICB_ALLOCATE& a) {
-  return absl::StrCat("{hResource=", n.Get(a.hResource.handle),
-                      ", NumAllocations=", a.NumAllocations, "}");
+  return absl::StrCat("{hResource=", n.Get(a.hResource), ", NumAllocations=", a.NumAllocations,
+                      "}");
 }
 
 std::string FormatStruct(const HandleNames&, const D3DDDICB_DEALLOCATE& a) {
@@ -233,7 +233,7 @@ std::string FormatStruct(const HandleNames&, const D3DDDICB_CREATECONTEXT& a) {
 }
 
 std::string FormatStruct(const HandleNames&, const D3DDDICB_PRESENT& a) {
-  return absl::StrCat("{hContext=", a.hContext.value, "}");
+  return absl::StrCat("{hContext=", reinterpret_cast<uintptr_t>(a.hContext), "}");
 }
 
 }  // namespace cltrace::runtime::internal

@@ -17,10 +17,10 @@
 namespace cltrace::runtime::internal {
 namespace {
 
-DeviceState* DevOf(D3DRTDEVICEHANDLE h) { return static_cast<DeviceState*>(h.handle); }
+DeviceState* DevOf(HANDLE h) { return static_cast<DeviceState*>(h); }
 
 // Remembers the buffers the kernel handed out for `hcontext` (the next RenderCb submits them).
-void NoteBuffers(DeviceState* dev, uint32_t hcontext, const void* command, uint32_t command_size,
+void NoteBuffers(DeviceState* dev, HANDLE hcontext, const void* command, uint32_t command_size,
                  const void* allocations, uint32_t allocation_list_size) {
   std::lock_guard<std::mutex> lock(dev->buffers_mu);
   dev->buffers[hcontext] = DeviceState::SubmitBuffers{
@@ -28,7 +28,7 @@ void NoteBuffers(DeviceState* dev, uint32_t hcontext, const void* command, uint3
       static_cast<const gpu::UserAllocationListEntry*>(allocations), allocation_list_size};
 }
 
-std::optional<DeviceState::SubmitBuffers> BuffersOf(DeviceState* dev, uint32_t hcontext) {
+std::optional<DeviceState::SubmitBuffers> BuffersOf(DeviceState* dev, HANDLE hcontext) {
   std::lock_guard<std::mutex> lock(dev->buffers_mu);
   auto it = dev->buffers.find(hcontext);
   if (it == dev->buffers.end()) return std::nullopt;
@@ -38,7 +38,7 @@ std::optional<DeviceState::SubmitBuffers> BuffersOf(DeviceState* dev, uint32_t h
 class KernelEntry {
  public:
   template <typename... A>
-  KernelEntry(D3DRTDEVICEHANDLE h, ddi::CallId id, const A&... args)
+  KernelEntry(HANDLE h, ddi::CallId id, const A&... args)
       : dev_(DevOf(h)),
         scope_(&dev_->sink, dev_, nullptr, Table::kCallback, false, ddi::NameOf(id), id) {
     const char* name = ddi::NameOf(id);
@@ -81,27 +81,27 @@ const char* InnermostName() {
   return f == nullptr ? "no DDI call" : f->name;
 }
 
-HRESULT APIENTRY AllocateCb(D3DRTDEVICEHANDLE h, D3DDDICB_ALLOCATE* a) {
+HRESULT APIENTRY AllocateCb(HANDLE h, D3DDDICB_ALLOCATE* a) {
   KernelEntry e(h, ddi::CallId::kAllocateCb, a);
   DeviceState* dev = e.dev();
   HRESULT hr = dev->kcb->pfnAllocateCb(dev->kdev, a);
   if (hr == S_OK && a != nullptr) {
-    std::string owner = dev->sink.names.Get(a->hResource.handle);
+    std::string owner = dev->sink.names.Get(a->hResource);
     std::lock_guard<std::mutex> lock(dev->alloc_mu);
     for (UINT i = 0; i < a->NumAllocations; ++i) {
       uint32_t alloc = a->pAllocationInfo[i].hAllocation.value;
       AllocationInfo& info = dev->allocations[alloc];
       if (info.destroyed && !info.deallocated) --dev->destroyed_not_deallocated;  // reused
       info = AllocationInfo{owner, false, 0, false};
-      if (a->hResource.handle != nullptr) {
-        dev->resource_allocations[a->hResource.handle].push_back(alloc);
+      if (a->hResource != nullptr) {
+        dev->resource_allocations[a->hResource].push_back(alloc);
       }
     }
   }
   return hr;
 }
 
-HRESULT APIENTRY DeallocateCb(D3DRTDEVICEHANDLE h, const D3DDDICB_DEALLOCATE* a) {
+HRESULT APIENTRY DeallocateCb(HANDLE h, const D3DDDICB_DEALLOCATE* a) {
   KernelEntry e(h, ddi::CallId::kDeallocateCb, a);
   DeviceState* dev = e.dev();
   if (a != nullptr) {
@@ -116,30 +116,30 @@ HRESULT APIENTRY DeallocateCb(D3DRTDEVICEHANDLE h, const D3DDDICB_DEALLOCATE* a)
   return dev->kcb->pfnDeallocateCb(dev->kdev, a);
 }
 
-HRESULT APIENTRY CreateContextCb(D3DRTDEVICEHANDLE h, D3DDDICB_CREATECONTEXT* a) {
+HRESULT APIENTRY CreateContextCb(HANDLE h, D3DDDICB_CREATECONTEXT* a) {
   KernelEntry e(h, ddi::CallId::kCreateContextCb, a);
   DeviceState* dev = e.dev();
   HRESULT hr = dev->kcb->pfnCreateContextCb(dev->kdev, a);
   if (hr == S_OK) {
     dev->context_created = true;
-    NoteBuffers(dev, a->hContext.value, a->pCommandBuffer, a->CommandBufferSize, a->pAllocationList,
+    NoteBuffers(dev, a->hContext, a->pCommandBuffer, a->CommandBufferSize, a->pAllocationList,
                 a->AllocationListSize);
   }
   return hr;
 }
 
-HRESULT APIENTRY DestroyContextCb(D3DRTDEVICEHANDLE h, const D3DDDICB_DESTROYCONTEXT* a) {
+HRESULT APIENTRY DestroyContextCb(HANDLE h, const D3DDDICB_DESTROYCONTEXT* a) {
   KernelEntry e(h, ddi::CallId::kDestroyContextCb, a);
   HcontextUse use(e.dev(), e.name());
   HRESULT hr = e.dev()->kcb->pfnDestroyContextCb(e.dev()->kdev, a);
   if (hr == S_OK && a != nullptr) {
     std::lock_guard<std::mutex> lock(e.dev()->buffers_mu);
-    e.dev()->buffers.erase(a->hContext.value);
+    e.dev()->buffers.erase(a->hContext);
   }
   return hr;
 }
 
-HRESULT APIENTRY RenderCb(D3DRTDEVICEHANDLE h, D3DDDICB_RENDER* a) {
+HRESULT APIENTRY RenderCb(HANDLE h, D3DDDICB_RENDER* a) {
   KernelEntry e(h, ddi::CallId::kRenderCb, a);
   DeviceState* dev = e.dev();
   if (!dev->context_created) {
@@ -155,7 +155,7 @@ HRESULT APIENTRY RenderCb(D3DRTDEVICEHANDLE h, D3DDDICB_RENDER* a) {
     return static_cast<HRESULT>(E_INVALIDARG);
   }
   HcontextUse use(dev, e.name());
-  uint32_t hcontext = a->hContext.value;
+  HANDLE hcontext = a->hContext;
   // Out-of-range offsets/counts are the kernel's R74 check; only what lies inside the buffers
   // handed out is read here.
   if (std::optional<DeviceState::SubmitBuffers> b = BuffersOf(dev, hcontext)) {
@@ -190,7 +190,7 @@ HRESULT APIENTRY RenderCb(D3DRTDEVICEHANDLE h, D3DDDICB_RENDER* a) {
   return hr;
 }
 
-HRESULT APIENTRY PresentCb(D3DRTDEVICEHANDLE h, const D3DDDICB_PRESENT* a) {
+HRESULT APIENTRY PresentCb(HANDLE h, const D3DDDICB_PRESENT* a) {
   KernelEntry e(h, ddi::CallId::kPresentCb, a);
   DeviceState* dev = e.dev();
   HcontextUse use(dev, e.name());
@@ -202,17 +202,17 @@ HRESULT APIENTRY PresentCb(D3DRTDEVICEHANDLE h, const D3DDDICB_PRESENT* a) {
   return dev->kcb->pfnPresentCb(dev->kdev, a);
 }
 
-HRESULT APIENTRY LockCb(D3DRTDEVICEHANDLE h, D3DDDICB_LOCK* a) {
+HRESULT APIENTRY LockCb(HANDLE h, D3DDDICB_LOCK* a) {
   KernelEntry e(h, ddi::CallId::kLockCb, a);
   return e.dev()->kcb->pfnLockCb(e.dev()->kdev, a);
 }
 
-HRESULT APIENTRY UnlockCb(D3DRTDEVICEHANDLE h, const D3DDDICB_UNLOCK* a) {
+HRESULT APIENTRY UnlockCb(HANDLE h, const D3DDDICB_UNLOCK* a) {
   KernelEntry e(h, ddi::CallId::kUnlockCb, a);
   return e.dev()->kcb->pfnUnlockCb(e.dev()->kdev, a);
 }
 
-HRESULT APIENTRY SetDisplayModeCb(D3DRTDEVICEHANDLE h, D3DDDICB_SETDISPLAYMODE* a) {
+HRESULT APIENTRY SetDisplayModeCb(HANDLE h, D3DDDICB_SETDISPLAYMODE* a) {
   KernelEntry e(h, ddi::CallId::kSetDisplayModeCb, a);
   Frame* f = CurrentDdiFrame();
   if (f == nullptr || f->id != ddi::CallId::kSetDisplayModeDXGI) {
@@ -225,63 +225,62 @@ HRESULT APIENTRY SetDisplayModeCb(D3DRTDEVICEHANDLE h, D3DDDICB_SETDISPLAYMODE* 
 
 // The overlay callbacks: the kernel model's display has no overlay plane (CreateOverlayCb
 // answers D3DDDIERR_NOTAVAILABLE, the others E_INVALIDARG, as for a device without overlays).
-HRESULT APIENTRY CreateOverlayCb(D3DRTDEVICEHANDLE h, D3DDDICB_CREATEOVERLAY* a) {
+HRESULT APIENTRY CreateOverlayCb(HANDLE h, D3DDDICB_CREATEOVERLAY* a) {
   KernelEntry e(h, ddi::CallId::kCreateOverlayCb, a);
   return e.dev()->kcb->pfnCreateOverlayCb(e.dev()->kdev, a);
 }
-HRESULT APIENTRY UpdateOverlayCb(D3DRTDEVICEHANDLE h, const D3DDDICB_UPDATEOVERLAY* a) {
+HRESULT APIENTRY UpdateOverlayCb(HANDLE h, const D3DDDICB_UPDATEOVERLAY* a) {
   KernelEntry e(h, ddi::CallId::kUpdateOverlayCb, a);
   return e.dev()->kcb->pfnUpdateOverlayCb(e.dev()->kdev, a);
 }
-HRESULT APIENTRY FlipOverlayCb(D3DRTDEVICEHANDLE h, const D3DDDICB_FLIPOVERLAY* a) {
+HRESULT APIENTRY FlipOverlayCb(HANDLE h, const D3DDDICB_FLIPOVERLAY* a) {
   KernelEntry e(h, ddi::CallId::kFlipOverlayCb, a);
   return e.dev()->kcb->pfnFlipOverlayCb(e.dev()->kdev, a);
 }
-HRESULT APIENTRY DestroyOverlayCb(D3DRTDEVICEHANDLE h, const D3DDDICB_DESTROYOVERLAY* a) {
+HRESULT APIENTRY DestroyOverlayCb(HANDLE h, const D3DDDICB_DESTROYOVERLAY* a) {
   KernelEntry e(h, ddi::CallId::kDestroyOverlayCb, a);
   return e.dev()->kcb->pfnDestroyOverlayCb(e.dev()->kdev, a);
 }
-HRESULT APIENTRY SetAsyncCallbacksCb(D3DRTDEVICEHANDLE h, BOOL enable) {
+HRESULT APIENTRY SetAsyncCallbacksCb(HANDLE h, BOOL enable) {
   KernelEntry e(h, ddi::CallId::kSetAsyncCallbacksCb, enable);
   return e.dev()->kcb->pfnSetAsyncCallbacksCb(e.dev()->kdev, enable);
 }
-HRESULT APIENTRY SetDisplayPrivateDriverFormatCb(D3DRTDEVICEHANDLE h,
+HRESULT APIENTRY SetDisplayPrivateDriverFormatCb(HANDLE h,
                                                  const D3DDDICB_SETDISPLAYPRIVATEDRIVERFORMAT* a) {
   KernelEntry e(h, ddi::CallId::kSetDisplayPrivateDriverFormatCb, a);
   return e.dev()->kcb->pfnSetDisplayPrivateDriverFormatCb(e.dev()->kdev, a);
 }
 
 // Kernel services without UMD-boundary checks of their own.
-HRESULT APIENTRY SetPriorityCb(D3DRTDEVICEHANDLE h, const D3DDDICB_SETPRIORITY* a) {
+HRESULT APIENTRY SetPriorityCb(HANDLE h, D3DDDICB_SETPRIORITY* a) {
   KernelEntry e(h, ddi::CallId::kSetPriorityCb, a);
   return e.dev()->kcb->pfnSetPriorityCb(e.dev()->kdev, a);
 }
-HRESULT APIENTRY QueryResidencyCb(D3DRTDEVICEHANDLE h, const D3DDDICB_QUERYRESIDENCY* a) {
+HRESULT APIENTRY QueryResidencyCb(HANDLE h, const D3DDDICB_QUERYRESIDENCY* a) {
   KernelEntry e(h, ddi::CallId::kQueryResidencyCb, a);
   return e.dev()->kcb->pfnQueryResidencyCb(e.dev()->kdev, a);
 }
-HRESULT APIENTRY EscapeCb(D3DRTDEVICEHANDLE h, const D3DDDICB_ESCAPE* a) {
+HRESULT APIENTRY EscapeCb(HANDLE h, const D3DDDICB_ESCAPE* a) {
   KernelEntry e(h, ddi::CallId::kEscapeCb, a);
   HcontextUse use(e.dev(), e.name());
   return e.dev()->kcb->pfnEscapeCb(e.dev()->kdev, a);
 }
-HRESULT APIENTRY CreateSynchronizationObjectCb(D3DRTDEVICEHANDLE h,
-                                               D3DDDICB_CREATESYNCHRONIZATIONOBJECT* a) {
+HRESULT APIENTRY CreateSynchronizationObjectCb(HANDLE h, D3DDDICB_CREATESYNCHRONIZATIONOBJECT* a) {
   KernelEntry e(h, ddi::CallId::kCreateSynchronizationObjectCb, a);
   return e.dev()->kcb->pfnCreateSynchronizationObjectCb(e.dev()->kdev, a);
 }
-HRESULT APIENTRY DestroySynchronizationObjectCb(D3DRTDEVICEHANDLE h,
+HRESULT APIENTRY DestroySynchronizationObjectCb(HANDLE h,
                                                 const D3DDDICB_DESTROYSYNCHRONIZATIONOBJECT* a) {
   KernelEntry e(h, ddi::CallId::kDestroySynchronizationObjectCb, a);
   return e.dev()->kcb->pfnDestroySynchronizationObjectCb(e.dev()->kdev, a);
 }
-HRESULT APIENTRY WaitForSynchronizationObjectCb(D3DRTDEVICEHANDLE h,
+HRESULT APIENTRY WaitForSynchronizationObjectCb(HANDLE h,
                                                 const D3DDDICB_WAITFORSYNCHRONIZATIONOBJECT* a) {
   KernelEntry e(h, ddi::CallId::kWaitForSynchronizationObjectCb, a);
   HcontextUse use(e.dev(), e.name());
   return e.dev()->kcb->pfnWaitForSynchronizationObjectCb(e.dev()->kdev, a);
 }
-HRESULT APIENTRY SignalSynchronizationObjectCb(D3DRTDEVICEHANDLE h,
+HRESULT APIENTRY SignalSynchronizationObjectCb(HANDLE h,
                                                const D3DDDICB_SIGNALSYNCHRONIZATIONOBJECT* a) {
   KernelEntry e(h, ddi::CallId::kSignalSynchronizationObjectCb, a);
   HcontextUse use(e.dev(), e.name());

@@ -270,7 +270,7 @@ struct DeviceState {
   // lines of this device; declared before the stack so it outlives it.
   std::unique_ptr<gpu::ViolationSink> kernel_sink;
   std::unique_ptr<gpu::KernelStack> stack;
-  D3DRTDEVICEHANDLE kdev{};                     // the kernel's device (DxgkDdiCreateDevice)
+  HANDLE kdev{};                                // the kernel's device (DxgkDdiCreateDevice)
   const D3DDDI_DEVICECALLBACKS* kcb = nullptr;  // the stack's (possibly wrapped) thunk table
   bool kernel_device_destroyed = false;
   // Per HCONTEXT, the buffers the kernel handed out last (what the next pfnRenderCb submits),
@@ -282,7 +282,7 @@ struct DeviceState {
     uint32_t allocation_list_size = 0;
   };
   std::mutex buffers_mu;
-  absl::flat_hash_map<uint32_t, SubmitBuffers> buffers;
+  absl::flat_hash_map<HANDLE, SubmitBuffers> buffers;
 };
 
 }  // namespace cltrace::runtime::internal

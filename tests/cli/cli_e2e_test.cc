@@ -382,8 +382,9 @@ TEST_F(CliE2eTest, CatalogVersion2TraceIsReadInTheNewLayouts) {
   // CreateDevice: the v2 pDXGIBaseDDI is DXGI_DDI_BASE_ARGS's function table.
   EXPECT_THAT(exported.out, HasSubstr(R"("DXGIBaseDDI.pDXGIDDIBaseFunctions":"0x7e0000009000")"));
   EXPECT_THAT(exported.out, Not(HasSubstr("pDXGIBaseDDI")));
-  // GetCaps: the caps the driver wrote are pData.
-  EXPECT_THAT(exported.out, HasSubstr(R"("pInfo":"0x7e0000004000","pData":[5],"DataSize":4})"));
+  // GetCaps: the caps the driver wrote are the structure's pData (pData.pData since version 4).
+  EXPECT_THAT(exported.out,
+              HasSubstr(R"("pInfo":"0x7e0000004000","pData.pData":[5],"DataSize":4})"));
   // Flush: the 11.0 slot, no FlushFlags and no return value.
   EXPECT_THAT(exported.out, HasSubstr(R"("fn":"Flush","args":{"hDevice":"0x7e0000008000"},"end")"));
   EXPECT_THAT(exported.out, Not(HasSubstr("FlushFlags")));
@@ -408,6 +409,38 @@ TEST_F(CliE2eTest, CatalogVersion2TraceIsReadInTheNewLayouts) {
   }
   EXPECT_EQ(verdict, ReadFile(absl::StrCat(CLTRACE_SOURCE_DIR,
                                            "/tests/cli/inputs/catalog_v2_smallcl.verdict")));
+}
+
+// A version-3 recording (the golden corpus's present.cltrace before catalog version 4 gave
+// the D3DDDICB_* structures Microsoft's layouts): its kernel-thunk calls read in the version-4
+// layouts, and check and replay (the kernel model comparing every kernel-layer call) give the
+// version-3 build's verdict.
+TEST_F(CliE2eTest, CatalogVersion3TraceIsReadInTheNewLayouts) {
+  const std::string in = Stage("tests/cli/inputs/catalog_v3_present.cltrace");
+  Result info = Run(absl::StrCat("info ", in));
+  ASSERT_EQ(info.exit, 0) << info.err;
+  EXPECT_THAT(info.out, HasSubstr("catalog version 3 (this tool: 4)"));
+  Result exported = Run(absl::StrCat("export ", in, " -o -"));
+  ASSERT_EQ(exported.exit, 0) << exported.err;
+  // GetCaps(hAdapter, pData): the structure's own pData is pData.pData.
+  EXPECT_THAT(exported.out, HasSubstr(R"("fn":"GetCaps","args":{"hAdapter":"0x7e0000003000",)"
+                                      R"("pData":true,"Type":"D3D11DDICAPS_THREADING",)"
+                                      R"("pData.pData":[5],"DataSize":4})"));
+  EXPECT_THAT(exported.out, Not(HasSubstr("pCaps")));
+  // The kernel context is a HANDLE now, still the same tracked handle.
+  EXPECT_THAT(exported.out, HasSubstr(R"("PatchLocationListSize":512})"));
+  std::string verdict;
+  Result check = Run(absl::StrCat("check ", in));
+  absl::StrAppend(&verdict, "$ cltrace check present.cltrace\nexit ", check.exit, "\n", check.out);
+  for (const char* kernel : {" --kernel model", ""}) {
+    for (const char* threads : {"single", "recorded"}) {
+      Result r = Run(absl::StrCat("replay --threads ", threads, kernel, " --history 0 ", in));
+      absl::StrAppend(&verdict, "$ CLTRACE_REFDRIVER_CONFIG='' cltrace replay --threads ", threads,
+                      kernel, " --history 0 present.cltrace\nexit ", r.exit, "\n", r.out);
+    }
+  }
+  EXPECT_EQ(verdict, ReadFile(absl::StrCat(CLTRACE_SOURCE_DIR,
+                                           "/tests/cli/inputs/catalog_v3_present.verdict")));
 }
 
 TEST_F(CliE2eTest, UsageErrorsAreExitTwo) {

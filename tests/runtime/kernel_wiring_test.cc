@@ -100,7 +100,7 @@ TEST(KernelWiringTest, KernelLayerCallsAreCounted) {
 int g_render_calls = 0;
 const D3DDDI_DEVICECALLBACKS* g_real_thunks = nullptr;
 D3DDDI_DEVICECALLBACKS g_wrapped_thunks;
-HRESULT APIENTRY CountingRender(D3DRTDEVICEHANDLE h, D3DDDICB_RENDER* a) {
+HRESULT APIENTRY CountingRender(HANDLE h, D3DDDICB_RENDER* a) {
   ++g_render_calls;
   return g_real_thunks->pfnRenderCb(h, a);
 }

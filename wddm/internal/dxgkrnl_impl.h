@@ -146,16 +146,24 @@ struct Dxgkrnl::Impl {
   // Charges one kernel-thunk call of CPU time, running (at their due times) the events that
   // fall into it.
   void Tick() { sched.RunUntil(sched.now() + options.timing.cpu_per_call_ns); }
-  static KDevice* Dev(D3DRTDEVICEHANDLE h) {
-    auto* d = static_cast<KDevice*>(h.handle);
+  static KDevice* Dev(HANDLE h) {
+    auto* d = static_cast<KDevice*>(h);
     return (d != nullptr && d->magic == kDeviceMagic) ? d : nullptr;
   }
   KAllocation* Alloc(uint32_t id) {
     auto it = allocations.find(id);
     return (it == allocations.end() || it->second->zombie) ? nullptr : it->second.get();
   }
-  KContext* Ctx(KDevice* d, D3DKMT_HCONTEXT h) {
-    auto it = contexts.find(h.value);
+  // A kernel context's HANDLE (d3dumddi.h) carries its id.
+  static HANDLE CtxHandle(uint32_t id) {
+    return reinterpret_cast<HANDLE>(static_cast<uintptr_t>(id));
+  }
+  static uint32_t CtxId(HANDLE h) {
+    const auto v = reinterpret_cast<uintptr_t>(h);
+    return v > UINT32_MAX ? 0 : static_cast<uint32_t>(v);
+  }
+  KContext* Ctx(KDevice* d, HANDLE h) {
+    auto it = contexts.find(CtxId(h));
     return (it == contexts.end() || it->second->device != d) ? nullptr : it->second.get();
   }
   uint64_t NextDmaPhys(uint64_t bytes) {
@@ -176,10 +184,10 @@ struct Dxgkrnl::Impl {
   HRESULT Allocate(KDevice* d, D3DDDICB_ALLOCATE* p);
   // Destroys `ids` now (kernel side and KMD). Callers made sure nothing references them.
   void Release(const std::vector<uint32_t>& ids);
-  bool NamedAllocations(KDevice* d, uint32_t resource, const D3DKMT_HALLOCATION* list, UINT count,
+  bool NamedAllocations(KDevice* d, HANDLE resource, const D3DKMT_HALLOCATION* list, UINT count,
                         std::vector<uint32_t>* ids);
   HRESULT Deallocate(KDevice* d, const D3DDDICB_DEALLOCATE* p);
-  HRESULT SetPriority(KDevice* d, const D3DDDICB_SETPRIORITY* p);
+  HRESULT SetPriority(KDevice* d, D3DDDICB_SETPRIORITY* p);
   HRESULT QueryResidency(KDevice* d, const D3DDDICB_QUERYRESIDENCY* p);
   HRESULT SetDisplayMode(KDevice* d, D3DDDICB_SETDISPLAYMODE* p);
   HRESULT CreateContext(KDevice* d, D3DDDICB_CREATECONTEXT* p);
@@ -215,8 +223,8 @@ struct Dxgkrnl::Impl {
   void DestroyContextNow(KContext* c);
   HRESULT CreateSync(KDevice* d, D3DDDICB_CREATESYNCHRONIZATIONOBJECT* p);
   HRESULT DestroySync(KDevice* d, const D3DDDICB_DESTROYSYNCHRONIZATIONOBJECT* p);
-  HRESULT QueueSyncPacket(KDevice* d, D3DKMT_HCONTEXT hc, UINT count,
-                          const D3DKMT_HSYNCOBJECT* handles, Packet::Kind kind);
+  HRESULT QueueSyncPacket(KDevice* d, HANDLE hc, UINT count, const D3DKMT_HSYNCOBJECT* handles,
+                          Packet::Kind kind);
 
   // ---- VidSch, sync-object signalling, GPU -> ISR -> DPC (wddm/dxgkrnl_vidsch.cc) -------
   // Checks the output patch list of one DMA buffer (R78) and queues the packet.
@@ -260,6 +268,9 @@ struct Dxgkrnl::Impl {
   std::map<uint32_t, std::unique_ptr<KContext>> contexts;
   std::map<uint32_t, std::unique_ptr<KAllocation>> allocations;
   std::map<uint32_t, std::vector<uint32_t>> resources;
+  // The runtime resource handle (D3DDDICB_ALLOCATE::hResource) of each kernel resource, per
+  // device: Deallocate, SetPriority and QueryResidency name a resource by it.
+  std::map<std::pair<KDevice*, HANDLE>, uint32_t> rt_resources;
   std::map<uint32_t, std::unique_ptr<KSync>> syncs;
   std::vector<std::unique_ptr<DmaBuf>> paging_pool;
   std::vector<std::string> fault_log;
