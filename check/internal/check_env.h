@@ -38,6 +38,10 @@ using format::Domain;
 using format::Event;
 using format::Layer;
 
+// The records the checker drops once nothing reaches them (Trackers::Compact): command lists,
+// IC objects, local handles and allocations, by index in their tracker's vector.
+enum RecordKind : uint8_t { kClRecord, kObjRecord, kLocalRecord, kAllocRecord, kRecordKinds };
+
 constexpr uint64_t kNeverReturned = ~uint64_t{0};
 inline uint64_t EndOf(const Event& e) { return e.end == 0 ? kNeverReturned : e.end; }
 
@@ -156,6 +160,19 @@ class CheckEnv {
   static std::string HandleTypeName(int64_t type);
   bool IsDeviceRemovedCode(uint32_t hr) const {
     return hr == k_.deviceremoved || hr == k_.dxgi_deviceremoved;
+  }
+
+  size_t slot_count() const { return slots_.size(); }
+  // Compaction (check/internal/tracker.h): the records the handle slots name.
+  template <typename F>
+  void ForEachSlotRecord(F f) {
+    for (HandleSlot& s : slots_) {
+      f(RecordKind{kClRecord}, s.cl);
+      f(RecordKind{kObjRecord}, s.obj);
+      f(RecordKind{kObjRecord}, s.rtobj);
+      f(RecordKind{kLocalRecord}, s.local);
+      f(RecordKind{kAllocRecord}, s.alloc);
+    }
   }
 
   // ---- Transitions ----------------------------------------------------------------------

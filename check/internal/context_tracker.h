@@ -139,6 +139,10 @@ class ContextTracker : public TrackerBase {
   // A pfnRenderCb inside a call of IC `ic` (R71).
   void OnIcSubmit(const Event& e, int32_t ic);
 
+  // Compaction (Trackers::Compact): the objects recordings began, ended or mapped.
+  void MarkRefs(RecordMarks& marks) const;
+  void Remap(const RecordRemap& r);
+
  private:
   int32_t NewImplicit(uint64_t h, const CallMeta& m, const Event& e);
   bool GuessDc(uint64_t h, const CallMeta& m, const Event& e);
