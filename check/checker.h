@@ -111,6 +111,13 @@ class TransitionObserver {
     (void)e;
     (void)dc_table;
   }
+  // Lifetime `lifetime` of `role` is over: no transition of it follows (its record was
+  // dropped, CheckOptions::compact_above; a context once destroyed and its handle value
+  // reused or dropped). Lifetimes still held at the end get no call.
+  virtual void OnRetired(HandleRole role, uint32_t lifetime) {
+    (void)role;
+    (void)lifetime;
+  }
 };
 
 // Re-reads the whole trace in seq order, calling `visit` for every event (for a checker fed

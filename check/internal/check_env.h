@@ -176,6 +176,9 @@ class CheckEnv {
   }
 
   // ---- Transitions ----------------------------------------------------------------------
+  void Retire(HandleRole role, uint32_t lifetime) {
+    if (observer_ != nullptr) observer_->OnRetired(role, lifetime);
+  }
   void Emit(HandleRole role, State from, State to, uint32_t lifetime, uint64_t handle,
             const Event& e, uint64_t context, uint64_t ic_handle, uint32_t recording) {
     if (observer_ == nullptr) return;

@@ -38,6 +38,17 @@ void ContextTracker::Remap(const RecordRemap& r) {
   }
 }
 
+void ContextTracker::RetireFinished() {
+  for (size_t c = 0; c < ctxs_.size(); ++c) {
+    Ctx& x = ctxs_[c];
+    if (x.retired || (x.state != State::kDestroyed && x.state != State::kCreateFailed)) continue;
+    if (x.handle != 0 && Slot(x.handle).ctx == static_cast<int32_t>(c)) continue;
+    x.retired = true;
+    env_.Retire(x.dc ? HandleRole::kDeferredContext : HandleRole::kImmediateContext,
+                static_cast<uint32_t>(c + 1));
+  }
+}
+
 void DomainSlot::Hold(const Event& e, Rule r) {
   uint64_t e_end = EndOf(e);
   if (used && e_end <= end) return;

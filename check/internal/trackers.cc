@@ -27,6 +27,18 @@ void Trackers::Compact(CheckEnv& env) {
     int32_t n = 0;
     for (size_t i = 0; i < to.size(); ++i) to[i] = marks.keep[k][i] ? n++ : -1;
   }
+  if (env.observer() != nullptr) {
+    for (size_t i = 0; i < remap.to[kClRecord].size(); ++i)
+      if (remap.to[kClRecord][i] < 0)
+        env.Retire(HandleRole::kCommandList, lists.at(static_cast<int32_t>(i)).number);
+    for (size_t i = 0; i < remap.to[kObjRecord].size(); ++i)
+      if (remap.to[kObjRecord][i] < 0)
+        env.Retire(HandleRole::kObject, objects.at(static_cast<int32_t>(i)).number);
+    for (size_t i = 0; i < remap.to[kLocalRecord].size(); ++i)
+      if (remap.to[kLocalRecord][i] < 0)
+        env.Retire(HandleRole::kLocal, locals.at(static_cast<int32_t>(i)).number);
+    contexts.RetireFinished();
+  }
   env.ForEachSlotRecord([&](RecordKind k, int32_t& i) { remap.Apply(k, i); });
   threads.ForEachList([&](int32_t& cl) { remap.Apply(kClRecord, cl); });
   contexts.Remap(remap);
