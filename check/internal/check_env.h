@@ -198,6 +198,8 @@ class CheckEnv {
   TraceReplay replay_;
   absl::flat_hash_map<uint64_t, Event> open_;        // streaming: calls not yet returned
   std::vector<std::pair<uint64_t, uint64_t>> ends_;  // (end, seq) of open_, a min-heap
+  Event leaf_;  // streaming: the latest call, when it returned before the next (not in open_)
+  bool has_leaf_ = false;
   const format::TokenTable* handles_ = nullptr;
   CheckResult result_;
   bool dc_table_ = false;
