@@ -94,10 +94,11 @@ class StatsObserver : public TransitionObserver {
         s_->alive.push_back(Sample(sample_at_[next_sample_++], live_));
       if (from >= 0) --live_[from];
       if (to >= 0) ++live_[to];
-      if (deltas_.size() < max_deltas_) {
+      if (!deltas_overflow_ && deltas_.size() < max_deltas_) {
         deltas_.push_back({t.seq, from, to});
-      } else {
-        deltas_overflow_ = true;
+      } else if (!deltas_overflow_) {
+        deltas_overflow_ = true;  // sampled in a second pass: the deltas are of no more use
+        std::vector<Delta>().swap(deltas_);
       }
       // Peaks as the counts change.
       if (static_cast<uint32_t>(live_[0]) > s_->peak.command_lists) {

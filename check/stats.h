@@ -75,7 +75,7 @@ struct TraceStats {
 class StatsBuilder {
  public:
   StatsBuilder(const format::TokenTable& handles, TraceReplay replay, uint32_t samples = 16,
-               size_t max_deltas = size_t{1} << 20);
+               size_t max_deltas = size_t{1} << 18);
   ~StatsBuilder();
   absl::Status Add(const format::Event& e);
   TraceStats Finish();
@@ -90,7 +90,7 @@ class StatsBuilder {
 // StatsBuilder.
 absl::StatusOr<TraceStats> ComputeStats(absl::Span<const format::Event> events,
                                         const format::TokenTable& handles, uint32_t samples = 16,
-                                        size_t max_deltas = size_t{1} << 20);
+                                        size_t max_deltas = size_t{1} << 18);
 
 }  // namespace cltrace::check
 
