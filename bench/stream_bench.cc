@@ -132,6 +132,10 @@ void BM_StreamVerbInfo(benchmark::State& state) { RunVerb(state, {"info"}); }
 BENCHMARK(BM_StreamVerbInfo)->Unit(benchmark::kMillisecond)->UseRealTime();
 void BM_StreamVerbCheck(benchmark::State& state) { RunVerb(state, {"check"}); }
 BENCHMARK(BM_StreamVerbCheck)->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_StreamVerbStats(benchmark::State& state) { RunVerb(state, {"stats"}); }
+BENCHMARK(BM_StreamVerbStats)->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_StreamVerbLifecycle(benchmark::State& state) { RunVerb(state, {"lifecycle"}); }
+BENCHMARK(BM_StreamVerbLifecycle)->Unit(benchmark::kMillisecond)->UseRealTime();
 void BM_StreamVerbDump(benchmark::State& state) { RunVerb(state, {"dump"}); }
 BENCHMARK(BM_StreamVerbDump)->Unit(benchmark::kMillisecond)->UseRealTime();
 void BM_StreamVerbExport(benchmark::State& state) { RunVerb(state, {"export", "-o", "/dev/null"}); }

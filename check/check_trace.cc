@@ -120,6 +120,9 @@ class CreationIndex : public TransitionObserver {
   }
   const absl::flat_hash_map<uint64_t, std::vector<uint64_t>>& seqs() const { return seqs_; }
 
+ protected:
+  absl::flat_hash_map<uint64_t, std::vector<uint64_t>>& mutable_seqs() { return seqs_; }
+
  private:
   absl::flat_hash_map<uint64_t, std::vector<uint64_t>> seqs_;
 };
@@ -136,7 +139,22 @@ absl::StatusOr<CheckResult> CheckTrace(const CheckOptions& options,
   return result;
 }
 
-class StreamCheck::Creations : public CreationIndex {};
+// Streaming: the latest kKept creations of each handle (bounded memory). A finding is about
+// the handle's latest creation at or before its seq, and findings are flagged at most a few
+// calls after it (deadlines: when the call returns), so older creations are never asked for
+// unless a handle value was reused kKept times within one call.
+class StreamCheck::Creations : public CreationIndex {
+ public:
+  static constexpr size_t kKept = 16;
+  void OnTransition(const TransitionEvent& t) override {
+    CreationIndex::OnTransition(t);
+    if (t.from != State::kNone || t.handle == 0) return;
+    auto it = mutable_seqs().find(t.handle);
+    if (it == mutable_seqs().end() || it->second.size() <= kKept) return;
+    std::vector<uint64_t>& v = it->second;
+    v.erase(v.begin(), v.end() - static_cast<ptrdiff_t>(kKept));
+  }
+};
 
 StreamCheck::StreamCheck(const CheckOptions& options, const format::TokenTable& handles,
                          TraceReplay replay, bool may_have_holes)

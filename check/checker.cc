@@ -1,5 +1,7 @@
 #include "check/checker.h"
 
+#include <algorithm>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "check/internal/checker_impl.h"
@@ -14,6 +16,7 @@ absl::StatusOr<CheckResult> Checker::Impl::Run(absl::Span<const Event> events,
                                                const format::TokenTable& handles) {
   env_.Begin(events, handles);
   added_ = prev_seq_ = 0;
+  compact_at_ = env_.options().compact_above;
   for (const Event& e : events) {
     if (absl::Status st = Add(e); !st.ok()) return st;
   }
@@ -23,6 +26,7 @@ absl::StatusOr<CheckResult> Checker::Impl::Run(absl::Span<const Event> events,
 void Checker::Impl::Begin(const format::TokenTable& handles, TraceReplay replay) {
   env_.BeginStream(handles, std::move(replay));
   added_ = prev_seq_ = 0;
+  compact_at_ = env_.options().compact_above;
 }
 
 absl::Status Checker::Impl::Add(const Event& e) {
@@ -40,6 +44,12 @@ absl::Status Checker::Impl::Add(const Event& e) {
   if (e.seq > t_.gpu.next_deadline()) t_.gpu.ResolveDeadlines(e.seq);
   OnEvent(e);
   if (e.annotation != 0 && env_.options().strings != nullptr) OnAnnotation(e);
+  const size_t held = t_.records();
+  if (env_.options().compact_above == 0 || held >= compact_at_) {
+    t_.Compact(env_);
+    compact_at_ = std::max(
+        {env_.options().compact_above, 2 * t_.records(), t_.records() + env_.slot_count() / 8});
+  }
   return absl::OkStatus();
 }
 
@@ -316,6 +326,7 @@ void Checker::Begin(const format::TokenTable& handles, TraceReplay replay) {
 }
 absl::Status Checker::Add(const format::Event& event) { return impl_->Add(event); }
 CheckResult Checker::Finish() { return impl_->Finish(); }
+size_t Checker::records_held() const { return impl_->records_held(); }
 
 absl::StatusOr<CheckResult> Check(absl::Span<const format::Event> events,
                                   const format::TokenTable& handles, const CheckOptions& options) {

@@ -63,6 +63,11 @@ struct CheckOptions {
   // The trace's string table (annotations of a .cltrace), or nullptr. R5 is judged from the
   // recorder's "table-rewrite (R5)" notes, which only binary traces carry.
   const format::TokenTable* strings = nullptr;
+  // Records of finished lifetimes (command lists, objects, local handles, allocations) are
+  // dropped once nothing can reach them, whenever the checker holds this many and twice what
+  // the last such compaction kept (and an eighth of the handle ids): memory follows the live
+  // handles, not the trace. 0: after every event (tests; slow).
+  size_t compact_above = 4096;
   // CheckTrace only: the positions missing from a recording (format::PositionGaps, FORMAT.md
   // §5.5; not owned). Findings about a handle whose history crosses a hole are withheld and
   // summed up in one GAPS warning (docs/rules.md, "Traces with gaps").
@@ -106,6 +111,13 @@ class TransitionObserver {
     (void)e;
     (void)dc_table;
   }
+  // Lifetime `lifetime` of `role` is over: no transition of it follows (its record was
+  // dropped, CheckOptions::compact_above; a context once destroyed and its handle value
+  // reused or dropped). Lifetimes still held at the end get no call.
+  virtual void OnRetired(HandleRole role, uint32_t lifetime) {
+    (void)role;
+    (void)lifetime;
+  }
 };
 
 // Re-reads the whole trace in seq order, calling `visit` for every event (for a checker fed
@@ -138,6 +150,10 @@ class Checker {
   void Begin(const format::TokenTable& handles, TraceReplay replay);
   absl::Status Add(const format::Event& event);
   CheckResult Finish();
+
+  // Records the trackers hold now (command lists, IC objects, local handles, allocations):
+  // bounded by the live handles of the trace, not by its length (CheckOptions::compact_above).
+  size_t records_held() const;
 
   class Impl;
 

@@ -1,6 +1,7 @@
 #include "check/lifecycle.h"
 
 #include <algorithm>
+#include <deque>
 #include <memory>
 #include <utility>
 
@@ -17,22 +18,30 @@ absl::string_view CallName(format::CallId c) {
   return ci ? absl::string_view(ci->name) : absl::string_view("?");
 }
 
-// Collects transitions into lifetimes keyed by (role, lifetime number).
+// Collects transitions into lifetimes keyed by (role, lifetime number). Streaming (a sink):
+// only the lifetimes `wanted` are held, and each is handed to the sink once it is over and
+// every lifetime that began before it was handed on (order of first transition).
 class Collector : public TransitionObserver {
  public:
+  Collector() = default;
+  Collector(LifecycleBuilder::Wanted wanted, LifecycleBuilder::Sink sink)
+      : wanted_(std::move(wanted)), sink_(std::move(sink)) {}
+
   void OnTransition(const TransitionEvent& t) override {
-    uint64_t key = (static_cast<uint64_t>(t.role) << 32) | t.lifetime;
-    auto [it, inserted] = index_.try_emplace(key, lifetimes_.size());
-    if (inserted) {
+    uint64_t key = Key(t.role, t.lifetime);
+    auto it = index_.find(key);
+    if (it == index_.end()) {
+      if (wanted_ && !wanted_(t)) return;
+      it = index_.emplace(key, base_ + lifetimes_.size()).first;
       lifetimes_.emplace_back();
-      Lifetime& l = lifetimes_.back();
+      Lifetime& l = lifetimes_.back().l;
       l.role = t.role;
       l.handle = t.handle;
       l.lifetime = t.lifetime;
       l.ic_handle = t.ic_handle;
       l.recording = t.recording;
     }
-    Lifetime& l = lifetimes_[it->second];
+    Lifetime& l = lifetimes_[it->second - base_].l;
     l.context = t.context;
     if (!l.intervals.empty()) l.intervals.back().to_seq = t.seq;
     Interval iv;
@@ -44,11 +53,50 @@ class Collector : public TransitionObserver {
     l.intervals.push_back(iv);
   }
 
-  std::vector<Lifetime> Take() { return std::move(lifetimes_); }
+  void OnRetired(HandleRole role, uint32_t lifetime) override {
+    if (!sink_) return;
+    auto it = index_.find(Key(role, lifetime));
+    if (it == index_.end()) return;
+    lifetimes_[it->second - base_].over = true;
+    while (!lifetimes_.empty() && lifetimes_.front().over) Pop();
+  }
+
+  // Streaming: hands every lifetime still held to the sink, in order.
+  void Drain() {
+    while (!lifetimes_.empty()) Pop();
+  }
+  // The lifetimes held (all of them without a sink).
+  size_t held() const { return lifetimes_.size(); }
+
+  std::vector<Lifetime> Take() {
+    std::vector<Lifetime> out;
+    out.reserve(lifetimes_.size());
+    for (Entry& e : lifetimes_) out.push_back(std::move(e.l));
+    lifetimes_.clear();
+    return out;
+  }
 
  private:
-  absl::flat_hash_map<uint64_t, size_t> index_;
-  std::vector<Lifetime> lifetimes_;
+  struct Entry {
+    Lifetime l;
+    bool over = false;
+  };
+  static uint64_t Key(HandleRole role, uint32_t lifetime) {
+    return (static_cast<uint64_t>(role) << 32) | lifetime;
+  }
+  void Pop() {
+    Lifetime& l = lifetimes_.front().l;
+    index_.erase(Key(l.role, l.lifetime));
+    sink_(l);
+    lifetimes_.pop_front();
+    ++base_;
+  }
+
+  LifecycleBuilder::Wanted wanted_;
+  LifecycleBuilder::Sink sink_;
+  absl::flat_hash_map<uint64_t, size_t> index_;  // key -> position (base_ = the front's)
+  std::deque<Entry> lifetimes_;
+  size_t base_ = 0;
 };
 
 }  // namespace
@@ -67,7 +115,8 @@ std::vector<const Lifetime*> Lifecycle::Of(uint64_t handle) const {
 }
 
 struct LifecycleBuilder::State {
-  explicit State(const CheckOptions& options) : checker(options) {
+  State(const CheckOptions& options, Wanted wanted, Sink sink)
+      : collector(std::move(wanted), std::move(sink)), checker(options) {
     checker.set_observer(&collector);
   }
   Collector collector;
@@ -76,9 +125,16 @@ struct LifecycleBuilder::State {
 
 LifecycleBuilder::LifecycleBuilder(const format::TokenTable& handles, TraceReplay replay,
                                    const CheckOptions& options)
-    : s_(std::make_unique<State>(options)) {
+    : LifecycleBuilder(handles, std::move(replay), options, nullptr, nullptr) {}
+
+LifecycleBuilder::LifecycleBuilder(const format::TokenTable& handles, TraceReplay replay,
+                                   const CheckOptions& options, Wanted wanted, Sink sink)
+    : s_(std::make_unique<State>(options, std::move(wanted), std::move(sink))) {
   s_->checker.Begin(handles, std::move(replay));
 }
+
+size_t LifecycleBuilder::lifetimes_held() const { return s_->collector.held(); }
+size_t LifecycleBuilder::records_held() const { return s_->checker.records_held(); }
 
 LifecycleBuilder::~LifecycleBuilder() = default;
 
@@ -89,6 +145,14 @@ Lifecycle LifecycleBuilder::Finish() {
   lc.check = s_->checker.Finish();
   lc.calls = lc.check.calls;
   lc.lifetimes = s_->collector.Take();
+  return lc;
+}
+
+Lifecycle LifecycleBuilder::FinishStream() {
+  Lifecycle lc;
+  lc.check = s_->checker.Finish();
+  lc.calls = lc.check.calls;
+  s_->collector.Drain();
   return lc;
 }
 

@@ -13,6 +13,7 @@
 #define CLTRACE_CHECK_LIFECYCLE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -70,13 +71,27 @@ absl::StatusOr<Lifecycle> AnalyzeLifecycle(absl::Span<const format::Event> event
 // AnalyzeLifecycle for a trace fed event by event in seq order (format/seq_stream.h): holds
 // the calls still open, the handles' states and the lifetimes found. `replay` re-reads the
 // trace (Checker::Begin). Add's errors are AnalyzeLifecycle's.
+//
+// Streaming out (the second constructor): only the lifetimes `wanted` (asked with the first
+// transition of each) are held, and each goes to `sink` as soon as it is over and every
+// lifetime that began before it went (the order of Lifecycle::lifetimes); FinishStream hands
+// on the rest and returns the Lifecycle without lifetimes. Memory then follows the lifetimes
+// that began since the oldest one still going, not the trace.
 class LifecycleBuilder {
  public:
+  using Wanted = std::function<bool(const TransitionEvent& first)>;
+  using Sink = std::function<void(const Lifetime&)>;
   LifecycleBuilder(const format::TokenTable& handles, TraceReplay replay,
                    const CheckOptions& options = {});
+  LifecycleBuilder(const format::TokenTable& handles, TraceReplay replay,
+                   const CheckOptions& options, Wanted wanted, Sink sink);
   ~LifecycleBuilder();
   absl::Status Add(const format::Event& e);
   Lifecycle Finish();
+  Lifecycle FinishStream();
+  // Lifetimes held now, and the checker's records (Checker::records_held).
+  size_t lifetimes_held() const;
+  size_t records_held() const;
 
  private:
   struct State;

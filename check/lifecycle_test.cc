@@ -1,7 +1,14 @@
 #include "check/lifecycle.h"
 
+#include <algorithm>
+#include <filesystem>
+#include <limits>
+#include <string>
+#include <vector>
+
 #include "check/testing/check_fixture.h"
 #include "ddi/catalog.h"
+#include "format/load_trace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -117,6 +124,90 @@ TEST_F(LifecycleTest, ReusedHandleValueStartsANewLifetime) {
   EXPECT_NE(of[0]->lifetime, of[1]->lifetime);
   EXPECT_EQ(of[0]->intervals.back().state, State::kDestroyed);
   EXPECT_EQ(of[1]->intervals.back().state, State::kValid);
+}
+
+// `t` repeated `reps` times with shifted positions and the same handle values every time.
+std::vector<format::Event> RepeatedEvents(const format::LoadedTrace& t, int reps) {
+  uint64_t span = 0;
+  for (const format::Event& e : t.events) span = std::max({span, e.seq, e.end});
+  std::vector<format::Event> out;
+  for (int rep = 0; rep < reps; ++rep) {
+    const uint64_t shift = static_cast<uint64_t>(rep) * span;
+    for (format::Event e : t.events) {
+      e.seq += shift;
+      if (e.end != 0) e.end += shift;
+      if (e.parent != 0) e.parent += shift;
+      out.push_back(std::move(e));
+    }
+  }
+  return out;
+}
+
+// Streamed out as lifetimes end (compacting after every event, so they end as early as they
+// can), the lifetimes are those AnalyzeLifecycle keeps to the end, in the same order.
+TEST(LifecycleStreamTest, StreamedLifetimesAreTheWholeRunsOnTheCorpus) {
+  std::vector<std::string> traces;
+  for (const auto& f : std::filesystem::directory_iterator("corpus/traces"))
+    if (f.path().extension() == ".cltrace") traces.push_back(f.path().string());
+  std::sort(traces.begin(), traces.end());
+  ASSERT_GE(traces.size(), 20u) << "run from the source root";
+  size_t streamed_early = 0;
+  for (const std::string& path : traces) {
+    SCOPED_TRACE(path);
+    absl::StatusOr<format::LoadedTrace> t = format::LoadTrace(path);
+    ASSERT_TRUE(t.ok()) << t.status();
+    const std::vector<format::Event> events = RepeatedEvents(*t, 3);
+    CheckOptions whole_options;
+    whole_options.compact_above = std::numeric_limits<size_t>::max();
+    absl::StatusOr<Lifecycle> whole = AnalyzeLifecycle(events, t->handles, whole_options);
+    ASSERT_TRUE(whole.ok()) << whole.status();
+    std::vector<std::string> expected;
+    for (const Lifetime& l : whole->lifetimes)
+      if (l.role != HandleRole::kObject) expected.push_back(FormatLifetime(l, t->handles));
+    CheckOptions options;
+    options.compact_above = 0;
+    std::vector<std::string> streamed;
+    LifecycleBuilder builder(
+        t->handles, nullptr, options,
+        [](const TransitionEvent& first) { return first.role != HandleRole::kObject; },
+        [&](const Lifetime& l) { streamed.push_back(FormatLifetime(l, t->handles)); });
+    size_t before_end = 0;
+    for (const format::Event& e : events) {
+      ASSERT_TRUE(builder.Add(e).ok());
+      before_end = streamed.size();
+    }
+    Lifecycle lc = builder.FinishStream();
+    EXPECT_EQ(lc.calls, events.size());
+    EXPECT_EQ(streamed, expected);
+    if (before_end > 0) ++streamed_early;
+  }
+  // Not vacuous: lifetimes did go out before the end of the trace.
+  EXPECT_GT(streamed_early, traces.size() / 2);
+}
+
+// Over a long stream of short lifetimes the lifetimes held stay bounded.
+TEST(LifecycleStreamTest, LifetimesHeldStayBounded) {
+  absl::StatusOr<format::LoadedTrace> t = format::LoadTrace("corpus/traces/smallcl.cltrace");
+  ASSERT_TRUE(t.ok()) << t.status();
+  const std::vector<format::Event> events = RepeatedEvents(*t, 200);
+  size_t printed = 0, most = 0, most_first_half = 0;
+  LifecycleBuilder builder(
+      t->handles, nullptr, CheckOptions{},
+      [](const TransitionEvent& first) { return first.role != HandleRole::kObject; },
+      [&](const Lifetime&) { ++printed; });
+  for (size_t i = 0; i < events.size(); ++i) {
+    ASSERT_TRUE(builder.Add(events[i]).ok());
+    if (i == events.size() / 2) {
+      most_first_half = most;
+      most = 0;
+    }
+    most = std::max(most, builder.lifetimes_held());
+  }
+  builder.FinishStream();
+  EXPECT_GT(printed, 20000u);
+  EXPECT_GT(most, 0u);
+  EXPECT_LE(most, most_first_half);
+  EXPECT_LT(most * 5, printed);  // at most a few compaction intervals (compact_above) held
 }
 
 }  // namespace

@@ -45,7 +45,7 @@ int Column(HandleRole role, State s) {
 
 class StatsObserver : public TransitionObserver {
  public:
-  explicit StatsObserver(TraceStats* s) : s_(s) {}
+  StatsObserver(TraceStats* s, size_t max_deltas) : s_(s), max_deltas_(max_deltas) {}
 
   // Before the checker sees `e` (seq order): remembers it while it is open (a callback made in
   // it looks it up) and forgets the calls that returned before it.
@@ -89,9 +89,25 @@ class StatsObserver : public TransitionObserver {
     int from = Column(t.role, t.from);
     int to = Column(t.role, t.to);
     if (from != to) {
+      // A sampling pass (SampleAt) takes the counts before the first change past a position.
+      while (next_sample_ < sample_at_.size() && t.seq > sample_at_[next_sample_])
+        s_->alive.push_back(Sample(sample_at_[next_sample_++], live_));
       if (from >= 0) --live_[from];
       if (to >= 0) ++live_[to];
-      deltas_.push_back({t.seq, from, to});
+      if (!deltas_overflow_ && deltas_.size() < max_deltas_) {
+        deltas_.push_back({t.seq, from, to});
+      } else if (!deltas_overflow_) {
+        deltas_overflow_ = true;  // sampled in a second pass: the deltas are of no more use
+        std::vector<Delta>().swap(deltas_);
+      }
+      // Peaks as the counts change.
+      if (static_cast<uint32_t>(live_[0]) > s_->peak.command_lists) {
+        s_->peak.command_lists = live_[0];
+        s_->peak.seq = t.seq;
+      }
+      s_->peak.deferred_contexts = std::max<uint32_t>(s_->peak.deferred_contexts, live_[1]);
+      s_->peak.objects = std::max<uint32_t>(s_->peak.objects, live_[2]);
+      s_->peak.locals = std::max<uint32_t>(s_->peak.locals, live_[3]);
     }
     if (t.role == HandleRole::kCommandList) {
       const format::CallInfo* ci = format::GetCall(t.call);
@@ -129,28 +145,39 @@ class StatsObserver : public TransitionObserver {
     }
   }
 
-  void Finish(uint32_t samples) {
-    // Alive over time: replay the deltas against evenly spaced sample positions.
+  // A pass that only samples the alive counts at `positions` (Finish after an overflow).
+  void SampleAt(std::vector<uint64_t> positions) {
+    sample_at_ = std::move(positions);
+    max_deltas_ = 0;
+  }
+  // The samples SampleAt left, once every event was seen.
+  void FinishSampling() {
+    while (next_sample_ < sample_at_.size())
+      s_->alive.push_back(Sample(sample_at_[next_sample_++], live_));
+  }
+  // The sample positions: evenly spaced over the trace.
+  std::vector<uint64_t> SamplePositions(uint32_t samples) const {
     uint64_t first = calls_ == 0 ? 0 : first_;
     uint64_t last = calls_ == 0 ? 0 : last_;
     samples = std::max<uint32_t>(samples, 1);
-    int32_t live[4] = {0, 0, 0, 0};
-    size_t d = 0;
-    for (uint32_t k = 0; k < samples; ++k) {
-      uint64_t at = samples == 1 ? last : first + (last - first) * k / (samples - 1);
-      for (; d < deltas_.size() && deltas_[d].seq <= at; ++d) Apply(deltas_[d], live);
-      s_->alive.push_back(Sample(at, live));
-    }
-    int32_t cur[4] = {0, 0, 0, 0};
-    for (const Delta& x : deltas_) {
-      Apply(x, cur);
-      if (static_cast<uint32_t>(cur[0]) > s_->peak.command_lists) {
-        s_->peak.command_lists = cur[0];
-        s_->peak.seq = x.seq;
+    std::vector<uint64_t> at;
+    for (uint32_t k = 0; k < samples; ++k)
+      at.push_back(samples == 1 ? last : first + (last - first) * k / (samples - 1));
+    return at;
+  }
+  // The deltas were not all kept (more than max_deltas): the samples need a second pass.
+  bool deltas_overflow() const { return deltas_overflow_; }
+
+  void Finish(uint32_t samples) {
+    // Alive over time: replay the deltas against evenly spaced sample positions (after an
+    // overflow the caller samples in a second pass instead).
+    if (!deltas_overflow_) {
+      int32_t live[4] = {0, 0, 0, 0};
+      size_t d = 0;
+      for (uint64_t at : SamplePositions(samples)) {
+        for (; d < deltas_.size() && deltas_[d].seq <= at; ++d) Apply(deltas_[d], live);
+        s_->alive.push_back(Sample(at, live));
       }
-      s_->peak.deferred_contexts = std::max<uint32_t>(s_->peak.deferred_contexts, cur[1]);
-      s_->peak.objects = std::max<uint32_t>(s_->peak.objects, cur[2]);
-      s_->peak.locals = std::max<uint32_t>(s_->peak.locals, cur[3]);
     }
     for (auto& [key, n] : counts_) s_->callbacks.push_back({key.first, key.second, n});
     std::sort(s_->callbacks.begin(), s_->callbacks.end(),
@@ -192,7 +219,13 @@ class StatsObserver : public TransitionObserver {
   std::vector<std::pair<uint64_t, uint64_t>> ends_;  // (end, seq) of open_, a min-heap
   absl::flat_hash_map<std::pair<std::string, std::string>, uint64_t> counts_;
   int32_t live_[4] = {0, 0, 0, 0};
+  // The changes of the alive counts, for sampling at the end; at most max_deltas_ of them
+  // (16 bytes each): beyond, the samples are taken in a second pass (bounded memory).
   std::vector<Delta> deltas_;
+  size_t max_deltas_;
+  bool deltas_overflow_ = false;
+  std::vector<uint64_t> sample_at_;  // SampleAt
+  size_t next_sample_ = 0;
   absl::flat_hash_map<uint64_t, uint32_t> drained_;  // DC handle -> RecycleCommandList count
 };
 
@@ -208,7 +241,8 @@ double TraceStats::recycled_per_finish_mean() const {
 }
 
 struct StatsBuilder::State {
-  explicit State(uint32_t samples) : samples(samples), observer(&stats), checker(Options()) {
+  explicit State(uint32_t samples, size_t max_deltas)
+      : samples(samples), observer(&stats, max_deltas), checker(Options()) {
     checker.set_observer(&observer);
   }
   static CheckOptions Options() {
@@ -217,13 +251,17 @@ struct StatsBuilder::State {
     return options;
   }
   uint32_t samples;
+  TraceReplay replay;
   TraceStats stats;
   StatsObserver observer;
   Checker checker;
 };
 
-StatsBuilder::StatsBuilder(const format::TokenTable& handles, TraceReplay replay, uint32_t samples)
-    : s_(std::make_unique<State>(samples)) {
+StatsBuilder::StatsBuilder(const format::TokenTable& handles, TraceReplay replay, uint32_t samples,
+                           size_t max_deltas)
+    : s_(std::make_unique<State>(samples, max_deltas)) {
+  s_->replay = replay;
+  handles_ = &handles;
   s_->checker.Begin(handles, std::move(replay));
 }
 
@@ -240,18 +278,38 @@ TraceStats StatsBuilder::Finish() {
   CheckResult r = s_->checker.Finish();
   s_->stats.calls = r.calls;
   s_->observer.Finish(s_->samples);
+  if (s_->observer.deltas_overflow()) {
+    // Too many changes of the alive counts were seen to keep them all: now that the sample
+    // positions are known, a second pass over the trace takes the samples as it goes.
+    TraceStats sampled;
+    StatsObserver sampler(&sampled, 0);
+    sampler.SampleAt(s_->observer.SamplePositions(s_->samples));
+    Checker checker(State::Options());
+    checker.set_observer(&sampler);
+    checker.Begin(*handles_, s_->replay);
+    if (s_->replay) {
+      (void)s_->replay([&](const format::Event& e) {
+        sampler.Enter(e);
+        (void)checker.Add(e);
+      });
+    }
+    (void)checker.Finish();
+    sampler.FinishSampling();
+    s_->stats.alive = std::move(sampled.alive);
+  }
   return std::move(s_->stats);
 }
 
 absl::StatusOr<TraceStats> ComputeStats(absl::Span<const format::Event> events,
-                                        const format::TokenTable& handles, uint32_t samples) {
+                                        const format::TokenTable& handles, uint32_t samples,
+                                        size_t max_deltas) {
   StatsBuilder builder(
       handles,
       [events](const std::function<void(const format::Event&)>& visit) {
         for (const format::Event& e : events) visit(e);
         return absl::OkStatus();
       },
-      samples);
+      samples, max_deltas);
   for (const format::Event& e : events) {
     if (absl::Status st = builder.Add(e); !st.ok()) return st;
   }

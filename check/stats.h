@@ -68,9 +68,14 @@ struct TraceStats {
 // ComputeStats for a trace fed event by event in seq order (format/seq_stream.h): holds the
 // calls still open, the handles' states and one entry per change of the alive counts.
 // `replay` re-reads the trace (Checker::Begin). Add's errors are ComputeStats'.
+//
+// Memory: the checker's live state (CheckOptions::compact_above) and up to `max_deltas`
+// changes of the alive counts (16 bytes each); a trace with more is read a second time
+// (`replay`) at Finish to take the alive-over-time samples.
 class StatsBuilder {
  public:
-  StatsBuilder(const format::TokenTable& handles, TraceReplay replay, uint32_t samples = 16);
+  StatsBuilder(const format::TokenTable& handles, TraceReplay replay, uint32_t samples = 16,
+               size_t max_deltas = size_t{1} << 18);
   ~StatsBuilder();
   absl::Status Add(const format::Event& e);
   TraceStats Finish();
@@ -78,11 +83,14 @@ class StatsBuilder {
  private:
   struct State;
   std::unique_ptr<State> s_;
+  const format::TokenTable* handles_ = nullptr;
 };
 
-// `samples` = number of rows of the alive-over-time table (at least 1).
+// `samples` = number of rows of the alive-over-time table (at least 1); `max_deltas` as for
+// StatsBuilder.
 absl::StatusOr<TraceStats> ComputeStats(absl::Span<const format::Event> events,
-                                        const format::TokenTable& handles, uint32_t samples = 16);
+                                        const format::TokenTable& handles, uint32_t samples = 16,
+                                        size_t max_deltas = size_t{1} << 18);
 
 }  // namespace cltrace::check
 

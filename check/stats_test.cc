@@ -1,6 +1,12 @@
 #include "check/stats.h"
 
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
 #include "check/testing/check_fixture.h"
+#include "format/load_trace.h"
 
 namespace cltrace::check::testing {
 namespace {
@@ -56,6 +62,42 @@ TEST_F(StatsTest, CallbacksPerDdiByTable) {
   for (const CallbackCount& c : s->callbacks)
     dc_seen |= c.ddi == "DC::Draw" && c.callback == "PerformAmortizedProcessingCb";
   EXPECT_TRUE(dc_seen);
+}
+
+// With no room for the changes of the alive counts (max_deltas 0) the samples come from a
+// second pass over the trace: every figure is the same as with them all kept.
+TEST(StatsBoundedTest, SamplingInASecondPassGivesTheSameStatsOnTheCorpus) {
+  std::vector<std::string> traces;
+  for (const auto& f : std::filesystem::directory_iterator("corpus/traces"))
+    if (f.path().extension() == ".cltrace") traces.push_back(f.path().string());
+  std::sort(traces.begin(), traces.end());
+  ASSERT_GE(traces.size(), 20u) << "run from the source root";
+  size_t sampled_something = 0;
+  for (const std::string& path : traces) {
+    SCOPED_TRACE(path);
+    absl::StatusOr<format::LoadedTrace> t = format::LoadTrace(path);
+    ASSERT_TRUE(t.ok()) << t.status();
+    absl::StatusOr<TraceStats> kept = ComputeStats(t->events, t->handles, 7);
+    absl::StatusOr<TraceStats> again = ComputeStats(t->events, t->handles, 7, /*max_deltas=*/0);
+    ASSERT_TRUE(kept.ok() && again.ok());
+    ASSERT_EQ(again->alive.size(), kept->alive.size());
+    for (size_t i = 0; i < kept->alive.size(); ++i) {
+      const AliveSample& a = kept->alive[i];
+      const AliveSample& b = again->alive[i];
+      EXPECT_EQ(
+          std::vector<uint64_t>({b.seq, b.command_lists, b.deferred_contexts, b.objects, b.locals}),
+          std::vector<uint64_t>({a.seq, a.command_lists, a.deferred_contexts, a.objects, a.locals}))
+          << "sample " << i;
+      sampled_something += a.objects + a.command_lists;
+    }
+    EXPECT_EQ(again->peak.command_lists, kept->peak.command_lists);
+    EXPECT_EQ(again->peak.seq, kept->peak.seq);
+    EXPECT_EQ(again->peak.objects, kept->peak.objects);
+    EXPECT_EQ(again->peak.locals, kept->peak.locals);
+    EXPECT_EQ(again->peak.deferred_contexts, kept->peak.deferred_contexts);
+    EXPECT_EQ(again->callbacks.size(), kept->callbacks.size());
+  }
+  EXPECT_GT(sampled_something, 0u);
 }
 
 }  // namespace

@@ -33,26 +33,48 @@ int RunLifecycleVerb(const std::vector<std::string>& args, std::ostream& out, st
   std::unique_ptr<check::LifecycleBuilder> builder;
   LifecycleOptions options;
   const format::TokenTable* handles = nullptr;
+  uint64_t want = 0;  // the --handle's id once it is defined
+  size_t shown = 0;
+  // Which lifetimes are printed: every one but IC objects, or those of --handle (and the local
+  // handles standing for it). The handle is defined before any call names it.
+  auto wanted = [&](const check::TransitionEvent& first) {
+    if (options.handle.empty()) return first.role != check::HandleRole::kObject;
+    if (want == 0) {
+      int64_t id = handles->Find(options.handle);
+      if (id <= 0) return false;
+      want = static_cast<uint64_t>(id);
+    }
+    return first.handle == want || first.ic_handle == want;
+  };
+  // Each lifetime is printed once it is over (in the order they began): the trace's lifetimes
+  // are not all held (check::LifecycleBuilder).
+  auto print = [&](const check::Lifetime& l) {
+    out << check::FormatLifetime(l, *handles);
+    ++shown;
+  };
   return StreamVerbOnTrace(
       "lifecycle", args, LifecycleArgSpec(kUsage), out, err,
       [&](const ParsedArgs& parsed, const format::SeqStream& in) {
         options.handle = parsed.Option("--handle").value_or("");
         handles = &in.handles();
         builder = std::make_unique<check::LifecycleBuilder>(
-            in.handles(), ReplayOf(parsed.positional[0], parsed.Flag("--salvage")), options.check);
+            in.handles(), ReplayOf(parsed.positional[0], parsed.Flag("--salvage")), options.check,
+            wanted, print);
         return StreamWork{[&](const format::Event& e) { return builder->Add(e); },
                           [&](const absl::Status& add_error) {
-                            // The handle is looked up once every definition was read.
-                            absl::StatusOr<uint64_t> want = LifecycleHandle(options, *handles);
-                            if (!want.ok()) {
-                              err << want.status().message() << "\n";
+                            // An unknown handle is told once every definition was read.
+                            absl::StatusOr<uint64_t> known = LifecycleHandle(options, *handles);
+                            if (!known.ok()) {
+                              err << known.status().message() << "\n";
                               return static_cast<int>(kExitBadInput);
                             }
                             if (!add_error.ok()) {
                               err << "cltrace lifecycle: " << add_error.message() << "\n";
                               return static_cast<int>(kExitBadInput);
                             }
-                            return PrintLifecycle(builder->Finish(), *want, *handles, out);
+                            check::Lifecycle lc = builder->FinishStream();
+                            out << "# " << shown << " lifetimes, " << lc.calls << " calls\n";
+                            return static_cast<int>(kExitOk);
                           }};
       });
 }

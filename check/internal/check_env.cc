@@ -20,6 +20,14 @@ void CheckEnv::TrackOpen(const Event& e) {
     open_.erase(ends_.back().second);
     ends_.pop_back();
   }
+  has_leaf_ = false;
+  if (e.end == e.seq + 1) {
+    // Nothing entered while it ran: it is looked up only until the next call (most calls).
+    // Kept apart, in storage reused call after call, instead of in the map.
+    leaf_ = e;
+    has_leaf_ = true;
+    return;
+  }
   open_.insert_or_assign(e.seq, e);
   if (e.end != 0) {
     ends_.emplace_back(e.end, e.seq);
@@ -41,6 +49,7 @@ void CheckEnv::Begin(absl::Span<const Event> events, const format::TokenTable& h
   replay_ = nullptr;
   open_.clear();
   ends_.clear();
+  has_leaf_ = false;
   events_ = events;
   handles_ = &handles;
   result_ = CheckResult();
@@ -92,6 +101,7 @@ absl::Span<const uint64_t> CheckEnv::ArrayElems(const Event& e, const CallMeta& 
 
 const Event* CheckEnv::FindSeq(uint64_t seq) const {
   if (streaming_) {
+    if (has_leaf_ && leaf_.seq == seq) return &leaf_;
     auto it = open_.find(seq);
     return it == open_.end() ? nullptr : &it->second;
   }

@@ -38,6 +38,10 @@ using format::Domain;
 using format::Event;
 using format::Layer;
 
+// The records the checker drops once nothing reaches them (Trackers::Compact): command lists,
+// IC objects, local handles and allocations, by index in their tracker's vector.
+enum RecordKind : uint8_t { kClRecord, kObjRecord, kLocalRecord, kAllocRecord, kRecordKinds };
+
 constexpr uint64_t kNeverReturned = ~uint64_t{0};
 inline uint64_t EndOf(const Event& e) { return e.end == 0 ? kNeverReturned : e.end; }
 
@@ -158,7 +162,23 @@ class CheckEnv {
     return hr == k_.deviceremoved || hr == k_.dxgi_deviceremoved;
   }
 
+  size_t slot_count() const { return slots_.size(); }
+  // Compaction (check/internal/tracker.h): the records the handle slots name.
+  template <typename F>
+  void ForEachSlotRecord(F f) {
+    for (HandleSlot& s : slots_) {
+      f(RecordKind{kClRecord}, s.cl);
+      f(RecordKind{kObjRecord}, s.obj);
+      f(RecordKind{kObjRecord}, s.rtobj);
+      f(RecordKind{kLocalRecord}, s.local);
+      f(RecordKind{kAllocRecord}, s.alloc);
+    }
+  }
+
   // ---- Transitions ----------------------------------------------------------------------
+  void Retire(HandleRole role, uint32_t lifetime) {
+    if (observer_ != nullptr) observer_->OnRetired(role, lifetime);
+  }
   void Emit(HandleRole role, State from, State to, uint32_t lifetime, uint64_t handle,
             const Event& e, uint64_t context, uint64_t ic_handle, uint32_t recording) {
     if (observer_ == nullptr) return;
@@ -178,6 +198,8 @@ class CheckEnv {
   TraceReplay replay_;
   absl::flat_hash_map<uint64_t, Event> open_;        // streaming: calls not yet returned
   std::vector<std::pair<uint64_t, uint64_t>> ends_;  // (end, seq) of open_, a min-heap
+  Event leaf_;  // streaming: the latest call, when it returned before the next (not in open_)
+  bool has_leaf_ = false;
   const format::TokenTable* handles_ = nullptr;
   CheckResult result_;
   bool dc_table_ = false;

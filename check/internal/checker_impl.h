@@ -36,6 +36,7 @@ class Checker::Impl {
   void Begin(const format::TokenTable& handles, TraceReplay replay);
   absl::Status Add(const Event& e);
   CheckResult Finish();
+  size_t records_held() const { return t_.records(); }
 
  private:
   void Flag(Rule rule, const Event& e, uint64_t handle, std::string message,
@@ -49,7 +50,8 @@ class Checker::Impl {
   static absl::string_view CallName(format::CallId c) { return internal::CheckEnv::CallName(c); }
 
   void OnEvent(const Event& e);
-  uint64_t added_ = 0;  // events judged (Add)
+  uint64_t added_ = 0;     // events judged (Add)
+  size_t compact_at_ = 0;  // records held that trigger the next compaction
   uint64_t prev_seq_ = 0;
   void OnAnnotation(const Event& e);
   void OnAdapterCall(const Event& e, const CallMeta& m);

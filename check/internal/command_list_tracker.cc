@@ -9,7 +9,7 @@ namespace cltrace::check::internal {
 void CommandListTracker::To(int32_t i, State s, const Event& e) {
   CommandList& c = cls_[i];
   State from = Advance(c, s, e);
-  env_.Emit(HandleRole::kCommandList, from, s, static_cast<uint32_t>(i + 1), c.handle, e,
+  env_.Emit(HandleRole::kCommandList, from, s, c.number, c.handle, e,
             c.owner >= 0 ? ctx(c.owner).handle : 0, 0, 0);
 }
 
@@ -48,13 +48,34 @@ bool CommandListTracker::CheckFinishingDc(const Event& e, int32_t d) {
   return dc_ready;
 }
 
-// T1: a fresh lifetime (a handle value reused after its destruction starts anew).
-int32_t CommandListTracker::CreateFresh(const Event& e, uint64_t h, int32_t d) {
+int32_t CommandListTracker::NewList(uint64_t h, uint64_t create_seq) {
   int32_t ci = static_cast<int32_t>(cls_.size());
   cls_.emplace_back();
   cls_[ci].handle = h;
+  cls_[ci].number = ++created_;
+  cls_[ci].create_seq = create_seq;
+  return ci;
+}
+
+void CommandListTracker::MarkRefs(RecordMarks& marks) const {
+  for (const CommandList& c : cls_) {
+    for (int32_t q : c.queries) marks.Mark(kObjRecord, q);
+    for (int32_t m : c.maps) marks.Mark(kObjRecord, m);
+  }
+}
+
+void CommandListTracker::Compact(const RecordRemap& r) {
+  CompactRecords(cls_, r.to[kClRecord]);
+  for (CommandList& c : cls_) {
+    r.ApplyAll(kObjRecord, c.queries);
+    r.ApplyAll(kObjRecord, c.maps);
+  }
+}
+
+// T1: a fresh lifetime (a handle value reused after its destruction starts anew).
+int32_t CommandListTracker::CreateFresh(const Event& e, uint64_t h, int32_t d) {
+  int32_t ci = NewList(h, e.seq);
   cls_[ci].owner = d;
-  cls_[ci].create_seq = e.seq;
   Slot(h).cl = ci;
   To(ci, State::kValid, e);
   PendingCalc p = PendingCalc::After(e, h);
@@ -108,10 +129,7 @@ int32_t CommandListTracker::RecycleCreate(const Event& e, uint64_t h, int32_t d,
       Flag(Rule::kR43, e, h,
            "RecycleCreateCommandList on a handle that was never a command list (only a "
            "Recycled handle may be recycle-created)");
-    ci = static_cast<int32_t>(cls_.size());
-    cls_.emplace_back();
-    cls_[ci].handle = h;
-    cls_[ci].create_seq = e.seq;
+    ci = NewList(h, e.seq);
     s.cl = ci;
   } else {
     CheckRecycleCreateFrom(e, h, ci, d);

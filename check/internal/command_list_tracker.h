@@ -24,6 +24,7 @@ namespace cltrace::check::internal {
 
 struct CommandList {
   uint64_t handle = 0;
+  uint32_t number = 0;  // lifetime number (1, 2, ... in creation order; TransitionEvent)
   State state = State::kNone;
   int32_t owner = -1;     // DC that recorded it
   int32_t cache_dc = -1;  // DC whose cache holds it (RC)
@@ -53,7 +54,13 @@ class CommandListTracker : public TrackerBase {
   void OnDcRecycle(const Event& e, const CallMeta& m, int32_t dc);
   void OnDcExecute(const Event& e, const CallMeta& m, int32_t dc);
 
+  // Compaction (Trackers::Compact): what the lists refer to; drops the lists `r` drops.
+  void MarkRefs(RecordMarks& marks) const;
+  void Compact(const RecordRemap& r);
+
  private:
+  // A new list record for handle `h` (its lifetime number is the next one).
+  int32_t NewList(uint64_t h, uint64_t create_seq);
   // The DC a Finish ends must be recording, with no open query or map (R53, R29, R52).
   bool CheckFinishingDc(const Event& e, int32_t d);
   // The list handle `h` of IC-table call `fn` names (its index in *index when given); null when
@@ -72,6 +79,7 @@ class CommandListTracker : public TrackerBase {
   int32_t NestedTarget(const Event& e, uint64_t h, int32_t dc);
 
   std::vector<CommandList> cls_;
+  uint32_t created_ = 0;  // lists ever made (the last lifetime number)
 };
 
 }  // namespace cltrace::check::internal

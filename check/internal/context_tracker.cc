@@ -24,6 +24,31 @@ void ContextTracker::To(int32_t c, State s, const Event& e) {
             static_cast<uint32_t>(c + 1), x.handle, e, 0, 0, x.recording);
 }
 
+void ContextTracker::MarkRefs(RecordMarks& marks) const {
+  for (const Ctx& x : ctxs_) {
+    for (int32_t o : x.rec_queries) marks.Mark(kObjRecord, o);
+    for (int32_t o : x.rec_maps) marks.Mark(kObjRecord, o);
+  }
+}
+
+void ContextTracker::Remap(const RecordRemap& r) {
+  for (Ctx& x : ctxs_) {
+    r.ApplyAll(kObjRecord, x.rec_queries);
+    r.ApplyAll(kObjRecord, x.rec_maps);
+  }
+}
+
+void ContextTracker::RetireFinished() {
+  for (size_t c = 0; c < ctxs_.size(); ++c) {
+    Ctx& x = ctxs_[c];
+    if (x.retired || (x.state != State::kDestroyed && x.state != State::kCreateFailed)) continue;
+    if (x.handle != 0 && Slot(x.handle).ctx == static_cast<int32_t>(c)) continue;
+    x.retired = true;
+    env_.Retire(x.dc ? HandleRole::kDeferredContext : HandleRole::kImmediateContext,
+                static_cast<uint32_t>(c + 1));
+  }
+}
+
 void DomainSlot::Hold(const Event& e, Rule r) {
   uint64_t e_end = EndOf(e);
   if (used && e_end <= end) return;

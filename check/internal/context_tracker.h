@@ -40,6 +40,7 @@ struct DomainSlot {
 
 struct Ctx {
   bool dc = false;
+  bool retired = false;   // its lifetime is over (RetireFinished)
   bool implicit = false;  // first seen as an hDevice, never created in the trace
   State state = State::kNone;
   uint64_t handle = 0;
@@ -138,6 +139,13 @@ class ContextTracker : public TrackerBase {
   void OnAmortizedCb(const Event& e, const CallMeta& m);
   // A pfnRenderCb inside a call of IC `ic` (R71).
   void OnIcSubmit(const Event& e, int32_t ic);
+
+  // Compaction (Trackers::Compact): the objects recordings began, ended or mapped.
+  void MarkRefs(RecordMarks& marks) const;
+  void Remap(const RecordRemap& r);
+  // Tells the observer of the contexts whose lifetime is over: destroyed (or failed) and
+  // their handle value gone on to another context.
+  void RetireFinished();
 
  private:
   int32_t NewImplicit(uint64_t h, const CallMeta& m, const Event& e);

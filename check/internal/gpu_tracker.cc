@@ -20,6 +20,75 @@ bool GpuTracker::Deallocated(int32_t o, uint64_t by) const {
   return true;
 }
 
+void GpuTracker::ForgetDeallocated() {
+  // Every allocation of such an object was deallocated before now: a later Flush would pass
+  // over it (Deallocated at any later position), so it need not wait there.
+  for (DeviceWork& w : devices_) {
+    for (auto* list : {&w.destroyed_shared, &w.destroyed_queued}) {
+      list->erase(std::remove_if(list->begin(), list->end(),
+                                 [&](int32_t o) { return Deallocated(o, kNeverReturned - 1); }),
+                  list->end());
+    }
+  }
+}
+
+void GpuTracker::MarkRefs(RecordMarks& marks) const {
+  // Objects are marked here before the allocations (MarkAllocations) are.
+  for (const DeviceWork& w : devices_) {
+    for (int32_t o : w.destroyed_shared) marks.Mark(kObjRecord, o);
+    for (int32_t o : w.destroyed_queued) marks.Mark(kObjRecord, o);
+  }
+  for (const Deadline& d : deadlines_) {
+    for (int32_t o : d.objs) marks.Mark(kObjRecord, o);
+    if (d.kind == Deadline::kPrimaryDeallocated) marks.Mark(kObjRecord, d.index);
+  }
+  // R70: at its DestroyDevice, a device counts its destroyed resources not deallocated.
+  std::vector<uint8_t> draining(t_.contexts.size(), 0);
+  for (const Deadline& d : deadlines_)
+    if (d.kind == Deadline::kDeviceDrained && d.index >= 0) draining[d.index] = 1;
+  for (const Allocation& a : allocs_) {
+    if (a.dealloc_seq != 0 || a.obj < 0) continue;
+    const Object& o = obj(a.obj);
+    if (o.state == State::kDestroyed && o.device >= 0 &&
+        (ctx(o.device).state != State::kDestroyed || draining[o.device]))
+      marks.Mark(kObjRecord, a.obj);
+  }
+  // An allocation a handle still names reaches its object (a later pfnDeallocateCb, R67).
+  for (size_t i = 0; i < allocs_.size(); ++i) {
+    if (marks.Kept(kAllocRecord, static_cast<int32_t>(i))) marks.Mark(kObjRecord, allocs_[i].obj);
+  }
+}
+
+void GpuTracker::MarkAllocations(RecordMarks& marks) const {
+  for (const auto& [o, ids] : obj_allocs_) {
+    if (!marks.Kept(kObjRecord, o)) continue;
+    for (int32_t a : ids) marks.Mark(kAllocRecord, a);
+  }
+}
+
+void GpuTracker::Compact(const RecordRemap& r) {
+  CompactRecords(allocs_, r.to[kAllocRecord]);
+  for (Allocation& a : allocs_) r.Apply(kObjRecord, a.obj);
+  absl::flat_hash_map<int32_t, absl::InlinedVector<int32_t, 1>> by_obj;
+  for (auto& [o, ids] : obj_allocs_) {
+    const int32_t to = r(kObjRecord, o);
+    if (to < 0) continue;
+    absl::InlinedVector<int32_t, 1>& v = by_obj[to];
+    for (int32_t a : ids) {
+      if (int32_t na = r(kAllocRecord, a); na >= 0) v.push_back(na);
+    }
+  }
+  obj_allocs_ = std::move(by_obj);
+  for (DeviceWork& w : devices_) {
+    r.ApplyAll(kObjRecord, w.destroyed_shared);
+    r.ApplyAll(kObjRecord, w.destroyed_queued);
+  }
+  for (Deadline& d : deadlines_) {
+    r.ApplyAll(kObjRecord, d.objs);
+    if (d.kind == Deadline::kPrimaryDeallocated) r.Apply(kObjRecord, d.index);
+  }
+}
+
 void GpuTracker::EnterHContext(const Event& e, uint64_t hcontext) {
   if (hcontext == 0) return;
   DomainSlot& d = hcontext_domain_[hcontext];

@@ -135,6 +135,15 @@ class GpuTracker : public TrackerBase {
   }
   const std::vector<Allocation>& allocations() const { return allocs_; }
 
+  // Compaction (Trackers::Compact). MarkRefs: the objects queued for deadlines and R68, and
+  // every object with an allocation not yet deallocated (R70 counts those at DestroyDevice).
+  // MarkAllocations, once the objects are decided: the allocations of kept objects.
+  // First: forgets the destroyed resources queued for a Flush that are already deallocated.
+  void ForgetDeallocated();
+  void MarkRefs(RecordMarks& marks) const;
+  void MarkAllocations(RecordMarks& marks) const;
+  void Compact(const RecordRemap& r);
+
  private:
   struct Parent;  // the enclosing call of a callback and its context
   void EnterHContext(const Event& e, uint64_t hcontext);

@@ -11,8 +11,52 @@ void LocalTracker::To(int32_t i, State s, const Event& e) {
   Local& l = locals_[i];
   State from = Advance(l, s, e);
   uint64_t ic = l.is_cl ? cl(l.target).handle : obj(l.target).handle;
-  env_.Emit(HandleRole::kLocal, from, s, static_cast<uint32_t>(i + 1), l.handle, e,
-            ctx(l.dc).handle, ic, l.recording);
+  env_.Emit(HandleRole::kLocal, from, s, l.number, l.handle, e, ctx(l.dc).handle, ic, l.recording);
+}
+
+void LocalTracker::MarkRefs(RecordMarks& marks) const {
+  for (size_t i = 0; i < locals_.size(); ++i) {
+    const Local& l = locals_[i];
+    if (l.state == State::kOpen) marks.Mark(kLocalRecord, static_cast<int32_t>(i));
+    marks.Mark(l.is_cl ? kClRecord : kObjRecord, l.target);
+    marks.Mark(kLocalRecord, l.dep_local);
+  }
+  for (const auto& [key, l] : open_local_) {
+    marks.Mark(kLocalRecord, l);
+    marks.Mark((key >> 32) & 1 ? kClRecord : kObjRecord, static_cast<int32_t>(key & 0xffffffffu));
+  }
+}
+
+void LocalTracker::Compact(const RecordRemap& r) {
+  CompactRecords(locals_, r.to[kLocalRecord]);
+  for (Local& l : locals_) {
+    r.Apply(l.is_cl ? kClRecord : kObjRecord, l.target);
+    r.Apply(kLocalRecord, l.dep_local);
+  }
+  absl::flat_hash_map<uint64_t, int32_t> open;
+  for (const auto& [key, l] : open_local_) {
+    const bool is_cl = (key >> 32) & 1;
+    open[OpenKey(static_cast<int32_t>(key >> 33), is_cl,
+                 r(is_cl ? kClRecord : kObjRecord, static_cast<int32_t>(key & 0xffffffffu)))] =
+        r(kLocalRecord, l);
+  }
+  open_local_ = std::move(open);
+  for (int is_cl = 0; is_cl < 2; ++is_cl) {
+    const RecordKind kind = is_cl ? kClRecord : kObjRecord;
+    std::vector<uint32_t> of;
+    for (size_t i = 0; i < open_of_[is_cl].size(); ++i) {
+      const int32_t to = r(kind, static_cast<int32_t>(i));
+      if (to < 0 || open_of_[is_cl][i] == 0) continue;
+      if (static_cast<size_t>(to) >= of.size()) of.resize(to + 1, 0);
+      of[to] = open_of_[is_cl][i];
+    }
+    open_of_[is_cl] = std::move(of);
+  }
+  absl::flat_hash_map<int32_t, uint64_t> sizes;
+  for (const auto& [c, size] : cl_local_size_) {
+    if (int32_t to = r(kClRecord, c); to >= 0) sizes[to] = size;
+  }
+  cl_local_size_ = std::move(sizes);
 }
 
 int32_t LocalTracker::OpenTarget(const Event& e, const CallMeta& m, int32_t dc, bool is_cl) {
@@ -122,6 +166,7 @@ void LocalTracker::OnOpen(const Event& e, const CallMeta& m, int32_t dc) {
   locals_.emplace_back();
   Local& loc = locals_.back();
   loc.handle = h;
+  loc.number = ++created_;
   loc.dc = dc;
   loc.is_cl = is_cl;
   loc.target = target;

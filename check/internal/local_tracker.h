@@ -26,6 +26,7 @@ namespace cltrace::check::internal {
 
 struct Local {
   uint64_t handle = 0;
+  uint32_t number = 0;  // lifetime number (1, 2, ... in creation order; TransitionEvent)
   int32_t dc = -1;
   bool is_cl = false;
   int32_t target = -1;  // Object index or CommandList index
@@ -79,6 +80,11 @@ class LocalTracker : public TrackerBase {
   // CalcDeferredContextHandleSize the thread's pending creation asked for (R35, R37).
   bool ResolvePending(const Event& e, const CallMeta& m);
 
+  // Compaction (Trackers::Compact): what the local handles refer to (an open one is kept:
+  // CloseAllOn finds it); drops the locals `r` drops and forgets dropped lists and objects.
+  void MarkRefs(RecordMarks& marks) const;
+  void Compact(const RecordRemap& r);
+
  private:
   // The IC object or list a local open names (-1: not judged further).
   int32_t OpenTarget(const Event& e, const CallMeta& m, int32_t dc, bool is_cl);
@@ -101,6 +107,7 @@ class LocalTracker : public TrackerBase {
   absl::flat_hash_map<int32_t, std::vector<std::pair<uint64_t, uint64_t>>> sizes_;
   // R37: CalcDeferredContextHandleSize(HT_COMMANDLIST) answer after a list's creation.
   absl::flat_hash_map<int32_t, uint64_t> cl_local_size_;
+  uint32_t created_ = 0;  // locals ever opened (the last lifetime number)
 };
 
 }  // namespace cltrace::check::internal

@@ -10,7 +10,23 @@ void ObjectTracker::To(int32_t i, State s, const Event& e) {
   Object& o = objs_[i];
   State from = o.state;
   o.state = s;
-  env_.Emit(HandleRole::kObject, from, s, static_cast<uint32_t>(i + 1), o.handle, e, 0, 0, 0);
+  env_.Emit(HandleRole::kObject, from, s, o.number, o.handle, e, 0, 0, 0);
+}
+
+void ObjectTracker::MarkRefs(RecordMarks& marks) const {
+  for (const Object& o : objs_) marks.Mark(kObjRecord, o.dependency);
+  for (const Bindings& b : bind_) {
+    for (const auto& [key, v] : b.slots)
+      for (int32_t o : v) marks.Mark(kObjRecord, o);
+  }
+}
+
+void ObjectTracker::Compact(const RecordRemap& r) {
+  CompactRecords(objs_, r.to[kObjRecord]);
+  for (Object& o : objs_) r.Apply(kObjRecord, o.dependency);
+  for (Bindings& b : bind_) {
+    for (auto& [key, v] : b.slots) r.ApplyAll(kObjRecord, v);
+  }
 }
 
 void ObjectTracker::OnCreate(const Event& e, const CallMeta& m, int32_t ic) {
@@ -20,6 +36,7 @@ void ObjectTracker::OnCreate(const Event& e, const CallMeta& m, int32_t ic) {
   objs_.emplace_back();
   Object& ob = objs_.back();
   ob.handle = h;
+  ob.number = ++created_;
   ob.type = m.object_type;
   ob.device = ic;
   ob.create_seq = e.seq;

@@ -26,6 +26,7 @@ namespace cltrace::check::internal {
 
 struct Object {
   uint64_t handle = 0;
+  uint32_t number = 0;  // lifetime number (1, 2, ... in creation order; TransitionEvent)
   int8_t type = -1;
   State state = State::kNone;
   int32_t device = -1;
@@ -102,11 +103,18 @@ class ObjectTracker : public TrackerBase {
   // DC `dc` ends its recording: the resources it mapped are no longer mapped on it.
   void ForgetMaps(int32_t dc, const std::vector<int32_t>& maps);
 
+  // Compaction (Trackers::Compact): what the objects and bindings refer to; drops the objects
+  // `r` drops.
+  size_t size() const { return objs_.size(); }
+  void MarkRefs(RecordMarks& marks) const;
+  void Compact(const RecordRemap& r);
+
  private:
   void BindSlot(Bindings& b, uint32_t key, uint32_t slot, int32_t obj);
 
   std::vector<Object> objs_;
   std::vector<Bindings> bind_;  // by context
+  uint32_t created_ = 0;        // objects ever made (the last lifetime number)
 };
 
 }  // namespace cltrace::check::internal

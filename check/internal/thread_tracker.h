@@ -66,6 +66,11 @@ class ThreadTracker {
   void Cancel(uint32_t tid, uint64_t create_seq);
   // The thread's current obligation, or nullptr.
   const PendingCalc* Pending(uint32_t tid) const;
+  // The command lists the obligations name (compaction, check/internal/tracker.h).
+  template <typename F>
+  void ForEachList(F f) {
+    for (PendingCalc& p : pending_) f(p.cl);
+  }
 
  private:
   std::vector<PendingCalc> pending_;    // at most one per thread; threads are few

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "check/internal/check_env.h"
 
@@ -21,6 +22,44 @@ struct CommandList;
 struct Object;
 struct Local;
 struct Trackers;  // check/internal/trackers.h
+
+// The records something still refers to (a handle slot, a peer record, a pending deadline):
+// those are kept, every other one is dropped.
+struct RecordMarks {
+  std::vector<uint8_t> keep[kRecordKinds];
+  void Mark(RecordKind k, int32_t i) {
+    if (i >= 0 && static_cast<size_t>(i) < keep[k].size()) keep[k][i] = 1;
+  }
+  bool Kept(RecordKind k, int32_t i) const {
+    return i >= 0 && static_cast<size_t>(i) < keep[k].size() && keep[k][i] != 0;
+  }
+};
+
+// Old index -> new index after a compaction (-1: dropped), per kind.
+struct RecordRemap {
+  std::vector<int32_t> to[kRecordKinds];
+  int32_t operator()(RecordKind k, int32_t i) const {
+    return i < 0 || static_cast<size_t>(i) >= to[k].size() ? -1 : to[k][i];
+  }
+  void Apply(RecordKind k, int32_t& i) const { i = (*this)(k, i); }
+  template <typename Container>
+  void ApplyAll(RecordKind k, Container& c) const {
+    for (int32_t& i : c) Apply(k, i);
+  }
+};
+
+// Moves the kept records of `v` (to[i] >= 0) to the front, in order, and drops the rest.
+template <typename T>
+void CompactRecords(std::vector<T>& v, const std::vector<int32_t>& to) {
+  size_t n = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (to[i] < 0) continue;
+    if (n != i) v[n] = std::move(v[i]);
+    ++n;
+  }
+  v.resize(n);
+  if (v.capacity() > 2 * n + 1024) v.shrink_to_fit();
+}
 
 class TrackerBase {
  protected:

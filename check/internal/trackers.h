@@ -40,6 +40,19 @@ struct Trackers {
   LocalTracker locals;       // context-local handles and their sizes (§3.3)
   GpuTracker gpu;            // kernel callbacks, GPU model, DX6, deadlines
   ThreadTracker threads;     // first calls per thread, R35 obligations
+
+  // Drops the records nothing reaches any more -- a command list, IC object, local handle or
+  // allocation that no handle slot names (its handle value went on to a new lifetime), no
+  // peer record, pending deadline or R35 obligation refers to, that is not an open local
+  // handle (CloseAllOn finds those) and not an object with an allocation still to be
+  // deallocated (R70 counts those) -- and renumbers the rest, in order. Nothing a rule can
+  // still look up is dropped, so findings and transitions are those of a run without it;
+  // memory then follows the live handles, not the length of the trace. Call between events.
+  void Compact(CheckEnv& env);
+  // Records held now (command lists, objects, local handles, allocations).
+  size_t records() const {
+    return lists.size() + objects.size() + locals.size() + gpu.allocations().size();
+  }
 };
 
 inline const Ctx& TrackerBase::ctx(int32_t c) const { return t_.contexts.at(c); }
