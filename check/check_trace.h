@@ -72,6 +72,8 @@ class StreamCheck {
   ~StreamCheck();
   absl::Status Add(const format::Event& e);
   CheckResult Finish(const format::PositionGaps& gaps);
+  // Checker::findings: the findings so far, before any is withheld across gaps.
+  const CheckResult& findings() const { return checker_.findings(); }
 
  private:
   class Creations;

@@ -36,6 +36,7 @@ class Checker::Impl {
   void Begin(const format::TokenTable& handles, TraceReplay replay);
   absl::Status Add(const Event& e);
   CheckResult Finish();
+  const CheckResult& findings() const { return env_.result(); }
 
  private:
   void Flag(Rule rule, const Event& e, uint64_t handle, std::string message,
