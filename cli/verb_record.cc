@@ -330,6 +330,9 @@ class LiveCheck : public recorder::EventObserver {
   // violations not printed yet and returns the result (as `cltrace check` on the trace).
   check::CheckResult Finish() {
     closed_ = true;
+    // Not printed yet: a call after a hole (a killed program's calls in flight) may be about a
+    // handle whose history crosses it, which the verdict withholds. Calls judged live had
+    // every position below them, so nothing printed live is withheld.
     Release(/*all=*/true);
     // The positions never accounted for are the trace's holes (FORMAT.md §5.5).
     format::PositionGaps gaps;
@@ -379,6 +382,7 @@ class LiveCheck : public recorder::EventObserver {
       if (error_.ok()) error_ = checker_->Add(pending_.top());
       pending_.pop();
     }
+    if (all) return;
     const check::CheckResult& so_far = checker_->findings();
     for (; seen_ < so_far.violations.size(); ++seen_) Print(so_far.violations[seen_]);
   }
@@ -581,8 +585,9 @@ int RunRecord(const std::vector<std::string>& args, std::ostream& out, std::ostr
   return code == kExitOk && found ? kExitProblems : code;
 }
 
-const VerbRegistrar kRecord({"record", "run a program with the recorder shim and write its trace",
-                             kUsage, RunRecord});
+const VerbRegistrar kRecord(
+    {"record", "run a program with the recorder shim, write its trace (--check: judge it live)",
+     kUsage, RunRecord});
 
 }  // namespace
 }  // namespace cltrace::cli
