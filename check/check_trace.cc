@@ -156,6 +156,33 @@ class StreamCheck::Creations : public CreationIndex {
   }
 };
 
+// Hands every transition and device call to two observers.
+class StreamCheck::Tee : public TransitionObserver {
+ public:
+  Tee(TransitionObserver* a, TransitionObserver* b) : a_(a), b_(b) {}
+  void OnTransition(const TransitionEvent& t) override {
+    a_->OnTransition(t);
+    b_->OnTransition(t);
+  }
+  void OnDeviceCall(const format::Event& e, bool dc_table) override {
+    a_->OnDeviceCall(e, dc_table);
+    b_->OnDeviceCall(e, dc_table);
+  }
+
+ private:
+  TransitionObserver* a_;
+  TransitionObserver* b_;
+};
+
+void StreamCheck::AddObserver(TransitionObserver* observer) {
+  if (creations_ == nullptr) {
+    checker_.set_observer(observer);
+    return;
+  }
+  tee_ = std::make_unique<Tee>(creations_.get(), observer);
+  checker_.set_observer(tee_.get());
+}
+
 StreamCheck::StreamCheck(const CheckOptions& options, const format::TokenTable& handles,
                          TraceReplay replay, bool may_have_holes)
     : creations_(may_have_holes ? std::make_unique<Creations>() : nullptr),

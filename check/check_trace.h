@@ -72,10 +72,17 @@ class StreamCheck {
   ~StreamCheck();
   absl::Status Add(const format::Event& e);
   CheckResult Finish(const format::PositionGaps& gaps);
+  // One more observer of the checker's transitions (the leak summary of `cltrace check`),
+  // besides the one kept for gaps. Not owned; call before the first Add.
+  void AddObserver(TransitionObserver* observer);
+  // Checker::findings: the findings so far, before any is withheld across gaps.
+  const CheckResult& findings() const { return checker_.findings(); }
 
  private:
   class Creations;
+  class Tee;
   std::unique_ptr<Creations> creations_;
+  std::unique_ptr<Tee> tee_;
   Checker checker_;
   TraceReplay replay_;
 };

@@ -327,6 +327,7 @@ void Checker::Begin(const format::TokenTable& handles, TraceReplay replay) {
 absl::Status Checker::Add(const format::Event& event) { return impl_->Add(event); }
 CheckResult Checker::Finish() { return impl_->Finish(); }
 size_t Checker::records_held() const { return impl_->records_held(); }
+const CheckResult& Checker::findings() const { return impl_->findings(); }
 
 absl::StatusOr<CheckResult> Check(absl::Span<const format::Event> events,
                                   const format::TokenTable& handles, const CheckOptions& options) {

@@ -150,6 +150,10 @@ class Checker {
   void Begin(const format::TokenTable& handles, TraceReplay replay);
   absl::Status Add(const format::Event& event);
   CheckResult Finish();
+  // The findings so far of a run fed event by event (between Begin and Finish): a live
+  // report prints the ones added since it last looked. Finish may still add findings (GPU
+  // deadlines resolved at the end).
+  const CheckResult& findings() const;
 
   // Records the trackers hold now (command lists, IC objects, local handles, allocations):
   // bounded by the live handles of the trace, not by its length (CheckOptions::compact_above).

@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "check/check_trace.h"
 #include "check/rules.h"
+#include "cli/lifecycle_output.h"
 #include "cli/verb.h"
 #include "ddi/catalog.h"
 #include "format/jsonl.h"
@@ -102,7 +103,7 @@ int RunCheck(const check::CheckOptions& options, bool json, absl::Span<const for
 }
 
 int PrintCheckResult(const check::CheckResult& r, bool json, const format::TokenTable& handles,
-                     std::ostream& out) {
+                     std::ostream& out, const LiveHandles* leaks) {
   const check::CheckResult* result = &r;
   if (json) {
     std::string json = absl::StrCat("{\"calls\": ", result->calls, ", \"violations\": [");
@@ -122,6 +123,7 @@ int PrintCheckResult(const check::CheckResult& r, bool json, const format::Token
       out << check::FormatViolation(v, handles) << "\n";
     for (const check::Violation& v : result->warnings)
       out << check::FormatViolation(v, handles) << "\n";
+    if (leaks != nullptr) leaks->PrintLeaks(handles, out);
     out << "# " << result->calls << " calls, " << result->violations.size() << " violations, "
         << result->warnings.size() << " warnings";
     if (result->dropped_findings) out << " (" << result->dropped_findings << " more not listed)";

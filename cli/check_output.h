@@ -62,9 +62,13 @@ absl::Status ApplyCheckOption(absl::string_view name, absl::string_view value,
 int RunCheck(const check::CheckOptions& options, bool json, absl::Span<const format::Event> events,
              const format::TokenTable& handles, std::ostream& out, std::ostream& err);
 
-// Prints a checker's result as RunCheck does; returns RunCheck's exit code for it.
+class LiveHandles;  // cli/lifecycle_output.h
+
+// Prints a checker's result as RunCheck does; returns RunCheck's exit code for it. With
+// `leaks`, the text report lists the handles alive at the end between the findings and the
+// last line (LiveHandles::PrintLeaks; not a finding, no effect on the exit code).
 int PrintCheckResult(const check::CheckResult& result, bool json, const format::TokenTable& handles,
-                     std::ostream& out);
+                     std::ostream& out, const LiveHandles* leaks = nullptr);
 
 // JSON string literal of `s` (quotes included).
 std::string JsonString(absl::string_view s);

@@ -1,15 +1,20 @@
 #include "cli/lifecycle_output.h"
 
+#include <algorithm>
+#include <tuple>
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "check/lifecycle.h"
 #include "cli/verb.h"
+#include "ddi/catalog.h"
 
 namespace cltrace::cli {
 
 ArgSpec LifecycleArgSpec(const char* usage) {
   return ArgSpec("lifecycle", usage)
-      .Options({"--handle"})
+      .Options({"--handle", "--at"})
       .Flags({"--salvage", "--quiet"})
       .Positional(1, 1);
 }
@@ -53,6 +58,88 @@ int PrintLifecycle(const check::Lifecycle& lifecycle, uint64_t want,
   }
   out << "# " << shown << " lifetimes, " << lc->calls << " calls\n";
   return kExitOk;
+}
+
+bool IsLiveState(check::State state) {
+  switch (state) {
+    case check::State::kNone:
+    case check::State::kDestroyed:
+    case check::State::kCreateFailed:
+    case check::State::kRecycleDestroyed:
+    case check::State::kRecycleCreateFailed:  // T7e: X' (the runtime need not destroy it)
+    case check::State::kClosedLocal:
+      return false;
+    default:
+      return true;
+  }
+}
+
+std::string FormatLiveHandle(const check::TransitionEvent& t, const format::TokenTable& handles) {
+  auto tok = [&](uint64_t h) {
+    absl::string_view s = handles.Token(h);
+    return s.empty() ? std::string("?") : std::string(s);
+  };
+  std::string line = absl::StrCat(check::RoleName(t.role), " ", tok(t.handle), " #", t.lifetime,
+                                  " ", check::StateName(t.to));
+  if (t.call == format::CallId::kInvalid) {
+    absl::StrAppend(&line, " since before the trace");
+  } else {
+    const format::CallInfo* ci = format::GetCall(t.call);
+    absl::StrAppend(&line, " since seq=", t.seq, " by ", t.dc_table ? "DC::" : "",
+                    ci != nullptr ? ci->name : "?");
+  }
+  if (t.role == check::HandleRole::kCommandList && t.context != 0)
+    absl::StrAppend(&line, " (owner DC ", tok(t.context), ")");
+  if (t.role == check::HandleRole::kLocal)
+    absl::StrAppend(&line, " (for ", tok(t.ic_handle), " on DC ", tok(t.context), ", recording ",
+                    t.recording, ")");
+  return line;
+}
+
+int PrintLiveAt(const check::Lifecycle& lifecycle, uint64_t seq, uint64_t want,
+                const format::TokenTable& handles, std::ostream& out) {
+  size_t shown = 0;
+  for (const check::Lifetime& l : lifecycle.lifetimes) {
+    if (want != 0 && l.handle != want && l.ic_handle != want) continue;
+    const check::Interval* iv = l.At(seq);
+    if (iv == nullptr || !IsLiveState(iv->state)) continue;
+    check::TransitionEvent t{};
+    t.role = l.role;
+    t.to = iv->state;
+    t.lifetime = l.lifetime;
+    t.handle = l.handle;
+    t.seq = iv->from_seq;
+    t.call = iv->cause;
+    t.dc_table = iv->dc_table;
+    t.context = l.role == check::HandleRole::kCommandList ? iv->context : l.context;
+    t.ic_handle = l.ic_handle;
+    t.recording = l.recording;
+    out << FormatLiveHandle(t, handles) << "\n";
+    ++shown;
+  }
+  out << "# " << shown << " handles alive at seq " << seq << "\n";
+  return kExitOk;
+}
+
+void LiveHandles::OnTransition(const check::TransitionEvent& t) {
+  const std::pair<int, uint32_t> key{static_cast<int>(t.role), t.lifetime};
+  if (IsLiveState(t.to)) {
+    live_.insert_or_assign(key, t);
+  } else {
+    live_.erase(key);
+  }
+}
+
+void LiveHandles::PrintLeaks(const format::TokenTable& handles, std::ostream& out) const {
+  if (live_.empty()) return;
+  std::vector<const check::TransitionEvent*> sorted;
+  for (const auto& [key, t] : live_) sorted.push_back(&t);
+  std::sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) {
+    return std::tie(a->seq, a->role, a->lifetime) < std::tie(b->seq, b->role, b->lifetime);
+  });
+  for (const check::TransitionEvent* t : sorted)
+    out << "leak: " << FormatLiveHandle(*t, handles) << "\n";
+  out << "# " << sorted.size() << " handles alive at the end of the trace (not a violation)\n";
 }
 
 }  // namespace cltrace::cli

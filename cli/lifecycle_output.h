@@ -13,10 +13,12 @@
 #include <ostream>
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "check/checker.h"
 #include "check/lifecycle.h"
+#include "check/states.h"
 #include "cli/args.h"
 #include "format/event.h"
 
@@ -45,6 +47,34 @@ absl::StatusOr<uint64_t> LifecycleHandle(const LifecycleOptions& options,
 // Prints `lifecycle` as RunLifecycle does (only handle `want`'s lifetimes unless 0); kExitOk.
 int PrintLifecycle(const check::Lifecycle& lifecycle, uint64_t want,
                    const format::TokenTable& handles, std::ostream& out);
+
+// Handles alive (issue #17 item 7): a lifetime is alive in every state but kNone, kDestroyed,
+// kCreateFailed, kRecycleDestroyed (the application destroyed the command list; the driver
+// keeps it for recycling), kRecycleCreateFailed (ddi-spec T7e: X', the runtime need not
+// destroy it) and kClosedLocal.
+bool IsLiveState(check::State state);
+
+// One live handle as a line (no newline), shared by `lifecycle --at` and check's leak summary:
+//   CommandList 0x7e...1000 #3 Valid since seq=120 by CreateCommandList (owner DC 0x...)
+std::string FormatLiveHandle(const check::TransitionEvent& last, const format::TokenTable& handles);
+
+// `lifecycle --at SEQ`: every lifetime (handle `want`'s only unless 0) alive at `seq` with
+// the state it is in there, then "# N handles alive at seq S"; kExitOk.
+int PrintLiveAt(const check::Lifecycle& lifecycle, uint64_t seq, uint64_t want,
+                const format::TokenTable& handles, std::ostream& out);
+
+// The handles alive after the last call, fed the checker's transitions (check's leak summary).
+class LiveHandles : public check::TransitionObserver {
+ public:
+  void OnTransition(const check::TransitionEvent& t) override;
+  // Lines "leak: <FormatLiveHandle>" by first seq, then "# N handles alive at the end of the
+  // trace (not a violation)"; nothing when none is.
+  void PrintLeaks(const format::TokenTable& handles, std::ostream& out) const;
+
+ private:
+  // (role, lifetime) -> the transition into its current state.
+  absl::flat_hash_map<std::pair<int, uint32_t>, check::TransitionEvent> live_;
+};
 
 }  // namespace cltrace::cli
 

@@ -11,6 +11,7 @@
 #include "check/check_trace.h"
 #include "cli/args.h"
 #include "cli/check_output.h"
+#include "cli/lifecycle_output.h"
 #include "cli/progress.h"
 #include "cli/trace_input.h"
 #include "cli/verb.h"
@@ -30,7 +31,10 @@ constexpr char kUsage[] =
     "\n"
     "Output: one line per finding,\n"
     "  RULE seq=S tid=T fn=NAME handle=H: message [last: State@seq Call, ...]\n"
-    "warnings (heuristic rules) say \"warning:\"; a last line counts calls and findings.\n"
+    "warnings (heuristic rules) say \"warning:\"; then the handles still alive at the end of\n"
+    "the trace (a leak summary, not a finding: no effect on the exit code),\n"
+    "  leak: ROLE H #N STATE since seq=S by CALL [(owner DC D)]\n"
+    "and a last line that counts calls and findings.\n"
     "\n"
     "  --rules LIST                   judge only these rules (comma-separated ids)\n"
     "  --json                         {\"calls\": N, \"violations\": [...], \"warnings\": [...]}\n"
@@ -70,6 +74,8 @@ int RunCheckVerb(const std::vector<std::string>& args, std::ostream& out, std::o
     return (*again)->status();
   };
   check::StreamCheck checker(options, in->handles(), replay, in->dense_positions());
+  LiveHandles live;  // the leak summary
+  checker.AddObserver(&live);
   absl::Status check_error;
   {
     Progress progress("check", parsed.Flag("--quiet"));
@@ -99,10 +105,11 @@ int RunCheckVerb(const std::vector<std::string>& args, std::ostream& out, std::o
   }
   // holes only for a recording (SeqStream::gaps)
   check::CheckResult result = checker.Finish(in->gaps());
-  return PrintCheckResult(result, cmd->json, in->handles(), out);
+  return PrintCheckResult(result, cmd->json, in->handles(), out, &live);
 }
 
-const VerbRegistrar kCheck({"check", "judge a trace against the DDI contract rules (R1-R80)",
+const VerbRegistrar kCheck({"check",
+                            "judge a trace against the DDI contract rules (R1-R80); list leaks",
                             kUsage, RunCheckVerb});
 
 }  // namespace

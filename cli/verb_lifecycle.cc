@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "cli/args.h"
 #include "cli/lifecycle_output.h"
 #include "cli/trace_input.h"
@@ -14,7 +15,7 @@ namespace cltrace::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: cltrace lifecycle FILE [--handle H] [--salvage] [--quiet]\n"
+    "usage: cltrace lifecycle FILE [--handle H] [--at SEQ] [--salvage] [--quiet]\n"
     "\n"
     "Prints, for every command list, deferred context and context-local handle of a trace\n"
     "(.cltrace or .jsonl), its state intervals [from-seq, to-seq) with the call that caused\n"
@@ -24,6 +25,8 @@ constexpr char kUsage[] =
     "\n"
     "  --handle H   only handle H (its token as in the trace), with the local handles that\n"
     "               stand for it; IC objects are listed only this way\n"
+    "  --at SEQ     instead: every handle alive at position SEQ, one line each with the state\n"
+    "               it is in there, since when and by which call (objects included)\n"
     "  --salvage    skip corrupt chunks of a .cltrace\n"
     "  --quiet      no progress bar (shown on a terminal when reading takes over a second)\n"
     "\n"
@@ -52,14 +55,27 @@ int RunLifecycleVerb(const std::vector<std::string>& args, std::ostream& out, st
     out << check::FormatLifetime(l, *handles);
     ++shown;
   };
+  uint64_t at_seq = 0;
+  bool at_error = false;
   return StreamVerbOnTrace(
       "lifecycle", args, LifecycleArgSpec(kUsage), out, err,
       [&](const ParsedArgs& parsed, const format::SeqStream& in) {
         options.handle = parsed.Option("--handle").value_or("");
+        if (auto at = parsed.Option("--at")) {
+          if (!absl::SimpleAtoi(*at, &at_seq) || at_seq == 0) at_error = true;
+        }
         handles = &in.handles();
-        builder = std::make_unique<check::LifecycleBuilder>(
-            in.handles(), ReplayOf(parsed.positional[0], parsed.Flag("--salvage")), options.check,
-            wanted, print);
+        // --at needs every lifetime (those over before SEQ included): the whole-trace builder.
+        // Otherwise lifetimes stream out as they end.
+        if (at_seq != 0) {
+          builder = std::make_unique<check::LifecycleBuilder>(
+              in.handles(), ReplayOf(parsed.positional[0], parsed.Flag("--salvage")),
+              options.check);
+        } else {
+          builder = std::make_unique<check::LifecycleBuilder>(
+              in.handles(), ReplayOf(parsed.positional[0], parsed.Flag("--salvage")),
+              options.check, wanted, print);
+        }
         return StreamWork{[&](const format::Event& e) { return builder->Add(e); },
                           [&](const absl::Status& add_error) {
                             // An unknown handle is told once every definition was read.
@@ -72,6 +88,15 @@ int RunLifecycleVerb(const std::vector<std::string>& args, std::ostream& out, st
                               err << "cltrace lifecycle: " << add_error.message() << "\n";
                               return static_cast<int>(kExitBadInput);
                             }
+                            if (at_error) {
+                              err << "cltrace lifecycle: --at: expected a position (a seq "
+                                     "of the trace, 1 or more)\n";
+                              return static_cast<int>(kExitBadInput);
+                            }
+                            if (at_seq != 0) {
+                              return PrintLiveAt(builder->Finish(), at_seq, *known, *handles,
+                                                 out);
+                            }
                             check::Lifecycle lc = builder->FinishStream();
                             out << "# " << shown << " lifetimes, " << lc.calls << " calls\n";
                             return static_cast<int>(kExitOk);
@@ -80,8 +105,8 @@ int RunLifecycleVerb(const std::vector<std::string>& args, std::ostream& out, st
 }
 
 const VerbRegistrar kLifecycle({"lifecycle",
-                                "state timelines of command lists, deferred contexts and "
-                                "local handles",
+                                "state timelines of CLs, DCs and local handles; --at SEQ: the "
+                                "handles alive there",
                                 kUsage, RunLifecycleVerb});
 
 }  // namespace

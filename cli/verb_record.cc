@@ -22,17 +22,24 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <queue>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "check/check_trace.h"
 #include "cli/args.h"
+#include "cli/check_output.h"
 #include "cli/verb.h"
+#include "format/seq_stream.h"
 #include "recorder/recorder.h"
 
 extern char** environ;
@@ -41,7 +48,7 @@ namespace cltrace::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: cltrace record -o OUT.cltrace [--driver LIB] [--flush-ms N]\n"
+    "usage: cltrace record -o OUT.cltrace [--driver LIB] [--flush-ms N] [--check]\n"
     "                      [--timestamps derived|clock] -- PROGRAM [ARGS...]\n"
     "\n"
     "Runs PROGRAM with the recorder shim in place of its user-mode driver (the runtime model\n"
@@ -53,6 +60,10 @@ constexpr char kUsage[] =
     "  --flush-ms N        write buffered calls at least every N ms (default 1000; 0: only when\n"
     "                      chunks fill, at exit and on fatal signals)\n"
     "  --timestamps MODE   derived (default; no clock read per call) or clock\n"
+    "  --check             judge the calls against the contract rules while the program runs:\n"
+    "                      each violation is printed on standard error as it happens, in the\n"
+    "                      line format of `cltrace check` (a call nested in one still running\n"
+    "                      is judged when that one returns); a last line counts the findings\n"
     "\n"
     "Recorder statistics (calls, bytes, producer waits, write failures, calls lost) are printed\n"
     "on standard error when the program ends. record drains the program's recording region\n"
@@ -70,7 +81,8 @@ constexpr char kUsage[] =
     "and the statistics as `key value` lines to FILE; exit 0, or 2 if OUT could not be written.\n"
     "\n"
     "exit: the program's exit status (128+N if it was killed by signal N) when a trace was\n"
-    "recorded; 2 on bad usage, if the program could not be started, if OUT could not be\n"
+    "recorded, except that with --check a program that exited 0 gives 1 if violations were\n"
+    "found; 2 on bad usage, if the program could not be started, if OUT could not be\n"
     "created or the driver could not be loaded, or if the program never loaded a driver\n"
     "through $CLTRACE_DRIVER (nothing to record: not a program of the runtime); the message\n"
     "then gives the program's own exit status\n";
@@ -270,6 +282,140 @@ int ReportRecording(const std::map<std::string, std::string>& stats, int status,
   return kExitBadInput;
 }
 
+// --check: the contract checker fed from the service's stream of drained calls. The drainer
+// hands over one thread's events at a time; an event goes to the checker once every position
+// below its seq is accounted for (the seq or end of an event received), so the checker sees
+// the calls in seq order, as `cltrace check` does. A call nested in one still running waits
+// for that call's record. Each new violation is printed at once, in check's line format;
+// Finish takes the rest (holes of a killed program included) once the trace is closed.
+class LiveCheck : public recorder::EventObserver {
+ public:
+  LiveCheck(const std::string& trace_path, std::ostream& err) : path_(trace_path), err_(err) {
+    options_.strings = &strings_;  // R5: the recorder's table-rewrite notes
+    // Look-ahead (GuessDc, for contexts a trace never created) and the findings' exit
+    // positions across holes read the trace back, which is only possible once it is closed.
+    check::TraceReplay replay =
+        [this](const std::function<void(const format::Event&)>& visit) -> absl::Status {
+      if (!closed_) return absl::FailedPreconditionError("the trace is still being written");
+      format::SeqStreamOptions o;
+      o.gaps = false;
+      absl::StatusOr<std::unique_ptr<format::SeqStream>> in = format::SeqStream::Open(path_, o);
+      if (!in.ok()) return in.status();
+      format::Event e;
+      while ((*in)->Next(&e)) visit(e);
+      return (*in)->status();
+    };
+    checker_ = std::make_unique<check::StreamCheck>(options_, handles_, replay,
+                                                    /*may_have_holes=*/true);
+  }
+
+  void OnHandle(uint64_t id, uint64_t raw_value) override {
+    if (handles_.InternValue(raw_value) != id && error_.ok())
+      error_ = absl::InternalError(absl::StrCat("handle id ", id, " out of step"));
+  }
+  void OnString(uint64_t id, absl::string_view text) override {
+    if (id == strings_.size()) strings_.Intern(text);
+  }
+  void OnEvents(absl::Span<const format::Event> events) override {
+    for (const format::Event& e : events) {
+      Account(e.seq);
+      if (e.end != 0) Account(e.end);
+      highest_ = std::max({highest_, e.seq, e.end});
+      pending_.push(e);
+    }
+    Release(/*all=*/false);
+  }
+
+  // After the service stopped and the trace is closed: judges what is left, prints the
+  // violations not printed yet and returns the result (as `cltrace check` on the trace).
+  check::CheckResult Finish() {
+    closed_ = true;
+    // Not printed yet: a call after a hole (a killed program's calls in flight) may be about a
+    // handle whose history crosses it, which the verdict withholds. Calls judged live had
+    // every position below them, so nothing printed live is withheld.
+    Release(/*all=*/true);
+    // The positions never accounted for are the trace's holes (FORMAT.md §5.5).
+    format::PositionGaps gaps;
+    gaps.highest = highest_;
+    for (uint64_t p = next_; p <= highest_; ++p) {
+      if (accounted_.contains(p)) continue;
+      ++gaps.missing;
+      if (gaps.first_missing == 0) gaps.first_missing = p;
+      if (!gaps.holes.empty() && gaps.holes.back().second + 1 == p) {
+        gaps.holes.back().second = p;
+      } else {
+        gaps.holes.emplace_back(p, p);
+      }
+    }
+    check::CheckResult result = checker_->Finish(gaps);
+    // Those printed live are not printed again (a finding withheld across a hole was).
+    for (const check::Violation& v : result.violations) {
+      auto it = printed_.find(Key(v));
+      if (it != printed_.end() && it->second > 0) {
+        --it->second;
+      } else {
+        Print(v);
+      }
+    }
+    return result;
+  }
+  const absl::Status& error() const { return error_; }
+  uint64_t printed() const { return lines_; }
+
+ private:
+  struct Later {
+    bool operator()(const format::Event& a, const format::Event& b) const { return a.seq > b.seq; }
+  };
+
+  void Account(uint64_t position) {
+    if (position != next_) {
+      accounted_.insert(position);
+      return;
+    }
+    ++next_;
+    while (accounted_.erase(next_) != 0) ++next_;
+  }
+
+  // Hands the checker every pending event whose predecessors are all in (or all of them).
+  void Release(bool all) {
+    while (!pending_.empty() && (all || pending_.top().seq < next_)) {
+      if (error_.ok()) error_ = checker_->Add(pending_.top());
+      pending_.pop();
+    }
+    if (all) return;
+    const check::CheckResult& so_far = checker_->findings();
+    for (; seen_ < so_far.violations.size(); ++seen_) Print(so_far.violations[seen_]);
+  }
+
+  using FindingKey = std::tuple<uint64_t, std::string, uint64_t, std::string>;
+  static FindingKey Key(const check::Violation& v) {
+    return {v.seq, std::string(v.id()), v.handle, v.message};
+  }
+
+  void Print(const check::Violation& v) {
+    if (!closed_) ++printed_[Key(v)];
+    ++lines_;
+    // One write per line: the program's own output interleaves with whole lines only.
+    err_ << check::FormatViolation(v, handles_) + "\n" << std::flush;
+  }
+
+  const std::string path_;
+  std::ostream& err_;
+  format::TokenTable handles_, strings_;
+  check::CheckOptions options_;
+  std::unique_ptr<check::StreamCheck> checker_;
+  bool closed_ = false;
+  absl::Status error_;
+  // Positions: every one below next_ is accounted for; accounted_ holds those above it.
+  uint64_t next_ = 1;
+  uint64_t highest_ = 0;
+  absl::flat_hash_set<uint64_t> accounted_;
+  std::priority_queue<format::Event, std::vector<format::Event>, Later> pending_;
+  size_t seen_ = 0;
+  std::map<FindingKey, uint64_t> printed_;  // printed while the program ran
+  uint64_t lines_ = 0;
+};
+
 // Attach mode: the service of a program that loaded the shim without `cltrace record`.
 int RunAttached(const ParsedArgs& parsed, const std::string& output, std::ostream& err) {
   recorder::Options o;
@@ -335,6 +481,7 @@ int RunRecord(const std::vector<std::string>& args, std::ostream& out, std::ostr
   ArgSpec spec = ArgSpec("record", kUsage)
                      .Options({"--output", "--driver", "--flush-ms", "--timestamps", "--attach",
                                "--watch-fd", "--pid", "--stats", "--zstd-level"})
+                     .Flags({"--check"})
                      .Alias("-o", "--output")
                      .Positional(0, 0);
   ParsedArgs parsed;
@@ -387,6 +534,8 @@ int RunRecord(const std::vector<std::string>& args, std::ostream& out, std::ostr
   out.flush();
   err.flush();
   int status = 0;
+  std::unique_ptr<LiveCheck> live;
+  if (parsed.Flag("--check")) live = std::make_unique<LiveCheck>(Absolute(*output), err);
   std::unique_ptr<recorder::Recorder> service;
   std::string service_error;
   auto start_service = [&](pid_t pid) {
@@ -401,6 +550,7 @@ int RunRecord(const std::vector<std::string>& args, std::ostream& out, std::ostr
                         ? Absolute(shim.substr(0, shim.rfind('/') + 1) + "libcltrace_refdriver.so")
                         : Absolute(driver);
     o.argv = program;
+    o.observer = live.get();
     absl::StatusOr<std::unique_ptr<recorder::Recorder>> r = recorder::Recorder::Start(std::move(o));
     if (r.ok()) {
       service = std::move(*r);
@@ -416,11 +566,28 @@ int RunRecord(const std::vector<std::string>& args, std::ostream& out, std::ostr
   }
   // The program is gone: drain what it committed, count what it was inside, close the trace.
   const std::map<std::string, std::string> stats = StatsMap(service->Stop());
-  return ReportRecording(stats, status, program[0], *output, err);
+  if (live == nullptr) return ReportRecording(stats, status, program[0], *output, err);
+  // --check: the rest of the verdict, now that the trace is closed.
+  const check::CheckResult result = live->Finish();
+  const int code = ReportRecording(stats, status, program[0], *output, err);
+  if (stats.count("calls") == 0) return code;  // nothing recorded, nothing judged
+  if (!live->error().ok()) {
+    err << "cltrace record: --check could not judge the recording: " << live->error().message()
+        << " (run cltrace check " << *output << ")\n";
+    return code == kExitOk ? kExitBadInput : code;
+  }
+  err << "cltrace record: check: " << result.calls << " calls, " << result.violations.size()
+      << " violations, " << result.warnings.size() << " warnings";
+  if (result.dropped_findings) err << " (" << result.dropped_findings << " more not listed)";
+  if (!result.warnings.empty()) err << " (cltrace check " << *output << " lists the warnings)";
+  err << "\n";
+  const bool found = !result.violations.empty() || result.dropped_findings != 0;
+  return code == kExitOk && found ? kExitProblems : code;
 }
 
-const VerbRegistrar kRecord({"record", "run a program with the recorder shim and write its trace",
-                             kUsage, RunRecord});
+const VerbRegistrar kRecord(
+    {"record", "run a program with the recorder shim, write its trace (--check: judge it live)",
+     kUsage, RunRecord});
 
 }  // namespace
 }  // namespace cltrace::cli

@@ -595,6 +595,8 @@ class Recorder::Impl {
                 [](const format::Event& a, const format::Event& b) { return a.seq < b.seq; });
     }
     batch_ordered_ = true;
+    if (opts_.observer != nullptr)
+      opts_.observer->OnEvents(absl::MakeConstSpan(batch_.data(), batch_size_));
     absl::Status st = writer_->AppendRun(absl::MakeConstSpan(batch_.data(), batch_size_));
     batch_size_ = 0;
     if (!st.ok()) {
@@ -665,7 +667,11 @@ class Recorder::Impl {
   // Interns the batch's new handle values (sorted) and puts their ids into the events.
   void InternNewHandles() {
     std::sort(new_handles_.begin(), new_handles_.end());
-    for (uint64_t raw : new_handles_) handle_ids_[raw] = writer_->InternHandleValue(raw);
+    for (uint64_t raw : new_handles_) {
+      const uint64_t id = writer_->InternHandleValue(raw);
+      handle_ids_[raw] = id;
+      if (opts_.observer != nullptr) opts_.observer->OnHandle(id, raw);
+    }
     new_handles_.clear();
     for (const PendingArg& p : pending_args_) {
       uint64_t& v = batch_[p.event].args[p.arg];
@@ -690,14 +696,19 @@ class Recorder::Impl {
   uint64_t AnnotationIdSlow(uint64_t api, const std::string* note) {
     if (note == nullptr) {
       auto [it, inserted] = annotation_ids_.try_emplace(api, 0);
-      if (inserted) it->second = writer_->InternString(AnnotationText(api));
+      if (inserted) it->second = InternString(AnnotationText(api));
       last_api_ = api;
       last_api_id_ = it->second;
       return it->second;
     }
     if (api == 0 && note->empty()) return 0;
-    return writer_->InternString(api != 0 ? absl::StrCat(AnnotationText(api), " | ", *note)
-                                          : *note);
+    return InternString(api != 0 ? absl::StrCat(AnnotationText(api), " | ", *note) : *note);
+  }
+
+  uint64_t InternString(absl::string_view text) {
+    const uint64_t id = writer_->InternString(text);
+    if (opts_.observer != nullptr) opts_.observer->OnString(id, text);
+    return id;
   }
 
   Options opts_;

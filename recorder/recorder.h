@@ -41,6 +41,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "ddi/ddi_abi.h"
 #include "format/trace_writer.h"
 
@@ -55,7 +57,25 @@ enum class TimestampMode {
   kClock,
 };
 
+// Sees what the drainer hands the trace writer, on the drainer's thread (`cltrace record
+// --check` feeds its checker from it). Definitions come before the first event using them.
+// Each OnEvents batch is one thread's events in seq order; batches of different threads
+// interleave, so a consumer wanting seq order orders them itself (every position 1, 2, ...
+// is the seq or end of exactly one event, except the holes of calls lost).
+class EventObserver {
+ public:
+  virtual ~EventObserver() = default;
+  // Handle value `raw_value` is id `id` of the trace's handle table (ids 1, 2, ... in order).
+  virtual void OnHandle(uint64_t id, uint64_t raw_value) = 0;
+  // String `id` of the trace's string table is `text` (may repeat an id already told).
+  virtual void OnString(uint64_t id, absl::string_view text) = 0;
+  virtual void OnEvents(absl::Span<const format::Event> events) = 0;
+};
+
 struct Options {
+  // Not owned; must outlive Stop. Only events that go to a trace are shown (none when the
+  // output could not be opened).
+  EventObserver* observer = nullptr;
   // Where the trace goes: `sink` if set, else the file `output_path`.
   std::string output_path;
   std::unique_ptr<format::ByteSink> sink;

@@ -37,6 +37,7 @@ class Checker::Impl {
   absl::Status Add(const Event& e);
   CheckResult Finish();
   size_t records_held() const { return t_.records(); }
+  const CheckResult& findings() const { return env_.result(); }
 
  private:
   void Flag(Rule rule, const Event& e, uint64_t handle, std::string message,

@@ -484,5 +484,50 @@ TEST_F(CliE2eTest, HelpOnTheToolAndEveryVerb) {
   EXPECT_GE(verbs, 4);
 }
 
+// Issue #17 item 7: check lists the handles alive at the end of the trace between the findings
+// and the last line, as no finding (exit 0); a trace that ends with everything torn down
+// lists none.
+TEST_F(CliE2eTest, CheckListsTheHandlesAliveAtTheEnd) {
+  std::string in = Stage("corpus/jsonl/cl_recycle.jsonl");
+  Result r = Run(absl::StrCat("check ", in));
+  EXPECT_EQ(r.exit, 0) << r.out << r.err;
+  EXPECT_EQ(r.out,
+            "leak: immediate context ic #1 Alive since before the trace\n"
+            "leak: command list cl1 #1 Valid since seq=120 by RecycleCreateCommandList (owner DC "
+            "dc1)\n"
+            "leak: deferred context dc1 #2 Recording since seq=130 by "
+            "RecycleCreateDeferredContext\n"
+            "# 3 handles alive at the end of the trace (not a violation)\n"
+            "# 14 calls, 0 violations, 0 warnings\n");
+  // --json keeps its shape.
+  Result json = Run(absl::StrCat("check --json ", in));
+  EXPECT_FALSE(absl::StrContains(json.out, "leak")) << json.out;
+  // A recording whose workload destroyed everything it created.
+  std::string clean = Stage("corpus/traces/smallcl.cltrace");
+  Result c = Run(absl::StrCat("check ", clean));
+  EXPECT_EQ(c.exit, 0) << c.out;
+  EXPECT_FALSE(absl::StrContains(c.out, "leak:")) << c.out;
+}
+
+// lifecycle --at SEQ: every handle alive at SEQ in the state of the interval containing it.
+TEST_F(CliE2eTest, LifecycleAtListsTheLiveHandlesAndTheirStates) {
+  std::string in = Stage("corpus/jsonl/cl_recycle.jsonl");
+  // At 105 cl1 is RecycleDestroyed (the application destroyed it): not alive.
+  Result r = Run(absl::StrCat("lifecycle ", in, " --at 105"));
+  EXPECT_EQ(r.exit, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "immediate context ic #1 Alive since before the trace\n"
+            "deferred context dc1 #2 Recording since seq=70 by RecycleCreateDeferredContext\n"
+            "# 2 handles alive at seq 105\n");
+  r = Run(absl::StrCat("lifecycle ", in, " --at 125 --handle cl1"));
+  EXPECT_EQ(r.exit, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "command list cl1 #1 Valid since seq=120 by RecycleCreateCommandList (owner DC dc1)\n"
+            "# 1 handles alive at seq 125\n");
+  r = Run(absl::StrCat("lifecycle ", in, " --at x"));
+  EXPECT_EQ(r.exit, 2);
+  EXPECT_TRUE(absl::StrContains(r.err, "--at")) << r.err;
+}
+
 }  // namespace
 }  // namespace cltrace

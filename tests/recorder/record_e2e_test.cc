@@ -215,6 +215,76 @@ TEST_F(RecordE2eTest, ExitStatusOfTheProgramIsPropagated) {
   EXPECT_EQ(r.exit, 1) << r.out << r.err;
 }
 
+// The violation lines of a report (record --check's stderr, check's stdout): `R<n> seq=...`
+// lines without the warnings, in order.
+std::vector<std::string> ViolationLines(const std::string& text) {
+  static const std::regex re("^R[0-9]+ seq=[0-9]+ tid=[0-9]+ fn=");
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (std::regex_search(line, re) && !absl::StrContains(line, ": warning: ")) {
+      lines.push_back(line);
+    }
+  }
+  return lines;
+}
+
+// record --check (issue #17 item 6): the planted R22 is printed while the program runs, as the
+// line `cltrace check` prints for the written trace; a program that succeeded then makes
+// record exit 1, one that failed keeps its own status.
+TEST_F(RecordE2eTest, CheckPrintsTheViolationsCheckFindsInTheTrace) {
+  const std::string trace = Trace("r22.cltrace");
+  // The workload judges itself and exits 1 on a planted bug: `exit 0` makes it a program that
+  // succeeded, so the 1 is record's.
+  Result r = Run(absl::StrCat(CLTRACE_BIN, " record --check -o ", trace, " -- sh -c '",
+                              CLTRACE_WORKLOAD_BIN, " smallcl --threads 2 --bug R22; exit 0'"));
+  EXPECT_EQ(r.exit, 1) << r.err;
+  const std::vector<std::string> live = ViolationLines(r.err);
+  ASSERT_FALSE(live.empty()) << r.err;
+  EXPECT_TRUE(std::any_of(live.begin(), live.end(), [](const std::string& l) {
+    return absl::StartsWith(l, "R22 seq=");
+  })) << r.err;
+  // Printed before record's report of the recording.
+  EXPECT_LT(r.err.find(live.front()), r.err.find(" calls recorded")) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, absl::StrCat("cltrace record: check: ", CallsLine(r.out),
+                                                    " calls, ", live.size(), " violations")))
+      << r.err;
+  Result check = Run(absl::StrCat(CLTRACE_BIN, " check ", trace));
+  EXPECT_EQ(check.exit, 1) << check.out;
+  EXPECT_EQ(live, ViolationLines(check.out)) << r.err << "\n---\n" << check.out;
+
+  // The program's own failure status wins.
+  Result failed =
+      Run(absl::StrCat(CLTRACE_BIN, " record --check -o ", Trace("r22_7.cltrace"), " -- sh -c '",
+                       CLTRACE_WORKLOAD_BIN, " smallcl --bug R22; exit 7'"));
+  EXPECT_EQ(failed.exit, 7) << failed.err;
+  EXPECT_FALSE(ViolationLines(failed.err).empty()) << failed.err;
+}
+
+TEST_F(RecordE2eTest, CheckOfACleanProgramPrintsNoViolation) {
+  const std::string trace = Trace("clean.cltrace");
+  Result r = Run(absl::StrCat(CLTRACE_BIN, " record --check -o ", trace, " -- ",
+                              CLTRACE_WORKLOAD_BIN, " smallcl --threads 2"));
+  EXPECT_EQ(r.exit, 0) << r.err;
+  EXPECT_TRUE(ViolationLines(r.err).empty()) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, " 0 violations")) << r.err;
+  Result check = Run(absl::StrCat(CLTRACE_BIN, " check ", trace));
+  EXPECT_EQ(check.exit, 0) << check.out;
+}
+
+// A program killed mid-run leaves holes: --check judges what was committed as check does (a
+// finding across a hole withheld) and record keeps the 128 + signal status.
+TEST_F(RecordE2eTest, CheckOfAProgramKilledMidRunAgreesWithCheck) {
+  const std::string trace = Trace("abort_mid.cltrace");
+  Result r = Run(absl::StrCat(CLTRACE_BIN, " record --check -o ", trace, " -- ",
+                              CLTRACE_CRASH_APP_BIN, " during abort"));
+  EXPECT_EQ(r.exit, 128 + SIGABRT) << r.err;
+  Result check = Run(absl::StrCat(CLTRACE_BIN, " check ", trace));
+  EXPECT_NE(check.exit, 2) << check.out << check.err;
+  EXPECT_EQ(ViolationLines(r.err), ViolationLines(check.out)) << r.err << "\n---\n" << check.out;
+  EXPECT_TRUE(absl::StrContains(r.err, "cltrace record: check: ")) << r.err;
+}
+
 // A program that never loads a driver records nothing: that is no success, whatever the
 // program's own status (which the message gives).
 TEST_F(RecordE2eTest, ProgramThatNeverLoadedADriverIsAnError) {
