@@ -219,6 +219,16 @@ uint64_t HandleTokenValue(absl::string_view token);
 // as [..] and structures in arrays as {..}. Same precondition as EventToJsonl.
 std::string ArgsToText(const Event& event, const TokenTable& handles, const TokenTable& strings);
 
+struct TextOptions {
+  // `cltrace dump`'s form: UINT fields named *Format print their DXGI_FORMAT name
+  // (Format=DXGI_FORMAT_R8G8B8A8_UNORM) and shader token streams (arrays counted by their
+  // own length token, count=pCode[1]) print as "<N dwords, fnv1a 0xXXXXXXXX>" (FNV-1a 32 over
+  // the dwords' little-endian bytes) instead of their values.
+  bool for_dump = false;
+};
+std::string ArgsToText(const Event& event, const TokenTable& handles, const TokenTable& strings,
+                       const TextOptions& options);
+
 // The return value for people ("S_OK", "8"); empty for void calls.
 std::string RetToText(const Event& event);
 

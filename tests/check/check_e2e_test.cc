@@ -253,7 +253,7 @@ TEST_F(CheckE2eTest, DumpShowsTheTableRewriteNote) {
   // the runtime model annotated it with).
   bool found = false;
   for (absl::string_view line : absl::StrSplit(dump.out, '\n')) {
-    if (absl::StrContains(line, " Flush(") &&
+    if (absl::StrContains(line, " IC::Flush(") &&
         absl::StrContains(line,
                           "# Flush | table-rewrite (R5): "
                           "D3D11DDI_DEVICEFUNCS.pfnCreateResource of immediate context")) {

@@ -1,0 +1,214 @@
+// End-to-end tests of `cltrace dump`'s filters and its decoded text (issue #17 item 8): every
+// printed call matches the filters, and the calls printed are exactly those a direct scan of
+// the loaded trace selects.
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "ddi/catalog.h"
+#include "format/load_trace.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/command_test.h"
+
+namespace cltrace {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kScene[] = CLTRACE_SOURCE_DIR "/corpus/traces/scene.cltrace";
+
+class DumpE2eTest : public ::cltrace::testing::CommandTest {
+ protected:
+  ::cltrace::testing::CommandResult Dump(const std::string& args) {
+    return Run(absl::StrCat(CLTRACE_BIN, " dump ", args));
+  }
+  // The seq column of dump's text (header skipped).
+  static std::vector<uint64_t> Seqs(const std::string& text) {
+    std::vector<uint64_t> seqs;
+    for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+      std::vector<absl::string_view> cols =
+          absl::StrSplit(absl::StripLeadingAsciiWhitespace(line), ' ', absl::SkipEmpty());
+      uint64_t seq = 0;
+      if (!cols.empty() && absl::SimpleAtoi(cols[0], &seq)) seqs.push_back(seq);
+    }
+    return seqs;
+  }
+};
+
+// The handle ids in any handle field of `e` (array elements included), walked here from the
+// catalog independently of the tool.
+std::set<uint64_t> HandlesOf(const format::Event& e) {
+  std::set<uint64_t> out;
+  const format::CallInfo* call = format::GetCall(e.call);
+  if (call == nullptr) return out;
+  auto fields = format::Fields(*call);
+  size_t tail = fields.size();
+  for (size_t i = 0; i < fields.size() && i < e.args.size(); ++i) {
+    if (fields[i].kind == format::FieldKind::kHandle) out.insert(e.args[i]);
+    if (fields[i].kind != format::FieldKind::kArray || e.args[i] == 0) continue;
+    auto elems = format::ElementFields(fields[i]);
+    for (uint64_t k = 0; k + 1 < e.args[i]; ++k) {
+      for (const format::FieldInfo& f : elems) {
+        if (tail < e.args.size() && f.kind == format::FieldKind::kHandle) out.insert(e.args[tail]);
+        ++tail;
+      }
+    }
+  }
+  out.erase(0);
+  return out;
+}
+
+TEST_F(DumpE2eTest, FiltersPrintExactlyTheCallsADirectScanSelects) {
+  absl::StatusOr<format::LoadedTrace> t = format::LoadTrace(kScene);
+  ASSERT_TRUE(t.ok()) << t.status();
+  // A DC's DrawIndexed: its thread and its device handle (the DC) drive the filters.
+  const format::Event* draw = nullptr;
+  for (const format::Event& e : t->events)
+    if (e.call == format::CallId::kDrawIndexed && e.tid != t->events[0].tid) draw = &e;
+  ASSERT_NE(draw, nullptr);
+  const uint32_t tid = draw->tid;
+  const uint64_t dc = draw->args[0];
+  const std::string dc_token(t->handles.Token(dc));
+  const uint64_t from = 100, to = 2000;
+
+  struct Case {
+    std::string args;
+    bool want_tid, want_fn, want_handle, want_range;
+  };
+  const std::vector<Case> cases = {
+      {absl::StrCat("--tid ", tid), true, false, false, false},
+      {"--fn DrawIndexed", false, true, false, false},
+      {absl::StrCat("--handle ", dc_token), false, false, true, false},
+      {absl::StrCat("--from ", from, " --to ", to), false, false, false, true},
+      {absl::StrCat("--tid ", tid, " --fn DrawIndexed --handle ", dc_token, " --from ", from,
+                    " --to ", to),
+       true, true, true, true},
+      {absl::StrCat("--handle ", dc_token, " --to ", to), false, false, true, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.args);
+    const bool to_only = absl::StrContains(c.args, "--to") && !c.want_range;
+    std::vector<uint64_t> want;
+    for (const format::Event& e : t->events) {
+      if (c.want_tid && e.tid != tid) continue;
+      if (c.want_fn && e.call != format::CallId::kDrawIndexed) continue;
+      if (c.want_handle && HandlesOf(e).count(dc) == 0) continue;
+      if (c.want_range && (e.seq < from || e.seq > to)) continue;
+      if (to_only && e.seq > to) continue;
+      want.push_back(e.seq);
+    }
+    ASSERT_FALSE(want.empty());
+    auto text = Dump(absl::StrCat(kScene, " ", c.args));
+    ASSERT_EQ(text.exit, 0) << text.err;
+    EXPECT_EQ(Seqs(text.out), want);
+    for (absl::string_view line : absl::StrSplit(text.out, '\n', absl::SkipEmpty())) {
+      if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(line), "seq")) continue;
+      if (c.want_fn) {
+        EXPECT_THAT(line, HasSubstr("::DrawIndexed("));
+      }
+      if (c.want_handle) {
+        EXPECT_THAT(line, HasSubstr(dc_token));
+      }
+    }
+    // The JSONL form selects the same calls (a .cltrace is then read from --from by its index).
+    auto json = Dump(absl::StrCat(kScene, " --json ", c.args));
+    ASSERT_EQ(json.exit, 0) << json.err;
+    std::vector<uint64_t> json_seqs;
+    for (absl::string_view line : absl::StrSplit(json.out, '\n', absl::SkipEmpty())) {
+      const size_t at = line.find("\"seq\":");
+      ASSERT_NE(at, absl::string_view::npos);
+      uint64_t seq = 0;
+      absl::string_view rest = line.substr(at + 6);
+      ASSERT_TRUE(absl::SimpleAtoi(rest.substr(0, rest.find_first_of(",}")), &seq)) << line;
+      json_seqs.push_back(seq);
+    }
+    EXPECT_EQ(json_seqs, want);
+    // --count keeps the first N of the calls the filters keep.
+    auto first = Dump(absl::StrCat(kScene, " ", c.args, " --count 3"));
+    ASSERT_EQ(first.exit, 0) << first.err;
+    EXPECT_EQ(Seqs(first.out),
+              std::vector<uint64_t>(want.begin(), want.begin() + std::min<size_t>(3, want.size())));
+  }
+}
+
+TEST_F(DumpE2eTest, FnWithATableKeepsTheCallsThroughThatTable) {
+  absl::StatusOr<format::LoadedTrace> t = format::LoadTrace(kScene);
+  ASSERT_TRUE(t.ok()) << t.status();
+  size_t all = 0;
+  for (const format::Event& e : t->events) all += e.call == format::CallId::kDrawIndexed;
+  auto dc = Dump(absl::StrCat(kScene, " --fn DC::DrawIndexed"));
+  auto ic = Dump(absl::StrCat(kScene, " --fn IC::DrawIndexed"));
+  ASSERT_EQ(dc.exit, 0) << dc.err;
+  ASSERT_EQ(ic.exit, 0) << ic.err;
+  EXPECT_GT(Seqs(dc.out).size(), 0u);
+  EXPECT_EQ(Seqs(dc.out).size() + Seqs(ic.out).size(), all);
+  for (absl::string_view line : absl::StrSplit(dc.out, '\n', absl::SkipEmpty())) {
+    if (!absl::StartsWith(absl::StripLeadingAsciiWhitespace(line), "seq")) {
+      EXPECT_THAT(line, HasSubstr("DC::DrawIndexed("));
+    }
+  }
+}
+
+TEST_F(DumpE2eTest, BadFiltersAreExitTwo) {
+  auto fn = Dump(absl::StrCat(kScene, " --fn NoSuchCall"));
+  EXPECT_EQ(fn.exit, 2);
+  EXPECT_THAT(fn.err, HasSubstr("NoSuchCall"));
+  auto handle = Dump(absl::StrCat(kScene, " --handle nosuchhandle"));
+  EXPECT_EQ(handle.exit, 2);
+  EXPECT_THAT(handle.err, HasSubstr("nosuchhandle"));
+  EXPECT_EQ(Dump(absl::StrCat(kScene, " --from 10 --to 5")).exit, 2);
+  EXPECT_EQ(Dump(absl::StrCat(kScene, " --tid x")).exit, 2);
+}
+
+// Enums and UINT formats by name, the table marked, annotations shown, shader bytecode as a
+// digest of its dwords.
+TEST_F(DumpE2eTest, TextDecodesFormatsMarksTablesAndDigestsShaders) {
+  absl::StatusOr<format::LoadedTrace> t = format::LoadTrace(kScene);
+  ASSERT_TRUE(t.ok()) << t.status();
+  const format::Event* vs = nullptr;
+  for (const format::Event& e : t->events)
+    if (e.call == format::CallId::kCreateVertexShader && vs == nullptr) vs = &e;
+  ASSERT_NE(vs, nullptr);
+  // pCode is the first array: its elements follow the fixed fields.
+  const format::CallInfo* ci = format::GetCall(vs->call);
+  const int code = format::FieldIndex(*ci, "pCode");
+  ASSERT_GE(code, 0);
+  const uint64_t dwords = vs->args[code] - 1;
+  uint32_t hash = 2166136261u;
+  for (uint64_t k = 0; k < dwords; ++k) {
+    const uint32_t dword = static_cast<uint32_t>(vs->args[format::Fields(*ci).size() + k]);
+    for (int b = 0; b < 4; ++b) {
+      hash ^= (dword >> (8 * b)) & 0xff;
+      hash *= 16777619u;
+    }
+  }
+  auto shader = Dump(absl::StrCat(kScene, " --from ", vs->seq, " --count 1"));
+  ASSERT_EQ(shader.exit, 0) << shader.err;
+  EXPECT_THAT(shader.out, HasSubstr(absl::StrFormat("IC::CreateVertexShader(hDevice=")));
+  EXPECT_THAT(shader.out,
+              HasSubstr(absl::StrFormat("pCode=<%d dwords, fnv1a 0x%08x>", dwords, hash)));
+  EXPECT_THAT(shader.out, HasSubstr("  # CreateShader"));
+
+  auto res = Dump(absl::StrCat(kScene, " --fn CreateResource --count 1"));
+  ASSERT_EQ(res.exit, 0) << res.err;
+  EXPECT_THAT(res.out, HasSubstr("IC::CreateResource("));
+  EXPECT_THAT(res.out, HasSubstr("Format=DXGI_FORMAT_R8G8B8A8_UNORM"));
+  EXPECT_THAT(res.out, HasSubstr("ResourceDimension=D3D10DDIRESOURCE_TEXTURE2D"));
+  EXPECT_THAT(res.out, Not(HasSubstr("Format=28")));
+
+  // Callbacks and kernel calls carry their layer's table.
+  auto cb = Dump(absl::StrCat(kScene, " --fn AllocateCb --count 1"));
+  EXPECT_THAT(cb.out, HasSubstr("KernelCb::AllocateCb("));
+}
+
+}  // namespace
+}  // namespace cltrace
