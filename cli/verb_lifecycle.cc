@@ -14,7 +14,7 @@ namespace cltrace::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: cltrace lifecycle FILE [--handle H] [--salvage] [--quiet]\n"
+    "usage: cltrace lifecycle FILE [--handle H] [--json] [--salvage] [--quiet]\n"
     "\n"
     "Prints, for every command list, deferred context and context-local handle of a trace\n"
     "(.cltrace or .jsonl), its state intervals [from-seq, to-seq) with the call that caused\n"
@@ -24,6 +24,7 @@ constexpr char kUsage[] =
     "\n"
     "  --handle H   only handle H (its token as in the trace), with the local handles that\n"
     "               stand for it; IC objects are listed only this way\n"
+    "  --json       one JSON object with the same lifetimes and intervals (for scripts)\n"
     "  --salvage    skip corrupt chunks of a .cltrace\n"
     "  --quiet      no progress bar (shown on a terminal when reading takes over a second)\n"
     "\n"
@@ -33,10 +34,12 @@ int RunLifecycleVerb(const std::vector<std::string>& args, std::ostream& out, st
   std::unique_ptr<check::LifecycleBuilder> builder;
   LifecycleOptions options;
   const format::TokenTable* handles = nullptr;
+  bool json = false;
   return StreamVerbOnTrace(
       "lifecycle", args, LifecycleArgSpec(kUsage), out, err,
       [&](const ParsedArgs& parsed, const format::SeqStream& in) {
         options.handle = parsed.Option("--handle").value_or("");
+        json = parsed.Flag("--json");
         handles = &in.handles();
         builder = std::make_unique<check::LifecycleBuilder>(
             in.handles(), ReplayOf(parsed.positional[0], parsed.Flag("--salvage")), options.check);
@@ -52,7 +55,9 @@ int RunLifecycleVerb(const std::vector<std::string>& args, std::ostream& out, st
                               err << "cltrace lifecycle: " << add_error.message() << "\n";
                               return static_cast<int>(kExitBadInput);
                             }
-                            return PrintLifecycle(builder->Finish(), *want, *handles, out);
+                            return json
+                                       ? PrintLifecycleJson(builder->Finish(), *want, *handles, out)
+                                       : PrintLifecycle(builder->Finish(), *want, *handles, out);
                           }};
       });
 }

@@ -12,10 +12,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "ddi/catalog.h"
 #include "format/load_trace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "rapidjson/document.h"
 #include "tests/testing/command_test.h"
 
 namespace cltrace {
@@ -25,6 +27,24 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 constexpr char kScene[] = CLTRACE_SOURCE_DIR "/corpus/traces/scene.cltrace";
+constexpr char kSmallcl[] = CLTRACE_SOURCE_DIR "/corpus/traces/smallcl.cltrace";
+
+// The one JSON document `out` must be (nothing else on standard output).
+rapidjson::Document ParseJson(const std::string& out) {
+  rapidjson::Document d;
+  d.Parse(out.c_str(), out.size());
+  EXPECT_FALSE(d.HasParseError()) << "not one JSON document: " << out.substr(0, 200);
+  EXPECT_TRUE(d.IsObject());
+  return d;
+}
+
+// The first line of `text` starting with `prefix` (after leading blanks), "" if none.
+std::string LineWith(const std::string& text, absl::string_view prefix) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(line), prefix)) return std::string(line);
+  }
+  return "";
+}
 
 class DumpE2eTest : public ::cltrace::testing::CommandTest {
  protected:
@@ -208,6 +228,166 @@ TEST_F(DumpE2eTest, TextDecodesFormatsMarksTablesAndDigestsShaders) {
   // Callbacks and kernel calls carry their layer's table.
   auto cb = Dump(absl::StrCat(kScene, " --fn AllocateCb --count 1"));
   EXPECT_THAT(cb.out, HasSubstr("KernelCb::AllocateCb("));
+}
+
+// --json on info, stats, lifecycle and replay: one document with the text's figures.
+TEST_F(DumpE2eTest, InfoJsonHasTheFiguresOfTheText) {
+  for (const char* trace :
+       {kScene, kSmallcl, CLTRACE_SOURCE_DIR "/corpus/jsonl/cl_recycle.jsonl"}) {
+    SCOPED_TRACE(trace);
+    auto text = Run(absl::StrCat(CLTRACE_BIN, " info ", trace));
+    auto json = Run(absl::StrCat(CLTRACE_BIN, " info --json ", trace));
+    ASSERT_EQ(json.exit, text.exit) << json.err;
+    rapidjson::Document d = ParseJson(json.out);
+    ASSERT_TRUE(d.IsObject());
+    EXPECT_EQ(LineWith(text.out, "calls "),
+              absl::StrFormat(
+                  "calls           %d (%d DDI call%s, %d callback%s, %d never returned)",
+                  d["calls"].GetUint64(), d["ddi_calls"].GetUint64(),
+                  d["ddi_calls"].GetUint64() == 1 ? "" : "s", d["callbacks"].GetUint64(),
+                  d["callbacks"].GetUint64() == 1 ? "" : "s", d["never_returned"].GetUint64()));
+    EXPECT_EQ(LineWith(text.out, "threads"),
+              absl::StrFormat("threads         %d", d["threads"].GetUint64()));
+    EXPECT_EQ(LineWith(text.out, "seq range"),
+              absl::StrFormat("seq range       %d .. %d", d["seq_range"][0].GetUint64(),
+                              d["seq_range"][1].GetUint64()));
+    // Every function and thread row of the text, with its count.
+    uint64_t rows = 0;
+    for (const auto& m : d["calls_per_function"].GetObject()) {
+      const std::string name = m.name.GetString();
+      const std::string line = LineWith(text.out, name + " ");
+      std::vector<absl::string_view> cols = absl::StrSplit(line, ' ', absl::SkipEmpty());
+      ASSERT_EQ(cols.size(), 2u) << name;
+      EXPECT_EQ(cols[1], absl::StrCat(m.value.GetUint64())) << name;
+      rows += m.value.GetUint64();
+    }
+    EXPECT_EQ(rows, d["calls"].GetUint64());
+    for (const auto& m : d["calls_per_thread"].GetObject()) {
+      const std::string line = LineWith(text.out, absl::StrCat("tid ", m.name.GetString(), " "));
+      EXPECT_TRUE(absl::EndsWith(line, absl::StrCat(" ", m.value.GetUint64()))) << line;
+    }
+  }
+}
+
+TEST_F(DumpE2eTest, StatsJsonHasTheFiguresOfTheText) {
+  for (const char* trace : {kScene, kSmallcl}) {
+    SCOPED_TRACE(trace);
+    auto text = Run(absl::StrCat(CLTRACE_BIN, " stats ", trace));
+    auto json = Run(absl::StrCat(CLTRACE_BIN, " stats ", trace, " --json"));
+    ASSERT_EQ(text.exit, 0) << text.err;
+    ASSERT_EQ(json.exit, 0) << json.err;
+    rapidjson::Document d = ParseJson(json.out);
+    ASSERT_TRUE(d.IsObject());
+    const auto& cl = d["command_lists"];
+    EXPECT_EQ(LineWith(text.out, "calls:"), absl::StrCat("calls: ", d["calls"].GetUint64()));
+    EXPECT_EQ(LineWith(text.out, "command lists:"),
+              absl::StrFormat("command lists: %d created, %d recycle-created (%d failed), recycle "
+                              "hit rate %.1f%%",
+                              cl["created"].GetUint64(), cl["recycle_created"].GetUint64(),
+                              cl["recycle_create_failures"].GetUint64(),
+                              100.0 * cl["recycle_hit_rate"].GetDouble()));
+    EXPECT_EQ(LineWith(text.out, "finishes:"),
+              absl::StrFormat("finishes: %d (%d failed), abandons: %d", d["finishes"].GetUint64(),
+                              d["failed_finishes"].GetUint64(), d["abandons"].GetUint64()));
+    EXPECT_THAT(LineWith(text.out, "peak:"),
+                HasSubstr(absl::StrFormat("peak: %d command lists (seq %d)",
+                                          d["peak"]["command_lists"].GetUint64(),
+                                          d["peak"]["seq"].GetUint64())));
+    // One text row per callback count.
+    for (const auto& c : d["callbacks"].GetArray()) {
+      EXPECT_THAT(text.out,
+                  HasSubstr(absl::StrFormat("\n  %-40s %-36s %d\n", c["ddi"].GetString(),
+                                            c["callback"].GetString(), c["count"].GetUint64())));
+    }
+    EXPECT_GT(d["callbacks"].Size(), 0u);
+  }
+}
+
+TEST_F(DumpE2eTest, LifecycleJsonHasTheLifetimesOfTheText) {
+  for (const std::string& args : {std::string(kSmallcl), std::string(kScene),
+                                  absl::StrCat(kSmallcl, " --handle 0x7e0000020000")}) {
+    SCOPED_TRACE(args);
+    auto text = Run(absl::StrCat(CLTRACE_BIN, " lifecycle ", args));
+    auto json = Run(absl::StrCat(CLTRACE_BIN, " lifecycle --json ", args));
+    ASSERT_EQ(text.exit, 0) << text.err;
+    ASSERT_EQ(json.exit, 0) << json.err;
+    rapidjson::Document d = ParseJson(json.out);
+    ASSERT_TRUE(d.IsObject());
+    EXPECT_EQ(LineWith(text.out, "# "), absl::StrCat("# ", d["shown"].GetUint64(), " lifetimes, ",
+                                                     d["calls"].GetUint64(), " calls"));
+    ASSERT_EQ(d["lifetimes"].Size(), d["shown"].GetUint64());
+    // The text, rebuilt from the JSON: a header per lifetime, a line per interval.
+    uint64_t intervals = 0, text_intervals = 0;
+    for (const auto& l : d["lifetimes"].GetArray()) {
+      std::string head = absl::StrCat(l["role"].GetString(), " ", l["handle"].GetString(), " #",
+                                      l["lifetime"].GetUint64());
+      if (l.HasMember("owner_dc"))
+        absl::StrAppend(&head, " (owner DC ", l["owner_dc"].GetString(), ")");
+      if (l.HasMember("for"))
+        absl::StrAppend(&head, " (for ", l["for"].GetString(), " on DC ", l["dc"].GetString(),
+                        ", recording ", l["recording"].GetUint64(), ")");
+      EXPECT_THAT(text.out, HasSubstr(head + "\n"));
+      for (const auto& iv : l["intervals"].GetArray()) {
+        ++intervals;
+        const std::string range = absl::StrCat(
+            "[", iv["from"].GetUint64(), ", ",
+            iv["to"].IsNull() ? std::string("end") : absl::StrCat(iv["to"].GetUint64()), ")");
+        EXPECT_THAT(text.out, HasSubstr(absl::StrFormat(
+                                  "  %-16s %-20s %s", range, iv["state"].GetString(),
+                                  iv["by"].IsNull() ? std::string("(before the trace)")
+                                                    : absl::StrCat("by ", iv["by"].GetString()))));
+      }
+    }
+    for (absl::string_view line : absl::StrSplit(text.out, '\n'))
+      text_intervals += absl::StartsWith(line, "  [");
+    EXPECT_EQ(intervals, text_intervals);
+  }
+}
+
+TEST_F(DumpE2eTest, ReplayJsonHasTheOutcomeOfTheText) {
+  struct Case {
+    std::string args;
+    int exit;
+  };
+  for (const Case& c :
+       {Case{kSmallcl, 0},
+        Case{absl::StrCat(kSmallcl, " --inject oom:RecycleCreateCommandList:1"), 3}}) {
+    SCOPED_TRACE(c.args);
+    auto text = Run(absl::StrCat(CLTRACE_BIN, " replay ", c.args));
+    auto json = Run(absl::StrCat(CLTRACE_BIN, " replay --json ", c.args));
+    ASSERT_EQ(text.exit, c.exit) << text.err;
+    ASSERT_EQ(json.exit, c.exit) << json.err;
+    rapidjson::Document d = ParseJson(json.out);
+    ASSERT_TRUE(d.IsObject());
+    const auto& k = d["kernel"];
+    EXPECT_EQ(LineWith(text.out, "kernel:"),
+              absl::StrFormat("kernel: %d submissions, %d command bytes",
+                              k["submissions"].GetUint64(), k["command_bytes"].GetUint64()));
+    if (c.exit == 0) {
+      EXPECT_STREQ(d["outcome"].GetString(), "identical");
+      EXPECT_EQ(LineWith(text.out, "replay:"),
+                absl::StrCat("replay: identical (", d["calls"].GetUint64(), " calls)"));
+      EXPECT_EQ(d["divergences"].Size(), 0u);
+    } else {
+      EXPECT_STREQ(d["outcome"].GetString(), "divergent");
+      ASSERT_GE(d["divergences"].Size(), 1u);
+      const auto& first = d["divergences"][0];
+      EXPECT_EQ(LineWith(text.out, "replay:"),
+                absl::StrFormat("replay: divergence at seq %d (fn %s, tid %d): expected %s, "
+                                "actual %s",
+                                first["seq"].GetUint64(), first["fn"].GetString(),
+                                first["tid"].GetUint64(), first["expected"].GetString(),
+                                first["actual"].GetString()));
+    }
+  }
+}
+
+TEST_F(DumpE2eTest, DiffJsonIsOneDocument) {
+  auto same = Run(absl::StrCat(CLTRACE_BIN, " diff --json ", kSmallcl, " ", kSmallcl));
+  EXPECT_EQ(same.exit, 0) << same.err;
+  rapidjson::Document d = ParseJson(same.out);
+  ASSERT_TRUE(d.IsObject());
+  EXPECT_TRUE(d["equal"].GetBool());
 }
 
 }  // namespace
