@@ -300,6 +300,12 @@ std::string EventToJsonl(const Event& event, const TokenTable& handles, const To
   } else {
     absl::StrAppend(&out, ",\"end\":null");
   }
+  // A recording's entry time and annotation (the API call, recorder notes such as R5 table
+  // rewrites) travel with the call.
+  if (event.timestamp_ns != 0)
+    absl::StrAppend(&out, ",\"ts_ns\":", I64Json(event.timestamp_ns, Style::kJson));
+  if (event.annotation != 0)
+    absl::StrAppend(&out, ",\"annotation\":", JsonQuote(strings.Token(event.annotation)));
   if (event.content != 0 && contents != nullptr && contents->Has(event.content)) {
     absl::StrAppend(&out, ",\"content\":\"", absl::BytesToHexString(contents->Token(event.content)),
                     "\"");

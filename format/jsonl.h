@@ -100,8 +100,9 @@
 // have one, else as integers (HRESULTs as unsigned 32-bit). Floats as the shortest decimal that
 // reads back as the same float ("-0.0" for negative zero). ret is omitted for void calls and for
 // calls that never returned; parent is omitted when 0; end is always written (null for a call that
-// never returned). Timestamps and annotations of binary traces have no place in the format and are
-// dropped.
+// never returned). A call's entry time follows as "ts_ns" (nanoseconds since the trace's start,
+// omitted when 0) and its annotation as "annotation" (the API call that caused it, recorder notes
+// such as R5 table rewrites; omitted when none); the import reads both back.
 //
 // ---- JSON parsing -----------------------------------------------------------------------
 // Values are built by protobuf's JSON utilities (JsonStringToMessage into

@@ -2,6 +2,7 @@
 // printed call matches the filters, and the calls printed are exactly those a direct scan of
 // the loaded trace selects.
 #include <cstdint>
+#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -388,6 +389,52 @@ TEST_F(DumpE2eTest, DiffJsonIsOneDocument) {
   rapidjson::Document d = ParseJson(same.out);
   ASSERT_TRUE(d.IsObject());
   EXPECT_TRUE(d["equal"].GetBool());
+}
+
+// export keeps each call's entry time and annotation, and import reads them back: the
+// round trip gives the recording's times and annotations (R5 notes included) call by call.
+TEST_F(DumpE2eTest, ExportImportKeepsTimestampsAndAnnotations) {
+  const std::string trace = CLTRACE_SOURCE_DIR "/corpus/traces/smallcl_R5.cltrace";
+  absl::StatusOr<format::LoadedTrace> original = format::LoadTrace(trace);
+  ASSERT_TRUE(original.ok()) << original.status();
+  auto exported = Run(absl::StrCat(CLTRACE_BIN, " export ", trace, " -o ", Path("a.jsonl")));
+  ASSERT_EQ(exported.exit, 0) << exported.err;
+  auto imported =
+      Run(absl::StrCat(CLTRACE_BIN, " import ", Path("a.jsonl"), " -o ", Path("b.cltrace")));
+  ASSERT_EQ(imported.exit, 0) << imported.err;
+  for (const std::string& name : {std::string("a.jsonl"), std::string("b.cltrace")}) {
+    SCOPED_TRACE(name);
+    absl::StatusOr<format::LoadedTrace> back = format::LoadTrace(Path(name));
+    ASSERT_TRUE(back.ok()) << back.status();
+    ASSERT_EQ(back->events.size(), original->events.size());
+    size_t timed = 0, annotated = 0, r5 = 0;
+    for (size_t i = 0; i < original->events.size(); ++i) {
+      const format::Event& a = original->events[i];
+      const format::Event& b = back->events[i];
+      ASSERT_EQ(a.seq, b.seq);
+      EXPECT_EQ(a.timestamp_ns, b.timestamp_ns) << "seq " << a.seq;
+      EXPECT_EQ(original->strings.Token(a.annotation), back->strings.Token(b.annotation))
+          << "seq " << a.seq;
+      timed += a.timestamp_ns != 0;
+      annotated += a.annotation != 0;
+      r5 += absl::StrContains(original->strings.Token(a.annotation), "table-rewrite (R5)");
+    }
+    EXPECT_GT(timed, original->events.size() / 2);
+    EXPECT_GT(annotated, 0u);
+    EXPECT_GT(r5, 0u);
+  }
+  // Exported again, byte for byte the same JSONL.
+  auto again = Run(absl::StrCat(CLTRACE_BIN, " export ", Path("b.cltrace"), " -o -"));
+  ASSERT_EQ(again.exit, 0) << again.err;
+  EXPECT_EQ(again.out, ::cltrace::testing::ReadFile(Path("a.jsonl")));
+  // A bad "ts_ns" or "annotation" is a clear error with its line.
+  std::ofstream(Path("bad.jsonl"))
+      << "{\"seq\":1,\"tid\":1,\"fn\":\"Flush\",\"args\":{\"hDevice\":\"ic\"},\"end\":2,"
+         "\"annotation\":5}\n";
+  auto bad =
+      Run(absl::StrCat(CLTRACE_BIN, " import ", Path("bad.jsonl"), " -o ", Path("bad.cltrace")));
+  EXPECT_EQ(bad.exit, 2);
+  EXPECT_THAT(bad.err, HasSubstr("\"annotation\" must be a string"));
 }
 
 }  // namespace
