@@ -371,7 +371,7 @@ int RunDump(const std::vector<std::string>& args, std::ostream& out, std::ostrea
                             status, out, err);
 }
 
-const VerbRegistrar kDump({"dump", "print the calls of a trace, nested calls indented", kUsage,
+const VerbRegistrar kDump({"dump", "print the calls, nested ones indented; filters, --json", kUsage,
                            RunDump});
 
 }  // namespace
