@@ -3,6 +3,7 @@
 // the loaded trace selects.
 #include <cstdint>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -225,6 +226,28 @@ TEST_F(DumpE2eTest, TextDecodesFormatsMarksTablesAndDigestsShaders) {
   EXPECT_THAT(res.out, HasSubstr("Format=DXGI_FORMAT_R8G8B8A8_UNORM"));
   EXPECT_THAT(res.out, HasSubstr("ResourceDimension=D3D10DDIRESOURCE_TEXTURE2D"));
   EXPECT_THAT(res.out, Not(HasSubstr("Format=28")));
+
+  // Flags as A|B, named from the catalog.
+  const std::string dp2 = CLTRACE_SOURCE_DIR "/corpus/traces/dp2.cltrace";
+  absl::StatusOr<format::LoadedTrace> t2 = format::LoadTrace(dp2);
+  ASSERT_TRUE(t2.ok()) << t2.status();
+  bool checked = false;
+  for (const format::Event& e : t2->events) {
+    const format::CallInfo* call = format::GetCall(e.call);
+    if (call == nullptr || checked) continue;
+    auto fields = format::Fields(*call);
+    for (size_t i = 0; i < fields.size() && !checked; ++i) {
+      const uint64_t v = e.args[i];
+      if (fields[i].kind != format::FieldKind::kFlags || (v & (v - 1)) == 0) continue;
+      std::optional<std::string> name =
+          format::NameOfValue(format::Enums()[fields[i].type_index], v);
+      if (!name || !absl::StrContains(*name, "|")) continue;
+      auto line = Dump(absl::StrCat(dp2, " --from ", e.seq, " --count 1"));
+      EXPECT_THAT(line.out, HasSubstr(absl::StrCat(fields[i].name, "=", *name)));
+      checked = true;
+    }
+  }
+  EXPECT_TRUE(checked) << "no multi-bit flags value in " << dp2;
 
   // Callbacks and kernel calls carry their layer's table.
   auto cb = Dump(absl::StrCat(kScene, " --fn AllocateCb --count 1"));
