@@ -71,6 +71,10 @@ void Normalizer::Rewrite(format::Event* e, const format::TokenTable& handles) {
   auto [t, new_thread] = threads_.try_emplace(e->tid, threads_.size() + 1);
   (void)new_thread;
   e->tid = t->second;
+  // Times and annotations (which may name raw addresses, R5 notes) differ between two
+  // recordings of one workload: the normalized form leaves them out.
+  e->timestamp_ns = 0;
+  e->annotation = 0;
   if (!format::CheckEventLayout(*e).ok()) return;
   const format::CallInfo* call = format::GetCall(e->call);
   ForEachField(e, [&](const format::FieldInfo& f, uint64_t* v) {

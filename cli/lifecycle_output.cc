@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "check/lifecycle.h"
+#include "cli/json_out.h"
 #include "cli/verb.h"
 #include "ddi/catalog.h"
 
@@ -15,7 +16,7 @@ namespace cltrace::cli {
 ArgSpec LifecycleArgSpec(const char* usage) {
   return ArgSpec("lifecycle", usage)
       .Options({"--handle", "--at"})
-      .Flags({"--salvage", "--quiet"})
+      .Flags({"--json", "--salvage", "--quiet"})
       .Positional(1, 1);
 }
 
@@ -140,6 +141,66 @@ void LiveHandles::PrintLeaks(const format::TokenTable& handles, std::ostream& ou
   for (const check::TransitionEvent* t : sorted)
     out << "leak: " << FormatLiveHandle(*t, handles) << "\n";
   out << "# " << sorted.size() << " handles alive at the end of the trace (not a violation)\n";
+}
+
+int PrintLifecycleJson(const check::Lifecycle& lifecycle, uint64_t want,
+                       const format::TokenTable& handles, std::ostream& out) {
+  auto tok = [&](uint64_t h) {
+    absl::string_view t = handles.Token(h);
+    return t.empty() ? std::string("?") : std::string(t);
+  };
+  JsonOut j;
+  j.Begin();
+  j.Field("calls", lifecycle.calls);
+  j.Key("lifetimes");
+  j.w().StartArray();
+  uint64_t shown = 0;
+  for (const check::Lifetime& l : lifecycle.lifetimes) {
+    // The text's selection: objects only for --handle.
+    if (want != 0 && l.handle != want && l.ic_handle != want) continue;
+    if (want == 0 && l.role == check::HandleRole::kObject) continue;
+    ++shown;
+    j.w().StartObject();
+    j.Field("role", check::RoleName(l.role));
+    j.Field("handle", tok(l.handle));
+    j.Field("lifetime", l.lifetime);
+    if (l.role == check::HandleRole::kCommandList && l.context != 0)
+      j.Field("owner_dc", tok(l.context));
+    if (l.role == check::HandleRole::kLocal) {
+      j.Field("for", tok(l.ic_handle));
+      j.Field("dc", tok(l.context));
+      j.Field("recording", l.recording);
+    }
+    j.Key("intervals");
+    j.w().StartArray();
+    for (const check::Interval& iv : l.intervals) {
+      j.w().StartObject();
+      j.Field("state", check::StateName(iv.state));
+      j.Field("from", iv.from_seq);
+      j.Key("to");  // null: until the end of the trace
+      if (iv.to_seq != 0) {
+        j.w().Uint64(iv.to_seq);
+      } else {
+        j.w().Null();
+      }
+      j.Key("by");  // null: already in this state when the trace began
+      const format::CallInfo* ci = format::GetCall(iv.cause);
+      if (iv.cause == format::CallId::kInvalid || ci == nullptr) {
+        j.w().Null();
+      } else {
+        j.Str(absl::StrCat(iv.dc_table ? "DC::" : "", ci->name));
+      }
+      if (l.role == check::HandleRole::kCommandList && iv.context != 0 && iv.context != l.context)
+        j.Field("owner_dc", tok(iv.context));
+      j.w().EndObject();
+    }
+    j.w().EndArray();
+    j.w().EndObject();
+  }
+  j.w().EndArray();
+  j.Field("shown", shown);
+  j.End(out);
+  return kExitOk;
 }
 
 }  // namespace cltrace::cli

@@ -76,6 +76,12 @@ class LiveHandles : public check::TransitionObserver {
   absl::flat_hash_map<std::pair<int, uint32_t>, check::TransitionEvent> live_;
 };
 
+// `lifecycle --json`: the same lifetimes as one JSON object: calls, lifetimes[] (role,
+// handle, lifetime, owner_dc / for, dc, recording, intervals[] of state, from, to (null:
+// the end of the trace), by ("DC::Draw"; null: before the trace), owner_dc), shown; kExitOk.
+int PrintLifecycleJson(const check::Lifecycle& lifecycle, uint64_t want,
+                       const format::TokenTable& handles, std::ostream& out);
+
 }  // namespace cltrace::cli
 
 #endif  // CLTRACE_CLI_LIFECYCLE_OUTPUT_H_

@@ -1,8 +1,10 @@
 #include "cli/stats_output.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "check/stats.h"
+#include "cli/json_out.h"
 #include "cli/verb.h"
 
 namespace cltrace::cli {
@@ -53,6 +55,69 @@ int PrintStats(const check::TraceStats& stats, std::ostream& out) {
   if (s->callbacks.empty()) out << "  (none)\n";
   for (const check::CallbackCount& c : s->callbacks)
     out << absl::StrFormat("  %-40s %-36s %d\n", c.ddi, c.callback, c.count);
+  return kExitOk;
+}
+
+int PrintStatsJson(const check::TraceStats& s, std::ostream& out) {
+  JsonOut j;
+  j.Begin();
+  j.Field("calls", s.calls);
+  j.Key("command_lists");
+  j.w().StartObject();
+  j.Field("created", s.creates);
+  j.Field("recycle_created", s.recycle_creates);
+  j.Field("recycle_create_failures", s.recycle_create_failures);
+  j.Field("recycle_hit_rate", s.recycle_hit_rate());
+  j.Field("recycle_destroyed", s.recycle_destroys);
+  j.Field("destroyed", s.destroys);
+  j.Field("create_failures", s.create_failures);
+  j.w().EndObject();
+  j.Field("finishes", s.finishes);
+  j.Field("failed_finishes", s.failed_finishes);
+  j.Field("abandons", s.abandons);
+  j.Key("recycled_per_finish");
+  j.w().StartObject();
+  j.Field("mean", s.recycled_per_finish_mean());
+  j.Key("histogram");  // RecycleCommandList calls per Finish -> finishes
+  j.w().StartObject();
+  for (const auto& [k, v] : s.recycled_per_finish) j.Field(absl::StrCat(k), v);
+  j.w().EndObject();
+  j.w().EndObject();
+  const uint64_t made = s.creates + s.recycle_creates;
+  j.Key("executions");
+  j.w().StartObject();
+  j.Field("ic", s.ic_executes);
+  j.Field("nested", s.nested_executes);
+  j.Field("per_command_list",
+          made ? static_cast<double>(s.ic_executes + s.nested_executes) / static_cast<double>(made)
+               : 0.0);
+  j.w().EndObject();
+  auto sample = [&](const check::AliveSample& a) {
+    j.w().StartObject();
+    j.Field("seq", a.seq);
+    j.Field("command_lists", a.command_lists);
+    j.Field("deferred_contexts", a.deferred_contexts);
+    j.Field("objects", a.objects);
+    j.Field("local_handles", a.locals);
+    j.w().EndObject();
+  };
+  j.Key("alive");
+  j.w().StartArray();
+  for (const check::AliveSample& a : s.alive) sample(a);
+  j.w().EndArray();
+  j.Key("peak");
+  sample(s.peak);
+  j.Key("callbacks");
+  j.w().StartArray();
+  for (const check::CallbackCount& c : s.callbacks) {
+    j.w().StartObject();
+    j.Field("ddi", c.ddi);
+    j.Field("callback", c.callback);
+    j.Field("count", c.count);
+    j.w().EndObject();
+  }
+  j.w().EndArray();
+  j.End(out);
   return kExitOk;
 }
 

@@ -34,6 +34,10 @@ void PrintToolUsage(std::ostream& os) {
   for (const auto& [name, verb] : Registry())
     os << "  " << name << std::string(width - name.size() + 2, ' ') << verb.summary << "\n";
   os << "\n"
+        "for scripts: info, stats, lifecycle, replay and diff take --json (one JSON document);\n"
+        "dump --json prints JSONL and dump filters by --tid, --fn [IC::|DC::]NAME, --handle,\n"
+        "--from/--to/--count\n"
+        "\n"
         "exit codes: 0 success, 1 the verb found problems, 2 bad input or usage,\n"
         "            3 replay divergence\n";
 }

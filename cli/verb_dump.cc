@@ -8,11 +8,16 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
+#include "check/checker.h"
 #include "cli/args.h"
+#include "cli/export_normalize.h"
 #include "cli/progress.h"
 #include "cli/trace_input.h"
+#include "cli/trace_walk.h"
 #include "cli/verb.h"
 #include "ddi/catalog.h"
 #include "format/jsonl.h"
@@ -21,22 +26,35 @@ namespace cltrace::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: cltrace dump FILE [--from SEQ] [--count N] [--json] [--salvage] [--quiet]\n"
+    "usage: cltrace dump FILE [--from SEQ] [--to SEQ] [--count N] [--tid T] [--fn NAME]\n"
+    "                    [--handle H] [--json] [--salvage] [--quiet]\n"
     "\n"
     "Prints the calls of a trace (.cltrace or .jsonl) in seq order, one per line: seq, end,\n"
-    "thread, then the call with its arguments (symbolic enums and HRESULTs, handle tokens)\n"
-    "and its return value. Calls made inside another call (callbacks, state refreshes) are\n"
-    "indented under it. A call that never returned shows '-' as its end. A call's annotation\n"
-    "(the API call that caused it, recorder notes such as R5 table rewrites) follows '#'.\n"
+    "thread, then the call marked with its table (IC::/DC:: as the checker decides for\n"
+    "device calls, else the layer: Adapter::, KernelCb::, KMD::, ...) and its arguments\n"
+    "(enums and flags by name, Format=DXGI_FORMAT_..., A|B for flags, handle tokens, shader\n"
+    "bytecode as <N dwords, fnv1a 0x...>) and its return value. Calls made inside another\n"
+    "call (callbacks, state refreshes) are indented under it. A call that never returned\n"
+    "shows '-' as its end. A call's annotation (the API call that caused it, recorder notes\n"
+    "such as R5 table rewrites) follows '#'.\n"
     "\n"
     "  --from SEQ   start at the first call with seq >= SEQ\n"
-    "  --count N    print at most N calls\n"
+    "  --to SEQ     stop after the last call with seq <= SEQ\n"
+    "  --count N    print at most N calls (of those the filters keep)\n"
+    "  --tid T      only the calls of thread T\n"
+    "  --fn NAME    only calls of DDI or callback NAME; TABLE::NAME (DC::Draw) also\n"
+    "               requires the table\n"
+    "  --handle H   only calls naming handle H (its token as in the trace) in any argument\n"
     "  --json       print canonical JSONL lines instead (the form `cltrace export` writes)\n"
     "  --salvage    skip corrupt chunks of a .cltrace instead of stopping at the first one\n"
     "  --quiet      no progress bar (shown on a terminal when reading takes over a second)\n"
     "\n"
+    "The filters combine (a call is printed when it passes all of them). The text form reads\n"
+    "the trace from its start (the checker decides the tables); --json without TABLE:: in\n"
+    "--fn seeks to --from through a .cltrace's index.\n"
+    "\n"
     "exit: 0 ok; 1 --salvage had to skip data; 2 unreadable or damaged file (the calls read\n"
-    "before the damage are still printed) or bad usage\n";
+    "before the damage are still printed), unknown --fn or --handle, or bad usage\n";
 
 // Nesting depth of each call (a call made inside another is one deeper), for calls in seq
 // order, holding only the calls still open. A parent that was not read (damaged file) counts
@@ -92,18 +110,136 @@ struct Widths {
   }
 };
 
+// Which calls to print (--tid, --fn, --handle, --from, --to): all must match.
+struct Filter {
+  uint64_t from = 0, to = UINT64_MAX;
+  std::optional<uint32_t> tid;
+  format::CallId call = format::CallId::kInvalid;  // kInvalid: any
+  std::string table;                               // "IC", "DC", ...; empty: any
+  std::string handle;                              // token; empty: any
+  uint64_t handle_id = 0;                          // handle's id once defined
+
+  // --fn NAME or TABLE::NAME; InvalidArgument for a name the catalog does not know.
+  absl::Status SetFn(absl::string_view fn) {
+    absl::string_view name = fn;
+    if (size_t colon = fn.rfind("::"); colon != absl::string_view::npos) {
+      table = std::string(fn.substr(0, colon));
+      name = fn.substr(colon + 2);
+    }
+    const format::CallInfo* ci = format::FindCall(name);
+    if (ci == nullptr)
+      return absl::InvalidArgumentError(
+          absl::StrCat("--fn: no DDI or callback named '", name, "' in the catalog"));
+    call = format::IdOf(*ci);
+    return absl::OkStatus();
+  }
+
+  bool Matches(const format::Event& e, absl::string_view call_table,
+               const format::TokenTable& handles) {
+    if (tid && e.tid != *tid) return false;
+    if (call != format::CallId::kInvalid && e.call != call) return false;
+    if (!table.empty() && call_table != table) return false;
+    if (handle.empty()) return true;
+    if (handle_id == 0) {
+      const int64_t id = handles.Find(handle);
+      if (id <= 0) return false;
+      handle_id = static_cast<uint64_t>(id);
+    }
+    if (!format::CheckEventLayout(e).ok()) return false;
+    bool named = false;
+    format::Event copy = e;
+    ForEachField(&copy, [&](const format::FieldInfo& f, uint64_t* v) {
+      if (f.kind == format::FieldKind::kHandle && *v == handle_id) named = true;
+    });
+    return named;
+  }
+};
+
+// The table device calls go through, as the contract checker decides (by the hDevice, as
+// `cltrace check` and `export --chrome` name calls).
+class TableObserver : public check::TransitionObserver {
+ public:
+  void OnTransition(const check::TransitionEvent&) override {}
+  void OnDeviceCall(const format::Event& e, bool dc_table) override {
+    if (e.seq == current_seq) dc = dc_table;
+  }
+  uint64_t current_seq = 0;
+  bool dc = false;
+};
+
+// One call to print, with its nesting depth and table.
+struct Item {
+  format::Event e;
+  int depth = 0;
+  absl::string_view table;
+};
+
+// The calls of one stream that pass the filter, in seq order. With `tables`, every call from
+// the start of the trace goes through the checker (which needs them all to tell the tables
+// apart); a checker that rejects the trace leaves the tables of later calls unmarked.
+class Calls {
+ public:
+  Calls(std::unique_ptr<format::SeqStream> in, const std::string& path, bool salvage, bool tables,
+        Filter filter)
+      : in_(std::move(in)),
+        depths_(in_->format() == TraceFormat::kJsonl ? nullptr : in_->reader()),
+        filter_(std::move(filter)) {
+    if (tables) {
+      check::CheckOptions options;
+      options.strings = &in_->strings();
+      checker_ = std::make_unique<check::Checker>(options);
+      checker_->set_observer(&observer_);
+      checker_->Begin(in_->handles(), ReplayOf(path, salvage));
+    }
+  }
+
+  bool Next(Item* item) {
+    while (!done_ && in_->Next(&item->e)) {
+      const format::Event& e = item->e;
+      if (e.seq > filter_.to) break;
+      item->depth = depths_.Of(e);
+      item->table = LayerTableName(e.call);
+      if (checker_ != nullptr) {
+        observer_.current_seq = e.seq;
+        observer_.dc = false;
+        if (!checker_->Add(e).ok()) checker_.reset();
+        const format::CallInfo* ci = format::GetCall(e.call);
+        if (checker_ != nullptr && ci != nullptr && ci->layer == format::Layer::kDevice)
+          item->table = observer_.dc ? "DC" : "IC";
+      }
+      if (e.seq < filter_.from) continue;
+      if (filter_.Matches(e, item->table, in_->handles())) return true;
+    }
+    done_ = true;
+    return false;
+  }
+
+  format::SeqStream& in() { return *in_; }
+  const Filter& filter() const { return filter_; }
+
+ private:
+  std::unique_ptr<format::SeqStream> in_;
+  Depths depths_;
+  Filter filter_;
+  TableObserver observer_;
+  std::unique_ptr<check::Checker> checker_;
+  bool done_ = false;
+};
+
 // Up to this many calls are held to size the columns; more are read twice.
 constexpr uint64_t kHeldCalls = uint64_t{1} << 16;
 
 int RunDump(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ArgSpec spec = ArgSpec("dump", kUsage)
-                     .Options({"--from", "--count"})
+                     .Options({"--from", "--to", "--count", "--tid", "--fn", "--handle"})
                      .Flags({"--json", "--salvage", "--quiet"})
                      .Positional(1, 1);
   ParsedArgs parsed;
   if (std::optional<int> done = ParseVerbArgs(args, spec, &parsed, out, err)) return *done;
-  uint64_t from = 0, count = UINT64_MAX;
-  for (auto [name, target] : {std::pair{"--from", &from}, std::pair{"--count", &count}}) {
+  Filter filter;
+  uint64_t count = UINT64_MAX, tid = 0;
+  for (auto [name, target] : {std::pair{"--from", &filter.from}, std::pair{"--to", &filter.to},
+                              std::pair{"--count", &count}, std::pair{"--tid", &tid}}) {
     if (std::optional<std::string> v = parsed.Option(name)) {
       absl::StatusOr<uint64_t> n = ParseCount(name, *v);
       if (!n.ok()) {
@@ -113,106 +249,129 @@ int RunDump(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       *target = *n;
     }
   }
+  if (parsed.Option("--tid")) {
+    if (tid > UINT32_MAX) {
+      err << "cltrace dump: --tid: " << tid << " is not a thread id (32 bits)\n";
+      return kExitBadInput;
+    }
+    filter.tid = static_cast<uint32_t>(tid);
+  }
+  if (std::optional<std::string> fn = parsed.Option("--fn")) {
+    if (absl::Status st = filter.SetFn(*fn); !st.ok()) {
+      err << "cltrace dump: " << st.message() << "\n";
+      return kExitBadInput;
+    }
+  }
+  filter.handle = parsed.Option("--handle").value_or("");
+  if (filter.from > filter.to) {
+    err << "cltrace dump: --from " << filter.from << " is after --to " << filter.to << "\n";
+    return kExitBadInput;
+  }
   const std::string& path = parsed.positional[0];
   const bool json = parsed.Flag("--json");
+  const bool salvage = parsed.Flag("--salvage");
+  // Tables are marked in the text (and needed by --fn TABLE::NAME): the checker then reads
+  // the trace from its start. Otherwise a .cltrace is read from --from through its index.
+  const bool tables = !json || !filter.table.empty();
   format::SeqStreamOptions options;
-  options.salvage = parsed.Flag("--salvage");
+  options.salvage = salvage;
   options.gaps = false;
-  options.from_seq = from;
-  std::unique_ptr<format::SeqStream> in = OpenVerbStream("dump", path, options, err);
-  if (in == nullptr) return kExitBadInput;
-  // A JSONL file is read from its start (no chunks to skip): the calls before --from still
-  // give their callees' depths.
-  const bool jsonl = in->format() == TraceFormat::kJsonl;
-  if (jsonl && from != 0) {
-    options.from_seq = 0;
-    in = OpenVerbStream("dump", path, options, err);
-    if (in == nullptr) return kExitBadInput;
-  }
+  options.from_seq = tables ? 0 : filter.from;
+  auto open = [&]() -> std::unique_ptr<Calls> {
+    std::unique_ptr<format::SeqStream> in = OpenVerbStream("dump", path, options, err);
+    if (in == nullptr) return nullptr;
+    // A JSONL file is read from its start (no chunks to skip): the calls before --from
+    // still give their callees' depths.
+    if (in->format() == TraceFormat::kJsonl && options.from_seq != 0) {
+      format::SeqStreamOptions all = options;
+      all.from_seq = 0;
+      in = OpenVerbStream("dump", path, all, err);
+      if (in == nullptr) return nullptr;
+    }
+    return std::make_unique<Calls>(std::move(in), path, salvage, tables, filter);
+  };
+  std::unique_ptr<Calls> calls = open();
+  if (calls == nullptr) return kExitBadInput;
+  format::SeqStream& in = calls->in();
 
   // The column widths depend on every call printed: a few are held, more are read twice.
   Widths widths;
-  std::vector<format::Event> held;
-  bool all_held = false;
+  std::vector<Item> held;
+  size_t next_held = 0;
   if (!json) {
-    if (count <= kHeldCalls) {
-      format::Event e;
-      for (uint64_t n = 0; n < count && in->Next(&e);) {
-        if (e.seq >= from) {
-          widths.Add(e);
-          ++n;
-        }
-        held.push_back(std::move(e));
-      }
-      all_held = true;
-    } else {
-      std::unique_ptr<format::SeqStream> first = OpenVerbStream("dump", path, options, err);
+    Item item;
+    while (held.size() < std::min(count, kHeldCalls) && calls->Next(&item)) {
+      widths.Add(item.e);
+      held.push_back(std::move(item));
+    }
+    if (held.size() == kHeldCalls && count > kHeldCalls) {
+      std::unique_ptr<Calls> first = open();
       if (first == nullptr) return kExitBadInput;
-      format::Event e;
-      for (uint64_t n = 0; n < count && first->Next(&e);) {
-        if (e.seq < from) continue;
-        widths.Add(e);
-        ++n;
-      }
+      for (uint64_t n = 0; n < count && first->Next(&item); ++n) widths.Add(item.e);
     }
   }
 
   Progress progress("dump", parsed.Flag("--quiet"));
-  Depths depths(jsonl ? nullptr : in->reader());
   int status = kExitOk;
   uint64_t printed = 0;
-  size_t next_held = 0;
-  format::Event e;
+  Item item;
   auto next = [&]() {
-    if (!all_held) return in->Next(&e);
-    if (next_held == held.size()) return false;
-    e = std::move(held[next_held++]);
-    return true;
+    if (next_held < held.size()) {
+      item = std::move(held[next_held++]);
+      return true;
+    }
+    return calls->Next(&item);
   };
+  format::TextOptions text;
+  text.for_dump = true;
   while (printed < count && next()) {
-    progress.Update(in->delivered(), count != UINT64_MAX ? count : in->expected_events());
+    const format::Event& e = item.e;
+    progress.Update(in.delivered(), count != UINT64_MAX ? count : in.expected_events());
+    ++printed;
     if (json) {
-      if (e.seq < from) continue;
-      ++printed;
       absl::Status layout = format::CheckEventLayout(e);
       if (!layout.ok()) {
         err << "cltrace dump: " << path << ": seq " << e.seq << ": " << layout.message() << "\n";
         status = kExitBadInput;
         continue;
       }
-      out << format::EventToJsonl(e, in->handles(), in->strings(), &in->contents()) << "\n";
+      out << format::EventToJsonl(e, in.handles(), in.strings(), &in.contents()) << "\n";
       continue;
     }
-    const int depth = depths.Of(e);
-    if (e.seq < from) continue;
-    if (printed++ == 0)
+    if (printed == 1)
       out << absl::StrFormat("%*s %*s %*s  call\n", widths.seq, "seq", widths.end, "end",
                              widths.tid, "tid");
     const format::CallInfo* call = format::GetCall(e.call);
-    std::string line = absl::StrFormat("%*d %*s %*d  %s%s(%s)", widths.seq, e.seq, widths.end,
-                                       e.end == 0 ? std::string("-") : absl::StrCat(e.end),
-                                       widths.tid, e.tid, std::string(2 * depth, ' '),
-                                       call != nullptr ? call->name : "(unknown call)",
-                                       format::ArgsToText(e, in->handles(), in->strings()));
+    std::string line = absl::StrFormat(
+        "%*d %*s %*d  %s%s(%s)", widths.seq, e.seq, widths.end,
+        e.end == 0 ? std::string("-") : absl::StrCat(e.end), widths.tid, e.tid,
+        std::string(2 * item.depth, ' '),
+        call != nullptr ? absl::StrCat(item.table, "::", call->name) : "(unknown call)",
+        format::ArgsToText(e, in.handles(), in.strings(), text));
     if (e.end == 0) {
       absl::StrAppend(&line, "  (never returned)");
     } else if (call != nullptr && call->ret != format::ReturnKind::kVoid) {
       absl::StrAppend(&line, " = ", format::RetToText(e));
     }
     if (e.content != 0) {
-      absl::StrAppend(&line, "  [content: ", in->contents().Token(e.content).size(), " bytes]");
+      absl::StrAppend(&line, "  [content: ", in.contents().Token(e.content).size(), " bytes]");
     }
     // The annotation: the API call that caused it, recorder notes such as R5 table rewrites.
-    if (e.annotation != 0) absl::StrAppend(&line, "  # ", in->strings().Token(e.annotation));
+    if (e.annotation != 0) absl::StrAppend(&line, "  # ", in.strings().Token(e.annotation));
     out << line << "\n";
   }
   progress.Finish();
-  return ExitAfterStreaming("dump", path, *in,
-                            absl::StrCat(" (", in->events_read(), " calls were read before it)"),
+  if (!filter.handle.empty() && in.handles().Find(filter.handle) <= 0 && in.status().ok() &&
+      filter.to == UINT64_MAX && printed < count) {
+    err << "cltrace dump: " << path << ": no handle '" << filter.handle << "' in the trace\n";
+    return kExitBadInput;
+  }
+  return ExitAfterStreaming("dump", path, in,
+                            absl::StrCat(" (", in.events_read(), " calls were read before it)"),
                             status, out, err);
 }
 
-const VerbRegistrar kDump({"dump", "print the calls of a trace, nested calls indented", kUsage,
+const VerbRegistrar kDump({"dump", "print the calls, nested ones indented; filters, --json", kUsage,
                            RunDump});
 
 }  // namespace

@@ -46,14 +46,15 @@ constexpr char kExportUsage[] =
     "\n"
     "Writes a trace (.cltrace, or .jsonl to normalise it) as canonical JSONL: one call per\n"
     "line in seq order, every end given. `cltrace import` of the output gives the same calls\n"
-    "back, and exporting that again gives the same bytes. Timestamps and annotations have no\n"
-    "place in JSONL and are not written.\n"
+    "back, and exporting that again gives the same bytes. Each call's entry time (\"ts_ns\")\n"
+    "and annotation (\"annotation\": the API call, recorder notes such as R5 table rewrites)\n"
+    "are kept.\n"
     "\n"
     "  -o, --output FILE   the JSONL file to write; - writes to standard output\n"
     "  --normalize         stable names instead of a run's: handles as KIND#N by first\n"
     "                      appearance (cl#3, dc#1, res#7 ...), thread ids as 1, 2, ...,\n"
     "                      addresses in pointer fields renumbered, so text tools can diff\n"
-    "                      two recordings\n"
+    "                      two recordings (times and annotations left out)\n"
     "  --chrome FILE       Chrome trace-event JSON for ui.perfetto.dev / chrome://tracing\n"
     "                      (docs/chrome.md): a track per thread with the calls as nested\n"
     "                      slices (DC::Draw), a track per command list, deferred context and\n"
@@ -125,7 +126,9 @@ int RunImport(const std::vector<std::string>& args, std::ostream& out, std::ostr
   std::string tmp_path = absl::StrCat(*out_path, ".tmp-", getpid());
   options.writer.set_name("cltrace import");
   options.writer.set_version(CLTRACE_VERSION);
-  options.start_unix_ns = 0;  // JSONL has no time: keep the output reproducible
+  options.start_unix_ns = 0;  // JSONL has no wall-clock start: keep the output reproducible
+  // "ts_ns" values are nanoseconds: kept exactly (a coarser unit would round them down).
+  options.timestamp_unit_ns = 1;
   absl::StatusOr<std::unique_ptr<format::TraceWriter>> writer =
       format::TraceWriter::Open(tmp_path, options);
   if (!writer.ok()) return FailVerb(err, "import", *out_path, writer.status().message());

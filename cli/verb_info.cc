@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "cli/args.h"
+#include "cli/json_out.h"
 #include "cli/progress.h"
 #include "cli/trace_input.h"
 #include "cli/verb.h"
@@ -19,7 +20,7 @@ namespace cltrace::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: cltrace info FILE [--salvage] [--quiet]\n"
+    "usage: cltrace info FILE [--json] [--salvage] [--quiet]\n"
     "\n"
     "Summarises a trace (.cltrace or .jsonl, detected by content): header (format and\n"
     "catalog version, writer, process), size and chunks, calls and callbacks per function\n"
@@ -28,6 +29,9 @@ constexpr char kUsage[] =
     "gaps: positions (seqs and exit positions) missing below the highest one present, in a\n"
     "recording: `none`, or `K (first missing seq S)` (format/FORMAT.md section 5.5).\n"
     "\n"
+    "  --json      one JSON object with the same facts (for scripts): file, format, header,\n"
+    "              size, calls, threads, seq range, duration_ns, torn tail, gaps, salvage\n"
+    "              counts, calls per function and per thread\n"
     "  --salvage   skip corrupt chunks of a .cltrace instead of stopping at the first one\n"
     "  --quiet     no progress bar (shown on a terminal when reading takes over a second)\n"
     "\n"
@@ -99,6 +103,8 @@ std::string GapsText(const format::SeqStream& in) {
   return text;
 }
 
+std::vector<std::pair<std::string, uint64_t>> PerFunction(const Summary& sum);
+
 void PrintInfo(const format::SeqStream& in, const Summary& sum, std::ostream& out) {
   out << Row("file", in.path());
   const auto& h = in.header();
@@ -161,15 +167,7 @@ void PrintInfo(const format::SeqStream& in, const Summary& sum, std::ostream& ou
                        ", ", Count(s.definitions_skipped, "definition")));
   }
   if (n == 0) return;
-  std::map<std::string, uint64_t> per_fn;
-  for (size_t id = 0; id < sum.per_call.size(); ++id) {
-    if (sum.per_call[id] != 0)
-      per_fn[format::GetCall(static_cast<format::CallId>(id))->name] += sum.per_call[id];
-  }
-  if (sum.unknown != 0) per_fn["(unknown)"] += sum.unknown;
-  std::vector<std::pair<std::string, uint64_t>> fns(per_fn.begin(), per_fn.end());
-  std::stable_sort(fns.begin(), fns.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  const std::vector<std::pair<std::string, uint64_t>> fns = PerFunction(sum);
   size_t width = 0;
   for (const auto& [name, count] : fns) width = std::max(width, name.size());
   out << "\ncalls per function\n";
@@ -180,8 +178,119 @@ void PrintInfo(const format::SeqStream& in, const Summary& sum, std::ostream& ou
     out << absl::StrFormat("  tid %-10d %8d\n", tid, count);
 }
 
+// The calls per function name, most first (ties by name), "(unknown)" for calls this
+// catalog does not know.
+std::vector<std::pair<std::string, uint64_t>> PerFunction(const Summary& sum) {
+  std::map<std::string, uint64_t> per_fn;
+  for (size_t id = 0; id < sum.per_call.size(); ++id) {
+    if (sum.per_call[id] != 0)
+      per_fn[format::GetCall(static_cast<format::CallId>(id))->name] += sum.per_call[id];
+  }
+  if (sum.unknown != 0) per_fn["(unknown)"] += sum.unknown;
+  std::vector<std::pair<std::string, uint64_t>> fns(per_fn.begin(), per_fn.end());
+  std::stable_sort(fns.begin(), fns.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  return fns;
+}
+
+// `info --json`: the facts of PrintInfo as one JSON object.
+void PrintInfoJson(const format::SeqStream& in, const Summary& sum, std::ostream& out) {
+  JsonOut j;
+  j.Begin();
+  j.Field("file", in.path());
+  const bool cltrace = in.format() == TraceFormat::kCltrace;
+  j.Field("format", cltrace ? "cltrace" : "jsonl");
+  if (!cltrace) j.Field("lines", static_cast<uint64_t>(in.lines()));
+  if (cltrace) {
+    const auto& h = in.header();
+    j.Field("format_version", static_cast<uint64_t>(h.format_version()));
+    j.Field("catalog_version", static_cast<uint64_t>(h.catalog_version()));
+    j.Field("tool_catalog_version", static_cast<int64_t>(format::CatalogVersion()));
+    j.Key("writer");
+    j.w().StartObject();
+    j.Field("name", h.writer().name());
+    j.Field("version", h.writer().version());
+    j.w().EndObject();
+    j.Key("process");
+    j.w().StartObject();
+    j.Field("pid", static_cast<uint64_t>(h.process().pid()));
+    j.Field("executable", h.process().executable());
+    j.Key("argv");
+    j.w().StartArray();
+    for (const std::string& a : h.process().argv()) j.Str(a);
+    j.w().EndArray();
+    j.Field("driver", h.process().driver());
+    j.w().EndObject();
+    j.Field("start_unix_ns", static_cast<uint64_t>(h.start_unix_ns()));
+  }
+  const format::TraceReader::Stats stats = in.reader_stats();
+  j.Field("size_bytes", static_cast<uint64_t>(in.file_size()));
+  if (cltrace) {
+    j.Field("chunks", static_cast<uint64_t>(stats.chunks));
+    j.Field("index", stats.has_index);
+  }
+  j.Field("calls", sum.n);
+  j.Field("ddi_calls", sum.n - sum.callbacks);
+  j.Field("callbacks", sum.callbacks);
+  j.Field("never_returned", sum.open);
+  j.Field("threads", static_cast<uint64_t>(sum.per_tid.size()));
+  j.Key("seq_range");  // null for an empty trace
+  if (sum.n == 0) {
+    j.w().Null();
+  } else {
+    j.w().StartArray();
+    j.w().Uint64(sum.min_seq);
+    j.w().Uint64(sum.max_pos);
+    j.w().EndArray();
+  }
+  j.Key("duration_ns");  // null: no timestamps
+  if (sum.n == 0 || (sum.min_ts == 0 && sum.max_ts == 0)) {
+    j.w().Null();
+  } else {
+    j.w().Int64(sum.max_ts - sum.min_ts);
+  }
+  if (cltrace) {
+    j.Key("torn_tail_offset");  // null: none
+    if (in.torn_tail() < 0) {
+      j.w().Null();
+    } else {
+      j.w().Int64(in.torn_tail());
+    }
+  }
+  const format::PositionGaps& g = in.gaps();
+  j.Key("gaps");
+  j.w().StartObject();
+  j.Field("checked", in.dense_positions());
+  j.Field("missing", static_cast<uint64_t>(g.missing));
+  if (g.missing != 0) {
+    j.Field("first_missing", static_cast<uint64_t>(g.first_missing));
+    j.Field("holes", static_cast<uint64_t>(g.holes.size()));
+  }
+  j.Field("duplicates", static_cast<uint64_t>(g.duplicates));
+  if (g.duplicates != 0) j.Field("first_duplicate", static_cast<uint64_t>(g.first_duplicate));
+  j.w().EndObject();
+  if (cltrace) {
+    j.Key("salvaged");
+    j.w().StartObject();
+    j.Field("corrupt_chunks", static_cast<uint64_t>(stats.corrupt_chunks_skipped));
+    j.Field("bytes", static_cast<uint64_t>(stats.bytes_skipped));
+    j.Field("events", static_cast<uint64_t>(stats.events_skipped));
+    j.Field("definitions", static_cast<uint64_t>(stats.definitions_skipped));
+    j.w().EndObject();
+  }
+  j.Key("calls_per_function");
+  j.w().StartObject();
+  for (const auto& [name, count] : PerFunction(sum)) j.Field(name, count);
+  j.w().EndObject();
+  j.Key("calls_per_thread");
+  j.w().StartObject();
+  for (const auto& [tid, count] : sum.per_tid) j.Field(absl::StrCat(tid), count);
+  j.w().EndObject();
+  j.End(out);
+}
+
 int RunInfo(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  ArgSpec spec = ArgSpec("info", kUsage).Flags({"--salvage", "--quiet"}).Positional(1, 1);
+  ArgSpec spec = ArgSpec("info", kUsage).Flags({"--json", "--salvage", "--quiet"}).Positional(1, 1);
   ParsedArgs parsed;
   if (std::optional<int> done = ParseVerbArgs(args, spec, &parsed, out, err)) return *done;
   const std::string& path = parsed.positional[0];
@@ -199,7 +308,11 @@ int RunInfo(const std::vector<std::string>& args, std::ostream& out, std::ostrea
                       static_cast<double>(in->position()) / std::max<uint64_t>(1, in->file_size()));
     }
   }
-  PrintInfo(*in, sum, out);
+  if (parsed.Flag("--json")) {
+    PrintInfoJson(*in, sum, out);
+  } else {
+    PrintInfo(*in, sum, out);
+  }
   const format::PositionGaps& gaps = in->gaps();
   if (gaps.duplicates != 0) {
     out.flush();

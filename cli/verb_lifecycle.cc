@@ -15,7 +15,7 @@ namespace cltrace::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: cltrace lifecycle FILE [--handle H] [--at SEQ] [--salvage] [--quiet]\n"
+    "usage: cltrace lifecycle FILE [--handle H] [--at SEQ] [--json] [--salvage] [--quiet]\n"
     "\n"
     "Prints, for every command list, deferred context and context-local handle of a trace\n"
     "(.cltrace or .jsonl), its state intervals [from-seq, to-seq) with the call that caused\n"
@@ -27,6 +27,7 @@ constexpr char kUsage[] =
     "               stand for it; IC objects are listed only this way\n"
     "  --at SEQ     instead: every handle alive at position SEQ, one line each with the state\n"
     "               it is in there, since when and by which call (objects included)\n"
+    "  --json       one JSON object with the same lifetimes and intervals (for scripts)\n"
     "  --salvage    skip corrupt chunks of a .cltrace\n"
     "  --quiet      no progress bar (shown on a terminal when reading takes over a second)\n"
     "\n"
@@ -57,6 +58,7 @@ int RunLifecycleVerb(const std::vector<std::string>& args, std::ostream& out, st
   };
   uint64_t at_seq = 0;
   bool at_error = false;
+  bool json = false;
   return StreamVerbOnTrace(
       "lifecycle", args, LifecycleArgSpec(kUsage), out, err,
       [&](const ParsedArgs& parsed, const format::SeqStream& in) {
@@ -64,17 +66,19 @@ int RunLifecycleVerb(const std::vector<std::string>& args, std::ostream& out, st
         if (auto at = parsed.Option("--at")) {
           if (!absl::SimpleAtoi(*at, &at_seq) || at_seq == 0) at_error = true;
         }
+        json = parsed.Flag("--json");
         handles = &in.handles();
-        // --at needs every lifetime (those over before SEQ included): the whole-trace builder.
+        // --at and --json need every lifetime (--at: those over before SEQ too): the whole-trace
+        // builder.
         // Otherwise lifetimes stream out as they end.
-        if (at_seq != 0) {
+        if (at_seq != 0 || json) {
           builder = std::make_unique<check::LifecycleBuilder>(
               in.handles(), ReplayOf(parsed.positional[0], parsed.Flag("--salvage")),
               options.check);
         } else {
           builder = std::make_unique<check::LifecycleBuilder>(
-              in.handles(), ReplayOf(parsed.positional[0], parsed.Flag("--salvage")),
-              options.check, wanted, print);
+              in.handles(), ReplayOf(parsed.positional[0], parsed.Flag("--salvage")), options.check,
+              wanted, print);
         }
         return StreamWork{[&](const format::Event& e) { return builder->Add(e); },
                           [&](const absl::Status& add_error) {
@@ -94,8 +98,10 @@ int RunLifecycleVerb(const std::vector<std::string>& args, std::ostream& out, st
                               return static_cast<int>(kExitBadInput);
                             }
                             if (at_seq != 0) {
-                              return PrintLiveAt(builder->Finish(), at_seq, *known, *handles,
-                                                 out);
+                              return PrintLiveAt(builder->Finish(), at_seq, *known, *handles, out);
+                            }
+                            if (json) {
+                              return PrintLifecycleJson(builder->Finish(), *known, *handles, out);
                             }
                             check::Lifecycle lc = builder->FinishStream();
                             out << "# " << shown << " lifetimes, " << lc.calls << " calls\n";

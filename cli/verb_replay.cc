@@ -12,11 +12,14 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "cli/args.h"
 #include "cli/dx6_model_driver.h"
+#include "cli/json_out.h"
 #include "cli/trace_input.h"
 #include "cli/verb.h"
+#include "ddi/catalog.h"
 #include "replayer/replay.h"
 
 namespace cltrace::cli {
@@ -26,7 +29,7 @@ constexpr char kUsage[] =
     "usage: cltrace replay FILE [--driver LIB] [--threads recorded|single] [--until SEQ]\n"
     "                           [--kernel recorded|model]\n"
     "                           [--inject oom:FUNCTION:N|removed:N ...] [--keep-going]\n"
-    "                           [--digest] [--history N] [--salvage]\n"
+    "                           [--digest] [--history N] [--json] [--salvage]\n"
     "\n"
     "Plays the runtime side of a trace (.cltrace or .jsonl) into a driver: every DDI call the\n"
     "runtime made is issued again with handle memory sized by the driver's own CalcPrivate*\n"
@@ -63,6 +66,9 @@ constexpr char kUsage[] =
     "                        (stable in single mode; in recorded mode a driver that numbers\n"
     "                        objects in arrival order may vary it where calls overlapped)\n"
     "  --history N           recorded calls shown per handle involved (default 4)\n"
+    "  --json                one JSON object instead of the report: outcome, calls,\n"
+    "                        divergences, bad input, kernel and content summaries, driver\n"
+    "                        violations (the same facts; same exit codes)\n"
     "  --salvage             skip corrupt chunks of a .cltrace\n"
     "\n"
     "Output: `replay: identical (N calls)`, or `replay: divergence at seq S (fn F, tid T):\n"
@@ -136,6 +142,110 @@ std::optional<TraceInput> ReadUntil(const std::string& path, bool salvage, uint6
   return in;
 }
 
+// `replay --json`: the replay's result (replayer/replay.h ReplayResult) as one JSON object;
+// the exit code of the text report.
+int ReplayJson(const replay::ReplayOptions& options, const TraceInput& in, std::ostream& out,
+               std::ostream& err) {
+  absl::StatusOr<replay::ReplayResult> r =
+      replay::Replay(options, in.events, in.handles, in.strings, in.contents);
+  if (!r.ok()) {
+    err << "cltrace replay: " << r.status().message() << "\n";
+    return kExitBadInput;
+  }
+  auto fn = [](format::CallId c) {
+    const format::CallInfo* ci = format::GetCall(c);
+    return std::string(ci != nullptr ? ci->name : "?");
+  };
+  JsonOut j;
+  j.Begin();
+  const char* outcome = r->outcome == replay::Outcome::kIdentical   ? "identical"
+                        : r->outcome == replay::Outcome::kDivergent ? "divergent"
+                                                                    : "bad input";
+  j.Field("outcome", outcome);
+  j.Field("calls", r->calls);
+  if (r->until_seq != 0) j.Field("until", r->until_seq);
+  if (r->never_returned_seq != 0) j.Field("never_returned", r->never_returned_seq);
+  j.Key("divergences");
+  j.w().StartArray();
+  for (const replay::Divergence& d : r->divergences) {
+    j.w().StartObject();
+    j.Field("seq", d.seq);
+    j.Field("tid", d.tid);
+    j.Field("fn", fn(d.call));
+    j.Field("expected", d.expected);
+    j.Field("actual", d.actual);
+    j.Key("handles");
+    j.w().StartArray();
+    for (uint64_t h : d.handles) j.Str(in.handles.Token(h));
+    j.w().EndArray();
+    j.w().EndObject();
+  }
+  j.w().EndArray();
+  if (r->outcome == replay::Outcome::kBadInput) {
+    j.Key("bad_input");
+    j.w().StartObject();
+    j.Field("seq", r->bad_seq);
+    j.Field("tid", r->bad_tid);
+    j.Field("fn", fn(r->bad_call));
+    j.Field("message", r->bad_message);
+    j.w().EndObject();
+  }
+  const replay::KernelSummary& k = r->kernel;
+  j.Key("kernel");
+  j.w().StartObject();
+  j.Field("mode", k.model ? "model" : "recorded");
+  j.Field("submissions", k.submissions);
+  j.Field("command_bytes", k.command_bytes);
+  if (options.digest) j.Field("digest", absl::StrFormat("%016x", k.digest));
+  if (k.model) {
+    j.Field("kernel_calls_compared", k.kernel_calls_compared);
+    j.Field("dma_buffers", k.dma_buffers);
+    j.Field("fences", k.fences);
+    j.Field("fence_digests_recorded", k.fence_digests_recorded);
+    j.Field("fence_digests_compared", k.fence_digests_compared);
+    j.Field("gpu_digest", absl::StrFormat("%016x", k.gpu_digest));
+    j.Key("checkpoints");
+    j.w().StartArray();
+    for (const auto& c : k.checkpoints) {
+      j.w().StartObject();
+      j.Field("seq", c.seq);
+      j.Field("fn", fn(c.call));
+      j.Field("digest", absl::StrFormat("%016x", c.digest));
+      j.w().EndObject();
+    }
+    j.w().EndArray();
+  }
+  j.w().EndObject();
+  const replay::ContentSummary& c = r->content;
+  j.Key("content");
+  j.w().StartObject();
+  j.Field("uploads", c.uploads);
+  j.Field("unmaps", c.unmaps);
+  j.Field("bytes", c.bytes);
+  j.Field("dx6_draws", c.dx6_draws);
+  j.Field("dx6_bytes", c.dx6_bytes);
+  j.Key("notes");
+  j.w().StartArray();
+  for (const std::string& n : c.notes) j.Str(n);
+  j.w().EndArray();
+  j.w().EndObject();
+  j.Field("dx6_calls", r->dx6_calls);
+  j.Key("driver_violations");
+  j.w().StartArray();
+  for (const std::string& v : r->driver_violations) j.Str(v);
+  j.w().EndArray();
+  j.End(out);
+  switch (r->outcome) {
+    case replay::Outcome::kIdentical:
+      return kExitOk;
+    case replay::Outcome::kDivergent:
+      return kExitDivergence;
+    case replay::Outcome::kBadInput:
+      return kExitBadInput;
+  }
+  return kExitBadInput;
+}
+
 int RunReplayVerb(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   // --inject may repeat: collect its values before the generic parser keeps the last one.
   std::vector<std::string> rest;
@@ -156,7 +266,7 @@ int RunReplayVerb(const std::vector<std::string>& args, std::ostream& out, std::
   ArgSpec spec =
       ArgSpec("replay", kUsage)
           .Options({"--driver", "--threads", "--until", "--history", "--inject", "--kernel"})
-          .Flags({"--keep-going", "--digest", "--salvage"})
+          .Flags({"--keep-going", "--digest", "--json", "--salvage"})
           .Positional(1, 1);
   ParsedArgs parsed;
   if (std::optional<int> done = ParseVerbArgs(rest, spec, &parsed, out, err)) return *done;
@@ -220,6 +330,7 @@ int RunReplayVerb(const std::vector<std::string>& args, std::ostream& out, std::
         << in->gaps.first_missing - 1 << "\n";
     return kExitBadInput;
   }
+  if (parsed.Flag("--json")) return ReplayJson(options, *in, out, err);
   return replay::RunReplay(options, in->events, in->handles, in->strings, in->contents, out, err);
 }
 

@@ -15,7 +15,7 @@ namespace cltrace::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: cltrace stats FILE [--salvage] [--quiet]\n"
+    "usage: cltrace stats FILE [--json] [--salvage] [--quiet]\n"
     "\n"
     "Command-list statistics of a trace (.cltrace or .jsonl): recycle hit rate\n"
     "(RecycleCreateCommandList / all command lists made), command lists recycled per Finish\n"
@@ -23,6 +23,7 @@ constexpr char kUsage[] =
     "(command lists, deferred contexts, IC objects, local handles) and callbacks per DDI\n"
     "(IC::/DC:: for the table the enclosing call went through).\n"
     "\n"
+    "  --json      one JSON object with the same figures (for scripts)\n"
     "  --salvage   skip corrupt chunks of a .cltrace\n"
     "  --quiet     no progress bar (shown on a terminal when reading takes over a second)\n"
     "\n"
@@ -30,9 +31,12 @@ constexpr char kUsage[] =
 
 int RunStatsVerb(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::unique_ptr<check::StatsBuilder> stats;
+  bool json = false;
   return StreamVerbOnTrace(
-      "stats", args, ArgSpec("stats", kUsage).Flags({"--salvage", "--quiet"}).Positional(1, 1), out,
-      err, [&](const ParsedArgs& parsed, const format::SeqStream& in) {
+      "stats", args,
+      ArgSpec("stats", kUsage).Flags({"--json", "--salvage", "--quiet"}).Positional(1, 1), out, err,
+      [&](const ParsedArgs& parsed, const format::SeqStream& in) {
+        json = parsed.Flag("--json");
         stats = std::make_unique<check::StatsBuilder>(
             in.handles(), ReplayOf(parsed.positional[0], parsed.Flag("--salvage")));
         return StreamWork{[&](const format::Event& e) { return stats->Add(e); },
@@ -41,7 +45,8 @@ int RunStatsVerb(const std::vector<std::string>& args, std::ostream& out, std::o
                               err << "cltrace stats: " << add_error.message() << "\n";
                               return static_cast<int>(kExitBadInput);
                             }
-                            return PrintStats(stats->Finish(), out);
+                            return json ? PrintStatsJson(stats->Finish(), out)
+                                        : PrintStats(stats->Finish(), out);
                           }};
       });
 }

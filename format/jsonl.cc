@@ -11,6 +11,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -28,16 +29,18 @@ using jsonl_internal::SignExtend32;
 
 // ---- Writing values ---------------------------------------------------------------------
 
-enum class Style { kJson, kText };
+// kDump: kText with DXGI_FORMAT names for UINT Format fields and shader token streams as a
+// digest (ArgsToText with TextOptions).
+enum class Style { kJson, kText, kDump };
 
 std::string U64Json(uint64_t v, Style style) {
-  if (v <= kMaxJsonInt || style == Style::kText) return absl::StrCat(v);
+  if (v <= kMaxJsonInt || style != Style::kJson) return absl::StrCat(v);
   return absl::StrCat("\"", v, "\"");
 }
 
 std::string I64Json(int64_t v, Style style) {
   uint64_t mag = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
-  if (mag <= kMaxJsonInt || style == Style::kText) return absl::StrCat(v);
+  if (mag <= kMaxJsonInt || style != Style::kJson) return absl::StrCat(v);
   return absl::StrCat("\"", v, "\"");
 }
 
@@ -75,6 +78,12 @@ std::string ValueText(const FieldInfo& f, uint64_t v, const TokenTable& handles,
     // Values are written whole (never truncated to the field's width) so that a damaged
     // value stays visible; the importer then reports it as out of range.
     case FieldKind::kU32:
+      // The catalog declares some formats UINT (as the DDI headers do): named for people.
+      if (style == Style::kDump && absl::EndsWith(f.name, "Format")) {
+        static const EnumInfo* const kFormats = FindEnum("DXGI_FORMAT");
+        return NamedOr(kFormats, v, U64Json(v, style), style);
+      }
+      return U64Json(v, style);
     case FieldKind::kU64:
     case FieldKind::kSize:
       return U64Json(v, style);
@@ -177,6 +186,21 @@ bool AppendFieldList(absl::Span<const FieldInfo> fields, const ArgCursor& args, 
       bool scalar = IsScalarArray(f);
       sep();
       name(f);
+      if (style == Style::kDump && scalar && f.count_in_element > 0) {
+        // A shader token stream (count=pCode[1]): its size and FNV-1a digest, not its dwords.
+        uint32_t hash = 2166136261u;
+        for (uint64_t k = 0; k < count; ++k) {
+          const uint64_t dword = args.At(*tail + k);
+          for (int b = 0; b < 4; ++b) {
+            hash ^= static_cast<uint8_t>(dword >> (8 * b));
+            hash *= 16777619u;
+          }
+        }
+        *tail += count * elems.size();
+        absl::StrAppendFormat(out, "<%d dword%s, fnv1a 0x%08x>", count, count == 1 ? "" : "s",
+                              hash);
+        continue;
+      }
       absl::StrAppend(out, "[");
       for (uint64_t k = 0; k < count; ++k) {
         if (k > 0) absl::StrAppend(out, style == Style::kJson ? "," : ", ");
@@ -276,6 +300,12 @@ std::string EventToJsonl(const Event& event, const TokenTable& handles, const To
   } else {
     absl::StrAppend(&out, ",\"end\":null");
   }
+  // A recording's entry time and annotation (the API call, recorder notes such as R5 table
+  // rewrites) travel with the call.
+  if (event.timestamp_ns != 0)
+    absl::StrAppend(&out, ",\"ts_ns\":", I64Json(event.timestamp_ns, Style::kJson));
+  if (event.annotation != 0)
+    absl::StrAppend(&out, ",\"annotation\":", JsonQuote(strings.Token(event.annotation)));
   if (event.content != 0 && contents != nullptr && contents->Has(event.content)) {
     absl::StrAppend(&out, ",\"content\":\"", absl::BytesToHexString(contents->Token(event.content)),
                     "\"");
@@ -285,12 +315,18 @@ std::string EventToJsonl(const Event& event, const TokenTable& handles, const To
 }
 
 std::string ArgsToText(const Event& event, const TokenTable& handles, const TokenTable& strings) {
+  return ArgsToText(event, handles, strings, TextOptions());
+}
+
+std::string ArgsToText(const Event& event, const TokenTable& handles, const TokenTable& strings,
+                       const TextOptions& options) {
   const CallInfo* call = GetCall(event.call);
   if (call == nullptr) return "";
   std::string out;
   auto fields = Fields(*call);
   size_t tail = fields.size();
-  AppendFieldList(fields, ArgCursor(event), 0, &tail, handles, strings, Style::kText, &out);
+  AppendFieldList(fields, ArgCursor(event), 0, &tail, handles, strings,
+                  options.for_dump ? Style::kDump : Style::kText, &out);
   return out;
 }
 

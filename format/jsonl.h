@@ -100,8 +100,9 @@
 // have one, else as integers (HRESULTs as unsigned 32-bit). Floats as the shortest decimal that
 // reads back as the same float ("-0.0" for negative zero). ret is omitted for void calls and for
 // calls that never returned; parent is omitted when 0; end is always written (null for a call that
-// never returned). Timestamps and annotations of binary traces have no place in the format and are
-// dropped.
+// never returned). A call's entry time follows as "ts_ns" (nanoseconds since the trace's start,
+// omitted when 0) and its annotation as "annotation" (the API call that caused it, recorder notes
+// such as R5 table rewrites; omitted when none); the import reads both back.
 //
 // ---- JSON parsing -----------------------------------------------------------------------
 // Values are built by protobuf's JSON utilities (JsonStringToMessage into
@@ -218,6 +219,16 @@ uint64_t HandleTokenValue(absl::string_view token);
 // with the same omissions as the export; NULL handles and pointers print as NULL, arrays
 // as [..] and structures in arrays as {..}. Same precondition as EventToJsonl.
 std::string ArgsToText(const Event& event, const TokenTable& handles, const TokenTable& strings);
+
+struct TextOptions {
+  // `cltrace dump`'s form: UINT fields named *Format print their DXGI_FORMAT name
+  // (Format=DXGI_FORMAT_R8G8B8A8_UNORM) and shader token streams (arrays counted by their
+  // own length token, count=pCode[1]) print as "<N dwords, fnv1a 0xXXXXXXXX>" (FNV-1a 32 over
+  // the dwords' little-endian bytes) instead of their values.
+  bool for_dump = false;
+};
+std::string ArgsToText(const Event& event, const TokenTable& handles, const TokenTable& strings,
+                       const TextOptions& options);
 
 // The return value for people ("S_OK", "8"); empty for void calls.
 std::string RetToText(const Event& event);

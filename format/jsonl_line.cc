@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -233,8 +234,8 @@ class FieldReader {
   TokenTable* strings_;
 };
 
-constexpr absl::string_view kTopKeys[] = {"seq", "tid",    "fn",  "args",
-                                          "ret", "parent", "end", "content"};
+constexpr absl::string_view kTopKeys[] = {"seq",    "tid", "fn",    "args",       "ret",
+                                          "parent", "end", "ts_ns", "annotation", "content"};
 
 absl::StatusOr<int64_t> ReadRet(const CallInfo& call, const JsonValue& v) {
   switch (call.ret) {
@@ -289,7 +290,8 @@ absl::Status ParseLine(absl::string_view text, TokenTable* handles, TokenTable* 
   }
   if (unknown) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "unknown key \"", *unknown, "\" (expected seq, tid, fn, args, ret, parent, end, content)"));
+        "unknown key \"", *unknown,
+        "\" (expected seq, tid, fn, args, ret, parent, end, ts_ns, annotation, content)"));
   }
   Event& e = rec->event;
   const JsonValue* v = Find(obj, "seq");
@@ -356,6 +358,20 @@ absl::Status ParseLine(absl::string_view text, TokenTable* handles, TokenTable* 
   if (v != nullptr && !v->IsNull()) {
     CLTRACE_ASSIGN_OR_RETURN(Int parent, ReadInt(*v, "\"parent\"", 0, kMaxJsonInt, false));
     e.parent = static_cast<uint64_t>(parent);
+  }
+  v = Find(obj, "ts_ns");
+  if (v != nullptr && !v->IsNull()) {
+    CLTRACE_ASSIGN_OR_RETURN(Int ts, ReadInt(*v, "\"ts_ns\"", std::numeric_limits<int64_t>::min(),
+                                             std::numeric_limits<int64_t>::max(), true));
+    e.timestamp_ns = static_cast<int64_t>(ts);
+  }
+  v = Find(obj, "annotation");
+  if (v != nullptr && !v->IsNull()) {
+    if (!v->IsString()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("\"annotation\" must be a string, not ", KindOf(*v)));
+    }
+    e.annotation = strings->Intern(StringOf(*v));
   }
   v = Find(obj, "content");
   if (v != nullptr && !v->IsNull()) {

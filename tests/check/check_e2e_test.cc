@@ -155,7 +155,7 @@ std::vector<std::pair<int64_t, std::string>> RuleSeqs(const std::string& text,
   return out;
 }
 
-// Every call in `cltrace dump` output ("  167  170  12  Name(..."), by seq.
+// Every call in `cltrace dump` output ("  167  170  12  IC::Name(..."), by seq.
 struct DumpedCall {
   int64_t end = 0;
   std::string tid;
@@ -168,7 +168,10 @@ std::map<int64_t, DumpedCall> CallsBySeq(const std::string& dump) {
     int64_t seq = 0, end = 0;
     if (words.size() < 4 || !absl::SimpleAtoi(words[0], &seq) || !absl::SimpleAtoi(words[1], &end))
       continue;
-    calls[seq] = {end, std::string(words[2]), std::string(words[3].substr(0, words[3].find('(')))};
+    // The call's name follows its table mark (IC::, DC::, KernelCb:: ...).
+    absl::string_view fn = words[3].substr(0, words[3].find('('));
+    if (size_t colon = fn.find("::"); colon != absl::string_view::npos) fn.remove_prefix(colon + 2);
+    calls[seq] = {end, std::string(words[2]), std::string(fn)};
   }
   return calls;
 }
@@ -263,7 +266,7 @@ TEST_F(CheckE2eTest, DumpShowsTheTableRewriteNote) {
   // the runtime model annotated it with).
   bool found = false;
   for (absl::string_view line : absl::StrSplit(dump.out, '\n')) {
-    if (absl::StrContains(line, " Flush(") &&
+    if (absl::StrContains(line, " IC::Flush(") &&
         absl::StrContains(line,
                           "# Flush | table-rewrite (R5): "
                           "D3D11DDI_DEVICEFUNCS.pfnCreateResource of immediate context")) {

@@ -267,7 +267,7 @@ TEST_F(WorkloadReplayTest, InjectedOutOfMemoryShowsTheDriversReaction) {
 // the count of kernel-layer events in the trace.
 class KernelModelReplayTest : public WorkloadReplayTest {
  public:
-  int KernelLayerEvents(const std::string& trace) { return DumpLinesWith(trace, " Dxgk"); }
+  int KernelLayerEvents(const std::string& trace) { return DumpLinesWith(trace, "::Dxgk"); }
   static std::string ComparedLine(int n) {
     return absl::StrCat("kernel model: ", n, " kernel-layer calls compared, ");
   }
@@ -321,8 +321,10 @@ TEST_F(KernelModelReplayTest, ConcurrentKernelCallsReplayInTheRecordedKernelOrde
   for (absl::string_view line : absl::StrSplit(dump.out, '\n')) {
     std::vector<absl::string_view> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
     if (f.size() < 4) continue;
-    if (!absl::StartsWith(f[3], "AllocateCb(") && !absl::StartsWith(f[3], "RenderCb(") &&
-        !absl::StartsWith(f[3], "DeallocateCb(")) {
+    // The call follows its table mark (KernelCb::AllocateCb).
+    if (!absl::StartsWith(f[3], "KernelCb::AllocateCb(") &&
+        !absl::StartsWith(f[3], "KernelCb::RenderCb(") &&
+        !absl::StartsWith(f[3], "KernelCb::DeallocateCb(")) {
       continue;
     }
     Span sp;
@@ -457,7 +459,7 @@ TEST_F(KernelModelReplayTest, TheModelReportsTheDriversKernelViolationsOnEveryRe
 class FenceDigestReplayTest : public KernelModelReplayTest {
  public:
   int FenceDigestEvents(const std::string& trace) {
-    return DumpLinesWith(trace, " GpuFenceRetired(");
+    return DumpLinesWith(trace, "::GpuFenceRetired(");
   }
   static std::string FenceDigestsLine(int n) {
     return absl::StrCat(", fence digests: ", n, " compared\n");
