@@ -134,8 +134,7 @@ absl::Status RunSmallCl(Device* device, const ScenarioOptions& o) {
     src[t] = *s;
     dst[t] = *d;
   }
-  auto backbuffer =
-      MakeTexture(device, 64, 64, D3D10_DDI_BIND_RENDER_TARGET, 0, /*primary=*/true);
+  auto backbuffer = MakeTexture(device, 64, 64, D3D10_DDI_BIND_RENDER_TARGET, 0, /*primary=*/true);
   if (!backbuffer.ok()) return backbuffer.status();
 
   absl::Status result = RunListStream(
@@ -159,8 +158,7 @@ int LongDefaultFrames() { return kLongDefaultFrames; }
 
 absl::Status RunLong(Device* device, const ScenarioOptions& o) {
   DeviceContext* ic = device->GetImmediateContext();
-  auto backbuffer =
-      MakeTexture(device, 64, 64, D3D10_DDI_BIND_RENDER_TARGET, 0, /*primary=*/true);
+  auto backbuffer = MakeTexture(device, 64, 64, D3D10_DDI_BIND_RENDER_TARGET, 0, /*primary=*/true);
   if (!backbuffer.ok()) return backbuffer.status();
   // The benchmark stream's draws (bench/recorder_bench.cc BM_RecordStream): call i is
   // DrawIndexed(36 + (i % 7) * 3, (i * 36) % 65536, (i / 100) % 1000).

@@ -328,8 +328,14 @@ TEST_F(DumpE2eTest, StatsJsonHasTheFiguresOfTheText) {
 }
 
 TEST_F(DumpE2eTest, LifecycleJsonHasTheLifetimesOfTheText) {
-  for (const std::string& args : {std::string(kSmallcl), std::string(kScene),
-                                  absl::StrCat(kSmallcl, " --handle 0x7e0000020000")}) {
+  // --handle: the trace's first deferred context (handle values follow the corpus' heap).
+  const std::string all = Run(absl::StrCat(CLTRACE_BIN, " lifecycle ", kSmallcl)).out;
+  const std::string dc = LineWith(all, "deferred context ");
+  ASSERT_FALSE(dc.empty()) << all;
+  const absl::string_view rest = absl::StripPrefix(dc, "deferred context ");
+  const std::string handle(rest.substr(0, rest.find(' ')));
+  for (const std::string& args :
+       {std::string(kSmallcl), std::string(kScene), absl::StrCat(kSmallcl, " --handle ", handle)}) {
     SCOPED_TRACE(args);
     auto text = Run(absl::StrCat(CLTRACE_BIN, " lifecycle ", args));
     auto json = Run(absl::StrCat(CLTRACE_BIN, " lifecycle --json ", args));
