@@ -417,9 +417,25 @@ class Player {
   // One call on its thread.
   absl::Status PlayCall(const Call& call);
   absl::Status Dispatch(const Call& call);
+  // A method on object `o`: IUnknown, the methods that make no DDI call, then InterfaceCall,
+  // which routes by interface.
+  absl::Status ObjectCall(const Call& call, Obj* o);
+  absl::Status QueryInterface(const Call& call, Obj* o);
+  absl::Status GetDeviceOrContext(const Call& call, Obj* o);
+  absl::Status InterfaceCall(const Call& call, Obj* o);
   absl::Status FreeFunction(const Call& call);
   absl::Status DeviceCall(const Call& call, Obj* self);
   absl::Status ContextCall(const Call& call, Obj* self);
+  // ContextCall by kind of method (each takes the methods ContextCall routes to it).
+  absl::Status ContextInputAssembly(const Call& call, Obj* self);  // IA, SO, CS UAVs
+  absl::Status ContextOutputMerger(const Call& call, Obj* self);
+  absl::Status ContextRasterizer(const Call& call, Obj* self);  // and SetPredication
+  absl::Status ContextDraw(const Call& call, Obj* self);        // draws and dispatches
+  absl::Status ContextCopy(const Call& call, Obj* self);
+  absl::Status ContextUpdate(const Call& call, Obj* self);
+  absl::Status ContextClear(const Call& call, Obj* self);  // and GenerateMips
+  absl::Status ContextQuery(const Call& call, Obj* self);  // Begin, End, GetData
+  absl::Status ContextCommandList(const Call& call, Obj* self);
   absl::Status SwapChainCall(const Call& call, Obj* self);
   absl::Status PlainCall(const Call& call);
   absl::Status Memcpy(const Call& call);
@@ -430,6 +446,27 @@ class Player {
   absl::Status CreateView(const Call& call, Obj* self, ViewKind kind);
   absl::Status CreateShader(const Call& call, Obj* self, Stage stage);
   absl::Status CreateState(const Call& call, Obj* self);
+  // CreateState by kind of object.
+  absl::Status MakeInputLayout(const Call& call, Obj* self);
+  absl::Status MakeBlendState(const Call& call, Obj* self);
+  absl::Status MakeDepthStencilState(const Call& call, Obj* self);
+  absl::Status MakeRasterizerState(const Call& call, Obj* self);
+  absl::Status MakeSamplerState(const Call& call, Obj* self);
+  absl::Status MakeQuery(const Call& call, Obj* self);  // and predicates
+  absl::Status MakeDeferredContext(const Call& call, Obj* self);
+  // Binds what the runtime model created (a skip when it refused) to output argument `out_name`.
+  absl::Status BindCreated(const Call& call, Obj* self, HRESULT hr, runtime::Object* created,
+                           ObjKind kind, const char* out_name);
+  // Reads the fields of a description: keeps the first bad field's error in `bad` and uses the
+  // fallback for it.
+  struct DescReader {
+    DescReader(Player* player, const Call& call) : player(player), call(call) {}
+    Player* player;
+    const Call& call;
+    absl::Status bad;
+    uint32_t Get(const Value* s, absl::string_view name, uint32_t fallback);
+    float GetF(const Value* s, absl::string_view name, float fallback);
+  };
   absl::Status MapCall(const Call& call, Obj* self);
   absl::Status Setter(const Call& call, Obj* self, Stage stage, absl::string_view what);
 
@@ -455,6 +492,13 @@ class Player {
   absl::StatusOr<uint32_t> FieldEnum(const Call& call, const Value* s, absl::string_view name,
                                      uint32_t fallback);
   absl::StatusOr<std::string> Bytes(const Call& call, const Value* v, size_t at_least);
+  // Argument `arg` of the call: an enum or flags value, the same as a signed integer, a resource,
+  // a view (not null), a box (`*has_box` false when the pointer is null).
+  absl::StatusOr<uint32_t> ArgEnum(const Call& call, const char* arg);
+  absl::StatusOr<int32_t> ArgInt(const Call& call, const char* arg);
+  absl::StatusOr<Obj*> ArgResource(const Call& call, const char* arg, bool null_ok);
+  absl::StatusOr<Obj*> ArgView(const Call& call, const char* arg);
+  absl::Status ArgBox(const Call& call, const char* arg, D3D10_DDI_BOX* box, bool* has_box);
 
   absl::Status Skip(const Call& call, absl::string_view reason);
   void Substitute(const Call& call, absl::string_view reason);
@@ -789,10 +833,9 @@ absl::StatusOr<PlayReport> Player::Run() {
 absl::Status Player::PlayCall(const Call& call) { return Dispatch(call); }
 
 absl::Status Player::Dispatch(const Call& call) {
-  const absl::string_view iface = call.Interface();
-  const absl::string_view method = call.Method();
   uint64_t skipped_before = 0;
   for (const Skipped& k : report_.skipped) skipped_before += k.count;
+  // A call counts as played when it succeeded without a skip (errors pass through unchanged).
   auto played = [&](absl::Status s) {
     uint64_t skipped_after = 0;
     for (const Skipped& k : report_.skipped) skipped_after += k.count;
@@ -803,39 +846,25 @@ absl::Status Player::Dispatch(const Call& call) {
   if (!call.args.empty() && call.args[0].name.empty()) {
     return Bad(call, "the dump has no argument names (dump it without --arg-names=no)");
   }
-  if (iface.empty()) return played(FreeFunction(call));
+  if (call.Interface().empty()) return played(FreeFunction(call));
 
   absl::StatusOr<Obj*> self = This(call);
   if (!self.ok()) return self.status();
-  Obj* o = *self;
+  return played(ObjectCall(call, *self));
+}
 
+absl::Status Player::ObjectCall(const Call& call, Obj* o) {
+  const absl::string_view method = call.Method();
   // IUnknown on every interface.
   if (method == "AddRef") {
     AddRef(o);
-    return played(absl::OkStatus());
+    return absl::OkStatus();
   }
   if (method == "Release") {
     Release(o);
-    return played(absl::OkStatus());
+    return absl::OkStatus();
   }
-  if (method == "QueryInterface") {
-    if (!call.ret || call.ret->text != "S_OK") return played(absl::OkStatus());
-    absl::StatusOr<uint64_t> key = OutKey(call, "ppvObject");
-    if (!key.ok()) return key.status();
-    if (*key == 0) return played(absl::OkStatus());
-    auto it = keys_.find(*key);
-    if (it != keys_.end()) {
-      AddRef(it->second.get());
-    } else {
-      // Another interface of the same object: one reference count.
-      // (A copy first: inserting may rehash the table under a reference into it.)
-      std::shared_ptr<Obj> same = keys_.at(o->keys.front());
-      o->keys.push_back(*key);
-      keys_[*key] = std::move(same);
-      AddRef(o);
-    }
-    return played(absl::OkStatus());
-  }
+  if (method == "QueryInterface") return QueryInterface(call, o);
   // Methods every D3D11 / DXGI object has that make no DDI call.
   static const std::set<std::string, std::less<>> kNoDdi = {"SetPrivateData",
                                                             "SetPrivateDataInterface",
@@ -860,70 +889,99 @@ absl::Status Player::Dispatch(const Call& call) {
                                                             "Enter",
                                                             "Leave",
                                                             "GetClassLinkage"};
-  if (kNoDdi.contains(method)) return played(absl::OkStatus());
+  if (kNoDdi.contains(method)) return absl::OkStatus();
   if ((method == "GetDevice" || absl::StartsWith(method, "GetImmediateContext")) &&
       o->dev != nullptr) {
-    // The device and its immediate context answer these even when the program's count of them
-    // reached zero (the children keep them): the pointer names them again.
-    const bool device = method == "GetDevice";
-    absl::StatusOr<uint64_t> key = OutKey(call, device ? "ppDevice" : "ppImmediateContext");
-    if (!key.ok()) return key.status();
-    Obj* target = device ? o->dev->device_obj : o->dev->ic_obj;
-    if (*key == 0 || target == nullptr) return played(absl::OkStatus());
-    if (auto it = keys_.find(*key); it != keys_.end()) {
-      if (it->second.get() != target) return Bad(call, "the pointer names another object");
-      AddRef(target);
-      return played(absl::OkStatus());
-    }
-    for (const auto& obj : objects_) {
-      if (obj.get() == target) {
-        target->alive = true;
-        ++target->refs;
-        target->keys.push_back(*key);
-        keys_[*key] = obj;
-      }
-    }
-    return played(absl::OkStatus());
+    return GetDeviceOrContext(call, o);
   }
   if (method == "GetDevice" || method == "GetResource") {
     for (const Value::Member& m : call.args) {
       if (m.name != "this") AddRefOutputs(&m.value);
     }
-    return played(absl::OkStatus());
+    return absl::OkStatus();
   }
+  return InterfaceCall(call, o);
+}
+
+absl::Status Player::QueryInterface(const Call& call, Obj* o) {
+  if (!call.ret || call.ret->text != "S_OK") return absl::OkStatus();
+  absl::StatusOr<uint64_t> key = OutKey(call, "ppvObject");
+  if (!key.ok()) return key.status();
+  if (*key == 0) return absl::OkStatus();
+  auto it = keys_.find(*key);
+  if (it != keys_.end()) {
+    AddRef(it->second.get());
+  } else {
+    // Another interface of the same object: one reference count.
+    // (A copy first: inserting may rehash the table under a reference into it.)
+    std::shared_ptr<Obj> same = keys_.at(o->keys.front());
+    o->keys.push_back(*key);
+    keys_[*key] = std::move(same);
+    AddRef(o);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Player::GetDeviceOrContext(const Call& call, Obj* o) {
+  // The device and its immediate context answer these even when the program's count of them
+  // reached zero (the children keep them): the pointer names them again.
+  const bool device = call.Method() == "GetDevice";
+  absl::StatusOr<uint64_t> key = OutKey(call, device ? "ppDevice" : "ppImmediateContext");
+  if (!key.ok()) return key.status();
+  Obj* target = device ? o->dev->device_obj : o->dev->ic_obj;
+  if (*key == 0 || target == nullptr) return absl::OkStatus();
+  if (auto it = keys_.find(*key); it != keys_.end()) {
+    if (it->second.get() != target) return Bad(call, "the pointer names another object");
+    AddRef(target);
+    return absl::OkStatus();
+  }
+  for (const auto& obj : objects_) {
+    if (obj.get() == target) {
+      target->alive = true;
+      ++target->refs;
+      target->keys.push_back(*key);
+      keys_[*key] = obj;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Player::InterfaceCall(const Call& call, Obj* o) {
+  const absl::string_view iface = call.Interface();
+  const absl::string_view method = call.Method();
   if (absl::StartsWith(iface, "ID3DUserDefinedAnnotation")) {
-    return played(Skip(call, "the runtime model has no hook for application markers"));
+    return Skip(call, "the runtime model has no hook for application markers");
   }
   if (absl::StartsWith(iface, "ID3D11DeviceContext")) {
     if (o->kind != ObjKind::kContext) return Bad(call, "this is not a device context");
-    return played(ContextCall(call, o));
+    return ContextCall(call, o);
   }
   if (absl::StartsWith(iface, "ID3D11Device")) {
     if (o->kind != ObjKind::kDevice) return Bad(call, "this is not a device");
-    return played(DeviceCall(call, o));
+    return DeviceCall(call, o);
   }
   if (absl::StartsWith(iface, "IDXGISwapChain")) {
     if (o->kind != ObjKind::kSwapChain) return Bad(call, "this is not a swap chain");
-    return played(SwapChainCall(call, o));
+    return SwapChainCall(call, o);
   }
   if (absl::StartsWith(iface, "IDXGIFactory") && absl::StartsWith(method, "CreateSwapChain")) {
     const Value* dev = call.Arg("pDevice");
     absl::StatusOr<Obj*> device = Lookup(call, dev, ObjKind::kDevice, false);
     if (!device.ok()) return device.status();
     const Value* desc = call.Arg("pDesc");
-    return played(CreateSwapChain(call, *device, desc, call.Arg("ppSwapChain")));
+    return CreateSwapChain(call, *device, desc, call.Arg("ppSwapChain"));
   }
-  if (absl::StartsWith(iface, "IDXGI")) return played(PlainCall(call));
+  if (absl::StartsWith(iface, "IDXGI")) return PlainCall(call);
   if (iface == "ID3D11Resource" || iface == "ID3D11Buffer" ||
       absl::StartsWith(iface, "ID3D11Texture")) {
     if (method == "SetEvictionPriority" && o->kind == ObjKind::kResource) {
       absl::StatusOr<uint32_t> p = Enum(call, call.Arg("EvictionPriority"), "EvictionPriority");
       if (!p.ok()) return p.status();
       o->dev->device->SetEvictionPriority(As<runtime::Resource>(o), static_cast<uint32_t>(*p));
-      return played(absl::OkStatus());
+      return absl::OkStatus();
     }
   }
-  return played(Skip(call, "not implemented"));
+  return Skip(call, "not implemented");
 }
 
 absl::Status Player::PlainCall(const Call& call) {
@@ -1443,9 +1501,52 @@ absl::Status Player::CreateShader(const Call& call, Obj* self, Stage stage) {
   return absl::OkStatus();
 }
 
+uint32_t Player::DescReader::Get(const Value* s, absl::string_view name, uint32_t fallback) {
+  absl::StatusOr<uint32_t> v = player->FieldEnum(call, s, name, fallback);
+  if (!v.ok()) {
+    if (bad.ok()) bad = v.status();
+    return fallback;
+  }
+  return *v;
+}
+
+float Player::DescReader::GetF(const Value* s, absl::string_view name, float fallback) {
+  const Value* f = FindField(s, name);
+  if (f == nullptr) return fallback;
+  absl::StatusOr<double> v = player->Float(call, f, name);
+  if (!v.ok()) {
+    if (bad.ok()) bad = v.status();
+    return fallback;
+  }
+  return static_cast<float>(*v);
+}
+
+// Whether the capture passed no place (or NULL) for the created object: nothing to create.
+bool NoOutput(const Call& call, const char* out_name) {
+  return Deref(call.Arg(out_name)) == nullptr ||
+         Deref(call.Arg(out_name))->AsUint().value_or(0) == 0;
+}
+
+absl::Status Player::BindCreated(const Call& call, Obj* self, HRESULT hr, runtime::Object* created,
+                                 ObjKind kind, const char* out_name) {
+  if (hr != S_OK || created == nullptr) {
+    return Skip(call, absl::StrCat("the runtime model refused it (0x",
+                                   absl::Hex(static_cast<uint32_t>(hr)), ")"));
+  }
+  auto obj = std::make_shared<Obj>();
+  obj->kind = kind;
+  obj->dev = self->dev;
+  obj->rt = created;
+  const Value* out = call.Arg(out_name);
+  if (absl::Status s = BindNew(call, out, std::move(obj)); !s.ok()) {
+    created->Release();
+    return s;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Player::CreateState(const Call& call, Obj* self) {
   const absl::string_view method = call.Method();
-  runtime::Device* device = self->dev->device;
   // D3D11 hands out the existing state object for an identical description, without a DDI
   // call: the capture shows the same pointer again, which means one more reference.
   static const std::pair<const char*, ObjKind> kShared[] = {
@@ -1463,234 +1564,193 @@ absl::Status Player::CreateState(const Call& call, Obj* self) {
       return absl::OkStatus();
     }
   }
-  runtime::Object* created = nullptr;
-  ObjKind kind = ObjKind::kPlain;
-  const char* out_name = "";
-  HRESULT hr = S_OK;
-  auto field = [&](const Value* s, absl::string_view name, uint32_t fallback) {
-    return FieldEnum(call, s, name, fallback);
-  };
-  absl::Status bad;
-  auto get = [&](const Value* s, absl::string_view name, uint32_t fallback) -> uint32_t {
-    absl::StatusOr<uint32_t> v = field(s, name, fallback);
-    if (!v.ok()) {
-      if (bad.ok()) bad = v.status();
-      return fallback;
-    }
-    return *v;
-  };
-  auto getf = [&](const Value* s, absl::string_view name, float fallback) -> float {
-    const Value* f = FindField(s, name);
-    if (f == nullptr) return fallback;
-    absl::StatusOr<double> v = Float(call, f, name);
-    if (!v.ok()) {
-      if (bad.ok()) bad = v.status();
-      return fallback;
-    }
-    return static_cast<float>(*v);
-  };
-  if (method == "CreateInputLayout") {
-    out_name = "ppInputLayout";
-    kind = ObjKind::kInputLayout;
-    std::vector<D3D10DDIARG_INPUT_ELEMENT_DESC> elements;
-    uint32_t next_offset[32] = {};
-    for (const Value* e : Elements(call.Arg("pInputElementDescs"))) {
-      D3D10DDIARG_INPUT_ELEMENT_DESC el{};
-      el.InputSlot = get(e, "InputSlot", 0) & 31;
-      el.Format = get(e, "Format", 0);
-      el.AlignedByteOffset = get(e, "AlignedByteOffset", 0xffffffffu);
-      if (el.AlignedByteOffset == 0xffffffffu) el.AlignedByteOffset = next_offset[el.InputSlot];
-      next_offset[el.InputSlot] = el.AlignedByteOffset + FormatBytes(el.Format);
-      el.InputSlotClass = static_cast<D3D10_DDI_INPUT_CLASSIFICATION>(get(e, "InputSlotClass", 0));
-      el.InstanceDataStepRate = get(e, "InstanceDataStepRate", 0);
-      el.InputRegister = static_cast<UINT>(elements.size());
-      elements.push_back(el);
-    }
-    if (!bad.ok()) return bad;
-    if (elements.size() > 32) return Bad(call, "more than 32 input elements");
-    if (Deref(call.Arg(out_name)) == nullptr ||
-        Deref(call.Arg(out_name))->AsUint().value_or(0) == 0) {
-      return absl::OkStatus();
-    }
-    runtime::InputLayout* l = nullptr;
-    hr = device->CreateInputLayout(elements.data(), static_cast<uint32_t>(elements.size()), &l);
-    created = l;
-  } else if (absl::StartsWith(method, "CreateBlendState")) {
-    out_name = "ppBlendState";
-    kind = ObjKind::kBlendState;
-    const Value* d = Deref(call.Arg("pBlendStateDesc"));
-    if (d == nullptr) d = Deref(call.Arg("pBlendDesc"));
-    if (d == nullptr) return Bad(call, "no blend description");
-    D3D10_1_DDI_BLEND_DESC bd{};
-    bd.AlphaToCoverageEnable = get(d, "AlphaToCoverageEnable", 0);
-    bd.IndependentBlendEnable = get(d, "IndependentBlendEnable", 0);
-    std::vector<const Value*> targets = Elements(FindField(d, "RenderTarget"));
-    for (size_t i = 0; i < 8; ++i) {
-      const Value* t = i < targets.size() ? targets[i] : nullptr;
-      auto& rt = bd.RenderTarget[i];
-      if (t == nullptr) {
-        rt = D3D10_DDI_RENDER_TARGET_BLEND_DESC1{FALSE,
-                                                 static_cast<D3D10_DDI_BLEND>(2),
-                                                 static_cast<D3D10_DDI_BLEND>(1),
-                                                 static_cast<D3D10_DDI_BLEND_OP>(1),
-                                                 static_cast<D3D10_DDI_BLEND>(2),
-                                                 static_cast<D3D10_DDI_BLEND>(1),
-                                                 static_cast<D3D10_DDI_BLEND_OP>(1),
-                                                 15};
-        continue;
-      }
-      if (get(t, "LogicOpEnable", 0) != 0) return Skip(call, "logic operations (11.1)");
-      rt.BlendEnable = get(t, "BlendEnable", 0);
-      rt.SrcBlend = static_cast<D3D10_DDI_BLEND>(get(t, "SrcBlend", 2));
-      rt.DestBlend = static_cast<D3D10_DDI_BLEND>(get(t, "DestBlend", 1));
-      rt.BlendOp = static_cast<D3D10_DDI_BLEND_OP>(get(t, "BlendOp", 1));
-      rt.SrcBlendAlpha = static_cast<D3D10_DDI_BLEND>(get(t, "SrcBlendAlpha", 2));
-      rt.DestBlendAlpha = static_cast<D3D10_DDI_BLEND>(get(t, "DestBlendAlpha", 1));
-      rt.BlendOpAlpha = static_cast<D3D10_DDI_BLEND_OP>(get(t, "BlendOpAlpha", 1));
-      rt.RenderTargetWriteMask = static_cast<UINT8>(get(t, "RenderTargetWriteMask", 15));
-    }
-    if (!bad.ok()) return bad;
-    if (Deref(call.Arg(out_name)) == nullptr ||
-        Deref(call.Arg(out_name))->AsUint().value_or(0) == 0) {
-      return absl::OkStatus();
-    }
-    runtime::BlendState* s = nullptr;
-    hr = device->CreateBlendState(bd, &s);
-    created = s;
-  } else if (method == "CreateDepthStencilState") {
-    out_name = "ppDepthStencilState";
-    kind = ObjKind::kDepthStencilState;
-    const Value* d = Deref(call.Arg("pDepthStencilDesc"));
-    if (d == nullptr) return Bad(call, "no depth-stencil description");
-    D3D10_DDI_DEPTH_STENCIL_DESC dd{};
-    dd.DepthEnable = get(d, "DepthEnable", 1);
-    dd.DepthWriteMask = static_cast<D3D10_DDI_DEPTH_WRITE_MASK>(get(d, "DepthWriteMask", 1));
-    dd.DepthFunc = static_cast<D3D10_DDI_COMPARISON_FUNC>(get(d, "DepthFunc", 2));
-    dd.StencilEnable = get(d, "StencilEnable", 0);
-    dd.FrontEnable = dd.StencilEnable;
-    dd.BackEnable = dd.StencilEnable;
-    dd.StencilReadMask = static_cast<UINT8>(get(d, "StencilReadMask", 0xff));
-    dd.StencilWriteMask = static_cast<UINT8>(get(d, "StencilWriteMask", 0xff));
-    for (auto [name, face] : {std::pair{"FrontFace", &dd.FrontFace}, {"BackFace", &dd.BackFace}}) {
-      const Value* f = FindField(d, name);
-      face->StencilFailOp = static_cast<D3D10_DDI_STENCIL_OP>(get(f, "StencilFailOp", 1));
-      face->StencilDepthFailOp = static_cast<D3D10_DDI_STENCIL_OP>(get(f, "StencilDepthFailOp", 1));
-      face->StencilPassOp = static_cast<D3D10_DDI_STENCIL_OP>(get(f, "StencilPassOp", 1));
-      face->StencilFunc = static_cast<D3D10_DDI_COMPARISON_FUNC>(get(f, "StencilFunc", 8));
-    }
-    if (!bad.ok()) return bad;
-    if (Deref(call.Arg(out_name)) == nullptr ||
-        Deref(call.Arg(out_name))->AsUint().value_or(0) == 0) {
-      return absl::OkStatus();
-    }
-    runtime::DepthStencilState* s = nullptr;
-    hr = device->CreateDepthStencilState(dd, &s);
-    created = s;
-  } else if (absl::StartsWith(method, "CreateRasterizerState")) {
-    out_name = "ppRasterizerState";
-    kind = ObjKind::kRasterizerState;
-    const Value* d = Deref(call.Arg("pRasterizerDesc"));
-    if (d == nullptr) return Bad(call, "no rasterizer description");
-    D3D10_DDI_RASTERIZER_DESC rd{};
-    rd.FillMode = static_cast<D3D10_DDI_FILL_MODE>(get(d, "FillMode", 3));
-    rd.CullMode = static_cast<D3D10_DDI_CULL_MODE>(get(d, "CullMode", 3));
-    rd.FrontCounterClockwise = get(d, "FrontCounterClockwise", 0);
-    rd.DepthBias = static_cast<INT>(get(d, "DepthBias", 0));
-    rd.DepthBiasClamp = getf(d, "DepthBiasClamp", 0);
-    rd.SlopeScaledDepthBias = getf(d, "SlopeScaledDepthBias", 0);
-    rd.DepthClipEnable = get(d, "DepthClipEnable", 1);
-    rd.ScissorEnable = get(d, "ScissorEnable", 0);
-    rd.MultisampleEnable = get(d, "MultisampleEnable", 0);
-    rd.AntialiasedLineEnable = get(d, "AntialiasedLineEnable", 0);
-    if (get(d, "ForcedSampleCount", 0) != 0) return Skip(call, "ForcedSampleCount (11.1)");
-    if (!bad.ok()) return bad;
-    if (Deref(call.Arg(out_name)) == nullptr ||
-        Deref(call.Arg(out_name))->AsUint().value_or(0) == 0) {
-      return absl::OkStatus();
-    }
-    runtime::RasterizerState* s = nullptr;
-    hr = device->CreateRasterizerState(rd, &s);
-    created = s;
-  } else if (method == "CreateSamplerState") {
-    out_name = "ppSamplerState";
-    kind = ObjKind::kSamplerState;
-    const Value* d = Deref(call.Arg("pSamplerDesc"));
-    if (d == nullptr) return Bad(call, "no sampler description");
-    D3D10_DDI_SAMPLER_DESC sd{};
-    sd.Filter = static_cast<D3D10_DDI_FILTER>(get(d, "Filter", 0x15));
-    sd.AddressU = static_cast<D3D10_DDI_TEXTURE_ADDRESS_MODE>(get(d, "AddressU", 3));
-    sd.AddressV = static_cast<D3D10_DDI_TEXTURE_ADDRESS_MODE>(get(d, "AddressV", 3));
-    sd.AddressW = static_cast<D3D10_DDI_TEXTURE_ADDRESS_MODE>(get(d, "AddressW", 3));
-    sd.MipLODBias = getf(d, "MipLODBias", 0);
-    sd.MaxAnisotropy = get(d, "MaxAnisotropy", 1);
-    sd.ComparisonFunc = static_cast<D3D10_DDI_COMPARISON_FUNC>(get(d, "ComparisonFunc", 1));
-    std::vector<const Value*> border = Elements(FindField(d, "BorderColor"));
-    for (size_t i = 0; i < 4 && i < border.size(); ++i) {
-      absl::StatusOr<double> c = Float(call, border[i], "BorderColor");
-      if (!c.ok()) return c.status();
-      sd.BorderColor[i] = static_cast<float>(*c);
-    }
-    sd.MinLOD = getf(d, "MinLOD", 0);
-    sd.MaxLOD = getf(d, "MaxLOD", 3.402823466e+38f);
-    if (!bad.ok()) return bad;
-    if (Deref(call.Arg(out_name)) == nullptr ||
-        Deref(call.Arg(out_name))->AsUint().value_or(0) == 0) {
-      return absl::OkStatus();
-    }
-    runtime::SamplerState* s = nullptr;
-    hr = device->CreateSamplerState(sd, &s);
-    created = s;
-  } else if (method == "CreateQuery" || method == "CreatePredicate") {
-    out_name = method == "CreateQuery" ? "ppQuery" : "ppPredicate";
-    kind = ObjKind::kQuery;
-    const Value* d = Deref(call.Arg(method == "CreateQuery" ? "pQueryDesc" : "pPredicateDesc"));
-    if (d == nullptr) return Bad(call, "no query description");
-    uint32_t type = get(d, "Query", 0);
-    if (!bad.ok()) return bad;
-    if (type > 7) return Skip(call, "per-stream stream-output queries");
-    if (Deref(call.Arg(out_name)) == nullptr ||
-        Deref(call.Arg(out_name))->AsUint().value_or(0) == 0) {
-      return absl::OkStatus();
-    }
-    runtime::Query* q = nullptr;
-    hr = device->CreateQuery(static_cast<D3D10DDI_QUERY>(type), &q);
-    created = q;
-  } else if (absl::StartsWith(method, "CreateDeferredContext")) {
-    out_name = "ppDeferredContext";
-    kind = ObjKind::kContext;
-    absl::StatusOr<uint64_t> flags = Uint(call, "ContextFlags");
-    if (!flags.ok()) return flags.status();
-    if (Deref(call.Arg(out_name)) == nullptr ||
-        Deref(call.Arg(out_name))->AsUint().value_or(0) == 0) {
-      return absl::OkStatus();
-    }
-    runtime::DeviceContext* dc = nullptr;
-    hr = device->CreateDeferredContext(0, &dc);
-    created = dc;
-    if (hr == S_OK) {
-      auto obj = std::make_shared<Obj>();
-      obj->kind = kind;
-      obj->dev = self->dev;
-      obj->rt = dc;
-      obj->ctx = dc;
-      if (absl::Status s = BindNew(call, call.Arg(out_name), std::move(obj)); !s.ok()) {
-        dc->Release();
-        return s;
-      }
-      return absl::OkStatus();
-    }
+  if (method == "CreateInputLayout") return MakeInputLayout(call, self);
+  if (absl::StartsWith(method, "CreateBlendState")) return MakeBlendState(call, self);
+  if (method == "CreateDepthStencilState") return MakeDepthStencilState(call, self);
+  if (absl::StartsWith(method, "CreateRasterizerState")) return MakeRasterizerState(call, self);
+  if (method == "CreateSamplerState") return MakeSamplerState(call, self);
+  if (method == "CreateQuery" || method == "CreatePredicate") return MakeQuery(call, self);
+  if (absl::StartsWith(method, "CreateDeferredContext")) return MakeDeferredContext(call, self);
+  return BindCreated(call, self, S_OK, nullptr, ObjKind::kPlain, "");
+}
+
+absl::Status Player::MakeInputLayout(const Call& call, Obj* self) {
+  const char* out_name = "ppInputLayout";
+  DescReader r{this, call};
+  std::vector<D3D10DDIARG_INPUT_ELEMENT_DESC> elements;
+  uint32_t next_offset[32] = {};
+  for (const Value* e : Elements(call.Arg("pInputElementDescs"))) {
+    D3D10DDIARG_INPUT_ELEMENT_DESC el{};
+    el.InputSlot = r.Get(e, "InputSlot", 0) & 31;
+    el.Format = r.Get(e, "Format", 0);
+    el.AlignedByteOffset = r.Get(e, "AlignedByteOffset", 0xffffffffu);
+    if (el.AlignedByteOffset == 0xffffffffu) el.AlignedByteOffset = next_offset[el.InputSlot];
+    next_offset[el.InputSlot] = el.AlignedByteOffset + FormatBytes(el.Format);
+    el.InputSlotClass = static_cast<D3D10_DDI_INPUT_CLASSIFICATION>(r.Get(e, "InputSlotClass", 0));
+    el.InstanceDataStepRate = r.Get(e, "InstanceDataStepRate", 0);
+    el.InputRegister = static_cast<UINT>(elements.size());
+    elements.push_back(el);
   }
-  if (hr != S_OK || created == nullptr) {
-    return Skip(call, absl::StrCat("the runtime model refused it (0x",
-                                   absl::Hex(static_cast<uint32_t>(hr)), ")"));
+  if (!r.bad.ok()) return r.bad;
+  if (elements.size() > 32) return Bad(call, "more than 32 input elements");
+  if (NoOutput(call, out_name)) return absl::OkStatus();
+  runtime::InputLayout* l = nullptr;
+  HRESULT hr = self->dev->device->CreateInputLayout(elements.data(),
+                                                    static_cast<uint32_t>(elements.size()), &l);
+  return BindCreated(call, self, hr, l, ObjKind::kInputLayout, out_name);
+}
+
+absl::Status Player::MakeBlendState(const Call& call, Obj* self) {
+  const char* out_name = "ppBlendState";
+  DescReader r{this, call};
+  const Value* d = Deref(call.Arg("pBlendStateDesc"));
+  if (d == nullptr) d = Deref(call.Arg("pBlendDesc"));
+  if (d == nullptr) return Bad(call, "no blend description");
+  D3D10_1_DDI_BLEND_DESC bd{};
+  bd.AlphaToCoverageEnable = r.Get(d, "AlphaToCoverageEnable", 0);
+  bd.IndependentBlendEnable = r.Get(d, "IndependentBlendEnable", 0);
+  std::vector<const Value*> targets = Elements(FindField(d, "RenderTarget"));
+  for (size_t i = 0; i < 8; ++i) {
+    const Value* t = i < targets.size() ? targets[i] : nullptr;
+    auto& rt = bd.RenderTarget[i];
+    if (t == nullptr) {
+      rt = D3D10_DDI_RENDER_TARGET_BLEND_DESC1{FALSE,
+                                               static_cast<D3D10_DDI_BLEND>(2),
+                                               static_cast<D3D10_DDI_BLEND>(1),
+                                               static_cast<D3D10_DDI_BLEND_OP>(1),
+                                               static_cast<D3D10_DDI_BLEND>(2),
+                                               static_cast<D3D10_DDI_BLEND>(1),
+                                               static_cast<D3D10_DDI_BLEND_OP>(1),
+                                               15};
+      continue;
+    }
+    if (r.Get(t, "LogicOpEnable", 0) != 0) return Skip(call, "logic operations (11.1)");
+    rt.BlendEnable = r.Get(t, "BlendEnable", 0);
+    rt.SrcBlend = static_cast<D3D10_DDI_BLEND>(r.Get(t, "SrcBlend", 2));
+    rt.DestBlend = static_cast<D3D10_DDI_BLEND>(r.Get(t, "DestBlend", 1));
+    rt.BlendOp = static_cast<D3D10_DDI_BLEND_OP>(r.Get(t, "BlendOp", 1));
+    rt.SrcBlendAlpha = static_cast<D3D10_DDI_BLEND>(r.Get(t, "SrcBlendAlpha", 2));
+    rt.DestBlendAlpha = static_cast<D3D10_DDI_BLEND>(r.Get(t, "DestBlendAlpha", 1));
+    rt.BlendOpAlpha = static_cast<D3D10_DDI_BLEND_OP>(r.Get(t, "BlendOpAlpha", 1));
+    rt.RenderTargetWriteMask = static_cast<UINT8>(r.Get(t, "RenderTargetWriteMask", 15));
   }
+  if (!r.bad.ok()) return r.bad;
+  if (NoOutput(call, out_name)) return absl::OkStatus();
+  runtime::BlendState* s = nullptr;
+  HRESULT hr = self->dev->device->CreateBlendState(bd, &s);
+  return BindCreated(call, self, hr, s, ObjKind::kBlendState, out_name);
+}
+
+absl::Status Player::MakeDepthStencilState(const Call& call, Obj* self) {
+  const char* out_name = "ppDepthStencilState";
+  DescReader r{this, call};
+  const Value* d = Deref(call.Arg("pDepthStencilDesc"));
+  if (d == nullptr) return Bad(call, "no depth-stencil description");
+  D3D10_DDI_DEPTH_STENCIL_DESC dd{};
+  dd.DepthEnable = r.Get(d, "DepthEnable", 1);
+  dd.DepthWriteMask = static_cast<D3D10_DDI_DEPTH_WRITE_MASK>(r.Get(d, "DepthWriteMask", 1));
+  dd.DepthFunc = static_cast<D3D10_DDI_COMPARISON_FUNC>(r.Get(d, "DepthFunc", 2));
+  dd.StencilEnable = r.Get(d, "StencilEnable", 0);
+  dd.FrontEnable = dd.StencilEnable;
+  dd.BackEnable = dd.StencilEnable;
+  dd.StencilReadMask = static_cast<UINT8>(r.Get(d, "StencilReadMask", 0xff));
+  dd.StencilWriteMask = static_cast<UINT8>(r.Get(d, "StencilWriteMask", 0xff));
+  for (auto [name, face] : {std::pair{"FrontFace", &dd.FrontFace}, {"BackFace", &dd.BackFace}}) {
+    const Value* f = FindField(d, name);
+    face->StencilFailOp = static_cast<D3D10_DDI_STENCIL_OP>(r.Get(f, "StencilFailOp", 1));
+    face->StencilDepthFailOp = static_cast<D3D10_DDI_STENCIL_OP>(r.Get(f, "StencilDepthFailOp", 1));
+    face->StencilPassOp = static_cast<D3D10_DDI_STENCIL_OP>(r.Get(f, "StencilPassOp", 1));
+    face->StencilFunc = static_cast<D3D10_DDI_COMPARISON_FUNC>(r.Get(f, "StencilFunc", 8));
+  }
+  if (!r.bad.ok()) return r.bad;
+  if (NoOutput(call, out_name)) return absl::OkStatus();
+  runtime::DepthStencilState* s = nullptr;
+  HRESULT hr = self->dev->device->CreateDepthStencilState(dd, &s);
+  return BindCreated(call, self, hr, s, ObjKind::kDepthStencilState, out_name);
+}
+
+absl::Status Player::MakeRasterizerState(const Call& call, Obj* self) {
+  const char* out_name = "ppRasterizerState";
+  DescReader r{this, call};
+  const Value* d = Deref(call.Arg("pRasterizerDesc"));
+  if (d == nullptr) return Bad(call, "no rasterizer description");
+  D3D10_DDI_RASTERIZER_DESC rd{};
+  rd.FillMode = static_cast<D3D10_DDI_FILL_MODE>(r.Get(d, "FillMode", 3));
+  rd.CullMode = static_cast<D3D10_DDI_CULL_MODE>(r.Get(d, "CullMode", 3));
+  rd.FrontCounterClockwise = r.Get(d, "FrontCounterClockwise", 0);
+  rd.DepthBias = static_cast<INT>(r.Get(d, "DepthBias", 0));
+  rd.DepthBiasClamp = r.GetF(d, "DepthBiasClamp", 0);
+  rd.SlopeScaledDepthBias = r.GetF(d, "SlopeScaledDepthBias", 0);
+  rd.DepthClipEnable = r.Get(d, "DepthClipEnable", 1);
+  rd.ScissorEnable = r.Get(d, "ScissorEnable", 0);
+  rd.MultisampleEnable = r.Get(d, "MultisampleEnable", 0);
+  rd.AntialiasedLineEnable = r.Get(d, "AntialiasedLineEnable", 0);
+  if (r.Get(d, "ForcedSampleCount", 0) != 0) return Skip(call, "ForcedSampleCount (11.1)");
+  if (!r.bad.ok()) return r.bad;
+  if (NoOutput(call, out_name)) return absl::OkStatus();
+  runtime::RasterizerState* s = nullptr;
+  HRESULT hr = self->dev->device->CreateRasterizerState(rd, &s);
+  return BindCreated(call, self, hr, s, ObjKind::kRasterizerState, out_name);
+}
+
+absl::Status Player::MakeSamplerState(const Call& call, Obj* self) {
+  const char* out_name = "ppSamplerState";
+  DescReader r{this, call};
+  const Value* d = Deref(call.Arg("pSamplerDesc"));
+  if (d == nullptr) return Bad(call, "no sampler description");
+  D3D10_DDI_SAMPLER_DESC sd{};
+  sd.Filter = static_cast<D3D10_DDI_FILTER>(r.Get(d, "Filter", 0x15));
+  sd.AddressU = static_cast<D3D10_DDI_TEXTURE_ADDRESS_MODE>(r.Get(d, "AddressU", 3));
+  sd.AddressV = static_cast<D3D10_DDI_TEXTURE_ADDRESS_MODE>(r.Get(d, "AddressV", 3));
+  sd.AddressW = static_cast<D3D10_DDI_TEXTURE_ADDRESS_MODE>(r.Get(d, "AddressW", 3));
+  sd.MipLODBias = r.GetF(d, "MipLODBias", 0);
+  sd.MaxAnisotropy = r.Get(d, "MaxAnisotropy", 1);
+  sd.ComparisonFunc = static_cast<D3D10_DDI_COMPARISON_FUNC>(r.Get(d, "ComparisonFunc", 1));
+  std::vector<const Value*> border = Elements(FindField(d, "BorderColor"));
+  for (size_t i = 0; i < 4 && i < border.size(); ++i) {
+    absl::StatusOr<double> c = Float(call, border[i], "BorderColor");
+    if (!c.ok()) return c.status();
+    sd.BorderColor[i] = static_cast<float>(*c);
+  }
+  sd.MinLOD = r.GetF(d, "MinLOD", 0);
+  sd.MaxLOD = r.GetF(d, "MaxLOD", 3.402823466e+38f);
+  if (!r.bad.ok()) return r.bad;
+  if (NoOutput(call, out_name)) return absl::OkStatus();
+  runtime::SamplerState* s = nullptr;
+  HRESULT hr = self->dev->device->CreateSamplerState(sd, &s);
+  return BindCreated(call, self, hr, s, ObjKind::kSamplerState, out_name);
+}
+
+absl::Status Player::MakeQuery(const Call& call, Obj* self) {
+  const bool query = call.Method() == "CreateQuery";
+  const char* out_name = query ? "ppQuery" : "ppPredicate";
+  DescReader r{this, call};
+  const Value* d = Deref(call.Arg(query ? "pQueryDesc" : "pPredicateDesc"));
+  if (d == nullptr) return Bad(call, "no query description");
+  uint32_t type = r.Get(d, "Query", 0);
+  if (!r.bad.ok()) return r.bad;
+  if (type > 7) return Skip(call, "per-stream stream-output queries");
+  if (NoOutput(call, out_name)) return absl::OkStatus();
+  runtime::Query* q = nullptr;
+  HRESULT hr = self->dev->device->CreateQuery(static_cast<D3D10DDI_QUERY>(type), &q);
+  return BindCreated(call, self, hr, q, ObjKind::kQuery, out_name);
+}
+
+absl::Status Player::MakeDeferredContext(const Call& call, Obj* self) {
+  const char* out_name = "ppDeferredContext";
+  absl::StatusOr<uint64_t> flags = Uint(call, "ContextFlags");
+  if (!flags.ok()) return flags.status();
+  if (NoOutput(call, out_name)) return absl::OkStatus();
+  runtime::DeviceContext* dc = nullptr;
+  HRESULT hr = self->dev->device->CreateDeferredContext(0, &dc);
+  if (hr != S_OK) return BindCreated(call, self, hr, dc, ObjKind::kContext, out_name);
   auto obj = std::make_shared<Obj>();
-  obj->kind = kind;
+  obj->kind = ObjKind::kContext;
   obj->dev = self->dev;
-  obj->rt = created;
-  const Value* out = call.Arg(out_name);
-  if (absl::Status s = BindNew(call, out, std::move(obj)); !s.ok()) {
-    created->Release();
+  obj->rt = dc;
+  obj->ctx = dc;
+  if (absl::Status s = BindNew(call, call.Arg(out_name), std::move(obj)); !s.ok()) {
+    dc->Release();
     return s;
   }
   return absl::OkStatus();
@@ -1912,9 +1972,47 @@ absl::Status Player::Setter(const Call& call, Obj* self, Stage stage, absl::stri
   return absl::OkStatus();
 }
 
+absl::StatusOr<uint32_t> Player::ArgEnum(const Call& call, const char* arg) {
+  absl::StatusOr<const Value*> v = Arg(call, arg);
+  if (!v.ok()) return v.status();
+  return Enum(call, *v, arg);
+}
+
+absl::StatusOr<int32_t> Player::ArgInt(const Call& call, const char* arg) {
+  absl::StatusOr<uint32_t> v = ArgEnum(call, arg);
+  if (!v.ok()) return v.status();
+  return static_cast<int32_t>(*v);
+}
+
+absl::StatusOr<Obj*> Player::ArgResource(const Call& call, const char* arg, bool null_ok) {
+  return Lookup(call, call.Arg(arg), ObjKind::kResource, null_ok);
+}
+
+absl::StatusOr<Obj*> Player::ArgView(const Call& call, const char* arg) {
+  return Lookup(call, call.Arg(arg), ObjKind::kView, false);
+}
+
+// Evaluates `expr` (an absl::StatusOr) into `var`; returns its status when it failed.
+#define CLTRACE_TRY(var, expr) \
+  auto var = (expr);           \
+  if (!var.ok()) return var.status()
+
+absl::Status Player::ArgBox(const Call& call, const char* arg, D3D10_DDI_BOX* box, bool* has_box) {
+  const Value* b = Deref(call.Arg(arg));
+  *has_box = b != nullptr && b->kind == Kind::kStruct;
+  if (*has_box) {
+    INT* fields[] = {&box->left, &box->top, &box->front, &box->right, &box->bottom, &box->back};
+    const char* names[] = {"left", "top", "front", "right", "bottom", "back"};
+    for (int k = 0; k < 6; ++k) {
+      CLTRACE_TRY(v, FieldEnum(call, b, names[k], 0));
+      *fields[k] = static_cast<INT>(*v);
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Player::ContextCall(const Call& call, Obj* self) {
   absl::string_view method = call.Method();
-  runtime::DeviceContext* c = self->ctx;
   // Per-stage methods: VSSetShader, PSSetConstantBuffers1, CSSetSamplers...
   static const std::pair<const char*, Stage> kStages[] = {{"VS", Stage::kVS}, {"PS", Stage::kPS},
                                                           {"GS", Stage::kGS}, {"HS", Stage::kHS},
@@ -1942,29 +2040,66 @@ absl::Status Player::ContextCall(const Call& call, Obj* self) {
     }
     return absl::OkStatus();
   }
-  auto res = [&](const char* arg, bool null_ok) {
-    return Lookup(call, call.Arg(arg), ObjKind::kResource, null_ok);
+  using Handler = absl::Status (Player::*)(const Call& call, Obj* self);
+  static const auto* const kHandlers = new absl::flat_hash_map<absl::string_view, Handler>{
+      {"IASetInputLayout", &Player::ContextInputAssembly},
+      {"IASetVertexBuffers", &Player::ContextInputAssembly},
+      {"IASetIndexBuffer", &Player::ContextInputAssembly},
+      {"IASetPrimitiveTopology", &Player::ContextInputAssembly},
+      {"SOSetTargets", &Player::ContextInputAssembly},
+      {"CSSetUnorderedAccessViews", &Player::ContextInputAssembly},
+      {"OMSetRenderTargets", &Player::ContextOutputMerger},
+      {"OMSetRenderTargetsAndUnorderedAccessViews", &Player::ContextOutputMerger},
+      {"OMSetBlendState", &Player::ContextOutputMerger},
+      {"OMSetDepthStencilState", &Player::ContextOutputMerger},
+      {"RSSetState", &Player::ContextRasterizer},
+      {"RSSetViewports", &Player::ContextRasterizer},
+      {"RSSetScissorRects", &Player::ContextRasterizer},
+      {"SetPredication", &Player::ContextRasterizer},
+      {"Draw", &Player::ContextDraw},
+      {"DrawIndexed", &Player::ContextDraw},
+      {"DrawInstanced", &Player::ContextDraw},
+      {"DrawIndexedInstanced", &Player::ContextDraw},
+      {"DrawAuto", &Player::ContextDraw},
+      {"DrawInstancedIndirect", &Player::ContextDraw},
+      {"DrawIndexedInstancedIndirect", &Player::ContextDraw},
+      {"DispatchIndirect", &Player::ContextDraw},
+      {"Dispatch", &Player::ContextDraw},
+      {"CopyResource", &Player::ContextCopy},
+      {"CopySubresourceRegion", &Player::ContextCopy},
+      {"CopySubresourceRegion1", &Player::ContextCopy},
+      {"CopyStructureCount", &Player::ContextCopy},
+      {"ResolveSubresource", &Player::ContextCopy},
+      {"UpdateSubresource", &Player::ContextUpdate},
+      {"UpdateSubresource1", &Player::ContextUpdate},
+      {"ClearRenderTargetView", &Player::ContextClear},
+      {"ClearDepthStencilView", &Player::ContextClear},
+      {"ClearUnorderedAccessViewUint", &Player::ContextClear},
+      {"ClearUnorderedAccessViewFloat", &Player::ContextClear},
+      {"GenerateMips", &Player::ContextClear},
+      {"Map", &Player::MapCall},
+      {"Unmap", &Player::MapCall},
+      {"Begin", &Player::ContextQuery},
+      {"End", &Player::ContextQuery},
+      {"GetData", &Player::ContextQuery},
+      {"ClearState", &Player::ContextCommandList},
+      {"Flush", &Player::ContextCommandList},
+      {"FinishCommandList", &Player::ContextCommandList},
+      {"ExecuteCommandList", &Player::ContextCommandList},
   };
-  auto view = [&](const char* arg) { return Lookup(call, call.Arg(arg), ObjKind::kView, false); };
-  auto u = [&](const char* arg) -> absl::StatusOr<uint32_t> {
-    absl::StatusOr<const Value*> v = Arg(call, arg);
-    if (!v.ok()) return v.status();
-    return Enum(call, *v, arg);
-  };
-  auto i32 = [&](const char* arg) -> absl::StatusOr<int32_t> {
-    absl::StatusOr<uint32_t> v = u(arg);
-    if (!v.ok()) return v.status();
-    return static_cast<int32_t>(*v);
-  };
-#define CLTRACE_TRY(var, expr) \
-  auto var = (expr);           \
-  if (!var.ok()) return var.status()
+  auto it = kHandlers->find(method);
+  if (it == kHandlers->end()) return Skip(call, "not implemented");
+  return (this->*(it->second))(call, self);
+}
 
+absl::Status Player::ContextInputAssembly(const Call& call, Obj* self) {
+  const absl::string_view method = call.Method();
+  runtime::DeviceContext* c = self->ctx;
   if (method == "IASetInputLayout") {
     CLTRACE_TRY(l, Lookup(call, call.Arg("pInputLayout"), ObjKind::kInputLayout, true));
     c->IASetInputLayout(As<runtime::InputLayout>(*l));
   } else if (method == "IASetVertexBuffers") {
-    CLTRACE_TRY(start, u("StartSlot"));
+    CLTRACE_TRY(start, ArgEnum(call, "StartSlot"));
     std::vector<runtime::Resource*> buffers;
     std::vector<uint32_t> strides, offsets;
     for (const Value* e : Elements(call.Arg("ppVertexBuffers"))) {
@@ -1985,15 +2120,29 @@ absl::Status Player::ContextCall(const Call& call, Obj* self) {
     c->IASetVertexBuffers(*start, static_cast<uint32_t>(buffers.size()), buffers.data(),
                           strides.data(), offsets.data());
   } else if (method == "IASetIndexBuffer") {
-    CLTRACE_TRY(b, res("pIndexBuffer", true));
-    CLTRACE_TRY(format, u("Format"));
-    CLTRACE_TRY(offset, u("Offset"));
+    CLTRACE_TRY(b, ArgResource(call, "pIndexBuffer", true));
+    CLTRACE_TRY(format, ArgEnum(call, "Format"));
+    CLTRACE_TRY(offset, ArgEnum(call, "Offset"));
     c->IASetIndexBuffer(As<runtime::Resource>(*b), *format, *offset);
   } else if (method == "IASetPrimitiveTopology") {
-    CLTRACE_TRY(t, u("Topology"));
+    CLTRACE_TRY(t, ArgEnum(call, "Topology"));
     c->IASetPrimitiveTopology(static_cast<D3D10_DDI_PRIMITIVE_TOPOLOGY>(*t));
+  } else if (method == "SOSetTargets") {
+    std::vector<runtime::Resource*> buffers;
+    std::vector<uint32_t> offsets;
+    for (const Value* e : Elements(call.Arg("ppSOTargets"))) {
+      CLTRACE_TRY(b, Lookup(call, e, ObjKind::kResource, true));
+      buffers.push_back(As<runtime::Resource>(*b));
+    }
+    for (const Value* e : Elements(call.Arg("pOffsets"))) {
+      CLTRACE_TRY(n, U32(call, e, "pOffsets"));
+      offsets.push_back(*n);
+    }
+    if (buffers.size() > 4) return Bad(call, "more than 4 stream-output targets");
+    offsets.resize(buffers.size(), 0);
+    c->SOSetTargets(static_cast<uint32_t>(buffers.size()), buffers.data(), offsets.data());
   } else if (method == "CSSetUnorderedAccessViews") {
-    CLTRACE_TRY(start, u("StartSlot"));
+    CLTRACE_TRY(start, ArgEnum(call, "StartSlot"));
     std::vector<runtime::View*> views;
     std::vector<uint32_t> counts;
     for (const Value* e : Elements(call.Arg("ppUnorderedAccessViews"))) {
@@ -2008,23 +2157,25 @@ absl::Status Player::ContextCall(const Call& call, Obj* self) {
     counts.resize(views.size(), 0xffffffffu);
     c->CSSetUnorderedAccessViews(*start, static_cast<uint32_t>(views.size()), views.data(),
                                  counts.data());
-  } else if (method == "OMSetRenderTargets") {
-    std::vector<runtime::View*> rtvs;
-    for (const Value* e : Elements(call.Arg("ppRenderTargetViews"))) {
-      CLTRACE_TRY(v, Lookup(call, e, ObjKind::kView, true));
-      rtvs.push_back(As<runtime::View>(*v));
-    }
-    if (rtvs.size() > 8) return Bad(call, "more than 8 render targets");
-    CLTRACE_TRY(dsv, Lookup(call, call.Arg("pDepthStencilView"), ObjKind::kView, true));
-    c->OMSetRenderTargets(static_cast<uint32_t>(rtvs.size()), rtvs.data(), As<runtime::View>(*dsv));
-  } else if (method == "OMSetRenderTargetsAndUnorderedAccessViews") {
+  } else {
+    return Skip(call, "not implemented");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Player::ContextOutputMerger(const Call& call, Obj* self) {
+  const absl::string_view method = call.Method();
+  runtime::DeviceContext* c = self->ctx;
+  if (method == "OMSetRenderTargetsAndUnorderedAccessViews") {
     // The runtime model binds UAVs to the compute stage only: played when it binds no UAV.
-    CLTRACE_TRY(rtv_count, u("NumRTVs"));
-    CLTRACE_TRY(uav_count, u("NumUAVs"));
+    CLTRACE_TRY(rtv_count, ArgEnum(call, "NumRTVs"));
+    CLTRACE_TRY(uav_count, ArgEnum(call, "NumUAVs"));
     if (uav_count.value() != 0 && uav_count.value() != 0xffffffffu) {
       return Skip(call, "pixel-stage UAVs (the runtime model binds UAVs to compute only)");
     }
     if (rtv_count.value() == 0xffffffffu) return absl::OkStatus();  // keeps the render targets
+  }
+  if (method == "OMSetRenderTargets" || method == "OMSetRenderTargetsAndUnorderedAccessViews") {
     std::vector<runtime::View*> rtvs;
     for (const Value* e : Elements(call.Arg("ppRenderTargetViews"))) {
       CLTRACE_TRY(v, Lookup(call, e, ObjKind::kView, true));
@@ -2041,13 +2192,22 @@ absl::Status Player::ContextCall(const Call& call, Obj* self) {
       CLTRACE_TRY(v, Float(call, f[i], "BlendFactor"));
       factor[i] = static_cast<float>(*v);
     }
-    CLTRACE_TRY(mask, u("SampleMask"));
+    CLTRACE_TRY(mask, ArgEnum(call, "SampleMask"));
     c->OMSetBlendState(As<runtime::BlendState>(*s), factor, *mask);
   } else if (method == "OMSetDepthStencilState") {
     CLTRACE_TRY(s, Lookup(call, call.Arg("pDepthStencilState"), ObjKind::kDepthStencilState, true));
-    CLTRACE_TRY(ref, u("StencilRef"));
+    CLTRACE_TRY(ref, ArgEnum(call, "StencilRef"));
     c->OMSetDepthStencilState(As<runtime::DepthStencilState>(*s), *ref);
-  } else if (method == "RSSetState") {
+  } else {
+    return Skip(call, "not implemented");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Player::ContextRasterizer(const Call& call, Obj* self) {
+  const absl::string_view method = call.Method();
+  runtime::DeviceContext* c = self->ctx;
+  if (method == "RSSetState") {
     CLTRACE_TRY(s, Lookup(call, call.Arg("pRasterizerState"), ObjKind::kRasterizerState, true));
     c->RSSetState(As<runtime::RasterizerState>(*s));
   } else if (method == "RSSetViewports") {
@@ -2083,52 +2243,47 @@ absl::Status Player::ContextCall(const Call& call, Obj* self) {
     }
     if (rects.size() > 16) return Bad(call, "more than 16 rectangles");
     c->RSSetScissorRects(static_cast<uint32_t>(rects.size()), rects.data());
-  } else if (method == "SOSetTargets") {
-    std::vector<runtime::Resource*> buffers;
-    std::vector<uint32_t> offsets;
-    for (const Value* e : Elements(call.Arg("ppSOTargets"))) {
-      CLTRACE_TRY(b, Lookup(call, e, ObjKind::kResource, true));
-      buffers.push_back(As<runtime::Resource>(*b));
-    }
-    for (const Value* e : Elements(call.Arg("pOffsets"))) {
-      CLTRACE_TRY(n, U32(call, e, "pOffsets"));
-      offsets.push_back(*n);
-    }
-    if (buffers.size() > 4) return Bad(call, "more than 4 stream-output targets");
-    offsets.resize(buffers.size(), 0);
-    c->SOSetTargets(static_cast<uint32_t>(buffers.size()), buffers.data(), offsets.data());
   } else if (method == "SetPredication") {
     CLTRACE_TRY(q, Lookup(call, call.Arg("pPredicate"), ObjKind::kQuery, true));
-    CLTRACE_TRY(value, u("PredicateValue"));
+    CLTRACE_TRY(value, ArgEnum(call, "PredicateValue"));
     c->SetPredication(As<runtime::Query>(*q), *value ? TRUE : FALSE);
-  } else if (method == "Draw") {
-    CLTRACE_TRY(n, u("VertexCount"));
-    CLTRACE_TRY(start, u("StartVertexLocation"));
+  } else {
+    return Skip(call, "not implemented");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Player::ContextDraw(const Call& call, Obj* self) {
+  const absl::string_view method = call.Method();
+  runtime::DeviceContext* c = self->ctx;
+  if (method == "Draw") {
+    CLTRACE_TRY(n, ArgEnum(call, "VertexCount"));
+    CLTRACE_TRY(start, ArgEnum(call, "StartVertexLocation"));
     c->Draw(*n, *start);
   } else if (method == "DrawIndexed") {
-    CLTRACE_TRY(n, u("IndexCount"));
-    CLTRACE_TRY(start, u("StartIndexLocation"));
-    CLTRACE_TRY(base, i32("BaseVertexLocation"));
+    CLTRACE_TRY(n, ArgEnum(call, "IndexCount"));
+    CLTRACE_TRY(start, ArgEnum(call, "StartIndexLocation"));
+    CLTRACE_TRY(base, ArgInt(call, "BaseVertexLocation"));
     c->DrawIndexed(*n, *start, *base);
   } else if (method == "DrawInstanced") {
-    CLTRACE_TRY(n, u("VertexCountPerInstance"));
-    CLTRACE_TRY(instances, u("InstanceCount"));
-    CLTRACE_TRY(start, u("StartVertexLocation"));
-    CLTRACE_TRY(first, u("StartInstanceLocation"));
+    CLTRACE_TRY(n, ArgEnum(call, "VertexCountPerInstance"));
+    CLTRACE_TRY(instances, ArgEnum(call, "InstanceCount"));
+    CLTRACE_TRY(start, ArgEnum(call, "StartVertexLocation"));
+    CLTRACE_TRY(first, ArgEnum(call, "StartInstanceLocation"));
     c->DrawInstanced(*n, *instances, *start, *first);
   } else if (method == "DrawIndexedInstanced") {
-    CLTRACE_TRY(n, u("IndexCountPerInstance"));
-    CLTRACE_TRY(instances, u("InstanceCount"));
-    CLTRACE_TRY(start, u("StartIndexLocation"));
-    CLTRACE_TRY(base, i32("BaseVertexLocation"));
-    CLTRACE_TRY(first, u("StartInstanceLocation"));
+    CLTRACE_TRY(n, ArgEnum(call, "IndexCountPerInstance"));
+    CLTRACE_TRY(instances, ArgEnum(call, "InstanceCount"));
+    CLTRACE_TRY(start, ArgEnum(call, "StartIndexLocation"));
+    CLTRACE_TRY(base, ArgInt(call, "BaseVertexLocation"));
+    CLTRACE_TRY(first, ArgEnum(call, "StartInstanceLocation"));
     c->DrawIndexedInstanced(*n, *instances, *start, *base, *first);
   } else if (method == "DrawAuto") {
     c->DrawAuto();
   } else if (method == "DrawInstancedIndirect" || method == "DrawIndexedInstancedIndirect" ||
              method == "DispatchIndirect") {
-    CLTRACE_TRY(b, res("pBufferForArgs", false));
-    CLTRACE_TRY(offset, u("AlignedByteOffsetForArgs"));
+    CLTRACE_TRY(b, ArgResource(call, "pBufferForArgs", false));
+    CLTRACE_TRY(offset, ArgEnum(call, "AlignedByteOffsetForArgs"));
     runtime::Resource* r = As<runtime::Resource>(*b);
     if (method == "DrawInstancedIndirect")
       c->DrawInstancedIndirect(r, *offset);
@@ -2137,37 +2292,38 @@ absl::Status Player::ContextCall(const Call& call, Obj* self) {
     else
       c->DispatchIndirect(r, *offset);
   } else if (method == "Dispatch") {
-    CLTRACE_TRY(x, u("ThreadGroupCountX"));
-    CLTRACE_TRY(y, u("ThreadGroupCountY"));
-    CLTRACE_TRY(z, u("ThreadGroupCountZ"));
+    CLTRACE_TRY(x, ArgEnum(call, "ThreadGroupCountX"));
+    CLTRACE_TRY(y, ArgEnum(call, "ThreadGroupCountY"));
+    CLTRACE_TRY(z, ArgEnum(call, "ThreadGroupCountZ"));
     c->Dispatch(*x, *y, *z);
-  } else if (method == "CopyResource") {
-    CLTRACE_TRY(dst, res("pDstResource", false));
-    CLTRACE_TRY(src, res("pSrcResource", false));
+  } else {
+    return Skip(call, "not implemented");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Player::ContextCopy(const Call& call, Obj* self) {
+  const absl::string_view method = call.Method();
+  runtime::DeviceContext* c = self->ctx;
+  if (method == "CopyResource") {
+    CLTRACE_TRY(dst, ArgResource(call, "pDstResource", false));
+    CLTRACE_TRY(src, ArgResource(call, "pSrcResource", false));
     c->CopyResource(As<runtime::Resource>(*dst), As<runtime::Resource>(*src));
   } else if (method == "CopySubresourceRegion" || method == "CopySubresourceRegion1") {
     if (method == "CopySubresourceRegion1") {
-      CLTRACE_TRY(flags, u("CopyFlags"));
+      CLTRACE_TRY(flags, ArgEnum(call, "CopyFlags"));
       if (*flags != 0) return Skip(call, "copy flags (11.1)");
     }
-    CLTRACE_TRY(dst, res("pDstResource", false));
-    CLTRACE_TRY(dst_sub, u("DstSubresource"));
-    CLTRACE_TRY(x, u("DstX"));
-    CLTRACE_TRY(y, u("DstY"));
-    CLTRACE_TRY(z, u("DstZ"));
-    CLTRACE_TRY(src, res("pSrcResource", false));
-    CLTRACE_TRY(src_sub, u("SrcSubresource"));
+    CLTRACE_TRY(dst, ArgResource(call, "pDstResource", false));
+    CLTRACE_TRY(dst_sub, ArgEnum(call, "DstSubresource"));
+    CLTRACE_TRY(x, ArgEnum(call, "DstX"));
+    CLTRACE_TRY(y, ArgEnum(call, "DstY"));
+    CLTRACE_TRY(z, ArgEnum(call, "DstZ"));
+    CLTRACE_TRY(src, ArgResource(call, "pSrcResource", false));
+    CLTRACE_TRY(src_sub, ArgEnum(call, "SrcSubresource"));
     D3D10_DDI_BOX box{};
-    const Value* b = Deref(call.Arg("pSrcBox"));
-    const bool has_box = b != nullptr && b->kind == Kind::kStruct;
-    if (has_box) {
-      INT* fields[] = {&box.left, &box.top, &box.front, &box.right, &box.bottom, &box.back};
-      const char* names[] = {"left", "top", "front", "right", "bottom", "back"};
-      for (int k = 0; k < 6; ++k) {
-        CLTRACE_TRY(v, FieldEnum(call, b, names[k], 0));
-        *fields[k] = static_cast<INT>(*v);
-      }
-    }
+    bool has_box = false;
+    if (absl::Status st = ArgBox(call, "pSrcBox", &box, &has_box); !st.ok()) return st;
     if (absl::Status st = CheckSubresource(call, As<runtime::Resource>(*dst), *dst_sub, nullptr);
         !st.ok()) {
       return st;
@@ -2179,56 +2335,60 @@ absl::Status Player::ContextCall(const Call& call, Obj* self) {
     }
     c->CopySubresourceRegion(As<runtime::Resource>(*dst), *dst_sub, *x, *y, *z,
                              As<runtime::Resource>(*src), *src_sub, has_box ? &box : nullptr);
-  } else if (method == "UpdateSubresource" || method == "UpdateSubresource1") {
-    if (method == "UpdateSubresource1") {
-      CLTRACE_TRY(flags, u("CopyFlags"));
-      if (*flags != 0) return Skip(call, "copy flags (11.1)");
-    }
-    CLTRACE_TRY(dst, res("pDstResource", false));
-    CLTRACE_TRY(sub, u("DstSubresource"));
-    CLTRACE_TRY(pitch, u("SrcRowPitch"));
-    CLTRACE_TRY(slice, u("SrcDepthPitch"));
-    runtime::Resource* r = As<runtime::Resource>(*dst);
-    D3D10_DDI_BOX box{};
-    const Value* b = Deref(call.Arg("pDstBox"));
-    const bool has_box = b != nullptr && b->kind == Kind::kStruct;
-    if (has_box) {
-      INT* fields[] = {&box.left, &box.top, &box.front, &box.right, &box.bottom, &box.back};
-      const char* names[] = {"left", "top", "front", "right", "bottom", "back"};
-      for (int k = 0; k < 6; ++k) {
-        CLTRACE_TRY(v, FieldEnum(call, b, names[k], 0));
-        *fields[k] = static_cast<INT>(*v);
-      }
-    }
-    if (absl::Status st = CheckSubresource(call, r, *sub, has_box ? &box : nullptr); !st.ok()) {
-      return st;
-    }
-    // What the driver may read: the whole subresource at the given pitches (an upper bound).
-    const runtime::ResourceDesc& d = r->desc();
-    const uint64_t need =
-        d.dimension == D3D10DDIRESOURCE_BUFFER
-            ? d.width
-            : uint64_t{d.depth} *
-                  std::max<uint64_t>(
-                      *slice, uint64_t{d.height} * std::max<uint64_t>(*pitch, d.width * 16ull));
-    if (need > (uint64_t{1} << 30)) return Bad(call, "update larger than 1 GiB");
-    CLTRACE_TRY(bytes, Bytes(call, call.Arg("pSrcData"), need));
-    c->UpdateSubresource(r, *sub, has_box ? &box : nullptr, bytes->data(), *pitch, *slice);
   } else if (method == "CopyStructureCount") {
-    CLTRACE_TRY(dst, res("pDstBuffer", false));
-    CLTRACE_TRY(offset, u("DstAlignedByteOffset"));
-    CLTRACE_TRY(src, view("pSrcView"));
+    CLTRACE_TRY(dst, ArgResource(call, "pDstBuffer", false));
+    CLTRACE_TRY(offset, ArgEnum(call, "DstAlignedByteOffset"));
+    CLTRACE_TRY(src, ArgView(call, "pSrcView"));
     c->CopyStructureCount(As<runtime::Resource>(*dst), *offset, As<runtime::View>(*src));
   } else if (method == "ResolveSubresource") {
-    CLTRACE_TRY(dst, res("pDstResource", false));
-    CLTRACE_TRY(dst_sub, u("DstSubresource"));
-    CLTRACE_TRY(src, res("pSrcResource", false));
-    CLTRACE_TRY(src_sub, u("SrcSubresource"));
-    CLTRACE_TRY(format, u("Format"));
+    CLTRACE_TRY(dst, ArgResource(call, "pDstResource", false));
+    CLTRACE_TRY(dst_sub, ArgEnum(call, "DstSubresource"));
+    CLTRACE_TRY(src, ArgResource(call, "pSrcResource", false));
+    CLTRACE_TRY(src_sub, ArgEnum(call, "SrcSubresource"));
+    CLTRACE_TRY(format, ArgEnum(call, "Format"));
     c->ResolveSubresource(As<runtime::Resource>(*dst), *dst_sub, As<runtime::Resource>(*src),
                           *src_sub, static_cast<DXGI_FORMAT>(*format));
-  } else if (method == "ClearRenderTargetView") {
-    CLTRACE_TRY(v, view("pRenderTargetView"));
+  } else {
+    return Skip(call, "not implemented");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Player::ContextUpdate(const Call& call, Obj* self) {
+  if (call.Method() == "UpdateSubresource1") {
+    CLTRACE_TRY(flags, ArgEnum(call, "CopyFlags"));
+    if (*flags != 0) return Skip(call, "copy flags (11.1)");
+  }
+  CLTRACE_TRY(dst, ArgResource(call, "pDstResource", false));
+  CLTRACE_TRY(sub, ArgEnum(call, "DstSubresource"));
+  CLTRACE_TRY(pitch, ArgEnum(call, "SrcRowPitch"));
+  CLTRACE_TRY(slice, ArgEnum(call, "SrcDepthPitch"));
+  runtime::Resource* r = As<runtime::Resource>(*dst);
+  D3D10_DDI_BOX box{};
+  bool has_box = false;
+  if (absl::Status st = ArgBox(call, "pDstBox", &box, &has_box); !st.ok()) return st;
+  if (absl::Status st = CheckSubresource(call, r, *sub, has_box ? &box : nullptr); !st.ok()) {
+    return st;
+  }
+  // What the driver may read: the whole subresource at the given pitches (an upper bound).
+  const runtime::ResourceDesc& d = r->desc();
+  const uint64_t need =
+      d.dimension == D3D10DDIRESOURCE_BUFFER
+          ? d.width
+          : uint64_t{d.depth} *
+                std::max<uint64_t>(
+                    *slice, uint64_t{d.height} * std::max<uint64_t>(*pitch, d.width * 16ull));
+  if (need > (uint64_t{1} << 30)) return Bad(call, "update larger than 1 GiB");
+  CLTRACE_TRY(bytes, Bytes(call, call.Arg("pSrcData"), need));
+  self->ctx->UpdateSubresource(r, *sub, has_box ? &box : nullptr, bytes->data(), *pitch, *slice);
+  return absl::OkStatus();
+}
+
+absl::Status Player::ContextClear(const Call& call, Obj* self) {
+  const absl::string_view method = call.Method();
+  runtime::DeviceContext* c = self->ctx;
+  if (method == "ClearRenderTargetView") {
+    CLTRACE_TRY(v, ArgView(call, "pRenderTargetView"));
     float color[4] = {};
     std::vector<const Value*> f = Elements(call.Arg("ColorRGBA"));
     for (size_t i = 0; i < 4 && i < f.size(); ++i) {
@@ -2237,58 +2397,69 @@ absl::Status Player::ContextCall(const Call& call, Obj* self) {
     }
     c->ClearRenderTargetView(As<runtime::View>(*v), color);
   } else if (method == "ClearDepthStencilView") {
-    CLTRACE_TRY(v, view("pDepthStencilView"));
-    CLTRACE_TRY(flags, u("ClearFlags"));
+    CLTRACE_TRY(v, ArgView(call, "pDepthStencilView"));
+    CLTRACE_TRY(flags, ArgEnum(call, "ClearFlags"));
     CLTRACE_TRY(depth, Float(call, call.Arg("Depth"), "Depth"));
-    CLTRACE_TRY(stencil, u("Stencil"));
+    CLTRACE_TRY(stencil, ArgEnum(call, "Stencil"));
     c->ClearDepthStencilView(As<runtime::View>(*v), *flags, static_cast<float>(*depth),
                              static_cast<uint8_t>(*stencil));
-  } else if (method == "ClearUnorderedAccessViewUint" ||
-             method == "ClearUnorderedAccessViewFloat") {
-    CLTRACE_TRY(v, view("pUnorderedAccessView"));
+  } else if (method == "ClearUnorderedAccessViewUint") {
+    CLTRACE_TRY(v, ArgView(call, "pUnorderedAccessView"));
     std::vector<const Value*> f = Elements(call.Arg("Values"));
-    if (method == "ClearUnorderedAccessViewUint") {
-      uint32_t values[4] = {};
-      for (size_t i = 0; i < 4 && i < f.size(); ++i) {
-        CLTRACE_TRY(x, U32(call, f[i], "Values"));
-        values[i] = *x;
-      }
-      c->ClearUnorderedAccessViewUint(As<runtime::View>(*v), values);
-    } else {
-      float values[4] = {};
-      for (size_t i = 0; i < 4 && i < f.size(); ++i) {
-        CLTRACE_TRY(x, Float(call, f[i], "Values"));
-        values[i] = static_cast<float>(*x);
-      }
-      c->ClearUnorderedAccessViewFloat(As<runtime::View>(*v), values);
+    uint32_t values[4] = {};
+    for (size_t i = 0; i < 4 && i < f.size(); ++i) {
+      CLTRACE_TRY(x, U32(call, f[i], "Values"));
+      values[i] = *x;
     }
+    c->ClearUnorderedAccessViewUint(As<runtime::View>(*v), values);
+  } else if (method == "ClearUnorderedAccessViewFloat") {
+    CLTRACE_TRY(v, ArgView(call, "pUnorderedAccessView"));
+    std::vector<const Value*> f = Elements(call.Arg("Values"));
+    float values[4] = {};
+    for (size_t i = 0; i < 4 && i < f.size(); ++i) {
+      CLTRACE_TRY(x, Float(call, f[i], "Values"));
+      values[i] = static_cast<float>(*x);
+    }
+    c->ClearUnorderedAccessViewFloat(As<runtime::View>(*v), values);
   } else if (method == "GenerateMips") {
-    CLTRACE_TRY(v, view("pShaderResourceView"));
+    CLTRACE_TRY(v, ArgView(call, "pShaderResourceView"));
     c->GenerateMips(As<runtime::View>(*v));
-  } else if (method == "Map" || method == "Unmap") {
-    return MapCall(call, self);
-  } else if (method == "Begin" || method == "End" || method == "GetData") {
-    CLTRACE_TRY(q, Lookup(call, call.Arg("pAsync"), ObjKind::kQuery, false));
-    runtime::Query* query = As<runtime::Query>(*q);
-    if (method == "Begin") {
-      c->Begin(query);
-    } else if (method == "End") {
-      c->End(query);
-    } else {
-      CLTRACE_TRY(size, u("DataSize"));
-      CLTRACE_TRY(flags, u("GetDataFlags"));
-      uint64_t data[32] = {};
-      if (*size > sizeof(data)) return Bad(call, "DataSize larger than any query's data");
-      const Value* out = call.Arg("pData");
-      const bool null = out == nullptr || out->kind == Kind::kNull;
-      c->GetData(query, null ? nullptr : data, null ? 0 : *size, *flags);
-    }
-  } else if (method == "ClearState") {
+  } else {
+    return Skip(call, "not implemented");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Player::ContextQuery(const Call& call, Obj* self) {
+  const absl::string_view method = call.Method();
+  runtime::DeviceContext* c = self->ctx;
+  CLTRACE_TRY(q, Lookup(call, call.Arg("pAsync"), ObjKind::kQuery, false));
+  runtime::Query* query = As<runtime::Query>(*q);
+  if (method == "Begin") {
+    c->Begin(query);
+  } else if (method == "End") {
+    c->End(query);
+  } else {
+    CLTRACE_TRY(size, ArgEnum(call, "DataSize"));
+    CLTRACE_TRY(flags, ArgEnum(call, "GetDataFlags"));
+    uint64_t data[32] = {};
+    if (*size > sizeof(data)) return Bad(call, "DataSize larger than any query's data");
+    const Value* out = call.Arg("pData");
+    const bool null = out == nullptr || out->kind == Kind::kNull;
+    c->GetData(query, null ? nullptr : data, null ? 0 : *size, *flags);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Player::ContextCommandList(const Call& call, Obj* self) {
+  const absl::string_view method = call.Method();
+  runtime::DeviceContext* c = self->ctx;
+  if (method == "ClearState") {
     c->ClearState();
   } else if (method == "Flush") {
     c->Flush();
   } else if (method == "FinishCommandList") {
-    CLTRACE_TRY(restore, u("RestoreDeferredContextState"));
+    CLTRACE_TRY(restore, ArgEnum(call, "RestoreDeferredContextState"));
     CLTRACE_TRY(key, OutKey(call, "ppCommandList"));
     runtime::CommandList* cl = nullptr;
     HRESULT hr = c->FinishCommandList(*restore ? TRUE : FALSE, *key == 0 ? nullptr : &cl);
@@ -2313,14 +2484,15 @@ absl::Status Player::ContextCall(const Call& call, Obj* self) {
       return absl::OkStatus();
     }
     CLTRACE_TRY(l, Lookup(call, call.Arg("pCommandList"), ObjKind::kCommandList, false));
-    CLTRACE_TRY(restore, u("RestoreContextState"));
+    CLTRACE_TRY(restore, ArgEnum(call, "RestoreContextState"));
     c->ExecuteCommandList(As<runtime::CommandList>(*l), *restore ? TRUE : FALSE);
   } else {
     return Skip(call, "not implemented");
   }
-#undef CLTRACE_TRY
   return absl::OkStatus();
 }
+
+#undef CLTRACE_TRY
 
 }  // namespace
 
