@@ -92,138 +92,160 @@ std::set<FindingKey> FindingKeys(const check::CheckResult& result) {
 
 absl::StatusOr<std::unique_ptr<TraceCutter>> TraceCutter::Build(const format::LoadedTrace* trace) {
   std::unique_ptr<TraceCutter> c(new TraceCutter(trace));
-  const std::vector<Event>& events = trace->events;
-  if (events.size() >= UINT32_MAX)
+  if (trace->events.size() >= UINT32_MAX)
     return absl::InvalidArgumentError("more than 2^32 calls: too many to cut in memory");
+  c->BuildUnits();
+  c->IndexHandles();
+  if (absl::Status s = c->RunChecker(); !s.ok()) return s;
+  c->BuildEpochs();
+  c->BuildCreating();
+  return c;
+}
+
+void TraceCutter::BuildUnits() {
+  const std::vector<Event>& events = trace_->events;
   // Units: a top-level call and everything nested in it.
-  c->unit_of_.resize(events.size());
+  unit_of_.resize(events.size());
   absl::flat_hash_map<uint32_t, int64_t> last_on_tid;
   for (size_t i = 0; i < events.size(); ++i) {
     const Event& e = events[i];
     size_t parent = e.parent == 0 ? events.size() : EventIndexOfSeq(events, e.parent);
     if (parent < i && events[parent].seq == e.parent) {
-      c->unit_of_[i] = c->unit_of_[parent];
+      unit_of_[i] = unit_of_[parent];
       continue;
     }
-    c->unit_of_[i] = static_cast<uint32_t>(c->unit_top_.size());
-    c->unit_top_.push_back(static_cast<uint32_t>(i));
+    unit_of_[i] = static_cast<uint32_t>(unit_top_.size());
+    unit_top_.push_back(static_cast<uint32_t>(i));
     auto [it, fresh] = last_on_tid.try_emplace(e.tid, -1);
-    c->prev_same_tid_.push_back(it->second);
-    c->next_same_tid_.push_back(-1);
-    if (it->second >= 0)
-      c->next_same_tid_[it->second] = static_cast<int64_t>(c->unit_top_.size() - 1);
-    it->second = static_cast<int64_t>(c->unit_top_.size() - 1);
+    prev_same_tid_.push_back(it->second);
+    next_same_tid_.push_back(-1);
+    if (it->second >= 0) next_same_tid_[it->second] = static_cast<int64_t>(unit_top_.size() - 1);
+    it->second = static_cast<int64_t>(unit_top_.size() - 1);
   }
-  const size_t units = c->unit_top_.size();
-  c->unit_offsets_.assign(units + 1, 0);
-  for (uint32_t u : c->unit_of_) ++c->unit_offsets_[u + 1];
-  for (size_t u = 0; u < units; ++u) c->unit_offsets_[u + 1] += c->unit_offsets_[u];
-  c->unit_events_.resize(events.size());
-  {
-    std::vector<uint32_t> fill(c->unit_offsets_.begin(), c->unit_offsets_.end() - 1);
-    for (size_t i = 0; i < events.size(); ++i)
-      c->unit_events_[fill[c->unit_of_[i]]++] = static_cast<uint32_t>(i);
-  }
+  const size_t units = unit_top_.size();
+  unit_offsets_.assign(units + 1, 0);
+  for (uint32_t u : unit_of_) ++unit_offsets_[u + 1];
+  for (size_t u = 0; u < units; ++u) unit_offsets_[u + 1] += unit_offsets_[u];
+  unit_events_.resize(events.size());
+  std::vector<uint32_t> fill(unit_offsets_.begin(), unit_offsets_.end() - 1);
+  for (size_t i = 0; i < events.size(); ++i)
+    unit_events_[fill[unit_of_[i]]++] = static_cast<uint32_t>(i);
+}
+
+void TraceCutter::IndexHandles() {
+  const std::vector<Event>& events = trace_->events;
   // Who names and who produces each handle.
-  const size_t handle_count = trace->handles.size();
-  c->naming_.resize(handle_count);
-  c->producing_.resize(handle_count);
-  c->transitions_.resize(handle_count);
+  const size_t handle_count = trace_->handles.size();
+  naming_.resize(handle_count);
+  producing_.resize(handle_count);
+  transitions_.resize(handle_count);
   for (size_t i = 0; i < events.size(); ++i) {
-    const uint32_t u = c->unit_of_[i];
+    const uint32_t u = unit_of_[i];
     ForEachHandle(events[i], [&](uint64_t h, format::FieldDir dir, uint16_t) {
       if (h >= handle_count) return;
-      std::vector<uint32_t>& n = c->naming_[h];
+      std::vector<uint32_t>& n = naming_[h];
       if (n.empty() || n.back() != u) n.push_back(u);
       if (dir == format::FieldDir::kOut) {
-        std::vector<uint32_t>& p = c->producing_[h];
+        std::vector<uint32_t>& p = producing_[h];
         if (p.empty() || p.back() != u) p.push_back(u);
       }
     });
   }
   // Units arrive in seq order of their events, not of their units: sort.
-  for (std::vector<uint32_t>* lists : {c->naming_.data(), c->producing_.data()}) {
+  for (std::vector<uint32_t>* lists : {naming_.data(), producing_.data()}) {
     for (size_t h = 0; h < handle_count; ++h) {
       std::vector<uint32_t>& v = lists[h];
       std::sort(v.begin(), v.end());
       v.erase(std::unique(v.begin(), v.end()), v.end());
     }
   }
+}
+
+absl::Status TraceCutter::RunChecker() {
+  const std::vector<Event>& events = trace_->events;
+  const size_t handle_count = trace_->handles.size();
   // The checker: the original verdict and every handle's state transitions.
   TransitionCollector collector;
   check::CheckOptions options;
-  options.strings = &trace->strings;
+  options.strings = &trace_->strings;
   check::Checker checker(options);
   checker.set_observer(&collector);
-  absl::StatusOr<check::CheckResult> result = checker.Run(events, trace->handles);
+  absl::StatusOr<check::CheckResult> result = checker.Run(events, trace_->handles);
   if (!result.ok()) return result.status();
-  c->findings_ = std::move(*result);
-  c->finding_keys_ = FindingKeys(c->findings_);
+  findings_ = std::move(*result);
+  finding_keys_ = FindingKeys(findings_);
   for (const check::TransitionEvent& t : collector.seen) {
     if (t.handle == 0 || t.handle >= handle_count) continue;
     const size_t i = EventIndexOfSeq(events, t.seq);
     if (i >= events.size()) continue;
-    c->transitions_[t.handle].push_back({c->unit_of_[i], t.from, t.to, t.role});
-    if (t.role == rules::HandleRole::kImmediateContext) c->immediate_contexts_.insert(t.handle);
-    if (t.role == rules::HandleRole::kDeferredContext) c->deferred_contexts_.insert(t.handle);
+    transitions_[t.handle].push_back({unit_of_[i], t.from, t.to, t.role});
+    if (t.role == rules::HandleRole::kImmediateContext) immediate_contexts_.insert(t.handle);
+    if (t.role == rules::HandleRole::kDeferredContext) deferred_contexts_.insert(t.handle);
   }
   // CalcDeferredContextHandleSize names the IC object by its address (a pointer field).
-  for (size_t u = 0; u < units; ++u) {
-    const Event& e = c->Top(u);
+  for (size_t u = 0; u < unit_count(); ++u) {
+    const Event& e = Top(u);
     constexpr int kIcObject = ddi::fields::CalcDeferredContextHandleSize::pICObject;
     if (RoleOf(e) != ddi::CallRole::kLocalSize || e.args.size() <= kIcObject) continue;
-    const int64_t h = trace->handles.Find(absl::StrCat("0x", absl::Hex(e.args[kIcObject])));
-    if (h > 0) c->local_sizes_[h].push_back(static_cast<uint32_t>(u));
+    const int64_t h = trace_->handles.Find(absl::StrCat("0x", absl::Hex(e.args[kIcObject])));
+    if (h > 0) local_sizes_[h].push_back(static_cast<uint32_t>(u));
   }
-  for (std::vector<Transition>& v : c->transitions_)
+  for (std::vector<Transition>& v : transitions_)
     std::stable_sort(v.begin(), v.end(),
                      [](const Transition& a, const Transition& b) { return a.unit < b.unit; });
+  return absl::OkStatus();
+}
+
+void TraceCutter::BuildEpochs() {
+  const size_t units = unit_count();
   // Epochs: a CreateDevice made while no device was alive starts one.
-  {
-    // By the calls (CreateDevice, DestroyDevice of an immediate context), not by transitions:
-    // a device value the checker still holds from an earlier run shows no transition from None.
-    std::vector<int> device_delta(units, 0);
-    for (size_t u = 0; u < units; ++u) {
-      const Event& e = c->Top(u);
-      const ddi::CallRole r = RoleOf(e);
-      if (r == ddi::CallRole::kCreateDevice) ++device_delta[u];
-      if (r == ddi::CallRole::kDestroyDevice && !e.args.empty() &&
-          c->immediate_contexts_.count(e.args[0]))
-        --device_delta[u];
-    }
-    c->epoch_.assign(units, 0);
-    int alive = 0;
-    uint32_t epoch = 0;
-    for (size_t u = 0; u < units; ++u) {
-      if (device_delta[u] > 0 && alive == 0) epoch = static_cast<uint32_t>(u);
-      alive = std::max(0, alive + device_delta[u]);
-      c->epoch_[u] = epoch;
-    }
-    // The caps and size queries that prepare a run's first CreateDevice belong to its run.
-    for (size_t u = 0; u < units; ++u) {
-      if (c->epoch_[u] != u) continue;
-      for (int64_t p = c->prev_same_tid_[u]; p >= 0 && (IsSizeQueryUnit(RoleOf(c->Top(p))) ||
-                                                        RoleOf(c->Top(p)) == ddi::CallRole::kCaps);
-           p = c->prev_same_tid_[p])
-        c->epoch_[p] = static_cast<uint32_t>(u);
-    }
+  // By the calls (CreateDevice, DestroyDevice of an immediate context), not by transitions:
+  // a device value the checker still holds from an earlier run shows no transition from None.
+  std::vector<int> device_delta(units, 0);
+  for (size_t u = 0; u < units; ++u) {
+    const Event& e = Top(u);
+    const ddi::CallRole r = RoleOf(e);
+    if (r == ddi::CallRole::kCreateDevice) ++device_delta[u];
+    if (r == ddi::CallRole::kDestroyDevice && !e.args.empty() &&
+        immediate_contexts_.count(e.args[0]))
+      --device_delta[u];
   }
+  epoch_.assign(units, 0);
+  int alive = 0;
+  uint32_t epoch = 0;
+  for (size_t u = 0; u < units; ++u) {
+    if (device_delta[u] > 0 && alive == 0) epoch = static_cast<uint32_t>(u);
+    alive = std::max(0, alive + device_delta[u]);
+    epoch_[u] = epoch;
+  }
+  // The caps and size queries that prepare a run's first CreateDevice belong to its run.
+  for (size_t u = 0; u < units; ++u) {
+    if (epoch_[u] != u) continue;
+    for (int64_t p = prev_same_tid_[u];
+         p >= 0 && (IsSizeQueryUnit(RoleOf(Top(p))) || RoleOf(Top(p)) == ddi::CallRole::kCaps);
+         p = prev_same_tid_[p])
+      epoch_[p] = static_cast<uint32_t>(u);
+  }
+}
+
+void TraceCutter::BuildCreating() {
+  const size_t units = unit_count();
+  const size_t handle_count = trace_->handles.size();
   std::vector<bool> creates(units, false);
-  for (const std::vector<Transition>& v : c->transitions_)
+  for (const std::vector<Transition>& v : transitions_)
     for (const Transition& t : v)
       if (t.from == rules::State::kNone) creates[t.unit] = true;
   // Calls no state machine follows that create by name (DxgkDdiCreateDevice, OpenAdapter...).
   for (size_t u = 0; u < units; ++u) {
-    const absl::string_view name = ddi::NameOf(c->Top(u).call);
-    if (IsCreateRole(RoleOf(c->Top(u))) || absl::StrContains(name, "Create") ||
+    const absl::string_view name = ddi::NameOf(Top(u).call);
+    if (IsCreateRole(RoleOf(Top(u))) || absl::StrContains(name, "Create") ||
         absl::StrContains(name, "Open"))
       creates[u] = true;
   }
-  c->creating_.resize(handle_count);
+  creating_.resize(handle_count);
   for (size_t h = 0; h < handle_count; ++h)
-    for (uint32_t u : c->naming_[h])
-      if (creates[u]) c->creating_[h].push_back(u);
-  return c;
+    for (uint32_t u : naming_[h])
+      if (creates[u]) creating_[h].push_back(u);
 }
 
 int64_t TraceCutter::UnitOfSeq(uint64_t seq) const {
@@ -408,19 +430,26 @@ absl::StatusOr<check::CheckResult> TraceCutter::Check(absl::Span<const Event> ev
   return check::Check(events, trace_->handles, options);
 }
 
-absl::StatusOr<TrimResult> Trim(const TraceCutter& cutter, const TrimOptions& options) {
+namespace {
+
+// Whether the unit submits an immediate context's commands (a RenderCb among its events).
+bool UnitSubmits(const TraceCutter& cutter, size_t u) {
   const format::LoadedTrace& trace = cutter.trace();
-  if (cutter.unit_count() == 0) return absl::InvalidArgumentError("the trace holds no call");
-  const uint64_t from = options.from.value_or(0);
-  const uint64_t to = options.to.value_or(UINT64_MAX);
-  if (from > to)
-    return absl::InvalidArgumentError(absl::StrCat("--from ", from, " is after --to ", to));
+  bool render = false;
+  for (uint32_t i : cutter.UnitEvents(u))
+    render = render || RoleOf(trace.events[i]) == ddi::CallRole::kRender;
+  return render;
+}
+
+// The units the window enters: those entered in seq from..to, or with a handle, those naming it
+// in that range. InvalidArgument when the handle is not named or the window holds no call.
+absl::StatusOr<std::vector<bool>> WindowUnits(const TraceCutter& cutter, const TrimOptions& options,
+                                              uint64_t from, uint64_t to) {
+  const format::LoadedTrace& trace = cutter.trace();
   const size_t units = cutter.unit_count();
-  std::vector<bool> keep(units, false);
   std::vector<bool> window(units, false);
-  int64_t handle = -1;
   if (options.handle) {
-    handle = trace.handles.Find(*options.handle);
+    const int64_t handle = trace.handles.Find(*options.handle);
     if (handle <= 0 || cutter.UnitsNaming(handle).empty())
       return absl::InvalidArgumentError(
           absl::StrCat("handle ", *options.handle, ": no call of the trace names it"));
@@ -432,160 +461,158 @@ absl::StatusOr<TrimResult> Trim(const TraceCutter& cutter, const TrimOptions& op
     for (size_t u = cutter.FirstUnitAtOrAfter(from); u < units && cutter.Top(u).seq <= to; ++u)
       window[u] = true;
   }
-  const auto first_it = std::find(window.begin(), window.end(), true);
-  if (first_it == window.end())
+  if (std::find(window.begin(), window.end(), true) == window.end())
     return absl::InvalidArgumentError(absl::StrCat(
         "no call ", options.handle ? absl::StrCat("naming ", *options.handle, " ") : "",
         "was entered in seq ", from, "..", to == UINT64_MAX ? "end" : absl::StrCat(to)));
-  const size_t first = static_cast<size_t>(first_it - window.begin());
-  keep = window;
+  return window;
+}
 
-  // The pipeline state each context alive at the cut has bound: the latest setter call per
-  // context, setter and slot, since the context's current lifetime (a deferred context: its
-  // current recording) began.
-  if (!options.handle) {
-    std::map<std::tuple<uint64_t, uint32_t, uint64_t>, uint32_t> latest;
-    for (size_t u = 0; u < first; ++u) {
-      const Event& e = cutter.Top(u);
-      if (RoleOf(e) != ddi::CallRole::kSet || e.args.empty()) continue;
-      const format::CallInfo* call = format::GetCall(e.call);
-      const bool slot_is_handle = call == nullptr || e.args.size() < 2 || call->field_count < 2 ||
-                                  format::Fields(*call)[1].kind != FieldKind::kHandle;
-      latest[{e.args[0], static_cast<uint32_t>(e.call), slot_is_handle ? 0 : e.args[1]}] =
-          static_cast<uint32_t>(u);
-    }
-    for (const auto& [key, u] : latest) {
-      const uint64_t context = std::get<0>(key);
-      // Set in an earlier lifetime of the context, or before its current recording began.
-      const int64_t start = cutter.LifetimeStart(context, first);
-      if (start > static_cast<int64_t>(u)) continue;
-      bool current = true;
-      for (uint32_t v : cutter.UnitsNaming(context)) {
-        if (v <= u) continue;
-        if (v >= first) break;
-        const ddi::CallRole r = RoleOf(cutter.Top(v));
-        if (r == ddi::CallRole::kCreateCommandList || r == ddi::CallRole::kDestroyDevice ||
-            r == ddi::CallRole::kRecycleCreateContext) {
-          current = false;  // a Finish or the context's end since
-          break;
-        }
-      }
-      if (current) keep[u] = true;
-    }
+// The pipeline state each context alive at the cut has bound: the latest setter call per
+// context, setter and slot, since the context's current lifetime (a deferred context: its
+// current recording) began.
+void KeepBoundState(const TraceCutter& cutter, size_t first, std::vector<bool>* keep) {
+  std::map<std::tuple<uint64_t, uint32_t, uint64_t>, uint32_t> latest;
+  for (size_t u = 0; u < first; ++u) {
+    const Event& e = cutter.Top(u);
+    if (RoleOf(e) != ddi::CallRole::kSet || e.args.empty()) continue;
+    const format::CallInfo* call = format::GetCall(e.call);
+    const bool slot_is_handle = call == nullptr || e.args.size() < 2 || call->field_count < 2 ||
+                                format::Fields(*call)[1].kind != FieldKind::kHandle;
+    latest[{e.args[0], static_cast<uint32_t>(e.call), slot_is_handle ? 0 : e.args[1]}] =
+        static_cast<uint32_t>(u);
   }
-  // The commands an immediate context had buffered and not yet submitted at the cut: its calls
-  // since the last submission (RenderCb) before the window; the driver submits them inside it.
-  if (!options.handle) {
-    size_t since = 0;
-    for (size_t u = first; u-- > 0;) {
-      bool render = false;
-      for (uint32_t i : cutter.UnitEvents(u))
-        render = render || RoleOf(trace.events[i]) == ddi::CallRole::kRender;
-      if (render) {
-        since = u + 1;
+  for (const auto& [key, u] : latest) {
+    const uint64_t context = std::get<0>(key);
+    // Set in an earlier lifetime of the context, or before its current recording began.
+    const int64_t start = cutter.LifetimeStart(context, first);
+    if (start > static_cast<int64_t>(u)) continue;
+    bool current = true;
+    for (uint32_t v : cutter.UnitsNaming(context)) {
+      if (v <= u) continue;
+      if (v >= first) break;
+      const ddi::CallRole r = RoleOf(cutter.Top(v));
+      if (r == ddi::CallRole::kCreateCommandList || r == ddi::CallRole::kDestroyDevice ||
+          r == ddi::CallRole::kRecycleCreateContext) {
+        current = false;  // a Finish or the context's end since
         break;
       }
     }
-    for (size_t u = since; u < first; ++u) {
-      const Event& e = cutter.Top(u);
-      if (!e.args.empty() && ddi::TraitsOf(e.call).layer == format::Layer::kDevice &&
-          cutter.IsImmediateContext(e.args[0]))
-        keep[u] = true;
+    if (current) (*keep)[u] = true;
+  }
+}
+
+// The commands an immediate context had buffered and not yet submitted at the cut: its calls
+// since the last submission (RenderCb) before the window; the driver submits them inside it.
+void KeepUnsubmittedCommands(const TraceCutter& cutter, size_t first, std::vector<bool>* keep) {
+  size_t since = 0;
+  for (size_t u = first; u-- > 0;) {
+    if (UnitSubmits(cutter, u)) {
+      since = u + 1;
+      break;
     }
   }
-  // The DX6 buffer path (ddi-spec §7) hands buffers back and forth between the runtime and the
-  // driver (D3dDrawPrimitives2 swaps them): a window with DX6 calls gets the DX6 calls before
-  // it, from the first.
+  for (size_t u = since; u < first; ++u) {
+    const Event& e = cutter.Top(u);
+    if (!e.args.empty() && ddi::TraitsOf(e.call).layer == format::Layer::kDevice &&
+        cutter.IsImmediateContext(e.args[0]))
+      (*keep)[u] = true;
+  }
+}
+
+// The DX6 buffer path (ddi-spec §7) hands buffers back and forth between the runtime and the
+// driver (D3dDrawPrimitives2 swaps them): a window with DX6 calls gets the DX6 calls before
+// it, from the first.
+void KeepDx6Prelude(const TraceCutter& cutter, const std::vector<bool>& window, size_t first,
+                    std::vector<bool>* keep) {
+  const size_t units = cutter.unit_count();
   bool dx6 = false;
   for (size_t u = first; u < units && !dx6; ++u)
     dx6 = window[u] && ddi::TraitsOf(cutter.Top(u).call).layer == format::Layer::kDx6;
   if (dx6) {
     for (size_t u = 0; u < first; ++u)
-      if (ddi::TraitsOf(cutter.Top(u).call).layer == format::Layer::kDx6) keep[u] = true;
+      if (ddi::TraitsOf(cutter.Top(u).call).layer == format::Layer::kDx6) (*keep)[u] = true;
   }
-  cutter.Close(&keep, TraceCutter::Closure::kFaithful);
+}
 
-  // Judge the cut; chase what the original did not report with the history of the handle it
-  // is about.
-  TrimResult result;
+// Judges the cut; chases what the original did not report with the history of the handle it
+// is about. Fills result->events and result->new_findings.
+absl::Status JudgeCut(const TraceCutter& cutter, std::vector<bool>* keep, TrimResult* result) {
   absl::StatusOr<check::CheckResult> verdict;
   for (int round = 0;; ++round) {
-    result.events = cutter.Events(keep);
-    verdict = cutter.Check(result.events);
+    result->events = cutter.Events(*keep);
+    verdict = cutter.Check(result->events);
     if (!verdict.ok()) return verdict.status();
-    result.new_findings.clear();
+    result->new_findings.clear();
     for (const auto* list : {&verdict->violations, &verdict->warnings})
       for (const check::Violation& v : *list)
-        if (!cutter.finding_keys().count({v.rule, v.seq})) result.new_findings.push_back(v);
-    if (result.new_findings.empty() || round == 3) break;
+        if (!cutter.finding_keys().count({v.rule, v.seq})) result->new_findings.push_back(v);
+    if (result->new_findings.empty() || round == 3) break;
     bool added = false;
-    for (const check::Violation& v : result.new_findings) {
+    for (const check::Violation& v : result->new_findings) {
       const int64_t u = cutter.UnitOfSeq(v.seq);
       if (u < 0 || v.handle == 0) continue;
       const int64_t start = std::max<int64_t>(0, cutter.LifetimeStart(v.handle, u));
       for (uint32_t w : cutter.UnitsNaming(v.handle)) {
-        if (w < start || w >= u || keep[w]) continue;
-        keep[w] = true;
+        if (w < start || w >= u || (*keep)[w]) continue;
+        (*keep)[w] = true;
         added = true;
       }
     }
     if (!added) break;
-    cutter.Close(&keep, TraceCutter::Closure::kFaithful);
+    cutter.Close(keep, TraceCutter::Closure::kFaithful);
   }
+  return absl::OkStatus();
+}
 
-  auto note = [&](uint64_t seq, const std::string& text) {
-    result.unsynthesized.push_back(absl::StrCat("seq ", seq, ": ", text));
-    std::string& n = result.notes[seq];
-    absl::StrAppend(&n, n.empty() ? "cltrace trim: " : "; ", text);
+// Records what could not be synthesized at `seq`, as a line and an annotation.
+void AddNote(TrimResult* result, uint64_t seq, const std::string& text) {
+  result->unsynthesized.push_back(absl::StrCat("seq ", seq, ": ", text));
+  std::string& n = result->notes[seq];
+  absl::StrAppend(&n, n.empty() ? "cltrace trim: " : "; ", text);
+}
+
+// Submissions whose previous submission is not in the cut: what the immediate context had
+// buffered before them is only partly there (the state the runtime re-sent inside the
+// submitting call before is not), so their command lengths can differ on replay.
+void NotePartialSubmissions(const TraceCutter& cutter, const std::vector<bool>& keep,
+                            TrimResult* result) {
+  const format::LoadedTrace& trace = cutter.trace();
+  const size_t units = cutter.unit_count();
+  auto in_cut = [&](uint64_t seq) {
+    return std::binary_search(result->events.begin(), result->events.end(), seq,
+                              [](const auto& a, const auto& b) {
+                                if constexpr (std::is_same_v<std::decay_t<decltype(a)>, Event>) {
+                                  return a.seq < b;
+                                } else {
+                                  return a < b.seq;
+                                }
+                              });
   };
-  const uint64_t first_seq = cutter.Top(first).seq;
-  for (const check::Violation& v : result.new_findings) {
-    note(v.seq,
-         absl::StrCat(rules::RuleId(v.rule), " is reported on the cut but not by the ",
-                      "original: state before the cut was not synthesized (", v.message, ")"));
+  // The first submission of the trace: complete when no call before it is left out.
+  bool previous_kept = true;
+  for (size_t u = 0; u < units && previous_kept; ++u) {
+    if (UnitSubmits(cutter, u)) break;
+    previous_kept = keep[u];
   }
-  // Submissions whose previous submission is not in the cut: what the immediate context had
-  // buffered before them is only partly there (the state the runtime re-sent inside the
-  // submitting call before is not), so their command lengths can differ on replay.
-  {
-    auto in_cut = [&](uint64_t seq) {
-      return std::binary_search(result.events.begin(), result.events.end(), seq,
-                                [](const auto& a, const auto& b) {
-                                  if constexpr (std::is_same_v<std::decay_t<decltype(a)>, Event>) {
-                                    return a.seq < b;
-                                  } else {
-                                    return a < b.seq;
-                                  }
-                                });
-    };
-    // The first submission of the trace: complete when no call before it is left out.
-    bool previous_kept = true;
-    for (size_t u = 0; u < units && previous_kept; ++u) {
-      bool render = false;
-      for (uint32_t i : cutter.UnitEvents(u))
-        render = render || RoleOf(trace.events[i]) == ddi::CallRole::kRender;
-      if (render) break;
-      previous_kept = keep[u];
+  for (const Event& e : trace.events) {
+    if (RoleOf(e) != ddi::CallRole::kRender) continue;
+    const bool kept = in_cut(e.seq);
+    if (kept && !previous_kept) {
+      AddNote(result, e.seq,
+              absl::StrCat("the submission before this one (RenderCb) is not in the cut: ",
+                           "the commands buffered for it are only partly there, its command ",
+                           "lengths can differ on replay"));
     }
-    for (const Event& e : trace.events) {
-      if (RoleOf(e) != ddi::CallRole::kRender) continue;
-      const bool kept = in_cut(e.seq);
-      if (kept && !previous_kept) {
-        note(e.seq, absl::StrCat("the submission before this one (RenderCb) is not in the cut: ",
-                                 "the commands buffered for it are only partly there, its command ",
-                                 "lengths can differ on replay"));
-      }
-      previous_kept = kept;
-    }
+    previous_kept = kept;
   }
-  // Calls other threads were inside of when the window opened.
-  for (size_t u = 0; u < first; ++u) {
-    const Event& e = cutter.Top(u);
-    if (keep[u] || !(e.end == 0 || e.end >= first_seq)) continue;
-    note(first_seq, absl::StrCat(ddi::NameOf(e.call), " (seq ", e.seq, ", tid ", e.tid,
-                                 ") was in progress at the cut and is left out"));
-  }
-  // Resource contents: what earlier calls wrote into a resource the window uses.
+}
+
+// Resource contents: what earlier calls wrote into a resource the window uses.
+void NoteResourceContents(const TraceCutter& cutter, const std::vector<bool>& window,
+                          const std::vector<bool>& keep, size_t first, TrimResult* result) {
+  const format::LoadedTrace& trace = cutter.trace();
+  const size_t units = cutter.unit_count();
   absl::flat_hash_set<uint64_t> resources_noted;
   for (size_t u = first; u < units; ++u) {
     if (!window[u]) continue;
@@ -600,13 +627,63 @@ absl::StatusOr<TrimResult> Trim(const TraceCutter& cutter, const TrimOptions& op
           if (w >= start && !keep[w]) ++dropped;
         }
         if (dropped == 0) return;
-        note(trace.events[i].seq, absl::StrCat("resource ", trace.handles.Token(h),
-                                               ": its contents are not synthesized (", dropped,
-                                               " earlier calls naming it are not in the cut)"));
+        AddNote(result, trace.events[i].seq,
+                absl::StrCat("resource ", trace.handles.Token(h),
+                             ": its contents are not synthesized (", dropped,
+                             " earlier calls naming it are not in the cut)"));
       });
     }
   }
-  std::sort(result.unsynthesized.begin(), result.unsynthesized.end());
+}
+
+// Reports what the cut could not synthesize: findings the original did not report, partial
+// submissions, calls in progress at the cut and resource contents.
+void NoteUnsynthesized(const TraceCutter& cutter, const std::vector<bool>& window,
+                       const std::vector<bool>& keep, size_t first, TrimResult* result) {
+  const uint64_t first_seq = cutter.Top(first).seq;
+  for (const check::Violation& v : result->new_findings) {
+    AddNote(result, v.seq,
+            absl::StrCat(rules::RuleId(v.rule), " is reported on the cut but not by the ",
+                         "original: state before the cut was not synthesized (", v.message, ")"));
+  }
+  NotePartialSubmissions(cutter, keep, result);
+  // Calls other threads were inside of when the window opened.
+  for (size_t u = 0; u < first; ++u) {
+    const Event& e = cutter.Top(u);
+    if (keep[u] || !(e.end == 0 || e.end >= first_seq)) continue;
+    AddNote(result, first_seq,
+            absl::StrCat(ddi::NameOf(e.call), " (seq ", e.seq, ", tid ", e.tid,
+                         ") was in progress at the cut and is left out"));
+  }
+  NoteResourceContents(cutter, window, keep, first, result);
+  std::sort(result->unsynthesized.begin(), result->unsynthesized.end());
+}
+
+}  // namespace
+
+absl::StatusOr<TrimResult> Trim(const TraceCutter& cutter, const TrimOptions& options) {
+  if (cutter.unit_count() == 0) return absl::InvalidArgumentError("the trace holds no call");
+  const uint64_t from = options.from.value_or(0);
+  const uint64_t to = options.to.value_or(UINT64_MAX);
+  if (from > to)
+    return absl::InvalidArgumentError(absl::StrCat("--from ", from, " is after --to ", to));
+  const size_t units = cutter.unit_count();
+  absl::StatusOr<std::vector<bool>> window_or = WindowUnits(cutter, options, from, to);
+  if (!window_or.ok()) return window_or.status();
+  const std::vector<bool>& window = *window_or;
+  const size_t first =
+      static_cast<size_t>(std::find(window.begin(), window.end(), true) - window.begin());
+  std::vector<bool> keep = window;
+  if (!options.handle) {
+    KeepBoundState(cutter, first, &keep);
+    KeepUnsubmittedCommands(cutter, first, &keep);
+  }
+  KeepDx6Prelude(cutter, window, first, &keep);
+  cutter.Close(&keep, TraceCutter::Closure::kFaithful);
+
+  TrimResult result;
+  if (absl::Status s = JudgeCut(cutter, &keep, &result); !s.ok()) return s;
+  NoteUnsynthesized(cutter, window, keep, first, &result);
   for (size_t u = 0; u < units; ++u) {
     if (!keep[u]) continue;
     const uint64_t n = cutter.UnitEvents(u).size();

@@ -113,6 +113,13 @@ class TraceCutter {
   };
   explicit TraceCutter(const format::LoadedTrace* trace) : trace_(trace) {}
   void AddDependencies(size_t unit, Closure mode, std::vector<uint32_t>* out) const;
+  // Build's steps, in order: units and their events; who names and produces each handle; the
+  // checker's verdict and transitions; device runs (epochs); units creating each handle.
+  void BuildUnits();
+  void IndexHandles();
+  absl::Status RunChecker();
+  void BuildEpochs();
+  void BuildCreating();
 
   const format::LoadedTrace* trace_;
   std::vector<uint32_t> unit_of_;       // by event index

@@ -229,17 +229,13 @@ class Calls {
 // Up to this many calls are held to size the columns; more are read twice.
 constexpr uint64_t kHeldCalls = uint64_t{1} << 16;
 
-int RunDump(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  ArgSpec spec = ArgSpec("dump", kUsage)
-                     .Options({"--from", "--to", "--count", "--tid", "--fn", "--handle"})
-                     .Flags({"--json", "--salvage", "--quiet"})
-                     .Positional(1, 1);
-  ParsedArgs parsed;
-  if (std::optional<int> done = ParseVerbArgs(args, spec, &parsed, out, err)) return *done;
-  Filter filter;
-  uint64_t count = UINT64_MAX, tid = 0;
-  for (auto [name, target] : {std::pair{"--from", &filter.from}, std::pair{"--to", &filter.to},
-                              std::pair{"--count", &count}, std::pair{"--tid", &tid}}) {
+// The filter and --count of the command line; the exit code (with a message on `err`) when
+// one is bad.
+std::optional<int> ParseFilter(const ParsedArgs& parsed, Filter* filter, uint64_t* count,
+                               std::ostream& err) {
+  uint64_t tid = 0;
+  for (auto [name, target] : {std::pair{"--from", &filter->from}, std::pair{"--to", &filter->to},
+                              std::pair{"--count", count}, std::pair{"--tid", &tid}}) {
     if (std::optional<std::string> v = parsed.Option(name)) {
       absl::StatusOr<uint64_t> n = ParseCount(name, *v);
       if (!n.ok()) {
@@ -254,19 +250,57 @@ int RunDump(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       err << "cltrace dump: --tid: " << tid << " is not a thread id (32 bits)\n";
       return kExitBadInput;
     }
-    filter.tid = static_cast<uint32_t>(tid);
+    filter->tid = static_cast<uint32_t>(tid);
   }
   if (std::optional<std::string> fn = parsed.Option("--fn")) {
-    if (absl::Status st = filter.SetFn(*fn); !st.ok()) {
+    if (absl::Status st = filter->SetFn(*fn); !st.ok()) {
       err << "cltrace dump: " << st.message() << "\n";
       return kExitBadInput;
     }
   }
-  filter.handle = parsed.Option("--handle").value_or("");
-  if (filter.from > filter.to) {
-    err << "cltrace dump: --from " << filter.from << " is after --to " << filter.to << "\n";
+  filter->handle = parsed.Option("--handle").value_or("");
+  if (filter->from > filter->to) {
+    err << "cltrace dump: --from " << filter->from << " is after --to " << filter->to << "\n";
     return kExitBadInput;
   }
+  return std::nullopt;
+}
+
+// One call as the text dump prints it: seq, end, thread, the call (indented by its depth,
+// marked with its table), its arguments, return value, content size and annotation.
+std::string TextLine(const Item& item, const Widths& widths, format::SeqStream& in,
+                     const format::TextOptions& text) {
+  const format::Event& e = item.e;
+  const format::CallInfo* call = format::GetCall(e.call);
+  std::string line = absl::StrFormat(
+      "%*d %*s %*d  %s%s(%s)", widths.seq, e.seq, widths.end,
+      e.end == 0 ? std::string("-") : absl::StrCat(e.end), widths.tid, e.tid,
+      std::string(2 * item.depth, ' '),
+      call != nullptr ? absl::StrCat(item.table, "::", call->name) : "(unknown call)",
+      format::ArgsToText(e, in.handles(), in.strings(), text));
+  if (e.end == 0) {
+    absl::StrAppend(&line, "  (never returned)");
+  } else if (call != nullptr && call->ret != format::ReturnKind::kVoid) {
+    absl::StrAppend(&line, " = ", format::RetToText(e));
+  }
+  if (e.content != 0) {
+    absl::StrAppend(&line, "  [content: ", in.contents().Token(e.content).size(), " bytes]");
+  }
+  // The annotation: the API call that caused it, recorder notes such as R5 table rewrites.
+  if (e.annotation != 0) absl::StrAppend(&line, "  # ", in.strings().Token(e.annotation));
+  return line;
+}
+
+int RunDump(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  ArgSpec spec = ArgSpec("dump", kUsage)
+                     .Options({"--from", "--to", "--count", "--tid", "--fn", "--handle"})
+                     .Flags({"--json", "--salvage", "--quiet"})
+                     .Positional(1, 1);
+  ParsedArgs parsed;
+  if (std::optional<int> done = ParseVerbArgs(args, spec, &parsed, out, err)) return *done;
+  Filter filter;
+  uint64_t count = UINT64_MAX;
+  if (std::optional<int> bad = ParseFilter(parsed, &filter, &count, err)) return *bad;
   const std::string& path = parsed.positional[0];
   const bool json = parsed.Flag("--json");
   const bool salvage = parsed.Flag("--salvage");
@@ -341,24 +375,7 @@ int RunDump(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (printed == 1)
       out << absl::StrFormat("%*s %*s %*s  call\n", widths.seq, "seq", widths.end, "end",
                              widths.tid, "tid");
-    const format::CallInfo* call = format::GetCall(e.call);
-    std::string line = absl::StrFormat(
-        "%*d %*s %*d  %s%s(%s)", widths.seq, e.seq, widths.end,
-        e.end == 0 ? std::string("-") : absl::StrCat(e.end), widths.tid, e.tid,
-        std::string(2 * item.depth, ' '),
-        call != nullptr ? absl::StrCat(item.table, "::", call->name) : "(unknown call)",
-        format::ArgsToText(e, in.handles(), in.strings(), text));
-    if (e.end == 0) {
-      absl::StrAppend(&line, "  (never returned)");
-    } else if (call != nullptr && call->ret != format::ReturnKind::kVoid) {
-      absl::StrAppend(&line, " = ", format::RetToText(e));
-    }
-    if (e.content != 0) {
-      absl::StrAppend(&line, "  [content: ", in.contents().Token(e.content).size(), " bytes]");
-    }
-    // The annotation: the API call that caused it, recorder notes such as R5 table rewrites.
-    if (e.annotation != 0) absl::StrAppend(&line, "  # ", in.strings().Token(e.annotation));
-    out << line << "\n";
+    out << TextLine(item, widths, in, text) << "\n";
   }
   progress.Finish();
   if (!filter.handle.empty() && in.handles().Find(filter.handle) <= 0 && in.status().ok() &&

@@ -272,14 +272,8 @@ absl::StatusOr<int64_t> ReadRet(const CallInfo& call, const JsonValue& v) {
   return absl::InternalError("unexpected return kind");
 }
 
-}  // namespace
-
-absl::Status ParseLine(absl::string_view text, TokenTable* handles, TokenTable* strings,
-                       TokenTable* contents, LineRecord* rec) {
-  ScratchDocument doc;
-  CLTRACE_RETURN_IF_ERROR(ParseJsonObject(text, doc.get()));
-  const JsonValue& obj = *doc.get();
-  // The first unknown key in sorted order, so the message does not depend on key order.
+// The first unknown key in sorted order, so the message does not depend on key order.
+absl::Status CheckTopKeys(const JsonValue& obj) {
   std::optional<absl::string_view> unknown;
   for (auto it = obj.MemberBegin(); it != obj.MemberEnd(); ++it) {
     absl::string_view key = StringOf(it->name);
@@ -293,16 +287,12 @@ absl::Status ParseLine(absl::string_view text, TokenTable* handles, TokenTable* 
         "unknown key \"", *unknown,
         "\" (expected seq, tid, fn, args, ret, parent, end, ts_ns, annotation, content)"));
   }
-  Event& e = rec->event;
-  const JsonValue* v = Find(obj, "seq");
-  if (v == nullptr) return absl::InvalidArgumentError("missing \"seq\"");
-  CLTRACE_ASSIGN_OR_RETURN(Int seq, ReadInt(*v, "\"seq\"", 1, kMaxJsonInt, false));
-  e.seq = static_cast<uint64_t>(seq);
-  v = Find(obj, "tid");
-  if (v == nullptr) return absl::InvalidArgumentError("missing \"tid\"");
-  CLTRACE_ASSIGN_OR_RETURN(Int tid, ReadInt(*v, "\"tid\"", 0, kU32Max, false));
-  e.tid = static_cast<uint32_t>(tid);
-  v = Find(obj, "fn");
+  return absl::OkStatus();
+}
+
+// The call "fn" names; an unknown name gets a hint (a "pfn" prefix, a near name).
+absl::StatusOr<const CallInfo*> ReadFn(const JsonValue& obj) {
+  const JsonValue* v = Find(obj, "fn");
   if (v == nullptr) return absl::InvalidArgumentError("missing \"fn\"");
   if (!v->IsString())
     return absl::InvalidArgumentError(absl::StrCat("\"fn\" must be a string, not ", KindOf(*v)));
@@ -319,19 +309,13 @@ absl::Status ParseLine(absl::string_view text, TokenTable* handles, TokenTable* 
     }
     return absl::InvalidArgumentError(absl::StrCat("unknown function \"", name, "\"", hint));
   }
-  e.call = IdOf(*call);
-  v = Find(obj, "args");
-  if (v == nullptr) return absl::InvalidArgumentError("missing \"args\"");
-  if (!v->IsObject())
-    return absl::InvalidArgumentError(absl::StrCat("\"args\" must be an object, not ", KindOf(*v)));
-  std::vector<uint64_t> tail;
-  FieldReader reader(handles, strings);
-  e.args.clear();
-  CLTRACE_RETURN_IF_ERROR(
-      reader.ReadList(Fields(*call), *v, absl::StrCat(call->name, " args"), &e.args, &tail));
-  e.args.insert(e.args.end(), tail.begin(), tail.end());
+  return call;
+}
 
-  v = Find(obj, "end");
+// "end": absent (inferred), null or 0 (never returned), or a seq after the call's own.
+absl::Status ReadEnd(const JsonValue& obj, LineRecord* rec) {
+  Event& e = rec->event;
+  const JsonValue* v = Find(obj, "end");
   if (v == nullptr) {
     rec->end_kind = EndKind::kInferred;
   } else if (v->IsNull()) {
@@ -348,6 +332,67 @@ absl::Status ParseLine(absl::string_view text, TokenTable* handles, TokenTable* 
       e.end = static_cast<uint64_t>(end);
     }
   }
+  return absl::OkStatus();
+}
+
+// "content": the bytes as an even number of hex digits, interned in `contents`.
+absl::Status ReadContent(const JsonValue& value, TokenTable* contents, Event* event) {
+  Event& e = *event;
+  const JsonValue* v = &value;
+  if (!v->IsString()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"content\" must be a hex string, not ", KindOf(*v)));
+  }
+  absl::string_view hex = StringOf(*v);
+  if (hex.size() % 2 != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"content\" has an odd number of hex digits (", hex.size(), ")"));
+  }
+  for (size_t i = 0; i < hex.size(); ++i) {
+    if (!absl::ascii_isxdigit(static_cast<unsigned char>(hex[i]))) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("\"content\" has a non-hex character at index ", i));
+    }
+  }
+  if (!hex.empty()) {
+    const uint64_t id = contents->Intern(absl::HexStringToBytes(hex));
+    if (id > UINT32_MAX) return absl::InvalidArgumentError("too many distinct contents");
+    e.content = static_cast<uint32_t>(id);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ParseLine(absl::string_view text, TokenTable* handles, TokenTable* strings,
+                       TokenTable* contents, LineRecord* rec) {
+  ScratchDocument doc;
+  CLTRACE_RETURN_IF_ERROR(ParseJsonObject(text, doc.get()));
+  const JsonValue& obj = *doc.get();
+  CLTRACE_RETURN_IF_ERROR(CheckTopKeys(obj));
+  Event& e = rec->event;
+  const JsonValue* v = Find(obj, "seq");
+  if (v == nullptr) return absl::InvalidArgumentError("missing \"seq\"");
+  CLTRACE_ASSIGN_OR_RETURN(Int seq, ReadInt(*v, "\"seq\"", 1, kMaxJsonInt, false));
+  e.seq = static_cast<uint64_t>(seq);
+  v = Find(obj, "tid");
+  if (v == nullptr) return absl::InvalidArgumentError("missing \"tid\"");
+  CLTRACE_ASSIGN_OR_RETURN(Int tid, ReadInt(*v, "\"tid\"", 0, kU32Max, false));
+  e.tid = static_cast<uint32_t>(tid);
+  CLTRACE_ASSIGN_OR_RETURN(const CallInfo* call, ReadFn(obj));
+  e.call = IdOf(*call);
+  v = Find(obj, "args");
+  if (v == nullptr) return absl::InvalidArgumentError("missing \"args\"");
+  if (!v->IsObject())
+    return absl::InvalidArgumentError(absl::StrCat("\"args\" must be an object, not ", KindOf(*v)));
+  std::vector<uint64_t> tail;
+  FieldReader reader(handles, strings);
+  e.args.clear();
+  CLTRACE_RETURN_IF_ERROR(
+      reader.ReadList(Fields(*call), *v, absl::StrCat(call->name, " args"), &e.args, &tail));
+  e.args.insert(e.args.end(), tail.begin(), tail.end());
+
+  CLTRACE_RETURN_IF_ERROR(ReadEnd(obj, rec));
   v = Find(obj, "ret");
   if (v != nullptr && !v->IsNull()) {
     if (rec->end_kind == EndKind::kNull)
@@ -374,28 +419,7 @@ absl::Status ParseLine(absl::string_view text, TokenTable* handles, TokenTable* 
     e.annotation = strings->Intern(StringOf(*v));
   }
   v = Find(obj, "content");
-  if (v != nullptr && !v->IsNull()) {
-    if (!v->IsString()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("\"content\" must be a hex string, not ", KindOf(*v)));
-    }
-    absl::string_view hex = StringOf(*v);
-    if (hex.size() % 2 != 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("\"content\" has an odd number of hex digits (", hex.size(), ")"));
-    }
-    for (size_t i = 0; i < hex.size(); ++i) {
-      if (!absl::ascii_isxdigit(static_cast<unsigned char>(hex[i]))) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("\"content\" has a non-hex character at index ", i));
-      }
-    }
-    if (!hex.empty()) {
-      const uint64_t id = contents->Intern(absl::HexStringToBytes(hex));
-      if (id > UINT32_MAX) return absl::InvalidArgumentError("too many distinct contents");
-      e.content = static_cast<uint32_t>(id);
-    }
-  }
+  if (v != nullptr && !v->IsNull()) CLTRACE_RETURN_IF_ERROR(ReadContent(*v, contents, &e));
   return absl::OkStatus();
 }
 

@@ -14,6 +14,16 @@ constexpr uint64_t kPage = 4096;
 
 uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
+// The ids in the order the caller listed them, each once (its first occurrence).
+std::vector<AllocationId> FirstOccurrences(absl::Span<const AllocationId> ids) {
+  std::vector<AllocationId> order;
+  absl::flat_hash_set<AllocationId> seen;
+  for (AllocationId id : ids) {
+    if (seen.insert(id).second) order.push_back(id);
+  }
+  return order;
+}
+
 }  // namespace
 
 VidMm::VidMm(uint64_t video_segment_size) : video_size_(AlignUp(video_segment_size, kPage)) {
@@ -110,6 +120,48 @@ absl::StatusOr<std::vector<PagingOp>> VidMm::MakeResident(absl::Span<const Alloc
   return MakeResidentOnce(ids, /*compact=*/true);
 }
 
+// The transfer of a resident allocation back to its system memory.
+PagingOp VidMm::EvictionOp(AllocationId id, const Alloc& a) {
+  PagingOp op;
+  op.kind = PagingOp::kTransferToSystem;
+  op.id = id;
+  op.size = a.size;
+  op.src_segment = kVideoSegmentId;
+  op.src = a.video;
+  op.dst_segment = kSystemSegmentId;
+  op.dst = a.system;
+  return op;
+}
+
+// The page-in of an allocation to video address `at`: its content transferred from system
+// memory when it was ever resident, else a fill.
+PagingOp VidMm::PageInOp(AllocationId id, const Alloc& a, uint64_t at) {
+  PagingOp op;
+  op.id = id;
+  op.size = a.size;
+  op.dst_segment = kVideoSegmentId;
+  op.dst = at;
+  if (a.written) {
+    op.kind = PagingOp::kTransferToVideo;
+    op.src_segment = kSystemSegmentId;
+    op.src = a.system;
+  } else {
+    op.kind = PagingOp::kFill;
+  }
+  return op;
+}
+
+// Lowest priority, then least recently used, unpinned, resident, outside the wanted set; ties
+// by id. None when every resident allocation is pinned or wanted.
+std::optional<AllocationId> VidMm::FindVictim(
+    const absl::flat_hash_set<AllocationId>& wanted) const {
+  for (const EvictionKey& key : evictable_) {
+    if (wanted.contains(std::get<2>(key))) continue;
+    return std::get<2>(key);
+  }
+  return std::nullopt;
+}
+
 absl::StatusOr<std::vector<PagingOp>> VidMm::MakeResidentOnce(absl::Span<const AllocationId> ids,
                                                               bool compact) {
   absl::flat_hash_set<AllocationId> wanted;
@@ -123,13 +175,7 @@ absl::StatusOr<std::vector<PagingOp>> VidMm::MakeResidentOnce(absl::Span<const A
   ++use_clock_;
   std::vector<PagingOp> evictions, page_ins;
   // Deterministic order: the order the caller listed them (first occurrence).
-  std::vector<AllocationId> order;
-  {
-    absl::flat_hash_set<AllocationId> seen;
-    for (AllocationId id : ids) {
-      if (seen.insert(id).second) order.push_back(id);
-    }
-  }
+  const std::vector<AllocationId> order = FirstOccurrences(ids);
   // Undo log so a failure leaves nothing changed: the allocations touched, and each video
   // range placed or evicted, undone in reverse order. Never a copy of the maps: their size
   // grows with the allocations alive, and this runs for every submission.
@@ -165,15 +211,7 @@ absl::StatusOr<std::vector<PagingOp>> VidMm::MakeResidentOnce(absl::Span<const A
     saved.emplace_back(vid, v);
     moves.push_back({false, vid, v.video});
     Unindex(vid, v);
-    PagingOp op;
-    op.kind = PagingOp::kTransferToSystem;
-    op.id = vid;
-    op.size = v.size;
-    op.src_segment = kVideoSegmentId;
-    op.src = v.video;
-    op.dst_segment = kSystemSegmentId;
-    op.dst = v.system;
-    evictions.push_back(op);
+    evictions.push_back(EvictionOp(vid, v));
     by_address_.erase(v.video);
     Free(v.video, AlignUp(v.size, kPage));
     v.video = 0;
@@ -192,38 +230,17 @@ absl::StatusOr<std::vector<PagingOp>> VidMm::MakeResidentOnce(absl::Span<const A
     if (a.video != 0) continue;
     std::optional<uint64_t> at = Place(AlignUp(a.size, kPage), a.alignment);
     while (!at.has_value()) {
-      // Lowest priority, then least recently used, unpinned, resident, outside the wanted
-      // set; ties by id.
-      AllocationId victim = 0;
-      bool found = false;
-      for (const EvictionKey& key : evictable_) {
-        if (wanted.contains(std::get<2>(key))) continue;
-        victim = std::get<2>(key);
-        found = true;
-        break;
-      }
-      if (!found) {
+      const std::optional<AllocationId> victim = FindVictim(wanted);
+      if (!victim.has_value()) {
         rollback();
         return absl::ResourceExhaustedError(
             absl::StrCat("cannot make ", order.size(), " allocations resident: the ", video_size_,
                          "-byte video segment is full of pinned or needed ones"));
       }
-      evict(victim);
+      evict(*victim);
       at = Place(AlignUp(a.size, kPage), a.alignment);
     }
-    PagingOp op;
-    op.id = id;
-    op.size = a.size;
-    op.dst_segment = kVideoSegmentId;
-    op.dst = *at;
-    if (a.written) {
-      op.kind = PagingOp::kTransferToVideo;
-      op.src_segment = kSystemSegmentId;
-      op.src = a.system;
-    } else {
-      op.kind = PagingOp::kFill;
-    }
-    page_ins.push_back(op);
+    page_ins.push_back(PageInOp(id, a, *at));
     a.video = *at;
     a.written = true;
     Reindex(id, a);

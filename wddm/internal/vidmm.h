@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -95,6 +96,11 @@ class VidMm : public GpuMemoryMap {
   using EvictionKey = std::tuple<uint32_t, uint64_t, AllocationId>;
   void Unindex(AllocationId id, const Alloc& a);
   void Reindex(AllocationId id, const Alloc& a);
+  // MakeResidentOnce's steps: the paging operations of an eviction and of a page-in, and the
+  // next allocation to evict to make room for `wanted`.
+  static PagingOp EvictionOp(AllocationId id, const Alloc& a);
+  static PagingOp PageInOp(AllocationId id, const Alloc& a, uint64_t at);
+  std::optional<AllocationId> FindVictim(const absl::flat_hash_set<AllocationId>& wanted) const;
 
   uint64_t video_size_;
   uint64_t video_used_ = 0;
