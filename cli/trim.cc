@@ -698,6 +698,8 @@ absl::Status WriteCut(const format::LoadedTrace& trace, absl::Span<const Event> 
   format::TraceWriter::Options options;
   options.writer.set_name(std::string(writer_name));
   options.writer.set_version(trace.header.writer().version());
+  // The events keep their recorded timestamps: so does what they say about their source.
+  options.writer.set_timestamps(trace.header.writer().timestamps());
   options.process = trace.header.process();
   if (trace.header.timestamp_unit_ns() != 0)
     options.timestamp_unit_ns = trace.header.timestamp_unit_ns();
