@@ -86,7 +86,7 @@ void BM_InspectorLoad(benchmark::State& state) {
       return;
     }
     spans = (*m)->span_count();
-    events = (*m)->events().size();
+    events = (*m)->call_count();
     state.PauseTiming();
     m->reset();  // freeing 10 M events is not part of loading
     state.ResumeTiming();

@@ -17,7 +17,7 @@ namespace {
 
 std::string ArgsText(const TraceModel& m, const format::Event& e) {
   if (!format::CheckEventLayout(e).ok()) return "(arguments do not match the catalog)";
-  return format::ArgsToText(e, m.handles(), m.data().strings);
+  return format::ArgsToText(e, m.handles(), m.strings());
 }
 
 // Splits "a=1, b=[x, y], c={..}" at the commas outside brackets.
@@ -57,7 +57,9 @@ void SelectionCombo(const char* id, float width,
 
 int RowForEvent(const TraceModel& model, size_t event, int current) {
   std::vector<uint64_t> hs;
-  HandleFieldsOf(model.events()[event], &hs);
+  absl::StatusOr<std::shared_ptr<const format::Event>> e = model.DecodeEvent(event);
+  if (!e.ok()) return -1;
+  HandleFieldsOf(**e, &hs);
   int best = -1, best_rank = 99;
   for (uint64_t h : hs) {
     int r = model.RowOfHandle(h);
@@ -156,7 +158,7 @@ void CallsPanel::StepFilter(const TraceModel& model) {
   }
   if (filter_.done()) {
     ImGui::Text("%s of %s calls", FormatSeq(filter_.size()).c_str(),
-                FormatSeq(model.events().size()).c_str());
+                FormatSeq(model.call_count()).c_str());
   } else {
     ImGui::Text("%s matches so far", FormatSeq(filter_.size()).c_str());
     ImGui::SameLine();
@@ -201,7 +203,7 @@ void CallsPanel::DrawTable(const TraceModel& model, View& view) {
 }
 
 void CallsPanel::DrawRow(const TraceModel& model, View& view, size_t ev) {
-  const format::Event& e = model.events()[ev];
+  const CallRecord e = model.Call(ev);
   ImGui::PushID(static_cast<int>(ev));
   std::string seq = FormatSeq(e.seq);
   if (ImGui::Selectable(seq.c_str(), static_cast<int64_t>(ev) == view.selected_event,
@@ -225,10 +227,13 @@ void CallsPanel::DrawRow(const TraceModel& model, View& view, size_t ev) {
     ImGui::TextColored(ImVec4(1, 0.35f, 0.35f, 1), "%s", label.c_str());
   }
   ImGui::TableNextColumn();
-  std::string args = ArgsText(model, e);
+  absl::StatusOr<std::shared_ptr<const format::Event>> full = model.DecodeEvent(ev);
+  std::string args = full.ok() ? ArgsText(model, **full) : std::string(full.status().message());
   ImGui::TextUnformatted(args.c_str());
   ImGui::TableNextColumn();
-  std::string ret = e.end == 0 ? std::string("(no return)") : format::RetToText(e);
+  std::string ret = e.end == 0  ? std::string("(no return)")
+                    : full.ok() ? format::RetToText(**full)
+                                : std::string("?");
   ImGui::TextUnformatted(ret.c_str());
 }
 
@@ -241,12 +246,19 @@ float CallsPanel::RowCenterY(size_t i) const {
 void CallDetailsPanel::Draw(const char* title, const TraceModel& model, View& view) {
   if (!BeginPanel(title)) return;
   const int64_t ev = view.selected_event;
-  if (ev < 0 || ev >= static_cast<int64_t>(model.events().size())) {
+  if (ev < 0 || ev >= static_cast<int64_t>(model.call_count())) {
     ImGui::TextDisabled("select a call (calls list, or click a lifeline)");
     ImGui::End();
     return;
   }
-  const format::Event& e = model.events()[static_cast<size_t>(ev)];
+  absl::StatusOr<std::shared_ptr<const format::Event>> decoded =
+      model.DecodeEvent(static_cast<size_t>(ev));
+  if (!decoded.ok()) {
+    ImGui::TextWrapped("%s", std::string(decoded.status().message()).c_str());
+    ImGui::End();
+    return;
+  }
+  const format::Event& e = **decoded;
   const format::CallInfo* ci = format::GetCall(e.call);
   ImGui::Text("%s", model.CallLabel(static_cast<size_t>(ev)).c_str());
   ImGui::SameLine();
@@ -256,7 +268,7 @@ void CallDetailsPanel::Draw(const char* title, const TraceModel& model, View& vi
   if (e.end != 0 && ci != nullptr && ci->ret != format::ReturnKind::kVoid)
     ImGui::Text("returned %s", format::RetToText(e).c_str());
   if (e.annotation != 0)
-    ImGui::Text("API call: %s", std::string(model.data().strings.Token(e.annotation)).c_str());
+    ImGui::Text("API call: %s", std::string(model.strings().Token(e.annotation)).c_str());
   if (e.parent != 0) {
     int64_t p = model.EventAt(e.parent);
     std::string label = p >= 0 ? absl::StrCat("inside ", model.CallLabel(static_cast<size_t>(p)),
@@ -317,10 +329,11 @@ void CallDetailsPanel::Draw(const char* title, const TraceModel& model, View& vi
     ImGui::Separator();
     ImGui::Text("nested calls (%zu):", children.size());
     for (size_t c : children) {
-      const format::Event& ce = model.events()[c];
+      absl::StatusOr<std::shared_ptr<const format::Event>> ce = model.DecodeEvent(c);
+      if (!ce.ok()) continue;
       ImGui::PushID(static_cast<int>(c));
-      std::string t =
-          absl::StrCat(FormatSeq(ce.seq), "  ", model.CallLabel(c), "(", ArgsText(model, ce), ")");
+      std::string t = absl::StrCat(FormatSeq((*ce)->seq), "  ", model.CallLabel(c), "(",
+                                   ArgsText(model, **ce), ")");
       if (ImGui::Selectable(t.c_str(), false)) view.SelectEvent(model, static_cast<int64_t>(c));
       ImGui::PopID();
     }

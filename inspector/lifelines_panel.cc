@@ -89,7 +89,7 @@ void LifelinesPanel::Draw(const char* title, const TraceModel& model, View& view
   if (!BeginPanel(title)) return;
   const std::vector<Row>& rows = model.rows();
   ImGui::Text("%zu handle rows, %s state spans, %s calls   view: seq %s .. %s", rows.size(),
-              FormatSeq(model.span_count()).c_str(), FormatSeq(model.events().size()).c_str(),
+              FormatSeq(model.span_count()).c_str(), FormatSeq(model.call_count()).c_str(),
               FormatSeq(static_cast<uint64_t>(std::max(view.view_from, 0.0))).c_str(),
               FormatSeq(static_cast<uint64_t>(std::max(view.view_to, 0.0))).c_str());
   ImGui::SameLine();
@@ -246,7 +246,8 @@ void LifelinesPanel::Tooltip(const TraceModel& model, int r, const FoldedSpan& f
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(StateColor(first.state)), "%s",
                        std::string(check::StateName(first.state)).c_str());
     int64_t ev = model.EventAt(first.from);
-    std::string thread = ev >= 0 ? absl::StrCat(model.events()[ev].tid) : std::string("?");
+    std::string thread =
+        ev >= 0 ? absl::StrCat(model.Call(static_cast<size_t>(ev)).tid) : std::string("?");
     if (ci != nullptr) {
       ImGui::Text("entered by %s%s at seq %s on thread %s", first.dc_table ? "DC::" : "", ci->name,
                   FormatSeq(first.from).c_str(), thread.c_str());

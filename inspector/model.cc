@@ -405,6 +405,38 @@ int64_t TraceModel::EventAtOrBefore(uint64_t seq) const {
   return (it - ev.begin()) - 1;
 }
 
+size_t TraceModel::call_count() const { return data_.events.size(); }
+
+bool TraceModel::ViaDcTable(size_t i) const { return (flags_[i] & kFlagDcTable) != 0; }
+
+CallRecord TraceModel::Call(size_t i) const {
+  const Event& e = data_.events[i];
+  CallRecord r;
+  r.seq = e.seq;
+  r.end = e.end;
+  r.parent = e.parent;
+  r.tid = e.tid;
+  r.call = e.call;
+  r.dc_table = ViaDcTable(i);
+  for (uint64_t p = e.parent; p != 0 && r.depth < 0xffff; ++r.depth) {
+    int64_t at = EventAt(p);
+    if (at < 0) break;
+    p = data_.events[at].parent;
+  }
+  return r;
+}
+
+absl::StatusOr<std::shared_ptr<const format::Event>> TraceModel::DecodeEvent(size_t i) const {
+  if (i >= data_.events.size()) return absl::OutOfRangeError(absl::StrCat("no call ", i));
+  return std::make_shared<const format::Event>(data_.events[i]);
+}
+
+bool TraceModel::fine_index() const { return true; }
+
+uint64_t TraceModel::call_storage_bytes() const {
+  return data_.events.capacity() * sizeof(Event) + flags_.capacity();
+}
+
 std::string TraceModel::CallLabel(size_t event) const {
   const format::CallInfo* ci = format::GetCall(data_.events[event].call);
   absl::string_view name = ci ? absl::string_view(ci->name) : absl::string_view("?");

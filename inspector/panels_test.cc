@@ -144,7 +144,7 @@ TEST_F(PanelsTest, KeysWalkTransitionsOfTheSelectedHandle) {
   EXPECT_EQ(app_.view().cursor, spans[0].from);
   Key(keys::kN);
   EXPECT_EQ(app_.view().cursor, spans[1].from);
-  EXPECT_EQ(model().events()[app_.view().selected_event].seq, spans[1].from);
+  EXPECT_EQ(model().Call(app_.view().selected_event).seq, spans[1].from);
   Key(keys::kN, /*shift=*/true);
   EXPECT_EQ(app_.view().cursor, spans[0].from);
   Key(keys::kDown);
@@ -195,11 +195,11 @@ TEST_F(PanelsTest, FilterAndClickACall) {
   Click(l.calls.x + 40, y);
   const size_t ev = calls.filter().at(2);
   EXPECT_EQ(app_.view().selected_event, static_cast<int64_t>(ev));
-  EXPECT_EQ(app_.view().cursor, model().events()[ev].seq);
+  EXPECT_EQ(app_.view().cursor, model().Call(ev).seq);
   // The call's command list becomes the selected row.
   const Row& row = model().rows()[app_.view().selected_row];
   EXPECT_EQ(row.kind, RowKind::kCommandList);
-  EXPECT_EQ(row.handle, model().events()[ev].args[1]);
+  EXPECT_EQ(row.handle, (*model().DecodeEvent(ev))->args[1]);
 }
 
 TEST_F(PanelsTest, DiagramHighlightsTheStateAtTheCursor) {

@@ -21,7 +21,7 @@ namespace cltrace::inspector {
 struct View {
   int selected_row = -1;
   uint64_t cursor = 0;          // seq
-  int64_t selected_event = -1;  // index into model.events()
+  int64_t selected_event = -1;  // call index (TraceModel::Call)
   int selected_violation = -1;  // index into model.violations()
   double view_from = 0;         // lifelines show [view_from, view_to)
   double view_to = 1;
@@ -47,9 +47,9 @@ struct View {
     scroll_calls = true;
   }
   void SelectEvent(const TraceModel& m, int64_t event) {
-    if (event < 0 || event >= static_cast<int64_t>(m.events().size())) return;
+    if (event < 0 || event >= static_cast<int64_t>(m.call_count())) return;
     selected_event = event;
-    cursor = m.events()[static_cast<size_t>(event)].seq;
+    cursor = m.Call(static_cast<size_t>(event)).seq;
     scroll_calls = true;
   }
   void SelectRow(int row) {
