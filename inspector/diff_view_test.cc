@@ -87,8 +87,8 @@ TEST_F(DiffViewTest, FirstDifferenceIsLocatedInBothModels) {
   ASSERT_NE(mb, nullptr);
   EXPECT_EQ(c->EventA(*ma), static_cast<int64_t>(k));
   ASSERT_GE(c->EventB(*mb), 0);
-  EXPECT_EQ(mb->events()[c->EventB(*mb)].seq, next.seq);
-  EXPECT_EQ(mb->events()[c->EventB(*mb)].call, next.call);
+  EXPECT_EQ(mb->Call(c->EventB(*mb)).seq, next.seq);
+  EXPECT_EQ(mb->Call(c->EventB(*mb)).call, next.call);
   EXPECT_THAT(c->Headline(),
               HasSubstr(absl::StrCat("(A seq ", dropped.seq, ", B seq ", next.seq, ")")));
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,7 @@ absl::StatusOr<uint64_t> ParseSeqInput(absl::string_view text) {
 absl::StatusOr<int64_t> GoToSeq(const TraceModel& model, absl::string_view text) {
   absl::StatusOr<uint64_t> seq = ParseSeqInput(text);
   if (!seq.ok()) return seq.status();
-  if (model.events().empty()) return absl::InvalidArgumentError("the trace has no calls");
+  if (model.call_count() == 0) return absl::InvalidArgumentError("the trace has no calls");
   if (*seq < model.first_seq() || *seq >= model.end_seq())
     return absl::InvalidArgumentError(absl::StrCat("seq ", *seq, " is outside the trace (seq ",
                                                    model.first_seq(), " .. ", model.end_seq() - 1,
@@ -41,7 +42,7 @@ absl::StatusOr<int64_t> GoToSeq(const TraceModel& model, absl::string_view text)
 void CallSearch::Start(const TraceModel& model, const CallFilterSpec& spec, int64_t from,
                        bool backwards) {
   filter_.Reset(model, spec);
-  n_ = model.events().size();
+  n_ = model.call_count();
   backwards_ = backwards;
   wrapped_ = false;
   examined_ = 0;
@@ -90,7 +91,9 @@ int64_t FindCall(const TraceModel& model, const CallFilterSpec& spec, int64_t fr
 bool CallIsOnRow(const TraceModel& model, int row, size_t event) {
   const Row& r = model.rows()[static_cast<size_t>(row)];
   bool handle = false, context = r.kind != RowKind::kLocal || r.context == 0;
-  ForEachHandle(model.events()[event], [&](uint64_t h) {
+  absl::StatusOr<std::shared_ptr<const format::Event>> e = model.DecodeEvent(event);
+  if (!e.ok()) return false;
+  ForEachHandle(**e, [&](uint64_t h) {
     handle = handle || h == r.handle;
     context = context || h == r.context;
   });
@@ -98,9 +101,11 @@ bool CallIsOnRow(const TraceModel& model, int row, size_t event) {
 }
 
 int64_t NearestCallOnRow(const TraceModel& model, int row, double seq) {
-  const int64_t n = static_cast<int64_t>(model.events().size());
+  const int64_t n = static_cast<int64_t>(model.call_count());
   if (n == 0 || row < 0 || row >= static_cast<int>(model.rows().size())) return -1;
-  auto seq_of = [&](int64_t i) { return static_cast<double>(model.events()[i].seq); };
+  auto seq_of = [&](int64_t i) {
+    return static_cast<double>(model.Call(static_cast<size_t>(i)).seq);
+  };
   int64_t best = -1;
   double best_d = std::numeric_limits<double>::infinity();
   auto consider = [&](int64_t i) {

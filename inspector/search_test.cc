@@ -22,6 +22,12 @@ std::unique_ptr<TraceModel> Build(const testing::SyntheticOptions& o) {
   return m.ok() ? *std::move(m) : nullptr;
 }
 
+std::shared_ptr<const format::Event> Decoded(const TraceModel& m, int64_t i) {
+  absl::StatusOr<std::shared_ptr<const format::Event>> e = m.DecodeEvent(static_cast<size_t>(i));
+  EXPECT_TRUE(e.ok()) << e.status();
+  return e.ok() ? *e : std::make_shared<const format::Event>();
+}
+
 TEST(SearchTest, ParseSeqInputTakesDigitsWithSeparators) {
   EXPECT_EQ(*ParseSeqInput("12345"), 12345u);
   EXPECT_EQ(*ParseSeqInput(" 12,345 "), 12345u);
@@ -35,12 +41,12 @@ TEST(SearchTest, ParseSeqInputTakesDigitsWithSeparators) {
 
 TEST(SearchTest, GoToSeqSelectsTheCallAtOrBeforeTheSeq) {
   auto m = Build({.calls = 300, .dcs = 2});
-  const format::Event& e = m->events()[40];
+  const CallRecord e = m->Call(40);
   EXPECT_EQ(*GoToSeq(*m, absl::StrCat(e.seq)), 40);
   // An exit position belongs to the call entered last before it.
   ASSERT_GT(e.end, e.seq);
   EXPECT_EQ(*GoToSeq(*m, absl::StrCat(e.end)), m->EventAtOrBefore(e.end));
-  EXPECT_EQ(m->events()[*GoToSeq(*m, absl::StrCat(e.end))].seq, e.seq);
+  EXPECT_EQ(m->Call(*GoToSeq(*m, absl::StrCat(e.end))).seq, e.seq);
   absl::StatusOr<int64_t> past = GoToSeq(*m, absl::StrCat(m->end_seq() + 5));
   ASSERT_FALSE(past.ok());
   EXPECT_THAT(past.status().message(), HasSubstr("outside the trace"));
@@ -51,8 +57,8 @@ TEST(SearchTest, GoToSeqSelectsTheCallAtOrBeforeTheSeq) {
 TEST(SearchTest, FindNextAndPreviousByTextWrapAround) {
   auto m = Build({.calls = 300, .dcs = 2});
   std::vector<int64_t> all;
-  for (size_t i = 0; i < m->events().size(); ++i)
-    if (m->events()[i].call == format::CallId::kRecycleDestroyCommandList)
+  for (size_t i = 0; i < m->call_count(); ++i)
+    if (m->Call(i).call == format::CallId::kRecycleDestroyCommandList)
       all.push_back(static_cast<int64_t>(i));
   ASSERT_GE(all.size(), 3u);
   const CallFilterSpec spec{.text = "recycledestroy"};
@@ -74,9 +80,8 @@ TEST(SearchTest, FindByFunctionAndByHandle) {
   auto m = Build({.calls = 300, .dcs = 2});
   const int64_t ex = FindCall(*m, {.call = format::CallId::kCommandListExecute}, 10, false);
   ASSERT_GT(ex, 10);
-  EXPECT_EQ(m->events()[ex].call, format::CallId::kCommandListExecute);
-  for (int64_t i = 11; i < ex; ++i)
-    EXPECT_NE(m->events()[i].call, format::CallId::kCommandListExecute);
+  EXPECT_EQ(m->Call(ex).call, format::CallId::kCommandListExecute);
+  for (int64_t i = 11; i < ex; ++i) EXPECT_NE(m->Call(i).call, format::CallId::kCommandListExecute);
   const uint64_t cl1 = static_cast<uint64_t>(m->handles().Find("cl1"));
   int64_t at = -1;
   for (int k = 0; k < 4; ++k) {
@@ -86,11 +91,11 @@ TEST(SearchTest, FindByFunctionAndByHandle) {
       ASSERT_GT(next, at);
     }
     bool has = false;
-    ForEachHandle(m->events()[next], [&](uint64_t h) { has = has || h == cl1; });
+    ForEachHandle(*Decoded(*m, next), [&](uint64_t h) { has = has || h == cl1; });
     EXPECT_TRUE(has) << next;
     for (int64_t i = at + 1; i < next; ++i) {
       bool other = false;
-      ForEachHandle(m->events()[i], [&](uint64_t h) { other = other || h == cl1; });
+      ForEachHandle(*Decoded(*m, i), [&](uint64_t h) { other = other || h == cl1; });
       EXPECT_FALSE(other) << "skipped call " << i;
     }
     at = next;
@@ -105,7 +110,7 @@ TEST(SearchTest, NothingToFind) {
   while (!s.Step(50)) {
   }
   EXPECT_EQ(s.result(), -1);
-  EXPECT_EQ(s.examined(), m->events().size());
+  EXPECT_EQ(s.examined(), m->call_count());
 }
 
 // A click on a lifeline selects that handle's call nearest the click: checked against every
@@ -117,9 +122,9 @@ TEST(SearchTest, NearestCallOnRowIsTheRowsNearestCall) {
     for (double seq = static_cast<double>(m->first_seq()); seq < m->end_seq(); seq += 3.5) {
       int64_t want = -1;
       double want_d = std::numeric_limits<double>::infinity();
-      for (size_t i = 0; i < m->events().size(); ++i) {
+      for (size_t i = 0; i < m->call_count(); ++i) {
         if (!CallIsOnRow(*m, row, i)) continue;
-        const double d = std::abs(static_cast<double>(m->events()[i].seq) - seq);
+        const double d = std::abs(static_cast<double>(m->Call(i).seq) - seq);
         if (d < want_d) {
           want = static_cast<int64_t>(i);
           want_d = d;
@@ -142,11 +147,11 @@ TEST(SearchTest, LocalRowCallsAreThoseOfItsContext) {
   ASSERT_GE(l, 0);
   const Row& row = m->rows()[l];
   int on = 0;
-  for (size_t i = 0; i < m->events().size(); ++i) {
+  for (size_t i = 0; i < m->call_count(); ++i) {
     if (!CallIsOnRow(*m, l, i)) continue;
     ++on;
     bool dc = false;
-    ForEachHandle(m->events()[i], [&](uint64_t h) { dc = dc || h == row.context; });
+    ForEachHandle(*Decoded(*m, i), [&](uint64_t h) { dc = dc || h == row.context; });
     EXPECT_TRUE(dc) << i;
   }
   EXPECT_GT(on, 3);
