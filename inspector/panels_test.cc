@@ -17,6 +17,8 @@
 #include "inspector/headless.h"
 #include "inspector/internal/synthetic_model.h"
 #include "inspector/internal/synthetic_trace.h"
+#include "inspector/loader.h"
+#include "inspector/search.h"
 #include "inspector/theme.h"
 
 namespace cltrace::inspector {
@@ -76,18 +78,26 @@ class PanelsTest : public ::testing::Test {
   testing::SyntheticTrace trace_;
 };
 
-TEST_F(PanelsTest, ClickOnALifelineSelectsItsRowAndMovesTheCursor) {
+TEST_F(PanelsTest, ClickOnALifelineSelectsThatHandlesNearestCall) {
   Load({.calls = 300, .dcs = 2});
   const int dc1 = model().FindRow("dc1");
   ASSERT_GE(dc1, 0);
   EXPECT_EQ(app_.view().selected_row, -1);
   ASSERT_TRUE(geo().RowVisible(dc1));
-  const double target = 0.5 * (model().first_seq() + model().end_seq());
-  Click(geo().XOf(target), geo().RowCenterY(dc1));
+  // A place where the call at the click's position is on another handle (dc0's thread).
+  double target = 0.5 * (model().first_seq() + model().end_seq());
+  while (CallIsOnRow(model(), dc1,
+                     static_cast<size_t>(model().EventAtOrBefore(static_cast<uint64_t>(target)))))
+    target += 1;
+  const float x = std::round(geo().XOf(target));
+  Click(x, geo().RowCenterY(dc1));
   EXPECT_EQ(app_.view().selected_row, dc1);
-  const double per_px = (geo().view_to - geo().view_from) / (geo().lane_x1 - geo().lane_x0);
-  EXPECT_NEAR(static_cast<double>(app_.view().cursor), target, per_px + 1);
-  EXPECT_EQ(app_.view().selected_event, model().EventAtOrBefore(app_.view().cursor));
+  const int64_t ev = app_.view().selected_event;
+  ASSERT_GE(ev, 0);
+  EXPECT_TRUE(CallIsOnRow(model(), dc1, static_cast<size_t>(ev)));
+  EXPECT_EQ(ev, NearestCallOnRow(model(), dc1, geo().SeqAt(x)));
+  EXPECT_NE(ev, model().EventAtOrBefore(static_cast<uint64_t>(geo().SeqAt(x))));
+  EXPECT_EQ(app_.view().cursor, model().Call(static_cast<size_t>(ev)).seq);
   // The diagram follows the selection: a deferred context, in its state at the cursor.
   EXPECT_EQ(app_.diagram().kind(), RowKind::kDeferredContext);
   EXPECT_EQ(app_.diagram().highlighted(), model().SpanAt(dc1, app_.view().cursor)->state);
@@ -271,6 +281,105 @@ TEST_F(PanelsTest, FailedLoadShowsTheError) {
   EXPECT_EQ(app_.status(), App::Status::kFailed);
   EXPECT_EQ(app_.error().code(), absl::StatusCode::kNotFound);
   Frame();
+}
+
+// ---- Labels never overlap and are never cut (real trace: long handle tokens) ---------------
+
+class LabelGeometryTest : public ::testing::TestWithParam<std::pair<int, int>> {
+ protected:
+  void SetUp() override {
+    ctx_ = CreateUnrenderedContext(GetParam().first, GetParam().second);
+    ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+    absl::StatusOr<std::unique_ptr<TraceModel>> m =
+        LoadModel("corpus/traces/smallcl.cltrace", {}, {});
+    ASSERT_TRUE(m.ok()) << m.status();
+    app_.SetModel(*std::move(m));
+    app_.calls().synchronous = true;
+  }
+  void TearDown() override { ImGui::DestroyContext(ctx_); }
+  void Frames() {
+    for (int i = 0; i < 3; ++i) {
+      ImGui::NewFrame();
+      app_.Draw();
+      ImGui::Render();
+    }
+  }
+
+  ImGuiContext* ctx_ = nullptr;
+  App app_;
+};
+
+TEST_P(LabelGeometryTest, DiagramLabelsAreDisjointAndInsideForEveryMachine) {
+  const TraceModel& m = *app_.model();
+  for (RowKind kind : {RowKind::kCommandList, RowKind::kDeferredContext, RowKind::kLocal}) {
+    int row = -1;
+    for (int r = 0; r < static_cast<int>(m.rows().size()) && row < 0; ++r)
+      if (m.rows()[r].kind == kind) row = r;
+    ASSERT_GE(row, 0);
+    app_.view().SelectRow(row);
+    Frames();
+    const StateDiagramPanel& d = app_.diagram();
+    ASSERT_EQ(d.kind(), kind);
+    const LabelBox box = d.diagram_box();
+    std::vector<LabelBox> drawn;
+    int taken = 0, taken_drawn = 0;
+    for (const StateDiagramPanel::PlacedLabel& p : d.placed_labels()) {
+      const bool is_taken = p.edge->count > 0 || p.edge->illegal;
+      taken += is_taken;
+      if (p.lines == 0) continue;
+      taken_drawn += is_taken;
+      EXPECT_TRUE(p.box.Inside(box)) << p.edge->label;
+      for (const LabelBox& o : d.label_obstacles())
+        EXPECT_FALSE(p.box.Intersects(o)) << p.edge->label << " covers a node or its name";
+      for (const LabelBox& q : drawn) EXPECT_FALSE(p.box.Intersects(q)) << p.edge->label;
+      drawn.push_back(p.box);
+    }
+    EXPECT_GT(taken, 0);
+    // At these sizes every edge the trace took has its label.
+    EXPECT_EQ(taken_drawn, taken) << RowKindName(kind);
+  }
+}
+
+TEST_P(LabelGeometryTest, LifelineLabelsAreWholeDisjointAndInsideTheColumn) {
+  Frames();
+  const LifelinesGeometry& g = app_.lifelines().geometry();
+  ASSERT_GT(g.labels.size(), 10u);
+  const float column_x0 = g.lane_x0 - app_.lifelines().label_width;
+  bool saw_local = false;
+  for (size_t i = 0; i < g.labels.size(); ++i) {
+    const LifelinesGeometry::RowLabel& l = g.labels[i];
+    const Row& row = app_.model()->rows()[l.row];
+    saw_local = saw_local || row.kind == RowKind::kLocal;
+    // The whole label: "0x7e0000028000 -> 0x7e0000013000" is not cut at these sizes.
+    EXPECT_EQ(l.text, row.label);
+    const LabelBox column{column_x0, g.RowTop(l.row), g.lane_x0, g.RowTop(l.row) + g.row_height};
+    EXPECT_TRUE(l.label.Inside(column)) << row.label;
+    EXPECT_TRUE(l.tag.Inside(column)) << row.label;
+    EXPECT_FALSE(l.tag.Intersects(l.label)) << row.label;
+    for (size_t j = i + 1; j < g.labels.size(); ++j)
+      EXPECT_FALSE(l.label.Intersects(g.labels[j].label)) << row.label;
+  }
+  EXPECT_TRUE(saw_local);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, LabelGeometryTest,
+                         ::testing::Values(std::make_pair(1600, 900), std::make_pair(1280, 720)));
+
+TEST_F(PanelsTest, ALabelTooLongForTheColumnIsElidedNotCut) {
+  Load({.calls = 300, .dcs = 2});
+  app_.lifelines().max_label_share = 0.05f;  // a column narrower than the labels
+  app_.lifelines().min_label_width = 80.0f;
+  Frame();
+  const LifelinesGeometry& g = geo();
+  bool elided = false;
+  for (const LifelinesGeometry::RowLabel& l : g.labels) {
+    EXPECT_LE(l.label.x1, g.lane_x0) << l.text;
+    if (l.text != model().rows()[l.row].label) {
+      elided = true;
+      EXPECT_NE(l.text.find("..."), std::string::npos) << l.text;
+    }
+  }
+  EXPECT_TRUE(elided);
 }
 
 }  // namespace
