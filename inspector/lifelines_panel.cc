@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "ddi/catalog.h"
 #include "inspector/label_layout.h"
+#include "inspector/load_error.h"
 #include "inspector/search.h"
 #include "inspector/theme.h"
 
@@ -102,8 +103,16 @@ void LifelinesPanel::Draw(const char* title, const TraceModel& model, View& view
               FormatSeq(model.span_count()).c_str(), FormatSeq(model.call_count()).c_str(),
               FormatSeq(static_cast<uint64_t>(std::max(view.view_from, 0.0))).c_str(),
               FormatSeq(static_cast<uint64_t>(std::max(view.view_to, 0.0))).c_str());
+  if (const std::string notice = SalvageNotice(model.data()); !notice.empty())
+    ImGui::TextColored(ImVec4(1, 0.7f, 0.3f, 1), "%s", notice.c_str());
+  // The key hint only where it fits whole.
+  constexpr const char* kHint = " wheel zoom, drag pan, click select; N/P transition, V finding";
   ImGui::SameLine();
-  ImGui::TextDisabled(" wheel zoom, drag pan, click select; N/P transition, V finding");
+  if (ImGui::CalcTextSize(kHint).x <= ImGui::GetContentRegionAvail().x) {
+    ImGui::TextDisabled("%s", kHint);
+  } else {
+    ImGui::NewLine();
+  }
   DrawLegend();
 
   const ImGuiStyle& style = ImGui::GetStyle();
@@ -184,6 +193,12 @@ void LifelinesPanel::Draw(const char* title, const TraceModel& model, View& view
   if (cx >= geo_.lane_x0 && cx <= geo_.lane_x1)
     draw->AddLine(ImVec2(cx, geo_.visible_y0), ImVec2(cx, geo_.visible_y1), kColorCursor, 1.5f);
 
+  if (mark_seq >= 0) {
+    const float mx = geo_.XOf(static_cast<double>(mark_seq));
+    if (mx >= geo_.lane_x0 && mx <= geo_.lane_x1)
+      draw->AddLine(ImVec2(mx, geo_.visible_y0), ImVec2(mx, geo_.visible_y1), kColorDifferenceMark,
+                    2.0f);
+  }
   HandleMouse(model, view);
   ImGui::EndChild();
   ImGui::PopStyleVar();

@@ -66,6 +66,9 @@ class LifelinesPanel {
   // Rectangles emitted in the last frame (a cost measure for benchmarks and tests).
   uint64_t last_rects() const { return last_rects_; }
 
+  // A seq marked across every row (the side-by-side view's first difference), -1 for none.
+  int64_t mark_seq = -1;
+
   float min_px = 3.0f;
   float max_fold_px = 12.0f;
   // The label column: as wide as the widest label, at least min_label_width and at most

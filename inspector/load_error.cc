@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -37,12 +38,20 @@ LoadErrorText DescribeLoadError(const absl::Status& status, const std::string& p
     case absl::StatusCode::kDataLoss:
       t.headline = t.offset ? absl::StrCat(path, " is damaged at offset ", *t.offset)
                             : absl::StrCat(path, " is damaged");
-      t.salvage_may_help = !salvage;
-      t.hint = salvage
-                   ? "Even with --salvage nothing readable was left where it stopped; the calls "
-                     "before that point are intact (cltrace check --salvage reports the same)."
-                   : "Open it with --salvage to skip the corrupt chunks and show the rest (as "
-                     "cltrace check --salvage does), or use the button below.";
+      // --salvage skips damaged chunks; a damaged file header (the catalog, the definitions
+      // before the first chunk) it cannot skip.
+      t.salvage_may_help = !salvage && absl::StrContains(msg, "chunk");
+      if (t.salvage_may_help) {
+        t.hint =
+            "Open it with --salvage to skip the corrupt chunks and show the rest (as cltrace "
+            "check --salvage does), or use the button below.";
+      } else if (salvage) {
+        t.hint =
+            "--salvage could not read past this point (cltrace check --salvage stops here "
+            "too).";
+      } else {
+        t.hint = "The damage is outside the chunks --salvage can skip; the file cannot be shown.";
+      }
       break;
     case absl::StatusCode::kInvalidArgument:
       t.headline = t.line     ? absl::StrCat(path, ": bad JSONL at line ", *t.line)
@@ -55,6 +64,17 @@ LoadErrorText DescribeLoadError(const absl::Status& status, const std::string& p
       break;
   }
   return t;
+}
+
+std::string SalvageNotice(const TraceData& data) {
+  const format::TraceReader::Stats& s = data.stats;
+  if (s.corrupt_chunks_skipped == 0 && s.bytes_skipped == 0 && s.events_skipped == 0) return "";
+  std::string out = absl::StrCat("salvaged: ", s.corrupt_chunks_skipped, " corrupt ",
+                                 s.corrupt_chunks_skipped == 1 ? "chunk" : "chunks", " (",
+                                 s.bytes_skipped, " bytes) skipped");
+  if (s.events_skipped > 0) absl::StrAppend(&out, ", ", s.events_skipped, " unknown calls dropped");
+  absl::StrAppend(&out, "; the calls in them are missing from this view");
+  return out;
 }
 
 }  // namespace cltrace::inspector

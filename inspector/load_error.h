@@ -16,6 +16,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "inspector/model.h"
 
 namespace cltrace::inspector {
 
@@ -25,10 +26,14 @@ struct LoadErrorText {
   std::string hint;                // what to do next ("" when there is nothing to suggest)
   std::optional<uint64_t> offset;  // the byte offset the reader named
   std::optional<uint64_t> line;    // the JSONL line it named
-  bool salvage_may_help = false;   // a damaged .cltrace opened without --salvage
+  bool salvage_may_help = false;   // a damaged chunk of a .cltrace opened without --salvage
 };
 
 LoadErrorText DescribeLoadError(const absl::Status& status, const std::string& path, bool salvage);
+
+// The line a salvaged trace shows over its lifelines: how much --salvage skipped; "" when
+// nothing was.
+std::string SalvageNotice(const TraceData& data);
 
 }  // namespace cltrace::inspector
 
