@@ -143,6 +143,7 @@ void App::Poll() {
 }
 
 void App::OpenGoTo(const std::string& text) {
+  if (!goto_open_ && model_ != nullptr) goto_return_ = {view_.selected_event, view_.cursor};
   goto_open_ = true;
   goto_focus_ = true;
   std::snprintf(goto_text_, sizeof(goto_text_), "%s", text.c_str());
@@ -390,8 +391,7 @@ void App::DrawGoTo() {
     goto_focus_ = false;
   }
   ImGui::SetNextItemWidth(-1);
-  if (ImGui::InputTextWithHint("##seq", "seq, e.g. 12,345", goto_text_, sizeof(goto_text_),
-                               ImGuiInputTextFlags_CharsDecimal))
+  if (ImGui::InputTextWithHint("##seq", "seq, e.g. 12,345", goto_text_, sizeof(goto_text_)))
     (void)GoTo(goto_text_);  // the cursor follows the typing
   if (goto_message_.empty()) {
     ImGui::TextDisabled("Enter or Esc closes");
@@ -404,7 +404,16 @@ void App::DrawGoTo() {
   if (ImGui::IsKeyPressed(keys::kEnter) || ImGui::IsKeyPressed(keys::kKeypadEnter)) {
     if (GoTo(goto_text_).ok()) open = false;
   }
-  if (ImGui::IsKeyPressed(keys::kEscape)) open = false;
+  if (ImGui::IsKeyPressed(keys::kEscape)) {
+    // Back to where the dialog was opened.
+    open = false;
+    if (goto_return_.first >= 0) {
+      Reveal(goto_return_.first);
+    } else {
+      view_.SetCursor(*model_, goto_return_.second);
+    }
+    view_.cursor = goto_return_.second;
+  }
   goto_open_ = open;
 }
 

@@ -11,7 +11,8 @@
 //   Up / Down            previous / next handle row
 //   Left / Right         pan;  = / -  zoom in / out;  Home or F  fit the whole trace
 //   Z                    zoom to the selected handle's span at the cursor
-//   Ctrl+G               go to seq (a small dialog; the cursor follows as you type)
+//   Ctrl+G               go to seq (a small dialog; the cursor follows as you type, Enter
+//                        keeps it there, Esc returns)
 //   Ctrl+F               find (text, function or handle); Enter / F3 next, shift previous
 //   Ctrl+C               copy the selected call, or the shift+click range, as JSONL
 //
@@ -189,6 +190,7 @@ class App {
   char goto_text_[32] = "";
   std::string goto_message_;
   bool goto_ok_ = false;
+  std::pair<int64_t, uint64_t> goto_return_{-1, 0};  // selected call and cursor before it
 
   bool find_open_ = false, find_focus_ = false;
   int find_mode_ = 0;  // FindMode

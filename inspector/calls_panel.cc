@@ -135,7 +135,10 @@ void CallsPanel::DrawFilters(View& view) {
   ImGui::SetNextItemWidth(120);
   ImGui::InputTextWithHint("##text", "text", text, sizeof(text));
   ImGui::SameLine();
-  if (ImGui::Button("clear")) {
+  const bool clear = ImGui::Button("clear");
+  clear_center_ = ImVec2(0.5f * (ImGui::GetItemRectMin().x + ImGui::GetItemRectMax().x),
+                         0.5f * (ImGui::GetItemRectMin().y + ImGui::GetItemRectMax().y));
+  if (clear) {
     // Clearing the filters keeps the selected call and brings it into view.
     function = 0;
     thread = 0;

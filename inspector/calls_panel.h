@@ -50,6 +50,8 @@ class CallsPanel {
   // Screen y of the middle of list row `i` in the last frame (rows drawn then only), for
   // tests that click a row; -1 if it was not drawn.
   float RowCenterY(size_t i) const;
+  // Screen position of the "clear" button's middle in the last frame (tests click it).
+  ImVec2 clear_button_center() const { return clear_center_; }
   // (CallId, label) of the function combo; [0] is "any function".
   const std::vector<std::pair<format::CallId, std::string>>& functions() const {
     return functions_;
@@ -72,6 +74,7 @@ class CallsPanel {
   size_t drawn_first_ = 0, drawn_count_ = 0;
   float drawn_y0_ = 0, drawn_row_h_ = 0;
   int64_t range_lo_ = -1, range_hi_ = -1;  // the selected range of the last frame
+  ImVec2 clear_center_;
 };
 
 class CallDetailsPanel {

@@ -3,20 +3,26 @@
 // runs App::Draw, and the test asserts on the view (selection, cursor, zoom).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "imgui.h"
 #include "inspector/app.h"
 #include "inspector/headless.h"
 #include "inspector/internal/synthetic_model.h"
 #include "inspector/internal/synthetic_trace.h"
+#include "inspector/jsonl_copy.h"
+#include "inspector/lifelines_panel.h"
 #include "inspector/loader.h"
 #include "inspector/search.h"
 #include "inspector/theme.h"
@@ -69,6 +75,23 @@ class PanelsTest : public ::testing::Test {
     io.KeysDown[key] = false;
     io.KeyShift = false;
     Frame();
+  }
+  void CtrlKey(int key, bool shift = false) {
+    ImGuiIO& io = ImGui::GetIO();
+    io.KeyCtrl = true;
+    Key(key, shift);
+    io.KeyCtrl = false;
+  }
+  void Type(const std::string& text) {
+    for (char c : text) {
+      ImGui::GetIO().AddInputCharacter(static_cast<unsigned>(c));
+      Frame();
+    }
+  }
+  void ShiftClick(float x, float y) {
+    ImGui::GetIO().KeyShift = true;
+    Click(x, y);
+    ImGui::GetIO().KeyShift = false;
   }
   const TraceModel& model() { return *app_.model(); }
   const LifelinesGeometry& geo() { return app_.lifelines().geometry(); }
@@ -281,6 +304,174 @@ TEST_F(PanelsTest, FailedLoadShowsTheError) {
   EXPECT_EQ(app_.status(), App::Status::kFailed);
   EXPECT_EQ(app_.error().code(), absl::StatusCode::kNotFound);
   Frame();
+}
+
+TEST_F(PanelsTest, CtrlGGoesToTheTypedSeq) {
+  Load({.calls = 600, .dcs = 2});
+  CtrlKey(keys::kG);
+  ASSERT_TRUE(app_.goto_open());
+  Frame();  // the box takes the keyboard
+  const CallRecord target = model().Call(200);
+  const std::string typed = FormatSeq(target.end);  // an exit position, with a separator
+  Type(typed);
+  EXPECT_EQ(app_.view().selected_event, 200);  // the cursor follows the typing
+  Key(keys::kEnter);
+  EXPECT_FALSE(app_.goto_open());
+  EXPECT_EQ(app_.view().selected_event, 200);
+  EXPECT_EQ(app_.view().cursor, target.seq);
+  const int row = app_.view().selected_row;
+  ASSERT_GE(row, 0);
+  EXPECT_TRUE(CallIsOnRow(model(), row, 200));
+  // A seq past the end: the dialog says so and stays open.
+  CtrlKey(keys::kG);
+  Frame();
+  Type(absl::StrCat(model().end_seq() + 10));
+  Key(keys::kEnter);
+  EXPECT_TRUE(app_.goto_open());
+  EXPECT_THAT(app_.goto_message(), ::testing::HasSubstr("outside the trace"));
+  // Esc closes it and returns to where the dialog was opened (the typing moved the cursor).
+  Key(keys::kEscape);
+  EXPECT_FALSE(app_.goto_open());
+  EXPECT_EQ(app_.view().selected_event, 200);
+  EXPECT_EQ(app_.view().cursor, target.seq);
+}
+
+TEST_F(PanelsTest, CtrlFFindsNextAndPreviousByTextFunctionAndHandle) {
+  Load({.calls = 600, .dcs = 2});
+  CtrlKey(keys::kF);
+  ASSERT_TRUE(app_.find_open());
+  Frame();
+  Type("recycledestroy");
+  Key(keys::kEnter);
+  const CallFilterSpec spec{.text = "recycledestroy"};
+  const int64_t first = FindCall(model(), spec, -1, false);
+  ASSERT_GE(first, 0);
+  EXPECT_EQ(app_.view().selected_event, first);
+  Key(keys::kF3);
+  const int64_t second = FindCall(model(), spec, first, false);
+  EXPECT_EQ(app_.view().selected_event, second);
+  EXPECT_GT(second, first);
+  Key(keys::kF3, /*shift=*/true);
+  EXPECT_EQ(app_.view().selected_event, first);
+  // By function and by handle.
+  app_.OpenFind(App::FindMode::kFunction, "DC::RecycleCommandList");
+  app_.FindNext(false);
+  EXPECT_EQ(model().Call(app_.view().selected_event).call, format::CallId::kRecycleCommandList);
+  app_.OpenFind(App::FindMode::kHandle, "cl1");
+  app_.FindNext(false);
+  const int64_t h = app_.view().selected_event;
+  EXPECT_EQ(h, FindCall(model(), {.handle = static_cast<uint64_t>(model().handles().Find("cl1"))},
+                        FindCall(model(), {.call = format::CallId::kRecycleCommandList}, -1, false),
+                        false));
+  app_.OpenFind(App::FindMode::kHandle, "nosuch");
+  app_.FindNext(false);
+  EXPECT_THAT(app_.find_message(), ::testing::HasSubstr("no handle nosuch"));
+  EXPECT_EQ(app_.view().selected_event, h);
+}
+
+TEST_F(PanelsTest, CtrlCCopiesTheShiftClickRangeAsExportJsonl) {
+  Load({.calls = 600, .dcs = 2});
+  const App::Layout l = App::LayoutFor(1600, 900);
+  CallsPanel& calls = app_.calls();
+  ASSERT_GT(calls.RowCenterY(6), 0);
+  Click(l.calls.x + 40, calls.RowCenterY(3));
+  EXPECT_EQ(app_.view().selected_event, 3);
+  CtrlKey(keys::kC);
+  EXPECT_EQ(std::string(ImGui::GetClipboardText()), CallsAsJsonl(model(), {3}));
+  ShiftClick(l.calls.x + 40, calls.RowCenterY(6));
+  EXPECT_EQ(app_.view().selected_event, 6);
+  EXPECT_EQ(app_.view().range_anchor, 3);
+  CtrlKey(keys::kC);
+  const std::string copied = ImGui::GetClipboardText();
+  EXPECT_EQ(copied, CallsAsJsonl(model(), {3, 4, 5, 6}));
+  EXPECT_EQ(std::count(copied.begin(), copied.end(), '\n'), 4);
+  EXPECT_THAT(app_.copy_message(), ::testing::HasSubstr("copied 4 calls"));
+  // A plain click ends the range.
+  Click(l.calls.x + 40, calls.RowCenterY(5));
+  EXPECT_EQ(calls.SelectedCalls(app_.view()), std::vector<int64_t>{5});
+}
+
+TEST_F(PanelsTest, ClearKeepsTheSelectedCallAndShowsIt) {
+  Load({.calls = 3000, .dcs = 2});
+  CallsPanel& calls = app_.calls();
+  int fn = -1;
+  for (int i = 0; i < static_cast<int>(calls.functions().size()); ++i)
+    if (calls.functions()[i].first == format::CallId::kRecycleDestroyCommandList) fn = i;
+  calls.function = fn;
+  Frame();
+  Frame();
+  const App::Layout l = App::LayoutFor(1600, 900);
+  const size_t pick = 8;
+  ASSERT_GT(calls.RowCenterY(pick), 0);
+  Click(l.calls.x + 40, calls.RowCenterY(pick));
+  const int64_t ev = app_.view().selected_event;
+  ASSERT_EQ(ev, static_cast<int64_t>(calls.filter().at(pick)));
+  ASSERT_GT(ev, 60);  // far below the first screen of the unfiltered list
+  Click(calls.clear_button_center().x, calls.clear_button_center().y);
+  Frame();
+  EXPECT_EQ(calls.function, 0);
+  EXPECT_EQ(calls.filter().size(), model().call_count());
+  EXPECT_EQ(app_.view().selected_event, ev);
+  EXPECT_GT(calls.RowCenterY(calls.filter().LowerBound(static_cast<size_t>(ev))), 0)
+      << "the selected call is scrolled into view";
+}
+
+TEST_F(PanelsTest, SecondTraceOpensBesideTheFirstWithTheFirstDifferenceMarked) {
+  const std::string a = "/tmp/inspector_panels_test_a_" + std::to_string(getpid()) + ".cltrace";
+  const std::string b = "/tmp/inspector_panels_test_b_" + std::to_string(getpid()) + ".cltrace";
+  testing::SyntheticTrace ta = testing::MakeSmallCommandListTrace({.calls = 600, .dcs = 2});
+  testing::SyntheticTrace tb = ta;
+  tb.events.erase(tb.events.begin() + 300);  // B lacks a call
+  ASSERT_TRUE(testing::WriteCltrace(ta, a).ok());
+  ASSERT_TRUE(testing::WriteCltrace(tb, b).ok());
+  app_.StartLoading(a, {}, b);
+  for (int i = 0; i < 100000 && app_.status() == App::Status::kLoading; ++i) Frame();
+  std::remove(a.c_str());
+  std::remove(b.c_str());
+  ASSERT_EQ(app_.status(), App::Status::kReady) << app_.error();
+  ASSERT_TRUE(app_.comparing());
+  Frame();
+  const TraceComparison& c = *app_.comparison();
+  ASSERT_FALSE(c.summary.equal());
+  EXPECT_EQ(c.summary.first_seq_a, ta.events[300].seq);
+  const int64_t ea = c.EventA(model()), eb = c.EventB(*app_.model_b());
+  EXPECT_EQ(app_.view().selected_event, ea);
+  EXPECT_EQ(app_.view_b().selected_event, eb);
+  EXPECT_EQ(app_.calls().highlight_event, ea);
+  EXPECT_EQ(app_.calls_b().highlight_event, eb);
+  EXPECT_EQ(app_.lifelines().mark_seq, static_cast<int64_t>(ta.events[300].seq));
+  // Both traces are drawn, side by side.
+  EXPECT_GT(app_.lifelines().last_rects(), 0u);
+  EXPECT_GT(app_.lifelines_b().last_rects(), 0u);
+  EXPECT_LT(app_.lifelines().geometry().lane_x1, app_.lifelines_b().geometry().lane_x0);
+}
+
+TEST_F(PanelsTest, DamagedTraceDialogOffersSalvage) {
+  const std::string path = "/tmp/inspector_panels_test_d_" + std::to_string(getpid()) + ".cltrace";
+  ASSERT_TRUE(testing::WriteCltrace(testing::MakeSmallCommandListTrace({.calls = 20000}), path,
+                                    /*chunk_bytes=*/1024)
+                  .ok());
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(0, std::ios::end);
+    const std::streamoff size = f.tellg();
+    f.seekp(size / 2);
+    f.put('\x55');
+    f.put('\xaa');
+  }
+  app_.StartLoading(path);
+  for (int i = 0; i < 100000 && app_.status() == App::Status::kLoading; ++i) Frame();
+  ASSERT_EQ(app_.status(), App::Status::kFailed);
+  EXPECT_TRUE(app_.error_text().salvage_may_help);
+  ASSERT_TRUE(app_.error_text().offset.has_value());
+  EXPECT_THAT(app_.error_text().headline,
+              ::testing::HasSubstr(absl::StrCat("damaged at offset ", *app_.error_text().offset)));
+  Frame();
+  app_.RetryWithSalvage();  // the dialog's button
+  for (int i = 0; i < 100000 && app_.status() == App::Status::kLoading; ++i) Frame();
+  std::remove(path.c_str());
+  ASSERT_EQ(app_.status(), App::Status::kReady) << app_.error();
+  EXPECT_EQ(app_.model()->data().stats.corrupt_chunks_skipped, 1u);
 }
 
 // ---- Labels never overlap and are never cut (real trace: long handle tokens) ---------------
