@@ -402,7 +402,11 @@ void App::DrawGoTo() {
   }
   ImGui::End();
   if (ImGui::IsKeyPressed(keys::kEnter) || ImGui::IsKeyPressed(keys::kKeypadEnter)) {
-    if (GoTo(goto_text_).ok()) open = false;
+    if (GoTo(goto_text_).ok()) {
+      open = false;
+    } else {
+      goto_focus_ = true;  // Enter left the box; keep typing into it
+    }
   }
   if (ImGui::IsKeyPressed(keys::kEscape)) {
     // Back to where the dialog was opened.
@@ -435,9 +439,11 @@ void App::DrawFind() {
     find_focus_ = false;
   }
   ImGui::SetNextItemWidth(240);
-  ImGui::InputTextWithHint("##find", "name, token or argument text", find_text_,
-                           sizeof(find_text_));
-  const bool typing = ImGui::IsItemActive();
+  if (ImGui::InputTextWithHint("##find", "name, token or argument text", find_text_,
+                               sizeof(find_text_), ImGuiInputTextFlags_EnterReturnsTrue)) {
+    FindNext(ImGui::GetIO().KeyShift);
+    find_focus_ = true;  // Enter left the box; the next Enter finds again
+  }
   ImGui::SameLine();
   if (ImGui::ArrowButton("##prev", ImGuiDir_Up)) FindNext(true);
   ImGui::SameLine();
@@ -448,8 +454,6 @@ void App::DrawFind() {
     ImGui::TextUnformatted(find_message_.c_str());
   }
   ImGui::End();
-  if (typing && (ImGui::IsKeyPressed(keys::kEnter) || ImGui::IsKeyPressed(keys::kKeypadEnter)))
-    FindNext(ImGui::GetIO().KeyShift);
   if (ImGui::IsKeyPressed(keys::kEscape)) open = false;
   find_open_ = open;
 }
