@@ -1,6 +1,7 @@
 #include "inspector/model.h"
 
 #include <algorithm>
+#include <deque>
 #include <iterator>
 #include <thread>
 #include <tuple>
@@ -8,6 +9,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "ddi/catalog.h"
 #include "format/seq_stream.h"
 #include "inspector/loader.h"
@@ -380,35 +382,105 @@ absl::StatusOr<std::unique_ptr<TraceModel>> TraceModel::Open(const std::string& 
   m->calls_ =
       std::make_unique<CallIndex>(expected > options.coarse_above, options.coarse_block_calls);
   {
+    // Two threads, as the machine has two cores: a second thread decodes (the stream), this
+    // one checks and indexes. Batches of events go over a short queue. The checker reads
+    // handle tokens (for its messages) while the stream may be defining more, so it gets a
+    // table of its own, fed the definitions each batch brings (ids are assigned in file order:
+    // the copy equals the stream's table; definitions come before the events that use them).
+    constexpr size_t kBatch = 8192;
+    constexpr size_t kQueued = 4;
+    struct Batch {
+      std::vector<Event> events = std::vector<Event>(kBatch);
+      std::vector<uint64_t> chunks = std::vector<uint64_t>(kBatch);
+      size_t n = 0;
+      std::vector<std::pair<uint64_t, std::string>> definitions;
+      float position = 0;
+    };
+    absl::Mutex mu;
+    std::deque<std::unique_ptr<Batch>> full, spare;
+    bool decoded = false;  // the stream ended (status in `in`)
+    bool stop = false;     // the checker failed: stop decoding
+    std::thread decoder([&] {
+      uint64_t defined = 1;  // id 0 is NULL in every table
+      const float size = static_cast<float>(std::max<uint64_t>(1, in.file_size()));
+      while (true) {
+        std::unique_ptr<Batch> b;
+        {
+          absl::MutexLock lock(&mu);
+          auto room = [&] { return stop || full.size() < kQueued; };
+          mu.Await(absl::Condition(&room));
+          if (stop) break;
+          if (!spare.empty()) {
+            b = std::move(spare.front());
+            spare.pop_front();
+          }
+        }
+        if (b == nullptr) b = std::make_unique<Batch>();
+        b->n = 0;
+        b->definitions.clear();
+        while (b->n < kBatch && in.Next(&b->events[b->n])) b->chunks[b->n++] = in.chunk_ordinal();
+        const format::TokenTable& h = in.handles();
+        for (; defined < h.size(); ++defined)
+          b->definitions.emplace_back(defined, std::string(h.Token(defined)));
+        b->position = std::min(0.99f, static_cast<float>(in.position()) / size);
+        const bool last = b->n < kBatch;
+        absl::MutexLock lock(&mu);
+        full.push_back(std::move(b));
+        if (last) break;
+      }
+      absl::MutexLock lock(&mu);
+      decoded = true;
+    });
+    format::TokenTable handles;
     ModelPass pass(m.get(), options);
     const bool salvage = options.salvage;
-    pass.Begin(in.handles(),
-               [path, salvage](const std::function<void(const Event&)>& visit) -> absl::Status {
-                 format::SeqStreamOptions o;
-                 o.salvage = salvage;
-                 o.gaps = false;
-                 absl::StatusOr<std::unique_ptr<format::SeqStream>> s =
-                     format::SeqStream::Open(path, o);
-                 if (!s.ok()) return s.status();
-                 Event e;
-                 while ((*s)->Next(&e)) visit(e);
-                 return (*s)->status();
-               });
-    Event e;
-    uint64_t n = 0;
-    const float size = static_cast<float>(std::max<uint64_t>(1, in.file_size()));
-    while (in.Next(&e)) {
-      if (absl::Status st = pass.Add(e, in.chunk_ordinal()); !st.ok()) return st;
-      if (progress && (++n & 0xffff) == 0)
-        progress(std::min(0.99f, static_cast<float>(in.position()) / size));
+    pass.Begin(
+        handles, [path, salvage](const std::function<void(const Event&)>& visit) -> absl::Status {
+          format::SeqStreamOptions o;
+          o.salvage = salvage;
+          o.gaps = false;
+          absl::StatusOr<std::unique_ptr<format::SeqStream>> s = format::SeqStream::Open(path, o);
+          if (!s.ok()) return s.status();
+          Event e;
+          while ((*s)->Next(&e)) visit(e);
+          return (*s)->status();
+        });
+    absl::Status failed;
+    while (failed.ok()) {
+      std::unique_ptr<Batch> b;
+      {
+        absl::MutexLock lock(&mu);
+        auto ready = [&] { return !full.empty() || decoded; };
+        mu.Await(absl::Condition(&ready));
+        if (full.empty()) break;
+        b = std::move(full.front());
+        full.pop_front();
+      }
+      for (const auto& [id, token] : b->definitions) {
+        if (!handles.Define(id, token)) {
+          failed = absl::InternalError(absl::StrCat("handle id ", id, " defined out of order"));
+          break;
+        }
+      }
+      for (size_t i = 0; i < b->n && failed.ok(); ++i)
+        failed = pass.Add(b->events[i], b->chunks[i]);
+      if (progress) progress(b->position);
+      absl::MutexLock lock(&mu);
+      spare.push_back(std::move(b));
     }
+    {
+      absl::MutexLock lock(&mu);
+      stop = true;
+    }
+    decoder.join();
+    if (!failed.ok()) return failed;
     if (!in.status().ok()) return in.status();
     // Every definition is read now; the rows' labels name handles.
     TraceData& d = m->data_;
     d.path = path;
     d.format = in.format();
     d.file_size = in.file_size();
-    d.handles = in.handles();
+    d.handles = handles;  // the checker still reads its table in Finish
     d.strings = in.strings();
     d.contents = in.contents();
     d.torn_tail = in.torn_tail();
