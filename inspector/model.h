@@ -8,12 +8,15 @@
 // stream the lifecycle analysis (`cltrace lifecycle`) is built from, so the inspector, `cltrace
 // lifecycle` and `cltrace check` agree on every state. One checker pass builds everything.
 //
-// Thread-safety: a TraceModel is immutable once built; any number of threads may query it.
-// Building happens on one thread (the loader's).
+// Calls are kept compact (inspector/call_index.h: a 26-byte record per call, or a block index
+// above BuildOptions::coarse_above calls); a call's whole event is decoded from the file on
+// demand (DecodeEvent).
+//
+// Thread-safety: a TraceModel is logically immutable once built; any number of threads may
+// query it (the on-demand caches lock). Building happens on one thread (the loader's).
 //
 // Example:
-//   absl::StatusOr<TraceData> data = ReadTraceFile("t.cltrace", nullptr);
-//   absl::StatusOr<std::unique_ptr<TraceModel>> m = TraceModel::Build(*std::move(data), nullptr);
+//   absl::StatusOr<std::unique_ptr<TraceModel>> m = TraceModel::Open("t.cltrace");
 //   int row = (*m)->FindRow("cl1");
 //   const Span* s = (*m)->SpanAt(row, 120);   // s->state == check::State::kValid
 #ifndef CLTRACE_INSPECTOR_MODEL_H_
@@ -36,6 +39,7 @@
 #include "format/event.h"
 #include "format/load_trace.h"
 #include "format/trace_reader.h"
+#include "inspector/call_index.h"
 
 namespace cltrace::inspector {
 
@@ -105,6 +109,8 @@ struct BuildOptions {
   // Above this many calls the model keeps a coarse index (one entry per block of calls) and
   // decodes the calls of a block from the file when they are looked at.
   uint64_t coarse_above = 20'000'000;
+  // Calls per block of the coarse index (tests use small blocks to cross many boundaries).
+  uint32_t coarse_block_calls = CallIndex::kBlockCalls;
 };
 
 // What the model keeps of every call: enough for the calls list, lifeline hovers and nesting;
@@ -117,6 +123,8 @@ struct CallRecord {
   format::CallId call = format::CallId::kInvalid;
   uint16_t depth = 0;     // nesting depth: 0 top level, 1 inside a top-level call, ...
   bool dc_table = false;  // went through a deferred context's table (TraceModel::ViaDcTable)
+
+  bool operator==(const CallRecord&) const = default;
 };
 
 class TraceModel {
@@ -126,6 +134,15 @@ class TraceModel {
   static absl::StatusOr<std::unique_ptr<TraceModel>> Build(TraceData data,
                                                            const BuildOptions& options = {},
                                                            const ProgressFn& progress = {});
+  // Builds the model of a trace file in one pass over format::SeqStream (seq order, the trace
+  // never held in memory): a .cltrace keeps compact call records (or, above
+  // BuildOptions::coarse_above calls, a block index) and decodes events from the file on
+  // demand; JSONL is read whole (ReadTraceFile) and built as Build does. Errors as
+  // ReadTraceFile and Build (without the path prefix LoadModel adds).
+  static absl::StatusOr<std::unique_ptr<TraceModel>> Open(const std::string& path,
+                                                          const BuildOptions& options = {},
+                                                          const ProgressFn& progress = {});
+  ~TraceModel();
 
   // The file and its definitions (TraceData::events is empty once the model is built: calls
   // are reached through the calls API below).
@@ -211,7 +228,7 @@ class TraceModel {
 
  private:
   friend class ModelBuilder;
-  static constexpr uint8_t kFlagDcTable = 1;
+  friend class ModelPass;
 
   TraceModel() = default;
 
@@ -221,7 +238,7 @@ class TraceModel {
   std::vector<Row> rows_;
   uint64_t span_count_ = 0;
   absl::flat_hash_map<uint64_t, int> row_of_handle_;
-  std::vector<uint8_t> flags_;
+  std::unique_ptr<CallIndex> calls_;
   std::vector<uint64_t> call_counts_;
   std::vector<std::pair<uint32_t, uint64_t>> thread_counts_;
   std::vector<check::Violation> violations_;
