@@ -1,5 +1,5 @@
 // `cltrace export --chrome / --sqlite / --normalize` (cli/export_chrome.h,
-// cli/export_sqlite.h, cli/export_normalize.h) on a corpus trace, checked against what the
+// cli/export_sqlite.h, format/stable_names.h) on a corpus trace, checked against what the
 // checker, the lifecycle analysis and the stats compute from the same trace.
 #include <sqlite3.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-// `cltrace diff` (cli/trace_diff.h): equal traces, a trace against a modified copy (the first
+// `cltrace diff` (format/trace_diff.h): equal traces, a trace against a modified copy (the first
 // difference at the right seq), renamed handles and threads, and two recordings of one
 // deterministic workload.
 #include "format/trace_diff.h"

@@ -1,5 +1,5 @@
 // cltrace diff A B: two traces compared call by call, per thread, handles by identity
-// (cli/trace_diff.h does the work).
+// (format/trace_diff.h does the work).
 #include <memory>
 #include <optional>
 #include <string>
