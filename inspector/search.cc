@@ -100,7 +100,7 @@ bool CallIsOnRow(const TraceModel& model, int row, size_t event) {
   return handle && context;
 }
 
-int64_t NearestCallOnRow(const TraceModel& model, int row, double seq) {
+int64_t NearestCallOnRow(const TraceModel& model, int row, double seq, size_t max_scan) {
   const int64_t n = static_cast<int64_t>(model.call_count());
   if (n == 0 || row < 0 || row >= static_cast<int>(model.rows().size())) return -1;
   auto seq_of = [&](int64_t i) {
@@ -125,9 +125,13 @@ int64_t NearestCallOnRow(const TraceModel& model, int row, double seq) {
   if (after != spans.begin()) consider(model.EventAt(std::prev(after)->from));
   // Outward from `seq`, each side until it is farther than the best so far.
   int64_t left = model.EventAtOrBefore(s), right = left + 1;
-  while (left >= 0 || right < n) {
-    const double dl = left >= 0 ? seq - seq_of(left) : std::numeric_limits<double>::infinity();
-    const double dr = right < n ? seq_of(right) - seq : std::numeric_limits<double>::infinity();
+  const int64_t left_stop = left - static_cast<int64_t>(std::min<size_t>(max_scan, n));
+  const int64_t right_stop = right + static_cast<int64_t>(std::min<size_t>(max_scan, n));
+  while ((left >= 0 && left > left_stop) || (right < n && right < right_stop)) {
+    const double dl = left >= 0 && left > left_stop ? seq - seq_of(left)
+                                                    : std::numeric_limits<double>::infinity();
+    const double dr = right < n && right < right_stop ? seq_of(right) - seq
+                                                      : std::numeric_limits<double>::infinity();
     if (std::min(dl, dr) > best_d) break;
     if (dl <= dr) {
       consider(left--);

@@ -73,9 +73,12 @@ int64_t FindCall(const TraceModel& model, const CallFilterSpec& spec, int64_t fr
 bool CallIsOnRow(const TraceModel& model, int row, size_t event);
 
 // The call on `row`'s handle (CallIsOnRow) whose entry seq is nearest `seq` (the earlier one on a
-// tie), or -1 if the handle has no call in the trace. Cost: the calls between the nearest such
-// calls on either side of `seq`.
-int64_t NearestCallOnRow(const TraceModel& model, int row, double seq);
+// tie), or -1 if the handle has no call in the trace. The row's state changes around `seq`
+// (calls on its handle) bound the search; between them at most `max_scan` calls on each side
+// are examined (each decoded), beyond which the nearest state change stands for the nearest
+// call — so a click inside a span of millions of calls stays quick.
+int64_t NearestCallOnRow(const TraceModel& model, int row, double seq,
+                         size_t max_scan = size_t{1} << 16);
 
 }  // namespace cltrace::inspector
 

@@ -141,6 +141,25 @@ TEST(SearchTest, NearestCallOnRowIsTheRowsNearestCall) {
   EXPECT_GT(differs_from_cursor_call, 100);
 }
 
+// With the scan capped, a click still selects a call on the row: the state change nearest it.
+TEST(SearchTest, NearestCallOnRowWithACappedScanIsStillOnTheRow) {
+  auto m = Build({.calls = 400, .dcs = 3});
+  const int cl0 = m->FindRow("cl0");
+  for (double seq = static_cast<double>(m->first_seq()); seq < m->end_seq(); seq += 7) {
+    const int64_t got = NearestCallOnRow(*m, cl0, seq, /*max_scan=*/1);
+    ASSERT_GE(got, 0);
+    EXPECT_TRUE(CallIsOnRow(*m, cl0, static_cast<size_t>(got))) << seq;
+    // Never farther than the nearest state change of the row.
+    double nearest_change = 1e18;
+    for (const Span& sp : m->rows()[cl0].spans)
+      if (m->EventAt(sp.from) >= 0)
+        nearest_change = std::min(nearest_change, std::abs(static_cast<double>(sp.from) - seq));
+    EXPECT_LE(std::abs(static_cast<double>(m->Call(static_cast<size_t>(got)).seq) - seq),
+              nearest_change)
+        << seq;
+  }
+}
+
 TEST(SearchTest, LocalRowCallsAreThoseOfItsContext) {
   auto m = Build({.calls = 300, .dcs = 2});
   const int l = m->FindRow("lvb0");
