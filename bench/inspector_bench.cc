@@ -20,6 +20,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
+#include "format/seq_stream.h"
 #include "imgui.h"
 #include "inspector/app.h"
 #include "inspector/headless.h"
@@ -53,49 +54,100 @@ const std::string& TraceFile(size_t calls) {
   return files->emplace(calls, path).first->second;
 }
 
-const TraceModel& Model(size_t calls) {
-  static std::map<size_t, std::unique_ptr<TraceModel>>* models =
-      new std::map<size_t, std::unique_ptr<TraceModel>>();
-  auto& m = (*models)[calls];
-  if (m == nullptr) {
-    testing::SyntheticTrace t =
-        testing::MakeSmallCommandListTrace({.calls = calls, .dcs = kDeferredContexts});
-    TraceData d = testing::AsTraceData(std::move(t), "synthetic");
-    m = *TraceModel::Build(std::move(d));
-  }
-  return *m;
+// The recorded trace the *Big benchmarks open (100 M calls of `cltrace-workload long` under
+// `cltrace record`); CLTRACE_INSPECTOR_BIG overrides, the benchmarks skip when it is absent.
+std::string BigTrace() {
+  const char* p = std::getenv("CLTRACE_INSPECTOR_BIG");
+  return p != nullptr ? p : "/work/big/long100m.cltrace";
 }
 
-void BM_InspectorLoad(benchmark::State& state) {
-  const std::string& path = TraceFile(static_cast<size_t>(state.range(0)));
-  uint64_t spans = 0, events = 0;
-  double read_s = 0, index_s = 0;
+bool Exists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
+
+// The model of a trace file, opened once per process the way the inspector opens it.
+const TraceModel* ModelOf(const std::string& path) {
+  static std::map<std::string, std::unique_ptr<TraceModel>>* models =
+      new std::map<std::string, std::unique_ptr<TraceModel>>();
+  auto& m = (*models)[path];
+  if (m == nullptr) {
+    absl::StatusOr<std::unique_ptr<TraceModel>> opened = TraceModel::Open(path);
+    if (!opened.ok()) {
+      std::fprintf(stderr, "inspector_bench: %s\n", std::string(opened.status().message()).c_str());
+      return nullptr;
+    }
+    m = *std::move(opened);
+  }
+  return m.get();
+}
+
+const TraceModel& Model(size_t calls) { return *ModelOf(TraceFile(calls)); }
+
+// Bytes the model holds per call: the call storage (its own accounting) and the lifelines'
+// spans.
+double ModelBytesPerCall(const TraceModel& m) {
+  uint64_t spans = 0;
+  for (const Row& r : m.rows()) spans += r.spans.capacity() * sizeof(Span);
+  return static_cast<double>(m.call_storage_bytes() + spans) /
+         static_cast<double>(std::max<size_t>(1, m.call_count()));
+}
+
+// The baseline: the raw decode of the same file in seq order (format::SeqStream, nothing
+// kept), what any reader of the trace pays at least.
+void RawDecode(benchmark::State& state, const std::string& path) {
+  uint64_t events = 0;
   for (auto _ : state) {
-    // Progress passes 0.5 when reading ends and indexing begins.
-    const auto start = std::chrono::steady_clock::now();
-    std::chrono::steady_clock::time_point read_end{};
-    absl::StatusOr<std::unique_ptr<TraceModel>> m = LoadModel(path, {}, [&](float f) {
-      if (f >= 0.5f && read_end == std::chrono::steady_clock::time_point{})
-        read_end = std::chrono::steady_clock::now();
-    });
-    const auto end = std::chrono::steady_clock::now();
-    read_s += std::chrono::duration<double>(read_end - start).count();
-    index_s += std::chrono::duration<double>(end - read_end).count();
+    format::SeqStreamOptions o;
+    o.gaps = false;
+    absl::StatusOr<std::unique_ptr<format::SeqStream>> s = format::SeqStream::Open(path, o);
+    if (!s.ok()) {
+      state.SkipWithError(std::string(s.status().message()).c_str());
+      return;
+    }
+    format::Event e;
+    events = 0;
+    while ((*s)->Next(&e)) ++events;
+    benchmark::DoNotOptimize(e);
+  }
+  state.counters["calls"] = static_cast<double>(events);
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * events));
+}
+
+void Load(benchmark::State& state, const std::string& path) {
+  uint64_t spans = 0, events = 0;
+  double bytes = 0;
+  bool fine = true;
+  for (auto _ : state) {
+    absl::StatusOr<std::unique_ptr<TraceModel>> m = LoadModel(path, {}, {});
     if (!m.ok()) {
       state.SkipWithError(std::string(m.status().message()).c_str());
       return;
     }
     spans = (*m)->span_count();
-    events = (*m)->events().size();
+    events = (*m)->call_count();
+    bytes = ModelBytesPerCall(**m);
+    fine = (*m)->fine_index();
     state.PauseTiming();
-    m->reset();  // freeing 10 M events is not part of loading
+    m->reset();  // freeing the model is not part of loading
     state.ResumeTiming();
   }
   state.counters["calls"] = static_cast<double>(events);
   state.counters["spans"] = static_cast<double>(spans);
-  state.counters["read_s"] = read_s / static_cast<double>(state.iterations());
-  state.counters["index_s"] = index_s / static_cast<double>(state.iterations());
+  state.counters["bytes_per_call"] = bytes;
+  state.counters["fine_index"] = fine ? 1 : 0;
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * events));
+}
+
+void BM_InspectorRawDecode(benchmark::State& state) {
+  RawDecode(state, TraceFile(static_cast<size_t>(state.range(0))));
+}
+BENCHMARK(BM_InspectorRawDecode)
+    ->Arg(10000000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime()
+    ->Iterations(3);
+
+void BM_InspectorLoad(benchmark::State& state) {
+  Load(state, TraceFile(static_cast<size_t>(state.range(0))));
 }
 BENCHMARK(BM_InspectorLoad)
     ->Arg(1000000)
@@ -104,6 +156,27 @@ BENCHMARK(BM_InspectorLoad)
     ->UseRealTime()
     ->MeasureProcessCPUTime()
     ->Iterations(3);
+
+// The recorded 100 M-call trace: raw decode (baseline), load (coarse index), frames.
+void BM_InspectorRawDecodeBig(benchmark::State& state) {
+  if (!Exists(BigTrace())) return state.SkipWithError("no big trace (CLTRACE_INSPECTOR_BIG)");
+  RawDecode(state, BigTrace());
+}
+BENCHMARK(BM_InspectorRawDecodeBig)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime()
+    ->Iterations(1);
+
+void BM_InspectorLoadBig(benchmark::State& state) {
+  if (!Exists(BigTrace())) return state.SkipWithError("no big trace (CLTRACE_INSPECTOR_BIG)");
+  Load(state, BigTrace());
+}
+BENCHMARK(BM_InspectorLoadBig)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime()
+    ->Iterations(1);
 
 // An ImGui context with a built font atlas and no renderer: frames are built, not rasterized.
 class Frames {
@@ -115,8 +188,7 @@ class Frames {
   ImGuiContext* ctx_;
 };
 
-void BM_InspectorLifelinesFrame(benchmark::State& state) {
-  const TraceModel& model = Model(static_cast<size_t>(state.range(0)));
+void LifelinesFrame(benchmark::State& state, const TraceModel& model) {
   Frames frames;
   LifelinesPanel panel;
   View view;
@@ -135,18 +207,31 @@ void BM_InspectorLifelinesFrame(benchmark::State& state) {
   state.counters["rects"] = static_cast<double>(panel.last_rects());
   state.counters["vertices"] = static_cast<double>(ImGui::GetDrawData()->TotalVtxCount);
 }
+void BM_InspectorLifelinesFrame(benchmark::State& state) {
+  LifelinesFrame(state, Model(static_cast<size_t>(state.range(0))));
+}
 BENCHMARK(BM_InspectorLifelinesFrame)->Arg(2000000)->Arg(10000000)->Unit(benchmark::kMicrosecond);
 
-void BM_InspectorAppFrame(benchmark::State& state) {
+void BM_InspectorLifelinesFrameBig(benchmark::State& state) {
+  const TraceModel* m = Exists(BigTrace()) ? ModelOf(BigTrace()) : nullptr;
+  if (m == nullptr) return state.SkipWithError("no big trace (CLTRACE_INSPECTOR_BIG)");
+  LifelinesFrame(state, *m);
+}
+BENCHMARK(BM_InspectorLifelinesFrameBig)->Unit(benchmark::kMicrosecond);
+
+// The whole window over a model opened from `path` (moved into the App and back out, so the
+// process-wide model is reused). `jump`: every frame selects a call far from the last one, so
+// the calls list and the selected call's details decode calls not looked at before (on the
+// coarse index, a block of records and its chunks; on the fine one, the chunks).
+void AppFrame(benchmark::State& state, const std::string& path, bool jump) {
+  absl::StatusOr<std::unique_ptr<TraceModel>> m = TraceModel::Open(path);
+  if (!m.ok()) return state.SkipWithError(std::string(m.status().message()).c_str());
   Frames frames;
   App app;
-  {
-    testing::SyntheticTrace t = testing::MakeSmallCommandListTrace(
-        {.calls = static_cast<size_t>(state.range(0)), .dcs = kDeferredContexts});
-    TraceData d = testing::AsTraceData(std::move(t), "synthetic");
-    app.SetModel(*TraceModel::Build(std::move(d)));
-  }
-  if (!app.Select("cl0").ok()) state.SkipWithError("no cl0");
+  app.SetModel(*std::move(m));
+  const TraceModel& model = *app.model();
+  if (!app.Select(model.rows().empty() ? "" : model.rows()[0].label).ok())
+    state.SkipWithError("no row");
   auto frame = [&] {
     ImGui::NewFrame();
     app.Draw();
@@ -154,10 +239,36 @@ void BM_InspectorAppFrame(benchmark::State& state) {
   };
   frame();
   frame();
-  for (auto _ : state) frame();
+  uint64_t x = 88172645463325252ull;  // xorshift: the same far jumps every run
+  for (auto _ : state) {
+    if (jump) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      app.view().SelectEvent(model, static_cast<int64_t>(x % model.call_count()));
+    }
+    frame();
+  }
   state.counters["vertices"] = static_cast<double>(ImGui::GetDrawData()->TotalVtxCount);
+  state.counters["calls"] = static_cast<double>(model.call_count());
+  state.counters["bytes_per_call"] = ModelBytesPerCall(model);
 }
-BENCHMARK(BM_InspectorAppFrame)->Arg(2000000)->Unit(benchmark::kMicrosecond);
+
+void BM_InspectorAppFrame(benchmark::State& state) {
+  AppFrame(state, TraceFile(static_cast<size_t>(state.range(0))), false);
+}
+BENCHMARK(BM_InspectorAppFrame)->Arg(2000000)->Arg(10000000)->Unit(benchmark::kMicrosecond);
+
+void BM_InspectorAppFrameJump(benchmark::State& state) {
+  AppFrame(state, TraceFile(static_cast<size_t>(state.range(0))), true);
+}
+BENCHMARK(BM_InspectorAppFrameJump)->Arg(10000000)->Unit(benchmark::kMicrosecond);
+
+void BM_InspectorAppFrameBig(benchmark::State& state) {
+  if (!Exists(BigTrace())) return state.SkipWithError("no big trace (CLTRACE_INSPECTOR_BIG)");
+  AppFrame(state, BigTrace(), state.range(0) != 0);
+}
+BENCHMARK(BM_InspectorAppFrameBig)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace cltrace::inspector

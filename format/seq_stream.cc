@@ -249,6 +249,7 @@ bool SeqStream::Next(Event* event) {
       const size_t c = m.Pop();
       Impl::Chunk& chunk = m.chunks[c];
       *event = std::move(chunk.Head());
+      chunk_ordinal_ = chunk.span.ordinal;
       if (++chunk.next < chunk.events.size()) {
         m.Push(c);
       } else {

@@ -115,6 +115,9 @@ class SeqStream {
   const PositionGaps& gaps() const { return gaps_; }
   // Events delivered so far.
   uint64_t delivered() const { return delivered_; }
+  // .cltrace: the ordinal (ChunkSpan::ordinal) of the chunk the last event delivered came
+  // from, so a reader can find it again through ReadChunk (0 for JSONL).
+  uint64_t chunk_ordinal() const { return chunk_ordinal_; }
   // Events read so far: delivered, and those below Options::from_seq passed over (counted by
   // their chunk headers where their chunk was read for its definitions only). Once Next
   // returned false, the events LoadTrace would hold.
@@ -147,6 +150,7 @@ class SeqStream {
   bool gaps_on_ = true;
   uint64_t from_seq_ = 0;
   uint64_t delivered_ = 0;
+  uint64_t chunk_ordinal_ = 0;
   uint64_t below_from_ = 0;
   uint64_t last_seq_ = 0;
   uint64_t expected_events_ = 0;

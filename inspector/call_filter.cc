@@ -91,14 +91,18 @@ void CallFilter::Reset(const TraceModel& model, const CallFilterSpec& spec) {
   spec_ = spec;
   lowered_text_ = absl::AsciiStrToLower(spec.text);
   all_ = spec.empty();
-  next_ = all_ ? model.events().size() : 0;
+  next_ = all_ ? model.call_count() : 0;
   matches_.clear();
 }
 
 bool CallFilter::Matches(size_t i) const {
-  const format::Event& e = model_->events()[i];
-  if (spec_.call != format::CallId::kInvalid && e.call != spec_.call) return false;
-  if (spec_.tid >= 0 && e.tid != static_cast<uint64_t>(spec_.tid)) return false;
+  const CallRecord r = model_->Call(i);
+  if (spec_.call != format::CallId::kInvalid && r.call != spec_.call) return false;
+  if (spec_.tid >= 0 && r.tid != static_cast<uint64_t>(spec_.tid)) return false;
+  if (spec_.handle == 0 && lowered_text_.empty()) return true;
+  absl::StatusOr<std::shared_ptr<const format::Event>> decoded = model_->DecodeEvent(i);
+  if (!decoded.ok()) return false;
+  const format::Event& e = **decoded;
   if (spec_.handle != 0) {
     bool found = false;
     ForEachHandle(e, [&](uint64_t h) { found = found || h == spec_.handle; });
@@ -118,9 +122,8 @@ bool CallFilter::Matches(size_t i) const {
     });
     if (found) return true;
     if (!format::CheckEventLayout(e).ok()) return false;
-    std::string args = absl::AsciiStrToLower(
-        absl::StrCat(format::ArgsToText(e, model_->handles(), model_->data().strings), " ",
-                     format::RetToText(e)));
+    std::string args = absl::AsciiStrToLower(absl::StrCat(
+        format::ArgsToText(e, model_->handles(), model_->strings()), " ", format::RetToText(e)));
     return absl::StrContains(args, lowered_text_);
   }
   return true;
@@ -128,7 +131,7 @@ bool CallFilter::Matches(size_t i) const {
 
 bool CallFilter::Step(size_t max_events) {
   if (done()) return true;
-  const size_t n = model_->events().size();
+  const size_t n = model_->call_count();
   const size_t stop = std::min(n, next_ + max_events);
   for (; next_ < stop; ++next_)
     if (Matches(next_)) matches_.push_back(static_cast<uint32_t>(next_));
@@ -136,13 +139,13 @@ bool CallFilter::Step(size_t max_events) {
 }
 
 float CallFilter::progress() const {
-  if (model_ == nullptr || model_->events().empty()) return 1.0f;
-  return static_cast<float>(next_) / static_cast<float>(model_->events().size());
+  if (model_ == nullptr || model_->call_count() == 0) return 1.0f;
+  return static_cast<float>(next_) / static_cast<float>(model_->call_count());
 }
 
 size_t CallFilter::size() const {
   if (model_ == nullptr) return 0;
-  return all_ ? model_->events().size() : matches_.size();
+  return all_ ? model_->call_count() : matches_.size();
 }
 
 size_t CallFilter::LowerBound(size_t event) const {

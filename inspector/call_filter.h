@@ -8,7 +8,7 @@
 //   CallFilter f;
 //   f.Reset(model, {.call = format::CallId::kCommandListExecute});
 //   while (!f.done()) f.Step(1'000'000);
-//   for (size_t i = 0; i < f.size(); ++i) Show(model.events()[f.at(i)]);
+//   for (size_t i = 0; i < f.size(); ++i) Show(model.Call(f.at(i)));
 #ifndef CLTRACE_INSPECTOR_CALL_FILTER_H_
 #define CLTRACE_INSPECTOR_CALL_FILTER_H_
 
@@ -38,7 +38,7 @@ class CallFilter {
   void Reset(const TraceModel& model, const CallFilterSpec& spec);
   // Scans up to `max_events` more events; returns done().
   bool Step(size_t max_events);
-  bool done() const { return model_ == nullptr || next_ >= model_->events().size(); }
+  bool done() const { return model_ == nullptr || next_ >= model_->call_count(); }
   float progress() const;
   // Matches so far (all events while the spec is empty).
   size_t size() const;

@@ -35,7 +35,7 @@ TEST_F(CallFilterTest, EmptySpecIsEveryCall) {
   CallFilter f;
   f.Reset(*model_, {});
   EXPECT_TRUE(f.done());
-  EXPECT_EQ(f.size(), model_->events().size());
+  EXPECT_EQ(f.size(), model_->call_count());
   EXPECT_EQ(f.at(17), 17u);
   EXPECT_EQ(f.LowerBound(17), 17u);
 }
@@ -44,14 +44,13 @@ TEST_F(CallFilterTest, ByFunction) {
   std::vector<size_t> hits = Run({.call = format::CallId::kRecycleDestroyCommandList});
   EXPECT_EQ(hits.size(),
             model_->call_counts()[static_cast<size_t>(format::CallId::kRecycleDestroyCommandList)]);
-  for (size_t i : hits)
-    EXPECT_EQ(model_->events()[i].call, format::CallId::kRecycleDestroyCommandList);
+  for (size_t i : hits) EXPECT_EQ(model_->Call(i).call, format::CallId::kRecycleDestroyCommandList);
 }
 
 TEST_F(CallFilterTest, ByThread) {
   std::vector<size_t> hits = Run({.tid = 3});
   ASSERT_FALSE(hits.empty());
-  for (size_t i : hits) EXPECT_EQ(model_->events()[i].tid, 3u);
+  for (size_t i : hits) EXPECT_EQ(model_->Call(i).tid, 3u);
   uint64_t expected = 0;
   for (const auto& [tid, n] : model_->thread_counts())
     if (tid == 3) expected = n;
@@ -64,7 +63,7 @@ TEST_F(CallFilterTest, ByHandleFindsArrayElements) {
   ASSERT_FALSE(hits.empty());
   bool array = false;
   for (size_t i : hits)
-    array = array || model_->events()[i].call == format::CallId::kIaSetVertexBuffers;
+    array = array || model_->Call(i).call == format::CallId::kIaSetVertexBuffers;
   EXPECT_TRUE(array);
   EXPECT_EQ(hits.size() % 3, 0u);
 }
@@ -81,7 +80,7 @@ TEST_F(CallFilterTest, TextMatchesNamesTokensAndArguments) {
   // An argument value that is neither a name nor a token: VertexCount=36.
   std::vector<size_t> hits = Run({.text = "vertexcount=36"});
   ASSERT_FALSE(hits.empty());
-  for (size_t i : hits) EXPECT_EQ(model_->events()[i].call, format::CallId::kDraw);
+  for (size_t i : hits) EXPECT_EQ(model_->Call(i).call, format::CallId::kDraw);
 }
 
 TEST_F(CallFilterTest, CombinedFiltersAndIncrementalSteps) {

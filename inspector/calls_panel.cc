@@ -17,7 +17,7 @@ namespace {
 
 std::string ArgsText(const TraceModel& m, const format::Event& e) {
   if (!format::CheckEventLayout(e).ok()) return "(arguments do not match the catalog)";
-  return format::ArgsToText(e, m.handles(), m.data().strings);
+  return format::ArgsToText(e, m.handles(), m.strings());
 }
 
 // Splits "a=1, b=[x, y], c={..}" at the commas outside brackets.
@@ -57,7 +57,9 @@ void SelectionCombo(const char* id, float width,
 
 int RowForEvent(const TraceModel& model, size_t event, int current) {
   std::vector<uint64_t> hs;
-  HandleFieldsOf(model.events()[event], &hs);
+  absl::StatusOr<std::shared_ptr<const format::Event>> e = model.DecodeEvent(event);
+  if (!e.ok()) return -1;
+  HandleFieldsOf(**e, &hs);
   int best = -1, best_rank = 99;
   for (uint64_t h : hs) {
     int r = model.RowOfHandle(h);
@@ -116,13 +118,13 @@ CallFilterSpec CallsPanel::SpecFromInputs(const TraceModel& model) const {
 void CallsPanel::Draw(const char* title, const TraceModel& model, View& view) {
   if (!BeginPanel(title)) return;
   Prepare(model);
-  DrawFilters();
-  StepFilter(model);
+  DrawFilters(view);
+  StepFilter(model, view);
   DrawTable(model, view);
   ImGui::End();
 }
 
-void CallsPanel::DrawFilters() {
+void CallsPanel::DrawFilters(View& view) {
   SelectionCombo("##function", 210, functions_, &function);
   ImGui::SameLine();
   SelectionCombo("##thread", 130, threads_, &thread);
@@ -133,17 +135,25 @@ void CallsPanel::DrawFilters() {
   ImGui::SetNextItemWidth(120);
   ImGui::InputTextWithHint("##text", "text", text, sizeof(text));
   ImGui::SameLine();
-  if (ImGui::Button("clear")) {
+  const bool clear = ImGui::Button("clear");
+  clear_center_ = ImVec2(0.5f * (ImGui::GetItemRectMin().x + ImGui::GetItemRectMax().x),
+                         0.5f * (ImGui::GetItemRectMin().y + ImGui::GetItemRectMax().y));
+  if (clear) {
+    // Clearing the filters keeps the selected call and brings it into view.
     function = 0;
     thread = 0;
     handle[0] = '\0';
     text[0] = '\0';
+    view.scroll_calls = true;
   }
 }
 
-void CallsPanel::StepFilter(const TraceModel& model) {
+void CallsPanel::StepFilter(const TraceModel& model, View& view) {
   CallFilterSpec spec = SpecFromInputs(model);
-  if (!(spec == filter_.spec())) filter_.Reset(model, spec);
+  if (!(spec == filter_.spec())) {
+    filter_.Reset(model, spec);
+    view.scroll_calls = true;  // the selected call stays in view (once the scan reaches it)
+  }
   if (synchronous) {
     while (!filter_.Step(step_events)) {
     }
@@ -156,7 +166,7 @@ void CallsPanel::StepFilter(const TraceModel& model) {
   }
   if (filter_.done()) {
     ImGui::Text("%s of %s calls", FormatSeq(filter_.size()).c_str(),
-                FormatSeq(model.events().size()).c_str());
+                FormatSeq(model.call_count()).c_str());
   } else {
     ImGui::Text("%s matches so far", FormatSeq(filter_.size()).c_str());
     ImGui::SameLine();
@@ -173,15 +183,27 @@ void CallsPanel::DrawTable(const TraceModel& model, View& view) {
     return;
   }
   const float row_h = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y;
-  if (view.scroll_calls && view.selected_event >= 0) {
+  if (view.scroll_calls && view.selected_event >= 0 &&
+      (filter_.done() ||
+       filter_.size() > filter_.LowerBound(static_cast<size_t>(view.selected_event)))) {
     const size_t pos = filter_.LowerBound(static_cast<size_t>(view.selected_event));
     const float y = static_cast<float>(pos) * row_h;
     const float h = ImGui::GetWindowHeight() - 2 * row_h;
     if (y < ImGui::GetScrollY() || y > ImGui::GetScrollY() + h)
       ImGui::SetScrollY(std::max(0.0f, y - 0.4f * h));
   }
-  view.scroll_calls = false;
+  if (view.selected_event < 0 || filter_.done() ||
+      filter_.size() > filter_.LowerBound(static_cast<size_t>(view.selected_event)))
+    view.scroll_calls = false;
   ImGuiListClipper clipper;
+  // The selected range, as call indices (the list is in call order).
+  int64_t range_lo = view.selected_event, range_hi = view.selected_event;
+  if (view.range_anchor >= 0 && view.selected_event >= 0) {
+    range_lo = std::min(view.range_anchor, view.selected_event);
+    range_hi = std::max(view.range_anchor, view.selected_event);
+  }
+  range_lo_ = range_lo;
+  range_hi_ = range_hi;
   clipper.Begin(static_cast<int>(filter_.size()), row_h);
   drawn_count_ = 0;
   drawn_row_h_ = row_h;
@@ -201,12 +223,18 @@ void CallsPanel::DrawTable(const TraceModel& model, View& view) {
 }
 
 void CallsPanel::DrawRow(const TraceModel& model, View& view, size_t ev) {
-  const format::Event& e = model.events()[ev];
+  const CallRecord e = model.Call(ev);
   ImGui::PushID(static_cast<int>(ev));
   std::string seq = FormatSeq(e.seq);
-  if (ImGui::Selectable(seq.c_str(), static_cast<int64_t>(ev) == view.selected_event,
+  const int64_t at = static_cast<int64_t>(ev);
+  if (at == highlight_event) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, kColorDifference);
+  if (ImGui::Selectable(seq.c_str(), at >= range_lo_ && at <= range_hi_,
                         ImGuiSelectableFlags_SpanAllColumns)) {
-    view.SelectEvent(model, static_cast<int64_t>(ev));
+    // Shift+click extends the selection from the call selected before.
+    const int64_t anchor = view.range_anchor >= 0 ? view.range_anchor : view.selected_event;
+    const bool extend = ImGui::GetIO().KeyShift && anchor >= 0;
+    view.SelectEvent(model, at);
+    if (extend) view.range_anchor = anchor;
     view.scroll_calls = false;  // it is on screen
     int r = RowForEvent(model, ev, view.selected_row);
     if (r >= 0) view.SelectRow(r);
@@ -225,11 +253,25 @@ void CallsPanel::DrawRow(const TraceModel& model, View& view, size_t ev) {
     ImGui::TextColored(ImVec4(1, 0.35f, 0.35f, 1), "%s", label.c_str());
   }
   ImGui::TableNextColumn();
-  std::string args = ArgsText(model, e);
+  absl::StatusOr<std::shared_ptr<const format::Event>> full = model.DecodeEvent(ev);
+  std::string args = full.ok() ? ArgsText(model, **full) : std::string(full.status().message());
   ImGui::TextUnformatted(args.c_str());
   ImGui::TableNextColumn();
-  std::string ret = e.end == 0 ? std::string("(no return)") : format::RetToText(e);
+  std::string ret = e.end == 0  ? std::string("(no return)")
+                    : full.ok() ? format::RetToText(**full)
+                                : std::string("?");
   ImGui::TextUnformatted(ret.c_str());
+}
+
+std::vector<int64_t> CallsPanel::SelectedCalls(const View& view) const {
+  std::vector<int64_t> out;
+  if (view.selected_event < 0) return out;
+  if (view.range_anchor < 0) return {view.selected_event};
+  const size_t lo = static_cast<size_t>(std::min(view.range_anchor, view.selected_event));
+  const size_t hi = static_cast<size_t>(std::max(view.range_anchor, view.selected_event));
+  for (size_t i = filter_.LowerBound(lo); i < filter_.size() && filter_.at(i) <= hi; ++i)
+    out.push_back(static_cast<int64_t>(filter_.at(i)));
+  return out;
 }
 
 float CallsPanel::RowCenterY(size_t i) const {
@@ -241,13 +283,26 @@ float CallsPanel::RowCenterY(size_t i) const {
 void CallDetailsPanel::Draw(const char* title, const TraceModel& model, View& view) {
   if (!BeginPanel(title)) return;
   const int64_t ev = view.selected_event;
-  if (ev < 0 || ev >= static_cast<int64_t>(model.events().size())) {
+  if (ev < 0 || ev >= static_cast<int64_t>(model.call_count())) {
     ImGui::TextDisabled("select a call (calls list, or click a lifeline)");
     ImGui::End();
     return;
   }
-  const format::Event& e = model.events()[static_cast<size_t>(ev)];
+  absl::StatusOr<std::shared_ptr<const format::Event>> decoded =
+      model.DecodeEvent(static_cast<size_t>(ev));
+  if (!decoded.ok()) {
+    ImGui::TextWrapped("%s", std::string(decoded.status().message()).c_str());
+    ImGui::End();
+    return;
+  }
+  const format::Event& e = **decoded;
   const format::CallInfo* ci = format::GetCall(e.call);
+
+  copy_requested = ImGui::SmallButton("copy as JSONL (Ctrl+C)");
+  if (!copy_message.empty()) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s", copy_message.c_str());
+  }
   ImGui::Text("%s", model.CallLabel(static_cast<size_t>(ev)).c_str());
   ImGui::SameLine();
   ImGui::TextDisabled("%s", ci ? std::string(format::LayerName(ci->layer)).c_str() : "");
@@ -256,7 +311,7 @@ void CallDetailsPanel::Draw(const char* title, const TraceModel& model, View& vi
   if (e.end != 0 && ci != nullptr && ci->ret != format::ReturnKind::kVoid)
     ImGui::Text("returned %s", format::RetToText(e).c_str());
   if (e.annotation != 0)
-    ImGui::Text("API call: %s", std::string(model.data().strings.Token(e.annotation)).c_str());
+    ImGui::Text("API call: %s", std::string(model.strings().Token(e.annotation)).c_str());
   if (e.parent != 0) {
     int64_t p = model.EventAt(e.parent);
     std::string label = p >= 0 ? absl::StrCat("inside ", model.CallLabel(static_cast<size_t>(p)),
@@ -317,10 +372,11 @@ void CallDetailsPanel::Draw(const char* title, const TraceModel& model, View& vi
     ImGui::Separator();
     ImGui::Text("nested calls (%zu):", children.size());
     for (size_t c : children) {
-      const format::Event& ce = model.events()[c];
+      absl::StatusOr<std::shared_ptr<const format::Event>> ce = model.DecodeEvent(c);
+      if (!ce.ok()) continue;
       ImGui::PushID(static_cast<int>(c));
-      std::string t =
-          absl::StrCat(FormatSeq(ce.seq), "  ", model.CallLabel(c), "(", ArgsText(model, ce), ")");
+      std::string t = absl::StrCat(FormatSeq((*ce)->seq), "  ", model.CallLabel(c), "(",
+                                   ArgsText(model, **ce), ")");
       if (ImGui::Selectable(t.c_str(), false)) view.SelectEvent(model, static_cast<int64_t>(c));
       ImGui::PopID();
     }

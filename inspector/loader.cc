@@ -17,7 +17,7 @@ constexpr uint64_t kProgressEvery = 1 << 16;
 }  // namespace
 
 absl::StatusOr<TraceData> ReadTraceFile(const std::string& path, const ProgressFn& progress,
-                                        bool salvage) {
+                                        bool salvage, bool name_file) {
   format::LoadOptions options;
   options.salvage = salvage;
   options.progress_every = kProgressEvery;
@@ -30,6 +30,7 @@ absl::StatusOr<TraceData> ReadTraceFile(const std::string& path, const ProgressF
   }
   absl::StatusOr<format::LoadedTrace> t = format::LoadTrace(path, options);
   absl::Status s = t.ok() ? t->error : t.status();
+  if (!s.ok() && !name_file) return s;
   if (!s.ok()) return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
   TraceData data;
   data.path = path;
@@ -48,15 +49,7 @@ absl::StatusOr<TraceData> ReadTraceFile(const std::string& path, const ProgressF
 absl::StatusOr<std::unique_ptr<TraceModel>> LoadModel(const std::string& path,
                                                       const BuildOptions& options,
                                                       const ProgressFn& progress) {
-  ProgressFn read_progress, build_progress;
-  if (progress) {
-    read_progress = [&](float f) { progress(0.5f * f); };
-    build_progress = [&](float f) { progress(0.5f + 0.5f * f); };
-  }
-  absl::StatusOr<TraceData> data = ReadTraceFile(path, read_progress, options.salvage);
-  if (!data.ok()) return data.status();
-  absl::StatusOr<std::unique_ptr<TraceModel>> m =
-      TraceModel::Build(*std::move(data), options, build_progress);
+  absl::StatusOr<std::unique_ptr<TraceModel>> m = TraceModel::Open(path, options, progress);
   if (!m.ok())
     return absl::Status(m.status().code(), absl::StrCat(path, ": ", m.status().message()));
   return m;

@@ -30,11 +30,12 @@ namespace cltrace::inspector {
 // only, unless `salvage`, which skips corrupt chunks of a .cltrace (TraceData::stats counts
 // them). A torn tail of a .cltrace is end of file (TraceData::torn_tail says where).
 // `progress` (may be empty) receives values in [0, 1].
+// `name_file`: prefix error messages with the path.
 absl::StatusOr<TraceData> ReadTraceFile(const std::string& path, const ProgressFn& progress,
-                                        bool salvage = false);
+                                        bool salvage = false, bool name_file = true);
 
-// ReadTraceFile (salvaging if options.salvage), then TraceModel::Build; progress 0-0.5 reading,
-// 0.5-1 indexing.
+// TraceModel::Open (one streaming pass; JSONL: ReadTraceFile, then TraceModel::Build), errors
+// prefixed with the path.
 absl::StatusOr<std::unique_ptr<TraceModel>> LoadModel(const std::string& path,
                                                       const BuildOptions& options,
                                                       const ProgressFn& progress);
@@ -51,8 +52,8 @@ class Loader {
   bool started() const { return thread_.joinable() || taken_; }
   bool done() const { return done_.load(std::memory_order_acquire); }
   float progress() const { return progress_.load(std::memory_order_relaxed); }
-  // "reading" or "indexing".
-  const char* phase() const { return progress() < 0.5f ? "reading" : "indexing"; }
+  // What the load is doing (one streaming pass reads and indexes at once).
+  const char* phase() const { return "reading and indexing"; }
   // The result, once done(); joins the thread. Call once.
   absl::StatusOr<std::unique_ptr<TraceModel>> Take();
 

@@ -1,6 +1,7 @@
 #include "inspector/model.h"
 
 #include <algorithm>
+#include <deque>
 #include <iterator>
 #include <thread>
 #include <tuple>
@@ -8,7 +9,10 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "ddi/catalog.h"
+#include "format/seq_stream.h"
+#include "inspector/loader.h"
 
 namespace cltrace::inspector {
 
@@ -27,37 +31,6 @@ absl::string_view RowKindName(RowKind k) {
 
 namespace {
 
-// Per-call scan that needs no checker state: call and thread counts and the axis ends. Runs on
-// a second thread while the checker runs (the machine has two cores; the checker is the long
-// pole of the build).
-struct CallScan {
-  std::vector<uint64_t> call_counts;
-  std::vector<std::pair<uint32_t, uint64_t>> thread_counts;
-  uint64_t end_seq = 1;
-
-  void Run(absl::Span<const Event> events) {
-    call_counts.assign(format::Calls().size(), 0);
-    absl::flat_hash_map<uint32_t, uint64_t> threads;
-    uint32_t last_tid = 0;
-    uint64_t* last_count = nullptr;
-    uint64_t max_pos = 0;
-    for (const Event& e : events) {
-      size_t c = static_cast<size_t>(e.call);
-      if (c < call_counts.size()) ++call_counts[c];
-      // Traces come in runs of one thread; skip the hash lookup inside a run.
-      if (last_count == nullptr || e.tid != last_tid) {
-        last_tid = e.tid;
-        last_count = &threads[e.tid];
-      }
-      ++*last_count;
-      max_pos = std::max({max_pos, e.seq, e.end});
-    }
-    thread_counts.assign(threads.begin(), threads.end());
-    std::sort(thread_counts.begin(), thread_counts.end());
-    end_seq = max_pos + 1;
-  }
-};
-
 uint64_t TransitionKey(HandleRole role, State from, State to, CallId call, bool dc_table) {
   return (static_cast<uint64_t>(role) << 40) | (static_cast<uint64_t>(from) << 32) |
          (static_cast<uint64_t>(to) << 24) | (static_cast<uint64_t>(dc_table) << 16) |
@@ -69,9 +42,7 @@ uint64_t TransitionKey(HandleRole role, State from, State to, CallId call, bool 
 // Turns the checker's transitions into rows while the checker runs.
 class ModelBuilder : public check::TransitionObserver {
  public:
-  ModelBuilder(TraceModel* m, const ProgressFn& progress) : m_(m), progress_(progress) {
-    m_->flags_.assign(m_->data_.events.size(), 0);
-  }
+  explicit ModelBuilder(TraceModel* m) : m_(m) {}
 
   void OnTransition(const check::TransitionEvent& t) override {
     if (t.role == HandleRole::kImmediateContext || t.role == HandleRole::kObject) return;
@@ -104,23 +75,12 @@ class ModelBuilder : public check::TransitionObserver {
   }
 
   void OnDeviceCall(const Event& e, bool dc_table) override {
-    const std::vector<Event>& ev = m_->data_.events;
-    size_t i;
-    if (!ev.empty() && &e >= ev.data() && &e < ev.data() + ev.size()) {
-      i = static_cast<size_t>(&e - ev.data());
-    } else {
-      int64_t at = m_->EventAt(e.seq);
-      if (at < 0) return;
-      i = static_cast<size_t>(at);
-    }
     if (dc_table) {
-      m_->flags_[i] |= TraceModel::kFlagDcTable;
+      m_->calls_->SetDcTable(e.seq);
       ++m_->dc_table_calls_;
     }
     if (e.call == CallId::kCommandListExecute)
       ++(dc_table ? m_->nested_executes_ : m_->ic_executes_);
-    if (progress_ && (i & 0xffff) == 0 && !ev.empty())
-      progress_(0.9f * static_cast<float>(i) / static_cast<float>(ev.size()));
   }
 
   // Closes open spans, orders rows and fills the model.
@@ -296,7 +256,6 @@ class ModelBuilder : public check::TransitionObserver {
   }
 
   TraceModel* m_;
-  const ProgressFn& progress_;
   std::vector<Row> rows_;
   std::vector<int> row_by_lifetime_[5];
   absl::flat_hash_map<std::pair<uint64_t, uint64_t>, int> row_index_;
@@ -308,36 +267,228 @@ class ModelBuilder : public check::TransitionObserver {
   std::vector<TransitionCount> transitions_;
 };
 
+// One pass over the calls in seq order: the call index, the counts and the checker (whose
+// transitions the builder turns into rows).
+class ModelPass {
+ public:
+  ModelPass(TraceModel* m, const BuildOptions& options)
+      : m_(m), builder_(m), checker_(options.check) {
+    checker_.set_observer(&builder_);
+    call_counts_.assign(format::Calls().size(), 0);
+  }
+
+  void Begin(const format::TokenTable& handles, check::TraceReplay replay) {
+    checker_.Begin(handles, std::move(replay));
+  }
+
+  absl::Status Add(const Event& e, uint64_t chunk) {
+    if (count_ == 0) m_->first_seq_ = e.seq;
+    ++count_;
+    // The index first: the checker's observer marks DC-table calls by their seq.
+    m_->calls_->Add(e, chunk);
+    const size_t c = static_cast<size_t>(e.call);
+    if (c < call_counts_.size()) ++call_counts_[c];
+    // Traces come in runs of one thread; skip the hash lookup inside a run.
+    if (last_count_ == nullptr || e.tid != last_tid_) {
+      last_tid_ = e.tid;
+      last_count_ = &threads_[e.tid];
+    }
+    ++*last_count_;
+    max_pos_ = std::max({max_pos_, e.seq, e.end});
+    return checker_.Add(e);
+  }
+
+  void Finish() {
+    check::CheckResult check = checker_.Finish();
+    m_->calls_->Finish();
+    m_->call_counts_ = std::move(call_counts_);
+    m_->thread_counts_.assign(threads_.begin(), threads_.end());
+    std::sort(m_->thread_counts_.begin(), m_->thread_counts_.end());
+    m_->end_seq_ = max_pos_ + 1;
+    m_->errors_ = check.violations.size();
+    m_->dropped_findings_ = check.dropped_findings;
+    m_->violations_ = std::move(check.violations);
+    m_->violations_.insert(m_->violations_.end(), std::make_move_iterator(check.warnings.begin()),
+                           std::make_move_iterator(check.warnings.end()));
+    std::stable_sort(m_->violations_.begin(), m_->violations_.end(),
+                     [](const check::Violation& a, const check::Violation& b) {
+                       return std::tie(a.seq, a.severity) < std::tie(b.seq, b.severity);
+                     });
+    builder_.Finish(m_->end_seq_);
+  }
+
+ private:
+  TraceModel* m_;
+  ModelBuilder builder_;
+  check::Checker checker_;
+  uint64_t count_ = 0;
+  std::vector<uint64_t> call_counts_;
+  absl::flat_hash_map<uint32_t, uint64_t> threads_;
+  uint32_t last_tid_ = 0;
+  uint64_t* last_count_ = nullptr;
+  uint64_t max_pos_ = 0;
+};
+
+TraceModel::~TraceModel() = default;
+
 absl::StatusOr<std::unique_ptr<TraceModel>> TraceModel::Build(TraceData data,
                                                               const BuildOptions& options,
                                                               const ProgressFn& progress) {
   std::unique_ptr<TraceModel> m(new TraceModel());
+  std::vector<Event> events = std::move(data.events);
+  data.events = std::vector<Event>();
   m->data_ = std::move(data);
-  const std::vector<Event>& events = m->data_.events;
-  if (!events.empty()) m->first_seq_ = events.front().seq;
+  m->calls_ =
+      std::make_unique<CallIndex>(events.size() > options.coarse_above, options.coarse_block_calls);
+  {
+    ModelPass pass(m.get(), options);
+    pass.Begin(m->data_.handles,
+               [&events](const std::function<void(const Event&)>& visit) -> absl::Status {
+                 for (const Event& e : events) visit(e);
+                 return absl::OkStatus();
+               });
+    for (size_t i = 0; i < events.size(); ++i) {
+      if (absl::Status st = pass.Add(events[i], 0); !st.ok()) return st;
+      if (progress && (i & 0xffff) == 0)
+        progress(0.95f * static_cast<float>(i) / static_cast<float>(events.size()));
+    }
+    pass.Finish();
+  }
+  m->calls_->AttachEvents(std::move(events));
+  if (progress) progress(1.0f);
+  return m;
+}
 
-  CallScan scan;
-  std::thread scanner([&] { scan.Run(events); });
-  ModelBuilder builder(m.get(), progress);
-  check::Checker checker(options.check);
-  checker.set_observer(&builder);
-  absl::StatusOr<check::CheckResult> check = checker.Run(events, m->data_.handles);
-  scanner.join();
-  if (!check.ok()) return check.status();
-
-  m->call_counts_ = std::move(scan.call_counts);
-  m->thread_counts_ = std::move(scan.thread_counts);
-  m->end_seq_ = scan.end_seq;
-  m->errors_ = check->violations.size();
-  m->dropped_findings_ = check->dropped_findings;
-  m->violations_ = std::move(check->violations);
-  m->violations_.insert(m->violations_.end(), std::make_move_iterator(check->warnings.begin()),
-                        std::make_move_iterator(check->warnings.end()));
-  std::stable_sort(m->violations_.begin(), m->violations_.end(),
-                   [](const check::Violation& a, const check::Violation& b) {
-                     return std::tie(a.seq, a.severity) < std::tie(b.seq, b.severity);
-                   });
-  builder.Finish(m->end_seq_);
+absl::StatusOr<std::unique_ptr<TraceModel>> TraceModel::Open(const std::string& path,
+                                                             const BuildOptions& options,
+                                                             const ProgressFn& progress) {
+  format::SeqStreamOptions stream_options;
+  stream_options.salvage = options.salvage;
+  stream_options.gaps = false;
+  absl::StatusOr<std::unique_ptr<format::SeqStream>> opened =
+      format::SeqStream::Open(path, stream_options);
+  if (!opened.ok()) return opened.status();
+  format::SeqStream& in = **opened;
+  if (in.format() != TraceFileFormat::kCltrace) {
+    opened->reset();
+    absl::StatusOr<TraceData> data = ReadTraceFile(path, {}, options.salvage, /*prefix=*/false);
+    if (!data.ok()) return data.status();
+    return Build(*std::move(data), options, progress);
+  }
+  // Without an index the count is not known up front: the densest traces take ~2.5 bytes a
+  // call, so the file size bounds it.
+  const uint64_t expected = in.expected_events() != 0 ? in.expected_events() : in.file_size() / 2;
+  std::unique_ptr<TraceModel> m(new TraceModel());
+  m->calls_ =
+      std::make_unique<CallIndex>(expected > options.coarse_above, options.coarse_block_calls);
+  {
+    // Two threads, as the machine has two cores: a second thread decodes (the stream), this
+    // one checks and indexes. Batches of events go over a short queue. The checker reads
+    // handle tokens (for its messages) while the stream may be defining more, so it gets a
+    // table of its own, fed the definitions each batch brings (ids are assigned in file order:
+    // the copy equals the stream's table; definitions come before the events that use them).
+    constexpr size_t kBatch = 8192;
+    constexpr size_t kQueued = 4;
+    struct Batch {
+      std::vector<Event> events = std::vector<Event>(kBatch);
+      std::vector<uint64_t> chunks = std::vector<uint64_t>(kBatch);
+      size_t n = 0;
+      std::vector<std::pair<uint64_t, std::string>> definitions;
+      float position = 0;
+    };
+    absl::Mutex mu;
+    std::deque<std::unique_ptr<Batch>> full, spare;
+    bool decoded = false;  // the stream ended (status in `in`)
+    bool stop = false;     // the checker failed: stop decoding
+    std::thread decoder([&] {
+      uint64_t defined = 1;  // id 0 is NULL in every table
+      const float size = static_cast<float>(std::max<uint64_t>(1, in.file_size()));
+      while (true) {
+        std::unique_ptr<Batch> b;
+        {
+          absl::MutexLock lock(&mu);
+          auto room = [&] { return stop || full.size() < kQueued; };
+          mu.Await(absl::Condition(&room));
+          if (stop) break;
+          if (!spare.empty()) {
+            b = std::move(spare.front());
+            spare.pop_front();
+          }
+        }
+        if (b == nullptr) b = std::make_unique<Batch>();
+        b->n = 0;
+        b->definitions.clear();
+        while (b->n < kBatch && in.Next(&b->events[b->n])) b->chunks[b->n++] = in.chunk_ordinal();
+        const format::TokenTable& h = in.handles();
+        for (; defined < h.size(); ++defined)
+          b->definitions.emplace_back(defined, std::string(h.Token(defined)));
+        b->position = std::min(0.99f, static_cast<float>(in.position()) / size);
+        const bool last = b->n < kBatch;
+        absl::MutexLock lock(&mu);
+        full.push_back(std::move(b));
+        if (last) break;
+      }
+      absl::MutexLock lock(&mu);
+      decoded = true;
+    });
+    format::TokenTable handles;
+    ModelPass pass(m.get(), options);
+    const bool salvage = options.salvage;
+    pass.Begin(
+        handles, [path, salvage](const std::function<void(const Event&)>& visit) -> absl::Status {
+          format::SeqStreamOptions o;
+          o.salvage = salvage;
+          o.gaps = false;
+          absl::StatusOr<std::unique_ptr<format::SeqStream>> s = format::SeqStream::Open(path, o);
+          if (!s.ok()) return s.status();
+          Event e;
+          while ((*s)->Next(&e)) visit(e);
+          return (*s)->status();
+        });
+    absl::Status failed;
+    while (failed.ok()) {
+      std::unique_ptr<Batch> b;
+      {
+        absl::MutexLock lock(&mu);
+        auto ready = [&] { return !full.empty() || decoded; };
+        mu.Await(absl::Condition(&ready));
+        if (full.empty()) break;
+        b = std::move(full.front());
+        full.pop_front();
+      }
+      for (const auto& [id, token] : b->definitions) {
+        if (!handles.Define(id, token)) {
+          failed = absl::InternalError(absl::StrCat("handle id ", id, " defined out of order"));
+          break;
+        }
+      }
+      for (size_t i = 0; i < b->n && failed.ok(); ++i)
+        failed = pass.Add(b->events[i], b->chunks[i]);
+      if (progress) progress(b->position);
+      absl::MutexLock lock(&mu);
+      spare.push_back(std::move(b));
+    }
+    {
+      absl::MutexLock lock(&mu);
+      stop = true;
+    }
+    decoder.join();
+    if (!failed.ok()) return failed;
+    if (!in.status().ok()) return in.status();
+    // Every definition is read now; the rows' labels name handles.
+    TraceData& d = m->data_;
+    d.path = path;
+    d.format = in.format();
+    d.file_size = in.file_size();
+    d.handles = handles;  // the checker still reads its table in Finish
+    d.strings = in.strings();
+    d.contents = in.contents();
+    d.torn_tail = in.torn_tail();
+    d.stats = in.reader_stats();
+    pass.Finish();
+  }
+  opened->reset();
+  if (absl::Status st = m->calls_->AttachFile(path, options.salvage); !st.ok()) return st;
   if (progress) progress(1.0f);
   return m;
 }
@@ -391,36 +542,42 @@ std::optional<uint64_t> TraceModel::PrevTransition(int row, uint64_t seq) const 
   return std::prev(it)->from;
 }
 
-int64_t TraceModel::EventAt(uint64_t seq) const {
-  const std::vector<Event>& ev = data_.events;
-  auto it = std::lower_bound(ev.begin(), ev.end(), seq,
-                             [](const Event& e, uint64_t s) { return e.seq < s; });
-  return it != ev.end() && it->seq == seq ? it - ev.begin() : -1;
+int64_t TraceModel::EventAt(uint64_t seq) const { return calls_->Find(seq); }
+
+int64_t TraceModel::EventAtOrBefore(uint64_t seq) const { return calls_->FindAtOrBefore(seq); }
+
+size_t TraceModel::call_count() const { return calls_->size(); }
+
+bool TraceModel::ViaDcTable(size_t i) const { return calls_->DcTable(i); }
+
+CallRecord TraceModel::Call(size_t i) const { return calls_->Get(i); }
+
+absl::StatusOr<std::shared_ptr<const format::Event>> TraceModel::DecodeEvent(size_t i) const {
+  return calls_->Decode(i);
 }
 
-int64_t TraceModel::EventAtOrBefore(uint64_t seq) const {
-  const std::vector<Event>& ev = data_.events;
-  auto it = std::upper_bound(ev.begin(), ev.end(), seq,
-                             [](uint64_t s, const Event& e) { return s < e.seq; });
-  return (it - ev.begin()) - 1;
-}
+bool TraceModel::fine_index() const { return !calls_->coarse(); }
 
-std::string TraceModel::CallLabel(size_t event) const {
-  const format::CallInfo* ci = format::GetCall(data_.events[event].call);
+uint64_t TraceModel::call_storage_bytes() const { return calls_->bytes(); }
+
+std::string TraceModel::CallLabel(size_t i) const {
+  const CallRecord r = Call(i);
+  const format::CallInfo* ci = format::GetCall(r.call);
   absl::string_view name = ci ? absl::string_view(ci->name) : absl::string_view("?");
-  return ViaDcTable(event) ? absl::StrCat("DC::", name) : std::string(name);
+  return r.dc_table ? absl::StrCat("DC::", name) : std::string(name);
 }
 
-std::vector<size_t> TraceModel::Children(size_t event) const {
+std::vector<size_t> TraceModel::Children(size_t i) const {
   std::vector<size_t> out;
-  const std::vector<Event>& ev = data_.events;
-  const Event& p = ev[event];
+  const CallRecord p = Call(i);
+  const size_t n = call_count();
   // Nested calls lie between the entry and the exit; a call that never returned bounds
   // nothing, so look a bounded distance ahead for calls naming it.
-  const size_t limit = p.end == 0 ? std::min(ev.size(), event + 100000) : ev.size();
-  for (size_t j = event + 1; j < limit; ++j) {
-    if (p.end != 0 && ev[j].seq > p.end) break;
-    if (ev[j].parent == p.seq) out.push_back(j);
+  const size_t limit = p.end == 0 ? std::min(n, i + 100000) : n;
+  for (size_t j = i + 1; j < limit; ++j) {
+    const CallRecord c = Call(j);
+    if (p.end != 0 && c.seq > p.end) break;
+    if (c.parent == p.seq) out.push_back(j);
   }
   return out;
 }

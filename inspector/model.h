@@ -8,12 +8,15 @@
 // stream the lifecycle analysis (`cltrace lifecycle`) is built from, so the inspector, `cltrace
 // lifecycle` and `cltrace check` agree on every state. One checker pass builds everything.
 //
-// Thread-safety: a TraceModel is immutable once built; any number of threads may query it.
-// Building happens on one thread (the loader's).
+// Calls are kept compact (inspector/call_index.h: a 26-byte record per call, or a block index
+// above BuildOptions::coarse_above calls); a call's whole event is decoded from the file on
+// demand (DecodeEvent).
+//
+// Thread-safety: a TraceModel is logically immutable once built; any number of threads may
+// query it (the on-demand caches lock). Building happens on one thread (the loader's).
 //
 // Example:
-//   absl::StatusOr<TraceData> data = ReadTraceFile("t.cltrace", nullptr);
-//   absl::StatusOr<std::unique_ptr<TraceModel>> m = TraceModel::Build(*std::move(data), nullptr);
+//   absl::StatusOr<std::unique_ptr<TraceModel>> m = TraceModel::Open("t.cltrace");
 //   int row = (*m)->FindRow("cl1");
 //   const Span* s = (*m)->SpanAt(row, 120);   // s->state == check::State::kValid
 #ifndef CLTRACE_INSPECTOR_MODEL_H_
@@ -36,6 +39,7 @@
 #include "format/event.h"
 #include "format/load_trace.h"
 #include "format/trace_reader.h"
+#include "inspector/call_index.h"
 
 namespace cltrace::inspector {
 
@@ -102,6 +106,25 @@ struct BuildOptions {
   check::CheckOptions check;
   // LoadModel / Loader: skip corrupt chunks of a .cltrace (format::LoadOptions::salvage).
   bool salvage = false;
+  // Above this many calls the model keeps a coarse index (one entry per block of calls) and
+  // decodes the calls of a block from the file when they are looked at.
+  uint64_t coarse_above = 20'000'000;
+  // Calls per block of the coarse index (tests use small blocks to cross many boundaries).
+  uint32_t coarse_block_calls = CallIndex::kBlockCalls;
+};
+
+// What the model keeps of every call: enough for the calls list, lifeline hovers and nesting;
+// arguments come from TraceModel::DecodeEvent.
+struct CallRecord {
+  uint64_t seq = 0;     // entry position
+  uint64_t end = 0;     // exit position; 0: never returned
+  uint64_t parent = 0;  // seq of the call it was made inside; 0: top level
+  uint32_t tid = 0;
+  format::CallId call = format::CallId::kInvalid;
+  uint16_t depth = 0;     // nesting depth: 0 top level, 1 inside a top-level call, ...
+  bool dc_table = false;  // went through a deferred context's table (TraceModel::ViaDcTable)
+
+  bool operator==(const CallRecord&) const = default;
 };
 
 class TraceModel {
@@ -111,10 +134,22 @@ class TraceModel {
   static absl::StatusOr<std::unique_ptr<TraceModel>> Build(TraceData data,
                                                            const BuildOptions& options = {},
                                                            const ProgressFn& progress = {});
+  // Builds the model of a trace file in one pass over format::SeqStream (seq order, the trace
+  // never held in memory): a .cltrace keeps compact call records (or, above
+  // BuildOptions::coarse_above calls, a block index) and decodes events from the file on
+  // demand; JSONL is read whole (ReadTraceFile) and built as Build does. Errors as
+  // ReadTraceFile and Build (without the path prefix LoadModel adds).
+  static absl::StatusOr<std::unique_ptr<TraceModel>> Open(const std::string& path,
+                                                          const BuildOptions& options = {},
+                                                          const ProgressFn& progress = {});
+  ~TraceModel();
 
+  // The file and its definitions (TraceData::events is empty once the model is built: calls
+  // are reached through the calls API below).
   const TraceData& data() const { return data_; }
-  const std::vector<format::Event>& events() const { return data_.events; }
   const format::TokenTable& handles() const { return data_.handles; }
+  const format::TokenTable& strings() const { return data_.strings; }
+  const format::TokenTable& contents() const { return data_.contents; }
   // First entry seq and one past the last position used (entry or exit); the lifeline axis.
   uint64_t first_seq() const { return first_seq_; }
   uint64_t end_seq() const { return end_seq_; }
@@ -135,16 +170,35 @@ class TraceModel {
   std::optional<uint64_t> PrevTransition(int row, uint64_t seq) const;
 
   // ---- Calls -------------------------------------------------------------------------------
-  // Index of the event entered at `seq` (-1 if none), or of the last event entered at or
-  // before `seq` (-1 if `seq` precedes the trace).
+  // Calls are numbered 0..call_count()-1 in seq order ("call index"; View::selected_event,
+  // CallFilter and Children use these indices).
+  size_t call_count() const;
+  // The compact record of call `i` (no arguments). With the fine index a look-up; with the
+  // coarse index (traces above BuildOptions::coarse_above calls) the block of calls holding
+  // `i` is decoded from the file when not cached: bounded work (one block), see README.
+  // Precondition: i < call_count().
+  CallRecord Call(size_t i) const;
+  // The whole event of call `i` (arguments, return value, content id, annotation), decoded
+  // from the trace file through its chunk index on demand and kept in a small cache. Errors:
+  // the file changed or became unreadable since the model was built (DataLoss naming the
+  // chunk offset), OutOfRange for a bad index. Never blocks longer than decoding the chunks
+  // that hold the call.
+  absl::StatusOr<std::shared_ptr<const format::Event>> DecodeEvent(size_t i) const;
+  // Index of the call entered at `seq` (-1 if none), or of the last call entered at or
+  // before `seq` (-1 if `seq` precedes the trace): finding a call by seq.
   int64_t EventAt(uint64_t seq) const;
   int64_t EventAtOrBefore(uint64_t seq) const;
   // The call went through a deferred context's table (device-layer calls only).
-  bool ViaDcTable(size_t event) const { return (flags_[event] & kFlagDcTable) != 0; }
+  bool ViaDcTable(size_t i) const;
   // "DC::Draw" for calls through a DC table, else the catalog name.
-  std::string CallLabel(size_t event) const;
-  // Events nested directly in events()[event] (callbacks, state refreshes), in order.
-  std::vector<size_t> Children(size_t event) const;
+  std::string CallLabel(size_t i) const;
+  // Calls nested directly in call `i` (callbacks, state refreshes), in order.
+  std::vector<size_t> Children(size_t i) const;
+  // Whether calls are indexed per call (false: per block, detail loaded on demand).
+  bool fine_index() const;
+  // Bytes the model holds per call for its call storage (records, index, cached blocks and
+  // events), by its own accounting (not RSS): the <= 60 B/call budget of the issue.
+  uint64_t call_storage_bytes() const;
   // Calls per CallId (index = static_cast<int>(CallId)).
   const std::vector<uint64_t>& call_counts() const { return call_counts_; }
   // (tid, calls) by tid.
@@ -174,7 +228,7 @@ class TraceModel {
 
  private:
   friend class ModelBuilder;
-  static constexpr uint8_t kFlagDcTable = 1;
+  friend class ModelPass;
 
   TraceModel() = default;
 
@@ -184,7 +238,7 @@ class TraceModel {
   std::vector<Row> rows_;
   uint64_t span_count_ = 0;
   absl::flat_hash_map<uint64_t, int> row_of_handle_;
-  std::vector<uint8_t> flags_;
+  std::unique_ptr<CallIndex> calls_;
   std::vector<uint64_t> call_counts_;
   std::vector<std::pair<uint32_t, uint64_t>> thread_counts_;
   std::vector<check::Violation> violations_;

@@ -204,9 +204,9 @@ TEST(ModelTest, DiagramCountsMatchTheCalls) {
 TEST(ModelTest, DcTableCallsAreMarked) {
   auto m = Build(MakeSmallCommandListTrace({.calls = 100, .dcs = 1}));
   int64_t draw = -1, execute = -1;
-  for (size_t i = 0; i < m->events().size(); ++i) {
-    if (draw < 0 && m->events()[i].call == format::CallId::kDraw) draw = static_cast<int64_t>(i);
-    if (execute < 0 && m->events()[i].call == format::CallId::kCommandListExecute)
+  for (size_t i = 0; i < m->call_count(); ++i) {
+    if (draw < 0 && m->Call(i).call == format::CallId::kDraw) draw = static_cast<int64_t>(i);
+    if (execute < 0 && m->Call(i).call == format::CallId::kCommandListExecute)
       execute = static_cast<int64_t>(i);
   }
   ASSERT_GE(draw, 0);
@@ -219,7 +219,7 @@ TEST(ModelTest, DcTableCallsAreMarked) {
 
 TEST(ModelTest, EventLookupBySeq) {
   auto m = Build(MakeSmallCommandListTrace({.calls = 100, .dcs = 1}));
-  const format::Event& e = m->events()[10];
+  const CallRecord e = m->Call(10);
   EXPECT_EQ(m->EventAt(e.seq), 10);
   EXPECT_EQ(m->EventAt(e.seq + 1), -1);  // an exit position
   EXPECT_EQ(m->EventAtOrBefore(e.seq + 1), 10);
@@ -241,7 +241,7 @@ TEST(ModelTest, SummaryCountsRecyclingAndAliveHandles) {
   EXPECT_EQ(s.alive_deferred_contexts[25], 3.0f);               // never destroyed
   EXPECT_EQ(s.alive_command_lists[25], 3.0f);                   // Valid, RD or RC: alive throughout
   EXPECT_EQ(s.functions.front().first, format::CallId::kDraw);  // two per recording
-  EXPECT_EQ(s.calls, m->events().size());
+  EXPECT_EQ(s.calls, m->call_count());
 }
 
 TEST(ModelTest, HandCheckedJsonlTrace) {
@@ -251,7 +251,7 @@ TEST(ModelTest, HandCheckedJsonlTrace) {
   EXPECT_EQ((*m)->error_count(), 0u);
   // Import renumbers positions (every call gets its exit position); line N is event N - 1.
   const TraceModel& t = **m;
-  auto line = [&](int n) { return t.events()[n - 1].seq; };
+  auto line = [&](int n) { return t.Call(n - 1).seq; };
   auto state = [&](int row, uint64_t seq) {
     const Span* s = t.SpanAt(row, seq);
     return s ? s->state : State::kNone;
@@ -284,11 +284,11 @@ TEST(ModelTest, NestedCallsAreChildren) {
   ASSERT_TRUE(m.ok()) << m.status();
   // Line 8: CommandListExecute with a SetErrorCb inside.
   const int64_t execute = 7;
-  ASSERT_EQ((*m)->events()[execute].call, format::CallId::kCommandListExecute);
+  ASSERT_EQ((*m)->Call(execute).call, format::CallId::kCommandListExecute);
   ASSERT_GE(execute, 0);
   std::vector<size_t> children = (*m)->Children(static_cast<size_t>(execute));
   ASSERT_EQ(children.size(), 1u);
-  EXPECT_EQ((*m)->events()[children[0]].call, format::CallId::kSetErrorCb);
+  EXPECT_EQ((*m)->Call(children[0]).call, format::CallId::kSetErrorCb);
 }
 
 }  // namespace

@@ -13,7 +13,7 @@ using check::State;
 Summary Summarize(const TraceModel& model, int samples) {
   Summary s;
   samples = std::max(samples, 2);
-  s.calls = model.events().size();
+  s.calls = model.call_count();
   const std::vector<uint64_t>& counts = model.call_counts();
   for (size_t c = 1; c < counts.size(); ++c)
     if (counts[c] != 0) s.functions.emplace_back(static_cast<format::CallId>(c), counts[c]);
