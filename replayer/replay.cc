@@ -386,9 +386,16 @@ absl::StatusOr<ReplayResult> ReplayStream(const ReplayOptions& options,
   };
 
   std::vector<Event> segment;
-  std::deque<Event> history;  // the events before the segment, for divergence histories
+  // The events before the segment, for divergence histories: whole earlier segments, the
+  // oldest dropped once the others hold history_events.
+  std::deque<std::vector<Event>> past;
+  size_t past_events = 0;
   auto history_at = [&](size_t k) -> const Event& {
-    return k < history.size() ? history[k] : segment[k - history.size()];
+    for (const std::vector<Event>& p : past) {
+      if (k < p.size()) return p[k];
+      k -= p.size();
+    }
+    return segment[k];
   };
   auto plan_segment = [&] {
     if (segment.empty() || structural) return;
@@ -406,7 +413,7 @@ absl::StatusOr<ReplayResult> ReplayStream(const ReplayOptions& options,
       if (start_session() && session->BeginSegment()) session->RunSegment();
       if (session != nullptr) {
         session->ForEachNewDivergence([&](Divergence* d) {
-          AppendHistory(*d, history.size() + segment.size(), history_at, handles, strings,
+          AppendHistory(*d, past_events + segment.size(), history_at, handles, strings,
                         options.history, &d->history);
         });
         const internal::Session::Footprint fp = session->footprint();
@@ -417,11 +424,20 @@ absl::StatusOr<ReplayResult> ReplayStream(const ReplayOptions& options,
         st.peak_open_mappings = std::max<uint64_t>(st.peak_open_mappings, fp.mappings);
       }
     }
+    std::vector<Event> spare;
     if (options.history_events > 0 && options.history > 0) {
-      for (Event& e : segment) history.push_back(std::move(e));
-      while (history.size() > options.history_events) history.pop_front();
-      st.peak_history_events = std::max<uint64_t>(st.peak_history_events, history.size());
+      past_events += segment.size();
+      past.push_back(std::move(segment));
+      while (past_events - past.front().size() >= options.history_events) {
+        past_events -= past.front().size();
+        spare = std::move(past.front());
+        past.pop_front();
+      }
+      st.peak_history_events = std::max<uint64_t>(st.peak_history_events, past_events);
+    } else {
+      spare = std::move(segment);
     }
+    segment = std::move(spare);  // its capacity, for the next segment
     segment.clear();
   };
 
@@ -472,7 +488,7 @@ absl::StatusOr<ReplayResult> ReplayStream(const ReplayOptions& options,
   if (!failure.ok()) return failure;
   if (session == nullptr && !start_session()) return failure;
   const std::function<void(Divergence*)> fill = [&](Divergence* d) {
-    AppendHistory(*d, history.size(), history_at, handles, strings, options.history, &d->history);
+    AppendHistory(*d, past_events, history_at, handles, strings, options.history, &d->history);
   };
   session->Finish(&result, &fill);
   session.reset();
@@ -483,7 +499,7 @@ absl::StatusOr<ReplayResult> ReplayStream(const ReplayOptions& options,
   }
   for (Divergence& d : result.divergences) {
     if (internal::CallMetaFor(d.call).role != internal::Role::kDx6) continue;
-    AppendHistory(d, history.size(), history_at, handles, strings, options.history, &d.history);
+    AppendHistory(d, past_events, history_at, handles, strings, options.history, &d.history);
   }
   return result;
 }

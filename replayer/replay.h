@@ -186,8 +186,8 @@ struct ReplayOptions {
   size_t history = 4;   // recorded calls per handle shown with a divergence
   // ReplayStream: events per segment (a segment ends where no recorded call is in flight, so
   // it may run longer), and the earlier events kept for a divergence's history.
-  size_t segment_events = size_t{1} << 15;
-  size_t history_events = size_t{1} << 16;
+  size_t segment_events = size_t{1} << 14;
+  size_t history_events = size_t{1} << 14;
 };
 
 enum class Outcome { kIdentical, kDivergent, kBadInput };

@@ -830,6 +830,11 @@ void* Session::AllocateHandle(uint64_t id, size_t size) {
   live_[id] = Block{memory, size, id};
   id_of_raw_[reinterpret_cast<uintptr_t>(memory)] = id;
   slots_[id].raw.store(reinterpret_cast<uintptr_t>(memory), std::memory_order_release);
+  TrimQuarantine();
+  return memory;
+}
+
+void Session::TrimQuarantine() {
   while (quarantine_.size() > kQuarantineBlocks || quarantine_bytes_ > kQuarantineBytes) {
     Block b = quarantine_.front();
     quarantine_.pop_front();
@@ -844,7 +849,6 @@ void* Session::AllocateHandle(uint64_t id, size_t size) {
     id_of_raw_.erase(reinterpret_cast<uintptr_t>(b.memory));
     std::free(b.memory);
   }
-  return memory;
 }
 
 void Session::Quarantine(uint64_t id) {
@@ -854,6 +858,9 @@ void Session::Quarantine(uint64_t id) {
   quarantine_bytes_ += it->second.size;
   quarantine_.push_back(it->second);
   live_.erase(it);
+  // A long run of destroys (no create between them) must not grow the quarantine past its
+  // bound either.
+  TrimQuarantine();
 }
 
 void Session::Submit(uint32_t hcontext, uint32_t offset, uint32_t length, uint32_t allocations) {

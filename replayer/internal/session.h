@@ -210,6 +210,8 @@ class Session {
   // Handle memory.
   void* AllocateHandle(uint64_t id, size_t size);
   void Quarantine(uint64_t id);
+  // Frees the oldest quarantined blocks beyond the quarantine's bound (memory_mu_ held).
+  void TrimQuarantine();
   uint64_t RuntimeHandle(uint64_t id);
   // Bad input found while replaying: stops the replay.
   void FailInput(const format::Event& e, std::string message);
