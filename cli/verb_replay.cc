@@ -103,6 +103,9 @@ bool ParseEitherOf(const ParsedArgs& parsed, const char* name, std::pair<const c
   return false;
 }
 
+// --kernel model (which compares the kernel layer of the whole trace and may replay it again
+// to place kernel thunks: replayer/replay.h) loads the trace; every other replay streams it
+// (ReplayStreamed below).
 // --until SEQ: the calls up to SEQ and every call entered before the last of their exits (the
 // calls nested in them, other threads' calls in between), read in seq order from the chunks
 // that hold them (format::SeqStream); the rest of the trace is not read. A hole at or below
