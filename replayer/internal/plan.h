@@ -83,7 +83,8 @@ struct Plan {
 };
 
 // Builds the plan of a trace delivered in segments (seq order; format::SeqStream), keeping
-// across segments only what later events need: the handle bookkeeping of live handles, the
+// across segments only what later events need: the handle bookkeeping (per id of the trace's
+// handle table), the
 // threads, the content checker's shapes and open maps, and a bounded tail of earlier calls for
 // the parent checks. Each AddSegment makes its events the plan's current segment: events,
 // first_child/next_sibling/role/thread, top, dx6, async_callbacks and unmap_content index the
@@ -95,9 +96,11 @@ struct Plan {
 // (kHandles); after a kHandles problem AddSegment checks later segments structurally only, and
 // a caller that wants BuildPlan's verdict reads on to the end.
 //
-// A segment must hold whole call trees: a call nested in a call of an earlier segment is only
-// checked against the tail (made inside a call that returned, on another thread, the nesting
-// rules), and such a segment is not replayed (SegmentReplayable).
+// A segment should hold whole call trees: a call nested in a call of an earlier segment is
+// checked against the tail of earlier calls (made inside a call that returned, on another
+// thread, the nesting rules) but not linked below it. ReplayStream cuts segments only where no
+// recorded call is in flight (or, once no later call is replayed, where no replayed call is),
+// so every call it replays has its tree in one segment.
 class HandleSimulation;
 
 class PlanBuilder {
