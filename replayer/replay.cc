@@ -563,6 +563,13 @@ std::string FormatReport(const ReplayResult& r, absl::Span<const Event> events,
     } else {
       absl::StrAppend(&out, "not recorded\n");
     }
+    if (r.kernel.turn_timeouts != 0) {
+      absl::StrAppendFormat(&out,
+                            "kernel model: %d kernel turn%s given up after waiting %d ms "
+                            "(kernel turn timeout)\n",
+                            r.kernel.turn_timeouts, r.kernel.turn_timeouts == 1 ? "" : "s",
+                            options.kernel_turn_timeout.count());
+    }
     if (options.digest) {
       for (const KernelSummary::Checkpoint& c : r.kernel.checkpoints) {
         absl::StrAppendFormat(&out, "kernel model: after %s seq %d: GPU content digest 0x%016x\n",

@@ -116,6 +116,7 @@
 #ifndef CLTRACE_REPLAYER_REPLAY_H_
 #define CLTRACE_REPLAYER_REPLAY_H_
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -188,6 +189,10 @@ struct ReplayOptions {
   // it may run longer), and the earlier events kept for a divergence's history.
   size_t segment_events = size_t{1} << 14;
   size_t history_events = size_t{1} << 14;
+  // KernelMode::kModel with recorded threads: how long a kernel thunk waits for its recorded
+  // turn before the replay gives that turn up as never coming and reports it (a divergence
+  // naming the seq and thread waited for; KernelSummary::turn_timeouts). Shorter only in tests.
+  std::chrono::milliseconds kernel_turn_timeout{30000};
 };
 
 enum class Outcome { kIdentical, kDivergent, kBadInput };
@@ -228,6 +233,9 @@ struct KernelSummary {
   };
   std::vector<Checkpoint> checkpoints;
   uint64_t gpu_digest = 0;
+  // Waits for a recorded kernel turn that gave up after ReplayOptions::kernel_turn_timeout
+  // (each is also a divergence).
+  uint64_t turn_timeouts = 0;
   uint64_t model_ns = 0;  // wall time inside the model (not in the report: not deterministic)
 };
 
@@ -317,8 +325,9 @@ absl::StatusOr<ReplayResult> ReplayStream(const ReplayOptions& options,
 // The report: first line `replay: identical (N calls)`, `replay: divergence at seq S (fn F,
 // tid T): expected X, actual Y` or `replay: bad input at seq S (fn F, tid T): message`; then
 // per divergence the recent recorded history of its handles; with keep_going every divergence
-// and a count; then the kernel summary, what content was handed over (when any was) and the
-// driver's violations.
+// and a count; then the kernel summary (with --kernel model, how many kernel turns were given
+// up after ReplayOptions::kernel_turn_timeout, when any were), what content was handed over
+// (when any was) and the driver's violations.
 std::string FormatReport(const ReplayResult& result, absl::Span<const format::Event> events,
                          const format::TokenTable& handles, const format::TokenTable& strings,
                          const ReplayOptions& options);

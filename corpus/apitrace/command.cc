@@ -16,7 +16,6 @@
 #include "corpus/apitrace/dump_parser.h"
 #include "corpus/apitrace/player.h"
 #include "corpus/workloads/model_layers.h"
-#include "runtime/runtime.h"
 
 namespace cltrace::apitrace {
 namespace {
@@ -141,15 +140,7 @@ int RunApitraceCommand(const std::vector<std::string>& args) {
     std::fprintf(stderr, "cltrace-workload: %s: %s\n", file.c_str(),
                  std::string(report.status().message()).c_str());
   }
-  std::vector<std::string> lines = runtime::ProcessViolations();
-  std::vector<std::string> driver = runtime::ProcessDriverViolations();
-  lines.insert(lines.end(), driver.begin(), driver.end());
-  std::vector<std::string> model = workloads::ModelViolations();
-  lines.insert(lines.end(), model.begin(), model.end());
-  for (const std::string& line : lines) std::printf("%s\n", line.c_str());
-  std::printf("calls: %llu\n", static_cast<unsigned long long>(workloads::AllLayerCalls()));
-  if (!report.ok()) return 2;
-  return lines.empty() ? 0 : 1;
+  return workloads::PrintViolationsAndCalls(report.ok(), stdout);
 }
 
 }  // namespace cltrace::apitrace

@@ -142,13 +142,5 @@ int main(int argc, char** argv) {
   if (!status.ok()) {
     std::fprintf(stderr, "cltrace-workload: %s\n", std::string(status.message()).c_str());
   }
-  std::vector<std::string> lines = runtime::ProcessViolations();
-  std::vector<std::string> driver = runtime::ProcessDriverViolations();
-  lines.insert(lines.end(), driver.begin(), driver.end());
-  std::vector<std::string> model = workloads::ModelViolations();
-  lines.insert(lines.end(), model.begin(), model.end());
-  for (const std::string& line : lines) std::printf("%s\n", line.c_str());
-  std::printf("calls: %llu\n", static_cast<unsigned long long>(workloads::AllLayerCalls()));
-  if (!status.ok()) return 2;
-  return lines.empty() ? 0 : 1;
+  return workloads::PrintViolationsAndCalls(status.ok(), stdout);
 }

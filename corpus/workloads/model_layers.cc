@@ -1,6 +1,7 @@
 #include "corpus/workloads/model_layers.h"
 
 #include <atomic>
+#include <cstdio>
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
@@ -64,6 +65,23 @@ const D3DHAL_CALLBACKS3* CountingHalCallbacks3(const D3DHAL_CALLBACKS3* real) {
 
 uint64_t AllLayerCalls() {
   return runtime::ProcessCallCount() + gpu::ProcessKernelLayerCalls() + Dx6Calls();
+}
+
+std::vector<std::string> AllViolations() {
+  std::vector<std::string> lines = runtime::ProcessViolations();
+  std::vector<std::string> driver = runtime::ProcessDriverViolations();
+  lines.insert(lines.end(), driver.begin(), driver.end());
+  std::vector<std::string> model = ModelViolations();
+  lines.insert(lines.end(), model.begin(), model.end());
+  return lines;
+}
+
+int PrintViolationsAndCalls(bool run_ok, std::FILE* out) {
+  const std::vector<std::string> lines = AllViolations();
+  for (const std::string& line : lines) std::fprintf(out, "%s\n", line.c_str());
+  std::fprintf(out, "calls: %llu\n", static_cast<unsigned long long>(AllLayerCalls()));
+  if (!run_ok) return 2;
+  return lines.empty() ? 0 : 1;
 }
 
 }  // namespace cltrace::workloads

@@ -7,6 +7,7 @@
 #define CLTRACE_CORPUS_WORKLOADS_MODEL_LAYERS_H_
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,16 @@ const D3DHAL_CALLBACKS3* CountingHalCallbacks3(const D3DHAL_CALLBACKS3* real);
 // Every call the workload drove: DDI calls + callbacks of the runtime model, kernel-layer
 // calls (DxgkDdi*, DxgkCb*, GpuFenceRetired) and DX6 calls.
 uint64_t AllLayerCalls();
+
+// Every violation this process saw, in the order cltrace-workload prints them: the runtime's
+// (runtime::ProcessViolations), the driver's (runtime::ProcessDriverViolations), then the
+// kernel and DX6 models' (ModelViolations).
+std::vector<std::string> AllViolations();
+
+// What `cltrace-workload` and `cltrace-workload apitrace` print after a run, on `out`: every
+// line of AllViolations(), then "calls: N" (AllLayerCalls). Returns their exit code: 2 when the
+// run itself failed (`run_ok` false), else 1 when a violation was printed, else 0.
+int PrintViolationsAndCalls(bool run_ok, std::FILE* out);
 
 }  // namespace cltrace::workloads
 

@@ -201,8 +201,9 @@ std::optional<std::pair<uint32_t, uint32_t>> SingleThreadKernelOrderConflict(con
 }
 
 ModelKernel::ModelKernel(const Plan& plan, Session* session, bool threaded,
-                         const absl::flat_hash_map<uint32_t, uint64_t>& order_override)
-    : plan_(plan), session_(session), threaded_(threaded) {
+                         const absl::flat_hash_map<uint32_t, uint64_t>& order_override,
+                         std::chrono::milliseconds turn_timeout)
+    : plan_(plan), session_(session), threaded_(threaded), turn_timeout_(turn_timeout) {
   // Which events are nested (children of some call): the rest are top level.
   std::vector<uint8_t> nested(plan.events.size(), 0);
   for (size_t i = 0; i < plan.events.size(); ++i) {
@@ -253,11 +254,17 @@ ModelKernel::ModelKernel(const Plan& plan, Session* session, bool threaded,
     }
   }
   std::sort(actions.begin(), actions.end());
+  absl::flat_hash_map<uint64_t, int64_t> top_event_of_seq;
+  for (uint32_t i : plan.top) top_event_of_seq[plan.events[i].seq] = i;
   for (const auto& [key, what] : actions) {
     if (what >= 0) {
       thunk_ordinal_[static_cast<uint32_t>(what)] = action_seq_.size();
+      action_event_.push_back(what);
     } else {
-      drive_slots_[drive_keys_[static_cast<size_t>(-1 - what)]] = action_seq_.size();
+      const uint64_t before = drive_keys_[static_cast<size_t>(-1 - what)];
+      drive_slots_[before] = action_seq_.size();
+      auto top = top_event_of_seq.find(before);
+      action_event_.push_back(top == top_event_of_seq.end() ? -1 : top->second);
     }
     action_seq_.push_back(key);
   }
@@ -350,9 +357,11 @@ bool ModelKernel::WaitTurn(uint64_t ordinal) {
     // longer be the recorded kernel's. Never a short timeout: a slow thread on a loaded
     // machine is not a departure, and a call let in early would make a divergence of its own.
     // kTurnTimeout only guards against a driver that blocks a turn for good: that turn is then
-    // given up like a skipped one.
+    // given up like a skipped one, and reported (TurnTimeouts): never a silent departure.
     auto released = [&] { return turn_ >= ordinal || (ordinal > skipped_ && turn_ >= skipped_); };
-    if (!turn_cv_.wait_for(lock, kTurnTimeout, released)) {
+    if (!turn_cv_.wait_for(lock, turn_timeout_, released)) {
+      timeouts_.push_back(
+          TurnTimeout{action_event_[ordinal], DescribeTurn(turn_), DescribeTurn(ordinal)});
       skipped_ = std::min(skipped_, turn_);
       lock.unlock();
       turn_cv_.notify_all();
@@ -362,6 +371,47 @@ bool ModelKernel::WaitTurn(uint64_t ordinal) {
   if (ordinal > skipped_) return false;
   TakeCheckpoints(ordinal);
   return true;
+}
+
+std::string ModelKernel::DescribeTurn(uint64_t ordinal) const {
+  if (ordinal >= action_event_.size()) return "a kernel turn beyond the recording";
+  const int64_t i = action_event_[ordinal];
+  if (i < 0) return "the kernel work recorded after the last call";
+  const Event& e = plan_.events[static_cast<size_t>(i)];
+  if (thunk_ordinal_.contains(static_cast<uint32_t>(i))) {
+    const format::CallInfo* ci = format::GetCall(e.call);
+    return absl::StrCat("the ", ci != nullptr ? ci->name : "kernel thunk", " at seq ", e.seq,
+                        " (tid ", e.tid, ")");
+  }
+  return absl::StrCat("the kernel work recorded before seq ", e.seq, " (tid ", e.tid, ")");
+}
+
+std::vector<ModelKernel::TurnTimeout> ModelKernel::TurnTimeouts() {
+  std::lock_guard<std::mutex> lock(turn_mu_);
+  return timeouts_;
+}
+
+std::vector<Divergence> ModelKernel::TurnTimeoutDivergences() {
+  std::vector<Divergence> out;
+  for (const TurnTimeout& t : TurnTimeouts()) {
+    Divergence d;
+    if (t.event >= 0) {
+      const Event& e = plan_.events[static_cast<size_t>(t.event)];
+      d.seq = e.seq;
+      d.tid = e.tid;
+      d.call = e.call;
+    } else if (!plan_.events.empty()) {
+      d.seq = plan_.events.back().seq;
+      d.tid = plan_.events.back().tid;
+    }
+    d.expected = absl::StrCat(t.waiter, " to get its kernel turn after ", t.waited_for);
+    d.actual = absl::StrFormat(
+        "kernel turn timeout: waited %d ms for %s, which never came; gave it up (the kernel "
+        "model answers no later kernel call)",
+        turn_timeout_.count(), t.waited_for);
+    out.push_back(std::move(d));
+  }
+  return out;
 }
 
 void ModelKernel::SkipOrdinal(uint64_t ordinal) {

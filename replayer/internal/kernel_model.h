@@ -97,15 +97,17 @@ class ModelKernel {
  public:
   // How long a kernel thunk waits for its turn when nothing says the turns before it will
   // never come (ModelKernel::Skip*). Only a driver that blocks inside a DDI call can make a
-  // replay wait that long; the wait never decides what is reported on a loaded machine (the
-  // turn before is then given up as never coming: the call is out of turn, see BeginThunk).
+  // replay wait that long. The turn waited for is then given up as never coming (the call is
+  // out of turn, see BeginThunk) and the replay reports it (TurnTimeouts): a divergence.
   static constexpr std::chrono::milliseconds kTurnTimeout{30000};
 
   // `threaded`: the replay runs recorded threads on threads of their own (kRecorded).
   // `order_override`: kernel-thunk event index -> the seq that places its turn, for thunks that
   // made no kernel-layer call of their own (by default their exit; see KernelOrderCandidates).
+  // `turn_timeout`: kTurnTimeout but in tests (ReplayOptions::kernel_turn_timeout).
   ModelKernel(const Plan& plan, Session* session, bool threaded,
-              const absl::flat_hash_map<uint32_t, uint64_t>& order_override = {});
+              const absl::flat_hash_map<uint32_t, uint64_t>& order_override = {},
+              std::chrono::milliseconds turn_timeout = kTurnTimeout);
   ~ModelKernel();
   ModelKernel(const ModelKernel&) = delete;
   ModelKernel& operator=(const ModelKernel&) = delete;
@@ -148,6 +150,20 @@ class ModelKernel {
   // The model's own findings (R74-R78), as "R74: message" lines.
   std::vector<std::string> Violations() const;
 
+  // A wait for a kernel turn that gave up after turn_timeout (see WaitTurn): the turn it waited
+  // for never came, so it and every later turn are out of turn (the model answers none of
+  // them). The replay reports each as a divergence at `event`.
+  struct TurnTimeout {
+    int64_t event = -1;      // the waiting thunk, or the top-level call the driven work precedes
+                             // (-1: the kernel work recorded after the last call)
+    std::string waited_for;  // "RenderCb at seq 2 (tid 1)", "the kernel work recorded ..."
+    std::string waiter;      // the same for the waiting action
+  };
+  std::vector<TurnTimeout> TurnTimeouts();
+  // The same as the replay reports them: a divergence at the waiting action's seq (the
+  // recording's last seq for the work after the last call).
+  std::vector<Divergence> TurnTimeoutDivergences();
+
  private:
   struct Device {
     HANDLE model{};
@@ -167,6 +183,7 @@ class ModelKernel {
   };
 
   bool WaitTurn(uint64_t ordinal);
+  std::string DescribeTurn(uint64_t ordinal) const;
   void SkipOrdinal(uint64_t ordinal);
   void AdvanceTurn(uint64_t ordinal);
   void TakeCheckpoints(uint64_t position);
@@ -179,6 +196,7 @@ class ModelKernel {
   const Plan& plan_;
   Session* session_;
   const bool threaded_;
+  const std::chrono::milliseconds turn_timeout_;
   gpu::CollectingViolationSink sink_;
   std::unique_ptr<gpu::KernelStack> stack_;
 
@@ -194,6 +212,9 @@ class ModelKernel {
   absl::flat_hash_map<uint64_t, uint64_t> drive_slots_;
   std::vector<uint64_t> drive_keys_;
   std::vector<uint64_t> action_seq_;
+  // action_event_[ordinal]: the thunk's event index, or for driven work the event index of the
+  // top-level call it precedes (-1: after the last call).
+  std::vector<int64_t> action_event_;
   // Guarded by turn_mu_.
   std::vector<Checkpoint> checkpoints_;  // by position
   size_t next_checkpoint_ = 0;
@@ -205,7 +226,8 @@ class ModelKernel {
   std::mutex turn_mu_;
   std::condition_variable turn_cv_;
   uint64_t turn_ = 0;
-  uint64_t skipped_ = UINT64_MAX;  // the first turn that will never be taken (guarded)
+  uint64_t skipped_ = UINT64_MAX;      // the first turn that will never be taken (guarded)
+  std::vector<TurnTimeout> timeouts_;  // guarded
 
   // Guarded by compare_mu_ (kernel-layer calls arrive under the model's own lock, driven
   // work and thunks from replay threads).

@@ -86,7 +86,7 @@ bool Session::Init(std::string* error, size_t reserve_ids) {
   if (options_.kernel == KernelMode::kModel) {
     model_ = std::make_unique<ModelKernel>(
         plan_, this, options_.threads == ThreadMode::kRecorded && plan_.tids.size() > 1,
-        kernel_order_override_);
+        kernel_order_override_, options_.kernel_turn_timeout);
   }
   return true;
 }

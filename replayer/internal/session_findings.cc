@@ -208,6 +208,12 @@ void Session::Collect(ReplayResult* result) {
     result->kernel.gpu_digest = m.gpu_digest;
     result->kernel.checkpoints = m.checkpoints;
     result->kernel.model_ns = static_cast<uint64_t>(model_->model_time().count());
+    // A turn given up after the timeout: the model answered nothing after it, so the replay
+    // cannot stand for the recording from there on.
+    std::vector<Divergence> timeouts = model_->TurnTimeoutDivergences();
+    result->kernel.turn_timeouts = timeouts.size();
+    std::lock_guard<std::mutex> lock(findings_mu_);
+    for (Divergence& d : timeouts) divergences_.push_back(std::move(d));
   }
   {
     std::lock_guard<std::mutex> lock(content_mu_);

@@ -191,8 +191,8 @@ TEST_F(DumpE2eTest, BadFiltersAreExitTwo) {
   EXPECT_EQ(Dump(absl::StrCat(kScene, " --tid x")).exit, 2);
 }
 
-// Enums and UINT formats by name, the table marked, annotations shown, shader bytecode as a
-// digest of its dwords.
+// Enums by name (DXGI_FORMAT fields among them, named by their catalog type), the table marked,
+// annotations shown, shader bytecode as a digest of its dwords.
 TEST_F(DumpE2eTest, TextDecodesFormatsMarksTablesAndDigestsShaders) {
   absl::StatusOr<format::LoadedTrace> t = format::LoadTrace(kScene);
   ASSERT_TRUE(t.ok()) << t.status();
@@ -226,6 +226,12 @@ TEST_F(DumpE2eTest, TextDecodesFormatsMarksTablesAndDigestsShaders) {
   EXPECT_THAT(res.out, HasSubstr("Format=DXGI_FORMAT_R8G8B8A8_UNORM"));
   EXPECT_THAT(res.out, HasSubstr("ResourceDimension=D3D10DDIRESOURCE_TEXTURE2D"));
   EXPECT_THAT(res.out, Not(HasSubstr("Format=28")));
+  auto ib = Dump(absl::StrCat(kScene, " --fn IaSetIndexBuffer --count 1"));
+  ASSERT_EQ(ib.exit, 0) << ib.err;
+  EXPECT_THAT(ib.out, HasSubstr("Format=DXGI_FORMAT_R16_UINT"));
+  auto layout = Dump(absl::StrCat(kScene, " --fn CreateElementLayout --count 1"));
+  ASSERT_EQ(layout.exit, 0) << layout.err;
+  EXPECT_THAT(layout.out, HasSubstr("{Format=DXGI_FORMAT_R32G32B32_FLOAT}"));
 
   // Flags as A|B, named from the catalog.
   const std::string dp2 = CLTRACE_SOURCE_DIR "/corpus/traces/dp2.cltrace";

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "corpus/workloads/model_layers.h"
 #include "corpus/workloads/scenarios.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -243,6 +244,36 @@ TEST(WorkloadCliTest, DriverFromEnvironment) {
   WorkloadRun run = Workload("smallcl --frames 2", absl::StrCat("CLTRACE_DRIVER=", BuildDir(),
                                                                 "/lib/libcltrace_refdriver.so"));
   EXPECT_EQ(run.exit_code, 0);
+}
+
+// The one printer `cltrace-workload` and `cltrace-workload apitrace` share: every violation of
+// the process (here a kernel-model one), then the call count, and the exit code by what the run
+// found.
+TEST(WorkloadViolationPrinterTest, PrintsEveryViolationThenTheCallCount) {
+  auto printed = [](bool run_ok, int* exit_code) {
+    std::FILE* f = std::tmpfile();
+    *exit_code = workloads::PrintViolationsAndCalls(run_ok, f);
+    std::rewind(f);
+    std::string text;
+    char buf[256];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) text.append(buf, n);
+    std::fclose(f);
+    return text;
+  };
+  int exit_code = -1;
+  EXPECT_EQ(printed(true, &exit_code), "calls: 0\n");
+  EXPECT_EQ(exit_code, 0);
+  printed(false, &exit_code);
+  EXPECT_EQ(exit_code, 2);
+  rules::Finding v;
+  v.rule = rules::Rule::kR75;
+  v.message = "a planted kernel finding";
+  workloads::ModelViolationSink("kmd").Report(v);
+  EXPECT_EQ(printed(true, &exit_code), "R75 fn=kmd a planted kernel finding\ncalls: 0\n");
+  EXPECT_EQ(exit_code, 1);
+  EXPECT_EQ(workloads::AllViolations(),
+            std::vector<std::string>{"R75 fn=kmd a planted kernel finding"});
 }
 
 }  // namespace
