@@ -133,6 +133,8 @@ TEST_F(CliE2eTest, VerbOutputsOnTheCorpusAreUnchanged) {
                                           "check",
                                           "stats",
                                           "lifecycle",
+                                          "lifecycle --json",
+                                          "lifecycle --at 300",
                                           "dump",
                                           "dump --json",
                                           "dump --from 40 --count 7",
