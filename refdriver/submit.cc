@@ -195,7 +195,8 @@ void AliasMade(Device* dev, uint64_t object_id, uint32_t alias) {
   {
     std::lock_guard<std::mutex> lock(Books().mu);
     AliasBook& book = Books().of[dev];
-    book.aliases[alias] = AliasBook::Entry{object_id, 1};
+    // aliases=with_resource: one more hold nobody drops, so only the resource frees it.
+    book.aliases[alias] = AliasBook::Entry{object_id, dev->config.aliases_with_resource ? 2u : 1u};
     book.of_object[object_id].insert(alias);
   }
   const uint64_t live = g_live_aliases.fetch_add(1, std::memory_order_relaxed) + 1;
