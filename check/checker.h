@@ -118,6 +118,15 @@ class TransitionObserver {
     (void)role;
     (void)lifetime;
   }
+  // Local handle lifetime `lifetime` (HandleRole::kLocal, in its last state, Closed) is over
+  // at `seq` (ddi-spec §3.3 C: its memory went back to the runtime at the close): the runtime
+  // recycled that memory (the handle value begins a new lifetime, of any role) or destroyed
+  // its deferred context. Its Closed interval ends there; no transition of it follows.
+  // Closed local handles whose DC outlives the trace get no call.
+  virtual void OnLocalEnded(uint32_t lifetime, uint64_t seq) {
+    (void)lifetime;
+    (void)seq;
+  }
 };
 
 // Re-reads the whole trace in seq order, calling `visit` for every event (for a checker fed

@@ -54,11 +54,18 @@ class Collector : public TransitionObserver {
   }
 
   void OnRetired(HandleRole role, uint32_t lifetime) override {
-    if (!sink_) return;
-    auto it = index_.find(Key(role, lifetime));
+    // A closed local handle is over when it ended (OnLocalEnded), not when the checker
+    // dropped its record.
+    if (role == HandleRole::kLocal) return;
+    Over(role, lifetime);
+  }
+
+  void OnLocalEnded(uint32_t lifetime, uint64_t seq) override {
+    auto it = index_.find(Key(HandleRole::kLocal, lifetime));
     if (it == index_.end()) return;
-    lifetimes_[it->second - base_].over = true;
-    while (!lifetimes_.empty() && lifetimes_.front().over) Pop();
+    Lifetime& l = lifetimes_[it->second - base_].l;
+    if (!l.intervals.empty()) l.intervals.back().to_seq = seq;
+    Over(HandleRole::kLocal, lifetime);
   }
 
   // Streaming: hands every lifetime still held to the sink, in order.
@@ -81,6 +88,13 @@ class Collector : public TransitionObserver {
     Lifetime l;
     bool over = false;
   };
+  void Over(HandleRole role, uint32_t lifetime) {
+    if (!sink_) return;
+    auto it = index_.find(Key(role, lifetime));
+    if (it == index_.end()) return;
+    lifetimes_[it->second - base_].over = true;
+    while (!lifetimes_.empty() && lifetimes_.front().over) Pop();
+  }
   static uint64_t Key(HandleRole role, uint32_t lifetime) {
     return (static_cast<uint64_t>(role) << 32) | lifetime;
   }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "check/testing/check_fixture.h"
 #include "ddi/catalog.h"
 #include "format/load_trace.h"
@@ -109,6 +110,73 @@ TEST_F(LifecycleTest, DeferredContextAndLocalIntervalsPerRecording) {
     EXPECT_EQ(local[r]->intervals[1].state, State::kClosedLocal);
     EXPECT_EQ(local[r]->intervals[0].to_seq, local[r]->intervals[1].from_seq);
   }
+}
+
+// ddi-spec §3.3: a closed local handle's memory is back with the runtime; its Closed
+// interval ends where the runtime hands that memory out again (here: the next recording
+// re-opens the same value), not at the end of the trace (issue #17 item 7).
+TEST_F(LifecycleTest, ClosedLocalEndsWhereItsMemoryIsRecycled) {
+  Device();
+  Resource("vb");
+  Dc("dc1");
+  std::vector<uint64_t> opened;
+  for (const char* cl : {"cl1", "cl2"}) {
+    Open("dc1", "lvb", "vb");
+    opened.push_back(t.events().back().seq);
+    Draw("dc1");
+    FinishNew("dc1", cl);
+    Close("dc1", "lvb");
+    RecycleDc("dc1");
+  }
+  absl::StatusOr<Lifecycle> lc = AnalyzeLifecycle(t.events(), t.handles());
+  ASSERT_TRUE(lc.ok());
+  EXPECT_TRUE(lc->check.violations.empty());
+  std::vector<const Lifetime*> local = lc->Of(t.H("lvb"));
+  ASSERT_EQ(local.size(), 2u);
+  ASSERT_EQ(local[0]->intervals.size(), 2u);
+  EXPECT_EQ(local[0]->intervals[1].state, State::kClosedLocal);
+  EXPECT_EQ(local[0]->intervals[1].to_seq, opened[1]);
+  EXPECT_EQ(local[0]->At(opened[1]), nullptr);
+  // The second is closed while its DC lives on to the end: Closed to the end.
+  ASSERT_EQ(local[1]->intervals.size(), 2u);
+  EXPECT_EQ(local[1]->intervals[1].state, State::kClosedLocal);
+  EXPECT_EQ(local[1]->intervals[1].to_seq, 0u);
+}
+
+// ... or where its deferred context is destroyed.
+TEST_F(LifecycleTest, ClosedLocalEndsWhereItsDeferredContextIsDestroyed) {
+  Device();
+  Resource("vb");
+  Resource("ib");
+  Dc("dc1");
+  Open("dc1", "lvb", "vb");
+  Draw("dc1");
+  FinishNew("dc1", "cl1");
+  Close("dc1", "lvb");
+  const uint64_t closed = t.events().back().seq;
+  RecycleDc("dc1");
+  Open("dc1", "lib", "ib");  // open when the DC goes: closed by the teardown, then over
+  Draw("dc1");
+  t.On(kDcThread).Call("AbandonCommandList", {{"hDevice", "dc1"}});
+  Close("dc1", "lib");
+  t.On(kDcThread).Call("DestroyDevice", {{"hDevice", "dc1"}});
+  const uint64_t destroyed = t.events().back().seq;
+  Draw("ic");
+
+  absl::StatusOr<Lifecycle> lc = AnalyzeLifecycle(t.events(), t.handles());
+  ASSERT_TRUE(lc.ok());
+  EXPECT_TRUE(lc->check.violations.empty());
+  for (const char* h : {"lvb", "lib"}) {
+    SCOPED_TRACE(h);
+    std::vector<const Lifetime*> local = lc->Of(t.H(h));
+    ASSERT_EQ(local.size(), 1u);
+    ASSERT_EQ(local[0]->intervals.size(), 2u);
+    EXPECT_EQ(local[0]->intervals[1].state, State::kClosedLocal);
+    EXPECT_EQ(local[0]->intervals[1].to_seq, destroyed);
+  }
+  EXPECT_EQ(lc->Of(t.H("lvb"))[0]->intervals[1].from_seq, closed);
+  EXPECT_THAT(FormatLifetime(*lc->Of(t.H("lvb"))[0], t.handles()),
+              ::testing::HasSubstr(absl::StrCat("[", closed, ", ", destroyed, ")")));
 }
 
 TEST_F(LifecycleTest, ReusedHandleValueStartsANewLifetime) {

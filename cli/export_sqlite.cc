@@ -46,7 +46,7 @@ CREATE TABLE handles (
   ic_handle TEXT,           -- Local: the IC object or command list it stands for
   recording INTEGER,        -- Local: the DC's recording it was opened in
   first_seq INTEGER,        -- the call that created it
-  last_seq INTEGER,         -- the call that destroyed it; NULL: alive at the end
+  last_seq INTEGER,         -- the call that destroyed (Local: closed) it; NULL: alive at end
   final_state TEXT          -- 'Destroyed', 'CreateFailed', or the state at the end
 );
 CREATE TABLE intervals (

@@ -1,6 +1,7 @@
 #include "cli/lifecycle_output.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <tuple>
 #include <vector>
 
@@ -143,64 +144,145 @@ void LiveHandles::PrintLeaks(const format::TokenTable& handles, std::ostream& ou
   out << "# " << sorted.size() << " handles alive at the end of the trace (not a violation)\n";
 }
 
-int PrintLifecycleJson(const check::Lifecycle& lifecycle, uint64_t want,
-                       const format::TokenTable& handles, std::ostream& out) {
+void LiveAt::OnTransition(const check::TransitionEvent& t) {
+  const std::pair<int, uint32_t> key{static_cast<int>(t.role), t.lifetime};
+  if (t.to == check::State::kDestroyed || t.to == check::State::kCreateFailed) {
+    current_.erase(key);  // over: alive nowhere after this
+    return;
+  }
+  auto [it, inserted] = current_.try_emplace(key);
+  if (inserted) it->second.order = next_order_++;
+  it->second.last = t;
+}
+
+void LiveAt::OnLocalEnded(uint32_t lifetime, uint64_t seq) {
+  (void)seq;
+  current_.erase(std::pair<int, uint32_t>{static_cast<int>(check::HandleRole::kLocal), lifetime});
+}
+
+int LiveAt::Print(uint64_t seq, uint64_t want, const format::TokenTable& handles,
+                  std::ostream& out) const {
+  std::vector<const Current*> alive;
+  for (const auto& [key, c] : current_) {
+    if (want != 0 && c.last.handle != want && c.last.ic_handle != want) continue;
+    if (IsLiveState(c.last.to)) alive.push_back(&c);
+  }
+  std::sort(alive.begin(), alive.end(),
+            [](const Current* a, const Current* b) { return a->order < b->order; });
+  for (const Current* c : alive) out << FormatLiveHandle(c->last, handles) << "\n";
+  out << "# " << alive.size() << " handles alive at seq " << seq << "\n";
+  return kExitOk;
+}
+
+namespace {
+
+// One lifetime as `lifecycle --json` writes it.
+void WriteLifetimeJson(const check::Lifetime& l, const format::TokenTable& handles,
+                       JsonOut::Writer& w) {
   auto tok = [&](uint64_t h) {
     absl::string_view t = handles.Token(h);
     return t.empty() ? std::string("?") : std::string(t);
   };
-  JsonOut j;
-  j.Begin();
-  j.Field("calls", lifecycle.calls);
-  j.Key("lifetimes");
-  j.w().StartArray();
-  uint64_t shown = 0;
-  for (const check::Lifetime& l : lifecycle.lifetimes) {
-    // The text's selection: objects only for --handle.
-    if (want != 0 && l.handle != want && l.ic_handle != want) continue;
-    if (want == 0 && l.role == check::HandleRole::kObject) continue;
-    ++shown;
-    j.w().StartObject();
-    j.Field("role", check::RoleName(l.role));
-    j.Field("handle", tok(l.handle));
-    j.Field("lifetime", l.lifetime);
-    if (l.role == check::HandleRole::kCommandList && l.context != 0)
-      j.Field("owner_dc", tok(l.context));
-    if (l.role == check::HandleRole::kLocal) {
-      j.Field("for", tok(l.ic_handle));
-      j.Field("dc", tok(l.context));
-      j.Field("recording", l.recording);
-    }
-    j.Key("intervals");
-    j.w().StartArray();
-    for (const check::Interval& iv : l.intervals) {
-      j.w().StartObject();
-      j.Field("state", check::StateName(iv.state));
-      j.Field("from", iv.from_seq);
-      j.Key("to");  // null: until the end of the trace
-      if (iv.to_seq != 0) {
-        j.w().Uint64(iv.to_seq);
-      } else {
-        j.w().Null();
-      }
-      j.Key("by");  // null: already in this state when the trace began
-      const format::CallInfo* ci = format::GetCall(iv.cause);
-      if (iv.cause == format::CallId::kInvalid || ci == nullptr) {
-        j.w().Null();
-      } else {
-        j.Str(absl::StrCat(iv.dc_table ? "DC::" : "", ci->name));
-      }
-      if (l.role == check::HandleRole::kCommandList && iv.context != 0 && iv.context != l.context)
-        j.Field("owner_dc", tok(iv.context));
-      j.w().EndObject();
-    }
-    j.w().EndArray();
-    j.w().EndObject();
+  auto key = [&](absl::string_view k) {
+    w.Key(k.data(), static_cast<rapidjson::SizeType>(k.size()));
+  };
+  auto str = [&](absl::string_view k, absl::string_view v) {
+    key(k);
+    w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
+  };
+  w.StartObject();
+  str("role", check::RoleName(l.role));
+  str("handle", tok(l.handle));
+  key("lifetime");
+  w.Uint64(l.lifetime);
+  if (l.role == check::HandleRole::kCommandList && l.context != 0) str("owner_dc", tok(l.context));
+  if (l.role == check::HandleRole::kLocal) {
+    str("for", tok(l.ic_handle));
+    str("dc", tok(l.context));
+    key("recording");
+    w.Uint64(l.recording);
   }
-  j.w().EndArray();
-  j.Field("shown", shown);
-  j.End(out);
-  return kExitOk;
+  key("intervals");
+  w.StartArray();
+  for (const check::Interval& iv : l.intervals) {
+    w.StartObject();
+    str("state", check::StateName(iv.state));
+    key("from");
+    w.Uint64(iv.from_seq);
+    key("to");  // null: until the end of the trace
+    if (iv.to_seq != 0) {
+      w.Uint64(iv.to_seq);
+    } else {
+      w.Null();
+    }
+    key("by");  // null: already in this state when the trace began
+    const format::CallInfo* ci = format::GetCall(iv.cause);
+    if (iv.cause == format::CallId::kInvalid || ci == nullptr) {
+      w.Null();
+    } else {
+      const std::string by = absl::StrCat(iv.dc_table ? "DC::" : "", ci->name);
+      w.String(by.data(), static_cast<rapidjson::SizeType>(by.size()));
+    }
+    if (l.role == check::HandleRole::kCommandList && iv.context != 0 && iv.context != l.context)
+      str("owner_dc", tok(iv.context));
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+}  // namespace
+
+bool LifecycleJsonShown(const check::Lifetime& l, uint64_t want) {
+  // The text's selection: objects only for --handle.
+  if (want != 0) return l.handle == want || l.ic_handle == want;
+  return l.role != check::HandleRole::kObject;
+}
+
+int PrintLifecycleJson(const check::Lifecycle& lifecycle, uint64_t want,
+                       const format::TokenTable& handles, std::ostream& out) {
+  LifecycleJsonStream stream(handles);
+  for (const check::Lifetime& l : lifecycle.lifetimes)
+    if (LifecycleJsonShown(l, want)) stream.Add(l);
+  return stream.Finish(lifecycle.calls, out);
+}
+
+LifecycleJsonStream::LifecycleJsonStream(const format::TokenTable& handles)
+    : handles_(handles), spill_(std::tmpfile()) {}
+
+LifecycleJsonStream::~LifecycleJsonStream() {
+  if (spill_ != nullptr) std::fclose(spill_);
+}
+
+void LifecycleJsonStream::Add(const check::Lifetime& l) {
+  rapidjson::StringBuffer buffer;
+  JsonOut::Writer w(buffer);
+  WriteLifetimeJson(l, handles_, w);
+  if (shown_++ != 0) Put(",");
+  Put(absl::string_view(buffer.GetString(), buffer.GetSize()));
+}
+
+void LifecycleJsonStream::Put(absl::string_view s) {
+  if (spill_ != nullptr) {
+    if (std::fwrite(s.data(), 1, s.size(), spill_) == s.size()) return;
+    spill_failed_ = true;
+    return;
+  }
+  held_.append(s.data(), s.size());  // no temporary file: held in memory
+}
+
+int LifecycleJsonStream::Finish(uint64_t calls, std::ostream& out) {
+  out << "{\"calls\":" << calls << ",\"lifetimes\":[";
+  if (spill_ != nullptr) {
+    std::rewind(spill_);
+    char buf[1 << 16];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof(buf), spill_)) > 0) out.write(buf, n);
+  } else {
+    out << held_;
+  }
+  out << "],\"shown\":" << shown_ << "}\n";
+  return spill_failed_ ? kExitBadInput : kExitOk;
 }
 
 }  // namespace cltrace::cli

@@ -10,6 +10,7 @@
 #ifndef CLTRACE_CLI_LIFECYCLE_OUTPUT_H_
 #define CLTRACE_CLI_LIFECYCLE_OUTPUT_H_
 
+#include <cstdio>
 #include <ostream>
 #include <string>
 
@@ -81,6 +82,54 @@ class LiveHandles : public check::TransitionObserver {
 // the end of the trace), by ("DC::Draw"; null: before the trace), owner_dc), shown; kExitOk.
 int PrintLifecycleJson(const check::Lifecycle& lifecycle, uint64_t want,
                        const format::TokenTable& handles, std::ostream& out);
+// Whether `lifecycle --json` (and the text) shows `l`: every lifetime but IC objects, or
+// with a handle `want` its lifetimes and those of the local handles standing for it.
+bool LifecycleJsonShown(const check::Lifetime& l, uint64_t want);
+
+// PrintLifecycleJson for lifetimes handed on one by one as they end (a streaming
+// check::LifecycleBuilder's sink): the document begins with the call count, known only at
+// the end, so the lifetimes' JSON waits in a temporary file (in memory when none can be
+// made), not the lifetimes. The same bytes as PrintLifecycleJson.
+class LifecycleJsonStream {
+ public:
+  explicit LifecycleJsonStream(const format::TokenTable& handles);
+  ~LifecycleJsonStream();
+  LifecycleJsonStream(const LifecycleJsonStream&) = delete;
+  LifecycleJsonStream& operator=(const LifecycleJsonStream&) = delete;
+  // Adds `l` (shown: the caller selects).
+  void Add(const check::Lifetime& l);
+  // Writes the document; kExitOk, or kExitBadInput when the temporary file failed.
+  int Finish(uint64_t calls, std::ostream& out);
+
+ private:
+  void Put(absl::string_view s);
+  const format::TokenTable& handles_;
+  std::FILE* spill_;
+  std::string held_;
+  uint64_t shown_ = 0;
+  bool spill_failed_ = false;
+};
+
+// `lifecycle --at SEQ` fed the checker's transitions up to SEQ (TransitionObserver): what
+// each lifetime not over is in, nothing of the lifetimes that ended (memory: the handles
+// alive, not the trace). Print writes what PrintLiveAt writes for the whole trace.
+class LiveAt : public check::TransitionObserver {
+ public:
+  void OnTransition(const check::TransitionEvent& t) override;
+  void OnLocalEnded(uint32_t lifetime, uint64_t seq) override;
+  // Lifetimes held (for tests).
+  size_t held() const { return current_.size(); }
+  int Print(uint64_t seq, uint64_t want, const format::TokenTable& handles,
+            std::ostream& out) const;
+
+ private:
+  struct Current {
+    uint64_t order = 0;  // by first transition
+    check::TransitionEvent last;
+  };
+  absl::flat_hash_map<std::pair<int, uint32_t>, Current> current_;
+  uint64_t next_order_ = 0;
+};
 
 }  // namespace cltrace::cli
 

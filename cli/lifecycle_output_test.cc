@@ -1,12 +1,16 @@
 #include "cli/lifecycle_output.h"
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "check/testing/check_fixture.h"
 #include "cli/args.h"
 #include "cli/verb.h"
+#include "format/load_trace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -45,6 +49,69 @@ TEST_F(LifecycleOutputTest, RunLifecycleUnknownHandleIsBadInput) {
   std::ostringstream out, err;
   EXPECT_EQ(RunLifecycle(options, t.events(), t.handles(), out, err), kExitBadInput);
   EXPECT_THAT(err.str(), HasSubstr("no handle \"nope\""));
+}
+
+struct CliRun {
+  int exit = 0;
+  std::string out, err;
+};
+CliRun Cli(std::vector<std::string> args) {
+  args.insert(args.begin(), "cltrace");
+  std::ostringstream out, err;
+  CliRun r;
+  r.exit = RunCli(args, out, err);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+// `lifecycle --json` and `--at SEQ` stream (lifetimes as they end; --at only what is alive):
+// on every shipped trace they print what the whole-trace analysis prints.
+TEST(LifecycleStreamingTest, JsonAndAtMatchTheWholeTraceAnalysisOnTheCorpus) {
+  int traces = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("corpus/traces")) {
+    const std::string path = entry.path().string();
+    if (entry.path().extension() != ".cltrace") continue;
+    SCOPED_TRACE(path);
+    ++traces;
+    absl::StatusOr<format::LoadedTrace> t = format::LoadTrace(path);
+    ASSERT_TRUE(t.ok()) << t.status();
+    absl::StatusOr<check::Lifecycle> lc = check::AnalyzeLifecycle(t->events, t->handles);
+    ASSERT_TRUE(lc.ok()) << lc.status();
+    std::ostringstream json;
+    PrintLifecycleJson(*lc, 0, t->handles, json);
+    CliRun streamed = Cli({"lifecycle", path, "--json", "--quiet"});
+    EXPECT_EQ(streamed.exit, 0) << streamed.err;
+    EXPECT_EQ(streamed.out, json.str());
+    const uint64_t last = t->events.empty() ? 1 : t->events.back().seq;
+    for (uint64_t at : {uint64_t{1}, uint64_t{40}, last / 3, last / 2, last - 1, last + 5}) {
+      if (at == 0) continue;
+      SCOPED_TRACE(at);
+      std::ostringstream want;
+      PrintLiveAt(*lc, at, 0, t->handles, want);
+      CliRun got = Cli({"lifecycle", path, "--at", absl::StrCat(at), "--quiet"});
+      EXPECT_EQ(got.exit, 0) << got.err;
+      EXPECT_EQ(got.out, want.str());
+    }
+  }
+  EXPECT_GT(traces, 20);
+}
+
+// --at stops reading after SEQ: a trace damaged after it still answers; reading it all fails.
+TEST(LifecycleStreamingTest, AtReadsOnlyUpToSeq) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "lifecycle_at_damaged.jsonl").string();
+  {
+    std::ifstream in("corpus/jsonl/cl_recycle.jsonl");
+    std::ofstream out(path);
+    out << in.rdbuf() << "this line is not JSON\n";
+  }
+  CliRun all = Cli({"lifecycle", path, "--json", "--quiet"});
+  EXPECT_EQ(all.exit, kExitBadInput);
+  CliRun at = Cli({"lifecycle", path, "--at", "20", "--quiet"});
+  EXPECT_EQ(at.exit, kExitOk) << at.err;
+  EXPECT_THAT(at.out, HasSubstr("handles alive at seq 20"));
+  std::filesystem::remove(path);
 }
 
 TEST(LifecycleArgsTest, Parses) {

@@ -136,6 +136,7 @@ int StreamVerbOnTrace(
                       static_cast<double>(in->position()) /
                           static_cast<double>(std::max<uint64_t>(1, in->file_size())));
       if (add_error.ok()) add_error = work.add(e);
+      if (work.done && work.done()) break;
     }
   }
   const int code = work.finish(add_error);

@@ -104,6 +104,9 @@ check::TraceReplay ReplayOf(const std::string& path, bool salvage);
 struct StreamWork {
   std::function<absl::Status(const format::Event&)> add;
   std::function<int(const absl::Status& add_error)> finish;
+  // Optional: asked after every event; true stops reading there (the rest of the trace is
+  // not read; `finish` follows).
+  std::function<bool()> done = nullptr;
 };
 
 // RunVerbOnTrace for a verb that streams its trace (format::SeqStream): parses `args` by

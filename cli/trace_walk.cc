@@ -42,6 +42,17 @@ class Observer : public check::TransitionObserver {
     }
     if (Exported(t.role)) transitions.push_back(t);
   }
+  // Handed on as a transition to kNone (Walk::Transition: the lifetime ends there).
+  void OnLocalEnded(uint32_t lifetime, uint64_t seq) override {
+    check::TransitionEvent t{};
+    t.role = check::HandleRole::kLocal;
+    t.from = State::kClosedLocal;
+    t.to = State::kNone;
+    t.lifetime = lifetime;
+    t.seq = seq;
+    t.call = format::CallId::kInvalid;
+    transitions.push_back(t);
+  }
   void OnDeviceCall(const format::Event& e, bool dc_table) override {
     if (e.seq == current_seq) dc = dc_table;
   }
@@ -146,6 +157,17 @@ class Walk {
     const uint64_t key = (static_cast<uint64_t>(t.role) << 32) | t.lifetime;
     const int64_t ns = TimeAt(t.seq, e);
     auto it = live_.find(key);
+    if (t.to == State::kNone) {
+      // A closed local handle whose memory was recycled or whose DC went: over.
+      if (it == live_.end()) return absl::OkStatus();
+      LiveLifetime& l = it->second;
+      l.current.to_seq = t.seq;
+      l.current.to_ns = std::max(ns, l.current.from_ns);
+      absl::Status st = visitor_->OnInterval(l.lifetime, l.current);
+      if (st.ok()) st = visitor_->OnLifetimeEnd(l.lifetime, l.current.state, /*destroyed=*/true);
+      live_.erase(it);
+      return st;
+    }
     if (it == live_.end()) {
       LiveLifetime l;
       l.lifetime.role = t.role;

@@ -68,7 +68,9 @@ struct WalkLifetime {
 };
 
 // One state a lifetime was in, [from_seq, to_seq); to_seq == 0: until the end of the trace
-// (a lifetime still in it there, or a final state: Destroyed, CreateFailed).
+// (a lifetime still in it there, or a final state: Destroyed, CreateFailed). A closed local
+// handle's Closed interval ends where its memory is recycled or its DC destroyed
+// (check::TransitionObserver::OnLocalEnded).
 struct WalkInterval {
   check::State state = check::State::kNone;
   uint64_t from_seq = 0;
@@ -107,8 +109,9 @@ class TraceWalkVisitor {
     (void)iv;
     return absl::OkStatus();
   }
-  // A lifetime after its last interval: destroyed (or failed to be created) at `final_seq`,
-  // or still alive at the end of the trace (`destroyed` false).
+  // A lifetime after its last interval: destroyed (or failed to be created; for a local
+  // handle: closed, and its memory recycled or its DC destroyed), or still alive at the end
+  // of the trace (`destroyed` false).
   virtual absl::Status OnLifetimeEnd(const WalkLifetime& l, check::State final_state,
                                      bool destroyed) {
     (void)l;

@@ -21,12 +21,14 @@ constexpr char kUsage[] =
     "(.cltrace or .jsonl), its state intervals [from-seq, to-seq) with the call that caused\n"
     "each transition (DC:: marks a call through a deferred context's table) and the owning\n"
     "deferred context; local handles per recording. A handle value reused after its\n"
-    "destruction is a new lifetime (#N).\n"
+    "destruction is a new lifetime (#N); a closed local handle's lifetime ends where its\n"
+    "memory is recycled (the value begins a new lifetime) or its deferred context destroyed.\n"
     "\n"
     "  --handle H   only handle H (its token as in the trace), with the local handles that\n"
     "               stand for it; IC objects are listed only this way\n"
     "  --at SEQ     instead: every handle alive at position SEQ, one line each with the state\n"
-    "               it is in there, since when and by which call (objects included)\n"
+    "               it is in there, since when and by which call (objects included);\n"
+    "               reads the trace only up to SEQ\n"
     "  --json       one JSON object with the same lifetimes and intervals (for scripts)\n"
     "  --salvage    skip corrupt chunks of a .cltrace\n"
     "  --quiet      no progress bar (shown on a terminal when reading takes over a second)\n"
@@ -35,6 +37,9 @@ constexpr char kUsage[] =
 
 int RunLifecycleVerb(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::unique_ptr<check::LifecycleBuilder> builder;
+  std::unique_ptr<LifecycleJsonStream> json_out;
+  LiveAt live_at;
+  std::unique_ptr<check::Checker> at_checker;
   LifecycleOptions options;
   const format::TokenTable* handles = nullptr;
   uint64_t want = 0;  // the --handle's id once it is defined
@@ -50,14 +55,9 @@ int RunLifecycleVerb(const std::vector<std::string>& args, std::ostream& out, st
     }
     return first.handle == want || first.ic_handle == want;
   };
-  // Each lifetime is printed once it is over (in the order they began): the trace's lifetimes
-  // are not all held (check::LifecycleBuilder).
-  auto print = [&](const check::Lifetime& l) {
-    out << check::FormatLifetime(l, *handles);
-    ++shown;
-  };
   uint64_t at_seq = 0;
   bool at_error = false;
+  bool past_at = false;  // --at: the stream went past SEQ
   bool json = false;
   return StreamVerbOnTrace(
       "lifecycle", args, LifecycleArgSpec(kUsage), out, err,
@@ -68,45 +68,62 @@ int RunLifecycleVerb(const std::vector<std::string>& args, std::ostream& out, st
         }
         json = parsed.Flag("--json");
         handles = &in.handles();
-        // --at and --json need every lifetime (--at: those over before SEQ too): the whole-trace
-        // builder.
-        // Otherwise lifetimes stream out as they end.
-        if (at_seq != 0 || json) {
-          builder = std::make_unique<check::LifecycleBuilder>(
-              in.handles(), ReplayOf(parsed.positional[0], parsed.Flag("--salvage")),
-              options.check);
+        StreamWork work;
+        if (at_seq != 0) {
+          // --at: the checker's transitions up to SEQ, kept as what each lifetime is in now;
+          // reading stops after SEQ (once a --handle is defined: an unknown one is told).
+          at_checker = std::make_unique<check::Checker>(options.check);
+          at_checker->set_observer(&live_at);
+          at_checker->Begin(in.handles(), ReplayOf(parsed.positional[0], parsed.Flag("--salvage")));
+          work.add = [&](const format::Event& e) {
+            if (e.seq > at_seq) {
+              past_at = true;
+              return absl::OkStatus();
+            }
+            return at_checker->Add(e);
+          };
+          work.done = [&] {
+            return past_at && (options.handle.empty() || handles->Find(options.handle) > 0);
+          };
         } else {
+          // Each lifetime is printed (or, --json, written aside) once it is over, in the order
+          // they began: the trace's lifetimes are not all held (check::LifecycleBuilder).
+          if (json) json_out = std::make_unique<LifecycleJsonStream>(in.handles());
           builder = std::make_unique<check::LifecycleBuilder>(
               in.handles(), ReplayOf(parsed.positional[0], parsed.Flag("--salvage")), options.check,
-              wanted, print);
+              wanted, [&](const check::Lifetime& l) {
+                if (json_out != nullptr) {
+                  json_out->Add(l);
+                } else {
+                  out << check::FormatLifetime(l, *handles);
+                }
+                ++shown;
+              });
+          work.add = [&](const format::Event& e) { return builder->Add(e); };
         }
-        return StreamWork{[&](const format::Event& e) { return builder->Add(e); },
-                          [&](const absl::Status& add_error) {
-                            // An unknown handle is told once every definition was read.
-                            absl::StatusOr<uint64_t> known = LifecycleHandle(options, *handles);
-                            if (!known.ok()) {
-                              err << known.status().message() << "\n";
-                              return static_cast<int>(kExitBadInput);
-                            }
-                            if (!add_error.ok()) {
-                              err << "cltrace lifecycle: " << add_error.message() << "\n";
-                              return static_cast<int>(kExitBadInput);
-                            }
-                            if (at_error) {
-                              err << "cltrace lifecycle: --at: expected a position (a seq "
-                                     "of the trace, 1 or more)\n";
-                              return static_cast<int>(kExitBadInput);
-                            }
-                            if (at_seq != 0) {
-                              return PrintLiveAt(builder->Finish(), at_seq, *known, *handles, out);
-                            }
-                            if (json) {
-                              return PrintLifecycleJson(builder->Finish(), *known, *handles, out);
-                            }
-                            check::Lifecycle lc = builder->FinishStream();
-                            out << "# " << shown << " lifetimes, " << lc.calls << " calls\n";
-                            return static_cast<int>(kExitOk);
-                          }};
+        work.finish = [&](const absl::Status& add_error) {
+          // An unknown handle is told once every definition was read.
+          absl::StatusOr<uint64_t> known = LifecycleHandle(options, *handles);
+          if (!known.ok()) {
+            err << known.status().message() << "\n";
+            return static_cast<int>(kExitBadInput);
+          }
+          if (!add_error.ok()) {
+            err << "cltrace lifecycle: " << add_error.message() << "\n";
+            return static_cast<int>(kExitBadInput);
+          }
+          if (at_error) {
+            err << "cltrace lifecycle: --at: expected a position (a seq "
+                   "of the trace, 1 or more)\n";
+            return static_cast<int>(kExitBadInput);
+          }
+          if (at_seq != 0) return live_at.Print(at_seq, *known, *handles, out);
+          check::Lifecycle lc = builder->FinishStream();
+          if (json_out != nullptr) return json_out->Finish(lc.calls, out);
+          out << "# " << shown << " lifetimes, " << lc.calls << " calls\n";
+          return static_cast<int>(kExitOk);
+        };
+        return work;
       });
 }
 

@@ -105,6 +105,7 @@ HRESULT APIENTRY CreateDevice(D3D10DDI_HADAPTER hAdapter, D3D10DDIARG_CREATEDEVI
   HRESULT hr = CreateGpuContext(dev);
   if (hr != S_OK) {
     dev->magic = 0;  // no DestroyDevice follows a failed create
+    ForgetAliases(dev);
     dev->~Device();
     return hr;
   }
@@ -150,6 +151,7 @@ void APIENTRY DestroyDevice(D3D10DDI_HDEVICE hDevice) {
                         " deferred context(s) not destroyed (children go first, §4.9)"));
   }
   dev->magic = 0;  // later calls with this handle are reported, R39
+  ForgetAliases(dev);
   dev->~Device();
 }
 

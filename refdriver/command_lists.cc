@@ -108,6 +108,7 @@ void ApplyEndState(const EndState& e, PipelineState* s) {
 // capacity goes back to the DC: the point of recycling small command lists).
 void TakeRecording(DeferredContext* dc, CommandList* cl) {
   dc->rec.end_state = CaptureEndState(dc->state);
+  ReleaseRecordingAliases(dc->device, cl->content);
   cl->content.Clear();
   std::swap(cl->content, dc->rec);
   dc->rec.Clear();
@@ -325,6 +326,7 @@ void APIENTRY RecycleDestroyCommandList(D3D10DDI_HDEVICE hDevice,
   // The list is dead to the application; keep the handle's buffers for reuse, but what the GPU
   // may still read (map-discard aliases) goes through deferred destruction.
   auto* cl = static_cast<CommandList*>(h);
+  ReleaseRecordingAliases(dev, cl->content);
   if (!cl->content.aliases.empty()) {
     DeferredDestruction item;
     item.object_id = cl->id;
@@ -368,6 +370,7 @@ void APIENTRY DestroyCommandList(D3D10DDI_HDEVICE hDevice, D3D11DDI_HCOMMANDLIST
   auto* cl = static_cast<CommandList*>(h);
   DeferredDestruction item;
   item.object_id = cl->id;
+  ReleaseRecordingAliases(dev, cl->content);
   item.content = std::move(cl->content);
   if (dev->config.Has(Bug::kR39)) {
     // Planted bug R39: the queue entry keeps the handle memory and writes to it when drained.
@@ -546,6 +549,7 @@ void APIENTRY DcCommandListExecute(D3D10DDI_HDEVICE hDevice, D3D11DDI_HCOMMANDLI
   DcWriteGeneric(dc, refcmd::kExecuteBegin, cl->id);
   dc->rec.stream.insert(dc->rec.stream.end(), cl->content.stream.begin(), cl->content.stream.end());
   dc->rec.gpu.Append(cl->content.gpu);  // its commands and renames (R66) nest in this list
+  AliasesHeldToo(dev, cl->content);
   DcWriteGeneric(dc, refcmd::kExecuteEnd, cl->id);
   auto append = [](auto& to, const auto& from) { to.insert(to.end(), from.begin(), from.end()); };
   append(dc->rec.allocations, cl->content.allocations);

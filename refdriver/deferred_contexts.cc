@@ -14,6 +14,7 @@ constexpr SIZE_T kLocalHandleSize = sizeof(LocalObject);
 
 void ResetDc(DeferredContext* dc) {
   dc->state.Clear();
+  if (dc->device != nullptr) ReleaseRecordingAliases(dc->device, dc->rec);
   dc->rec.Clear();
   dc->building_queries.clear();
   dc->mapped_resources.clear();
@@ -157,6 +158,7 @@ void APIENTRY AbandonCommandList(D3D10DDI_HDEVICE hDevice) {
                         rules::StateName(call.state())));
   }
   // The driver may leave the bindings as they are; the runtime unbinds them next (§4.7).
+  ReleaseRecordingAliases(dc->device, dc->rec);
   dc->rec.Clear();
   dc->building_queries.clear();
   dc->mapped_resources.clear();
@@ -190,6 +192,7 @@ void APIENTRY DcDestroyDevice(D3D10DDI_HDEVICE hDevice) {
     }
   }
   dc->magic = 0;
+  if (dc->device != nullptr) ReleaseRecordingAliases(dc->device, dc->rec);
   dc->~DeferredContext();
   UpdateDc(h, [](DcEntry& e) { e.state = DcState::kDestroyed; });
 }

@@ -75,14 +75,9 @@ void DestroyIcObject(Device* dev, void* handle, uint32_t type, const char* fn, c
       item.allocation = o->allocation;
     }
     QueueDeferred(dev, std::move(item));
-    // Map-discard aliases of deferred contexts (R66) go with the resource, after the flush
-    // that submitted their last use like the resource's own allocation (R67).
-    std::vector<uint32_t> aliases;
-    {
-      std::lock_guard<std::mutex> lock(o->alias_mu);
-      aliases.swap(o->alias_allocations);
-    }
-    for (uint32_t alias : aliases) {
+    // Map-discard aliases of deferred contexts (R66) still alive go with the resource, after
+    // the flush that submitted their last use like the resource's own allocation (R67).
+    for (uint32_t alias : TakeObjectAliases(dev, o->id)) {
       DeferredDestruction alias_item;
       alias_item.object_id = o->id;
       alias_item.allocation = alias;

@@ -49,6 +49,11 @@ size_t CltraceRefDriverViolations(char* buf, size_t cap);
 // Forgets all violations detected so far (tests run several scenarios in one process).
 void CltraceRefDriverClearViolations(void);
 
+// The most deferred-context map-discard alias allocations (R66) alive at once in this process
+// (made and not yet handed to deferred destruction) since the last call with reset != 0, which
+// starts again from those alive now. Bounded over a workload's frames (issue #16 item 6).
+uint64_t CltraceRefDriverPeakAliases(int reset);
+
 // The draw-state probe (wddm/draw_state.h, gpu::DecodePrivateDrawsFn): decodes the refcmd
 // records (refdriver/command_stream.h) in one private command's payload of `count` words and
 // calls on_draw(ctx, handles) for each Draw record with its kDrawSlotCount bindings. Returns 0

@@ -174,17 +174,15 @@ void DynamicMap(D3D10DDI_HDEVICE h, const char* fn, D3D10DDI_HRESOURCE r, D3D10_
     dc->mapped_resources.insert(r.pDrvPrivate);
     dc->rec.mapped.push_back(o);
     // Renaming: every discard on a DC gets its own alias, owned by the recording (MAPDC), and
-    // its own allocation, which becomes the IC's current one when the list executes (R66).
+    // its own allocation, which becomes the IC's current one when the list executes (R66),
+    // freed once no list can execute it and it is not current (AliasBook).
     dc->rec.aliases.emplace_back(new uint8_t[size]());
     out->pData = dc->rec.aliases.back().get();
     c.Generic(refcmd::kRename, reinterpret_cast<uint64_t>(o), dc->rec.aliases.size());
     if (type == D3D10_DDI_MAP_WRITE_DISCARD && o->allocation != 0) {
       absl::StatusOr<D3DKMT_HALLOCATION> alias = c.dev()->umd->Allocate(o->byte_size);
       if (alias.ok()) {
-        {
-          std::lock_guard<std::mutex> lock(o->alias_mu);
-          o->alias_allocations.push_back(alias->value);
-        }
+        AliasMade(c.dev(), o->id, alias->value);
         dc->rec.gpu.RecordRename(o->id, alias->value);
         dc->rec.renamed[o] = {alias->value, dc->rec.aliases.back().get()};
       }
@@ -196,7 +194,10 @@ void DynamicMap(D3D10DDI_HDEVICE h, const char* fn, D3D10DDI_HRESOURCE r, D3D10_
     out->pData = o->memory;
     // A discard on the IC leaves any alias a command list made current: the resource's own
     // allocation is written again (queued after the list's work on the GPU timeline).
-    if (type == D3D10_DDI_MAP_WRITE_DISCARD) c.dev()->aliases.Erase(o->id);
+    if (type == D3D10_DDI_MAP_WRITE_DISCARD) {
+      c.dev()->aliases.Erase(o->id);
+      AliasCurrentDropped(c.dev(), o->id);
+    }
   }
   out->RowPitch = o->row_pitch;
   out->DepthPitch = o->depth_pitch;

@@ -3,10 +3,14 @@
 // every Flush and before DestroyDevice returns (R67-R70), and the IC-only DDIs (Flush, generic
 // and staging maps, QueryGetData, PresentDXGI).
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "refdriver/internal/common.h"
 #include "refdriver/internal/ops.h"
 #include "refdriver/internal/tables.h"
@@ -116,12 +120,176 @@ void IcSplice(Device* dev, const Recording& content, uint64_t cl_id) {
   // followed by amortized processing like any other (R71).
   for (const gpu::Command& c : content.gpu.commands()) IcEmit(dev, c);
   content.gpu.ApplyRenames(&dev->aliases);
+  AliasesMadeCurrent(dev, content);
   IcWriteGeneric(dev, refcmd::kExecuteEnd, cl_id);
 }
 
 void QueueDeferred(Device* dev, DeferredDestruction item) {
   std::lock_guard<std::mutex> lock(dev->deferred_mu);
   dev->deferred.push_back(std::move(item));
+}
+
+namespace {
+
+struct AliasBook {
+  struct Entry {
+    uint64_t object_id = 0;
+    uint32_t holds = 0;
+  };
+  absl::flat_hash_map<uint32_t, Entry> aliases;                            // by allocation
+  absl::flat_hash_map<uint64_t, absl::flat_hash_set<uint32_t>> of_object;  // resource id ->
+  absl::flat_hash_map<uint64_t, uint32_t> current;  // resource id -> the IC's current alias
+};
+
+// Every device's book, under one lock (alias bookkeeping is rare: discards on DCs, executes,
+// command lists going away).
+struct AliasBooks {
+  std::mutex mu;
+  absl::flat_hash_map<const Device*, AliasBook> of;
+};
+AliasBooks& Books() {
+  static AliasBooks* books = new AliasBooks();
+  return *books;
+}
+
+// Map-discard aliases alive in this process, and the most alive at once since the last reset
+// (CltraceRefDriverPeakAliases).
+std::atomic<uint64_t> g_live_aliases{0};
+std::atomic<uint64_t> g_peak_aliases{0};
+
+// Adds one hold of `alias` (if it is still alive and still `object_id`'s).
+void Hold(AliasBook& book, uint64_t object_id, uint32_t alias) {
+  auto it = book.aliases.find(alias);
+  if (it != book.aliases.end() && it->second.object_id == object_id) ++it->second.holds;
+}
+
+// Drops one hold; true when that was the last (the caller frees the allocation). A hold of an
+// alias freed with its resource (and its value perhaps reused since) is ignored.
+bool Release(AliasBook& book, uint64_t object_id, uint32_t alias) {
+  auto it = book.aliases.find(alias);
+  if (it == book.aliases.end() || it->second.object_id != object_id) return false;
+  if (--it->second.holds != 0) return false;
+  book.aliases.erase(it);
+  auto of = book.of_object.find(object_id);
+  if (of != book.of_object.end()) {
+    of->second.erase(alias);
+    if (of->second.empty()) book.of_object.erase(of);
+  }
+  return true;
+}
+
+// Deferred destruction of aliases nobody holds any more: (resource id, allocation).
+void FreeAliases(Device* dev, const std::vector<std::pair<uint64_t, uint32_t>>& freed) {
+  for (const auto& [object_id, alias] : freed) {
+    DeferredDestruction item;
+    item.object_id = object_id;
+    item.allocation = alias;
+    QueueDeferred(dev, std::move(item));
+  }
+  g_live_aliases.fetch_sub(freed.size(), std::memory_order_relaxed);
+}
+
+}  // namespace
+
+void AliasMade(Device* dev, uint64_t object_id, uint32_t alias) {
+  {
+    std::lock_guard<std::mutex> lock(Books().mu);
+    AliasBook& book = Books().of[dev];
+    // aliases=with_resource: one more hold nobody drops, so only the resource frees it.
+    book.aliases[alias] = AliasBook::Entry{object_id, dev->config.aliases_with_resource ? 2u : 1u};
+    book.of_object[object_id].insert(alias);
+  }
+  const uint64_t live = g_live_aliases.fetch_add(1, std::memory_order_relaxed) + 1;
+  uint64_t peak = g_peak_aliases.load(std::memory_order_relaxed);
+  while (peak < live && !g_peak_aliases.compare_exchange_weak(peak, live)) {
+  }
+}
+
+void AliasesHeldToo(Device* dev, const Recording& from) {
+  if (from.gpu.renames().empty()) return;
+  std::lock_guard<std::mutex> lock(Books().mu);
+  AliasBook& book = Books().of[dev];
+  for (const auto& [object_id, alias] : from.gpu.renames())
+    Hold(book, object_id, static_cast<uint32_t>(alias));
+}
+
+void ReleaseRecordingAliases(Device* dev, const Recording& r) {
+  if (r.gpu.renames().empty()) return;
+  std::vector<std::pair<uint64_t, uint32_t>> freed;
+  {
+    std::lock_guard<std::mutex> lock(Books().mu);
+    AliasBook& book = Books().of[dev];
+    for (const auto& [object_id, a] : r.gpu.renames()) {
+      const uint32_t alias = static_cast<uint32_t>(a);
+      if (Release(book, object_id, alias)) freed.emplace_back(object_id, alias);
+    }
+  }
+  FreeAliases(dev, freed);
+}
+
+void AliasesMadeCurrent(Device* dev, const Recording& content) {
+  if (content.gpu.renames().empty()) return;
+  std::vector<std::pair<uint64_t, uint32_t>> freed;
+  {
+    std::lock_guard<std::mutex> lock(Books().mu);
+    AliasBook& book = Books().of[dev];
+    for (const auto& [key, unused] : content.gpu.renames()) {
+      std::optional<gpu::AllocationId> now = dev->aliases.Get(key);
+      if (!now) continue;
+      const uint32_t alias = static_cast<uint32_t>(*now);
+      auto [it, inserted] = book.current.try_emplace(key, alias);
+      if (!inserted && it->second == alias) continue;
+      const uint32_t before = inserted ? 0 : it->second;
+      it->second = alias;
+      Hold(book, key, alias);
+      if (before != 0 && Release(book, key, before)) freed.emplace_back(key, before);
+    }
+  }
+  FreeAliases(dev, freed);
+}
+
+void AliasCurrentDropped(Device* dev, uint64_t object_id) {
+  std::vector<std::pair<uint64_t, uint32_t>> freed;
+  {
+    std::lock_guard<std::mutex> lock(Books().mu);
+    auto b = Books().of.find(dev);
+    if (b == Books().of.end()) return;
+    AliasBook& book = b->second;
+    auto it = book.current.find(object_id);
+    if (it == book.current.end()) return;
+    const uint32_t alias = it->second;
+    book.current.erase(it);
+    if (Release(book, object_id, alias)) freed.emplace_back(object_id, alias);
+  }
+  FreeAliases(dev, freed);
+}
+
+std::vector<uint32_t> TakeObjectAliases(Device* dev, uint64_t object_id) {
+  std::vector<uint32_t> out;
+  {
+    std::lock_guard<std::mutex> lock(Books().mu);
+    auto b = Books().of.find(dev);
+    if (b == Books().of.end()) return out;
+    AliasBook& book = b->second;
+    book.current.erase(object_id);
+    auto of = book.of_object.find(object_id);
+    if (of != book.of_object.end()) {
+      out.assign(of->second.begin(), of->second.end());
+      book.of_object.erase(of);
+    }
+    for (uint32_t alias : out) book.aliases.erase(alias);
+  }
+  std::sort(out.begin(), out.end());  // a fixed order, not the set's
+  g_live_aliases.fetch_sub(out.size(), std::memory_order_relaxed);
+  return out;
+}
+
+void ForgetAliases(Device* dev) {
+  std::lock_guard<std::mutex> lock(Books().mu);
+  auto b = Books().of.find(dev);
+  if (b == Books().of.end()) return;
+  g_live_aliases.fetch_sub(b->second.aliases.size(), std::memory_order_relaxed);
+  Books().of.erase(b);
 }
 
 void DrainDeferred(Device* dev) {
@@ -454,3 +622,10 @@ void FillDxgiTable(DXGI_DDI_BASE_FUNCTIONS* t) {
 }
 
 }  // namespace cltrace::refdriver
+
+extern "C" __attribute__((visibility("default"))) uint64_t CltraceRefDriverPeakAliases(int reset) {
+  const uint64_t peak = cltrace::refdriver::g_peak_aliases.load();
+  if (reset != 0)
+    cltrace::refdriver::g_peak_aliases.store(cltrace::refdriver::g_live_aliases.load());
+  return peak;
+}

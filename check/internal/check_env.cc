@@ -54,6 +54,37 @@ void CheckEnv::Begin(absl::Span<const Event> events, const format::TokenTable& h
   handles_ = &handles;
   result_ = CheckResult();
   slots_.assign(handles.size() + 1, HandleSlot());
+  closed_locals_.clear();
+  closed_on_.clear();
+}
+
+void CheckEnv::EndClosedLocal(uint64_t handle, uint64_t seq) {
+  auto it = closed_locals_.find(handle);
+  if (it == closed_locals_.end()) return;
+  const ClosedLocal c = it->second;
+  closed_locals_.erase(it);
+  if (auto on = closed_on_.find(c.dc); on != closed_on_.end()) {
+    on->second.erase(handle);
+    if (on->second.empty()) closed_on_.erase(on);
+  }
+  observer_->OnLocalEnded(c.lifetime, seq);
+}
+
+void CheckEnv::EndClosedLocalsOf(uint64_t dc, uint64_t seq) {
+  auto on = closed_on_.find(dc);
+  if (on == closed_on_.end()) return;
+  // In the order they began (lifetime numbers), not the set's.
+  std::vector<uint32_t> ended;
+  ended.reserve(on->second.size());
+  for (uint64_t h : on->second) {
+    auto it = closed_locals_.find(h);
+    if (it == closed_locals_.end()) continue;
+    ended.push_back(it->second.lifetime);
+    closed_locals_.erase(it);
+  }
+  closed_on_.erase(on);
+  std::sort(ended.begin(), ended.end());
+  for (uint32_t lifetime : ended) observer_->OnLocalEnded(lifetime, seq);
 }
 
 void CheckEnv::FlagAt(Rule rule, uint64_t seq, uint32_t tid, CallId call, bool dc_table,

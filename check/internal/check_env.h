@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -182,9 +183,19 @@ class CheckEnv {
   void Emit(HandleRole role, State from, State to, uint32_t lifetime, uint64_t handle,
             const Event& e, uint64_t context, uint64_t ic_handle, uint32_t recording) {
     if (observer_ == nullptr) return;
+    // A new lifetime on the memory of a closed local handle: the runtime recycled it.
+    if (from == State::kNone && !closed_locals_.empty()) EndClosedLocal(handle, e.seq);
     TransitionEvent t{role,   from,      to,      lifetime,  handle,   e.seq,
                       e.call, dc_table_, context, ic_handle, recording};
     observer_->OnTransition(t);
+    if (role == HandleRole::kLocal && to == State::kClosedLocal) {
+      EndClosedLocal(handle, e.seq);  // (a second close of one value: the first is over)
+      closed_locals_[handle] = ClosedLocal{lifetime, context};
+      closed_on_[context].insert(handle);
+    } else if (role == HandleRole::kDeferredContext &&
+               (to == State::kDestroyed || to == State::kCreateFailed)) {
+      EndClosedLocalsOf(handle, e.seq);
+    }
   }
 
  private:
@@ -204,6 +215,18 @@ class CheckEnv {
   CheckResult result_;
   bool dc_table_ = false;
   std::vector<HandleSlot> slots_;
+
+  // Closed local handles whose lifetime is not over (TransitionObserver::OnLocalEnded), by
+  // handle id, and by the handle id of their DC: bounded by the local handle values of the
+  // DCs alive, not by the trace.
+  struct ClosedLocal {
+    uint32_t lifetime = 0;
+    uint64_t dc = 0;
+  };
+  void EndClosedLocal(uint64_t handle, uint64_t seq);
+  void EndClosedLocalsOf(uint64_t dc, uint64_t seq);
+  absl::flat_hash_map<uint64_t, ClosedLocal> closed_locals_;
+  absl::flat_hash_map<uint64_t, absl::flat_hash_set<uint64_t>> closed_on_;
 };
 
 }  // namespace cltrace::check::internal

@@ -101,6 +101,12 @@ absl::StatusOr<Config> ParseConfig(absl::string_view text) {
             absl::StrCat("config item '", item, "': expects local or ic"));
       }
       config.nested_execute_ic = value == "ic";
+    } else if (key == "aliases") {
+      if (value != "released" && value != "with_resource") {
+        return absl::InvalidArgumentError(
+            absl::StrCat("config item '", item, "': expects released or with_resource"));
+      }
+      config.aliases_with_resource = value == "with_resource";
     } else if (key == "violations") {
       config.violations_path = std::string(value);
     } else {

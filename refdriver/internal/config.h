@@ -63,6 +63,10 @@ struct Config {
   // false (default, `nested_execute_handle=local`): the DC-local handle; true (`=ic`): the IC
   // handle (what D3D11On12 assumes).
   bool nested_execute_ic = false;
+  // `aliases=with_resource`: DC map-discard aliases are freed only with their resource (this
+  // driver before issue #16 item 6; what recordings made then replay against). Default
+  // (`aliases=released`): once no command list can execute them and they are not current.
+  bool aliases_with_resource = false;
 
   bool Has(Bug bug) const { return bugs.contains(bug); }
   bool FailsAt(FaultSite site, uint64_t n) const;

@@ -11,6 +11,7 @@ TEST(ConfigTest, EmptyTextIsTheCleanConfiguration) {
   EXPECT_TRUE(c->bugs.empty());
   EXPECT_EQ(c->removed_at_call, 0u);
   EXPECT_FALSE(c->nested_execute_ic);
+  EXPECT_FALSE(c->aliases_with_resource);
 }
 
 TEST(ConfigTest, BugsFaultsAndSettings) {
@@ -48,6 +49,12 @@ TEST(ConfigTest, CallNumbersStartAtOne) {
 
 TEST(ConfigTest, UnknownItemIsRejected) {
   EXPECT_EQ(ParseConfig("verbose=1").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ConfigTest, AliasesAreReleasedOrFreedWithTheirResource) {
+  EXPECT_FALSE(ParseConfig("aliases=released")->aliases_with_resource);
+  EXPECT_TRUE(ParseConfig("aliases=with_resource")->aliases_with_resource);
+  EXPECT_EQ(ParseConfig("aliases=never").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(ConfigTest, NestedHandleNeedsLocalOrIc) {

@@ -67,9 +67,10 @@ struct IcObject {
   uint32_t allocation = 0;  // D3DKMT_HANDLE from pfnAllocateCb (0: none)
   uint64_t byte_size = 0;
   uint8_t* memory = nullptr;  // CPU backing (maps, copies); owned
-  // Map-discard aliases made on deferred contexts (R66): freed with the resource.
-  std::mutex alias_mu;
-  std::vector<uint32_t> alias_allocations;
+  // Unused since the map-discard aliases are kept in the device's AliasBook (ops.h); kept so
+  // that sizeof(IcObject), which CalcPrivate*Size answers and traces record, stays the same.
+  std::mutex unused_alias_mu;
+  std::vector<uint32_t> unused_alias_allocations;
   bool ic_mapped = false;  // mapped on the IC (IC domain only)
   // Queries: 0 idle, 1 building, 2 issued (IC domain only).
   int8_t ic_query_state = 0;

@@ -35,6 +35,30 @@ void IcSubmit(Device* dev);
 // Frees every queued deferred destruction (Flush, DestroyDevice).
 void DrainDeferred(Device* dev);
 void QueueDeferred(Device* dev, DeferredDestruction item);
+
+// The allocations of deferred contexts' map-discard aliases (R66) and who still needs each:
+// the recordings and command lists that can execute it (every rename in their
+// gpu::CommandRecording, nested executes' included, holds its alias once), and the IC while
+// it is the resource's current allocation. An alias nobody holds goes through deferred
+// destruction (after the flush that submitted its last use); the resource's destruction frees
+// those left. A real driver does the same, so a program's memory does not grow with its
+// frames. The book lives beside the device (sizeof(Device) is what CalcPrivateDeviceSize
+// answers), made at the first alias and dropped with the device (ForgetAliases).
+//
+// A DC discard made `alias` for resource `object_id` (recorded in the DC's recording).
+void AliasMade(Device* dev, uint64_t object_id, uint32_t alias);
+// A nested execute: the DC's recording holds the executed list's renames too.
+void AliasesHeldToo(Device* dev, const Recording& from);
+// `r` can no longer execute (about to be cleared or destroyed): drops its holds.
+void ReleaseRecordingAliases(Device* dev, const Recording& r);
+// IC domain: after `content` executed (its renames current), the IC holds the current ones.
+void AliasesMadeCurrent(Device* dev, const Recording& content);
+// IC domain: resource `object_id` is back on its own allocation (an IC discard).
+void AliasCurrentDropped(Device* dev, uint64_t object_id);
+// The resource is destroyed: the allocations of its aliases still alive, forgotten.
+std::vector<uint32_t> TakeObjectAliases(Device* dev, uint64_t object_id);
+// The device is destroyed: its book goes.
+void ForgetAliases(Device* dev);
 // GPU context bring-up/teardown (pfnCreateContextCb / pfnDestroyContextCb).
 HRESULT CreateGpuContext(Device* dev);
 void DestroyGpuContext(Device* dev);

@@ -133,6 +133,8 @@ TEST_F(CliE2eTest, VerbOutputsOnTheCorpusAreUnchanged) {
                                           "check",
                                           "stats",
                                           "lifecycle",
+                                          "lifecycle --json",
+                                          "lifecycle --at 300",
                                           "dump",
                                           "dump --json",
                                           "dump --from 40 --count 7",
@@ -432,13 +434,18 @@ TEST_F(CliE2eTest, CatalogVersion3TraceIsReadInTheNewLayouts) {
   std::string verdict;
   Result check = Run(absl::StrCat("check ", in));
   absl::StrAppend(&verdict, "$ cltrace check present.cltrace\nexit ", check.exit, "\n", check.out);
+  // Recorded by the driver that freed DC map-discard aliases only with their resource
+  // (refdriver/README.md, `aliases`): replayed into that driver.
+  setenv("CLTRACE_REFDRIVER_CONFIG", "aliases=with_resource", 1);
   for (const char* kernel : {" --kernel model", ""}) {
     for (const char* threads : {"single", "recorded"}) {
       Result r = Run(absl::StrCat("replay --threads ", threads, kernel, " --history 0 ", in));
-      absl::StrAppend(&verdict, "$ CLTRACE_REFDRIVER_CONFIG='' cltrace replay --threads ", threads,
-                      kernel, " --history 0 present.cltrace\nexit ", r.exit, "\n", r.out);
+      absl::StrAppend(&verdict,
+                      "$ CLTRACE_REFDRIVER_CONFIG=aliases=with_resource cltrace replay --threads ",
+                      threads, kernel, " --history 0 present.cltrace\nexit ", r.exit, "\n", r.out);
     }
   }
+  unsetenv("CLTRACE_REFDRIVER_CONFIG");
   EXPECT_EQ(verdict, ReadFile(absl::StrCat(CLTRACE_SOURCE_DIR,
                                            "/tests/cli/inputs/catalog_v3_present.verdict")));
 }

@@ -177,6 +177,25 @@ TEST_F(RecordE2eTest, SmallCommandListTraceHoldsExactlyTheCallsTheWorkloadMade) 
   ExpectWellFormed(t->events, false);
 }
 
+// Issue #16 item 7: `long` (smallcl's shape with lists of draws) on four threads at once, the
+// shape whose recording throughput is measured, loses and duplicates no call.
+TEST_F(RecordE2eTest, LongMultiThreadedTraceHoldsExactlyTheCallsTheWorkloadMade) {
+  const std::string trace = Trace("long.cltrace");
+  Result r = Record(trace, absl::StrCat(CLTRACE_WORKLOAD_BIN, " long --threads 4 --frames 40"));
+  ASSERT_EQ(r.exit, 0) << r.out << r.err;
+  const uint64_t calls = CallsLine(r.out);
+  ASSERT_GT(calls, 10000u) << r.out;
+  absl::StatusOr<format::LoadedTrace> t = format::ReadAllSorted(trace);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(AdapterOpens(r.err), 1u) << r.err;
+  EXPECT_EQ(t->events.size(), calls) << r.err;
+  EXPECT_EQ(t->torn_tail, -1);
+  ExpectWellFormed(t->events, /*allow_incomplete=*/false);
+  std::set<uint32_t> tids;
+  for (const format::Event& e : t->events) tids.insert(e.tid);
+  EXPECT_GE(tids.size(), 4u);
+}
+
 // The DX6 path (ddi-spec §7) has no D3D11 device: the workload hands the DX6 driver's tables to
 // the driver library's CltraceWrapKernelTable hook, so the shim records them as their own layer.
 TEST_F(RecordE2eTest, Dx6DriverCallsAreRecordedAsTheirOwnLayer) {
