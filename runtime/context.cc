@@ -619,6 +619,31 @@ void DeviceContext::ClearState() {
   Touch(c);
 }
 
+int DeviceContext::BeginEvent(const std::string& name) {
+  ContextState* c = state_.get();
+  ContextCall call(c, "BeginEvent");
+  if (c->dev->driver.annotate_marker != nullptr) {
+    c->dev->driver.annotate_marker(absl::StrCat("BeginEvent: ", name).c_str());
+  }
+  return c->event_depth++;
+}
+
+int DeviceContext::EndEvent() {
+  ContextState* c = state_.get();
+  ContextCall call(c, "EndEvent");
+  if (c->event_depth == 0) return -1;
+  if (c->dev->driver.annotate_marker != nullptr) c->dev->driver.annotate_marker("EndEvent");
+  return --c->event_depth;
+}
+
+void DeviceContext::SetMarker(const std::string& name) {
+  ContextState* c = state_.get();
+  ContextCall call(c, "SetMarker");
+  if (c->dev->driver.annotate_marker != nullptr) {
+    c->dev->driver.annotate_marker(absl::StrCat("SetMarker: ", name).c_str());
+  }
+}
+
 void DeviceContext::Flush() {
   ContextState* c = state_.get();
   ContextCall call(c, "Flush");

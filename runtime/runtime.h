@@ -333,6 +333,14 @@ class DeviceContext : public Object {
   void ClearState();
   void Flush();  // immediate context only
 
+  // Application markers (ID3DUserDefinedAnnotation): no DDI call; handed to the loaded driver
+  // library's CltraceAnnotateMarker (runtime/annotation.h), so a recording shows them on the
+  // annotation of the next call. BeginEvent returns the number of events open before it;
+  // EndEvent the number still open after it, or -1 (and no marker) when none was open.
+  int BeginEvent(const std::string& name);
+  int EndEvent();
+  void SetMarker(const std::string& name);
+
   // Deferred context only: produces a command list (ddi-spec §4.5).
   HRESULT FinishCommandList(BOOL restore_deferred_context_state, CommandList** command_list);
   // Immediate or deferred (nested) context (§4.8, §4.4).

@@ -546,7 +546,8 @@ absl::Status Player::InterfaceCall(const Call& call, Obj* o) {
   const absl::string_view iface = call.Interface();
   const absl::string_view method = call.Method();
   if (absl::StartsWith(iface, "ID3DUserDefinedAnnotation")) {
-    return Skip(call, "the runtime model has no hook for application markers");
+    if (o->kind != ObjKind::kContext) return Bad(call, "this is not a device context");
+    return Annotation(call, o);
   }
   if (absl::StartsWith(iface, "ID3D11DeviceContext")) {
     if (o->kind != ObjKind::kContext) return Bad(call, "this is not a device context");
@@ -578,6 +579,30 @@ absl::Status Player::InterfaceCall(const Call& call, Obj* o) {
     }
   }
   return Skip(call, "not implemented");
+}
+
+absl::Status Player::Annotation(const Call& call, Obj* o) {
+  const absl::string_view method = call.Method();
+  if (method == "EndEvent") {
+    o->ctx->EndEvent();
+    return absl::OkStatus();
+  }
+  if (method != "BeginEvent" && method != "SetMarker") return Skip(call, "not implemented");
+  absl::StatusOr<const Value*> name = Arg(call, "Name");
+  if (!name.ok()) return name.status();
+  const Value* v = Deref(*name);
+  std::string text;
+  if (v->kind == Kind::kString) {
+    text = v->text;
+  } else if (v->kind != Kind::kNull) {
+    return Bad(call, "Name is not a string");
+  }
+  if (method == "BeginEvent") {
+    o->ctx->BeginEvent(text);
+  } else {
+    o->ctx->SetMarker(text);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Player::PlainCall(const Call& call) {

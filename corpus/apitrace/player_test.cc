@@ -215,15 +215,16 @@ TEST(ApitracePlayerTest, AnIdenticalStateDescriptionReturnsTheSameObjectWithoutA
 TEST(ApitracePlayerTest, UnimplementedCallsAreListedOrWithStrictAnError) {
   const std::string text = absl::StrCat(
       kDevice,
-      "ID3D11DeviceContext::QueryInterface(this = 0x200, riid = IID_ID3DUserDefinedAnnotation, "
+      "ID3D11DeviceContext::QueryInterface(this = 0x200, riid = IID_ID3D11DeviceContext1, "
       "ppvObject = &0x250) = S_OK\n",
-      "ID3DUserDefinedAnnotation::BeginEvent(this = 0x250, Name = L\"Frame\") = 0\n",
+      "ID3D11DeviceContext1::DiscardView(this = 0x250, pResourceView = 0x0)\n",
       "ID3D11DeviceContext::DiscardResource(this = 0x200, pResource = 0x0)\n",
-      "ID3DUserDefinedAnnotation::EndEvent(this = 0x250) = 0\n");
+      "ID3D11DeviceContext1::ClearView(this = 0x250, pView = 0x0, Color = {0, 0, 0, 0}, pRect = "
+      "NULL, NumRects = 0)\n");
   Played p = PlayText(text);
   ASSERT_TRUE(p.report.ok()) << p.report.status();
   ASSERT_EQ(p.report->skipped.size(), 3u);
-  EXPECT_EQ(p.report->skipped[0].name, "ID3DUserDefinedAnnotation::BeginEvent");
+  EXPECT_EQ(p.report->skipped[0].name, "ID3D11DeviceContext1::DiscardView");
   EXPECT_EQ(p.report->skipped[0].first_line, 3);
   EXPECT_EQ(p.report->skipped[1].name, "ID3D11DeviceContext::DiscardResource");
   EXPECT_EQ(p.report->skipped[1].count, 1u);
@@ -232,7 +233,7 @@ TEST(ApitracePlayerTest, UnimplementedCallsAreListedOrWithStrictAnError) {
   Played strict = PlayText(text, /*strict=*/true);
   ASSERT_FALSE(strict.report.ok());
   EXPECT_THAT(strict.report.status().message(),
-              HasSubstr("line 3: ID3DUserDefinedAnnotation::BeginEvent: not played"));
+              HasSubstr("line 3: ID3D11DeviceContext1::DiscardView: not played"));
 }
 
 TEST(ApitracePlayerTest, MemcpyOutsideEveryMappingIsBadInput) {

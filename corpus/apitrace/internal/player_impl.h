@@ -154,6 +154,8 @@ class Player {
   absl::Status ContextCommandList(const Call& call, Obj* self);
   absl::Status SwapChainCall(const Call& call, Obj* self);
   absl::Status PlainCall(const Call& call);
+  // ID3DUserDefinedAnnotation markers on the context `o` (runtime/annotation.h).
+  absl::Status Annotation(const Call& call, Obj* o);
   absl::Status Memcpy(const Call& call);
   absl::Status CreateDevice(const Call& call, bool with_swap_chain);
   absl::Status CreateSwapChain(const Call& call, Obj* device, const Value* desc, const Value* out);
