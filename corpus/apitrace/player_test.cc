@@ -4,7 +4,9 @@
 // reference counting, map types, blob files, threads and bad input on small captures.
 #include "corpus/apitrace/player.h"
 
+#include <cstdio>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <set>
@@ -148,6 +150,46 @@ constexpr char kBuffer[] =
 constexpr char kView[] =
     "ID3D11Device::CreateShaderResourceView(this = 0x100, pResource = 0x300, pDesc = NULL, "
     "ppSRView = &0x400) = S_OK\n";
+
+// A long capture read from its file as it is played: the player holds one call's line and a
+// table of about the live objects, not the dump nor every object the capture ever made.
+TEST(ApitracePlayerTest, LongCapturePlaysFromItsFileInBoundedMemory) {
+  const std::string path = absl::StrCat(::testing::TempDir(), "/apitrace_long.txt");
+  constexpr int kRounds = 10000;
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << kDevice;
+    for (int i = 0; i < kRounds; ++i) {
+      const std::string key = absl::StrCat("0x", absl::Hex(0x10000 + 16 * (i % 7)));
+      out << "ID3D11Device::CreateBuffer(this = 0x100, pDesc = &{ByteWidth = " << 64 + 16 * (i % 5)
+          << ", Usage = D3D11_USAGE_DEFAULT, BindFlags = D3D11_BIND_VERTEX_BUFFER, "
+             "CPUAccessFlags = 0x0, MiscFlags = 0x0, StructureByteStride = 0}, pInitialData = "
+             "NULL, ppBuffer = &"
+          << key << ") = S_OK\n"
+          << "ID3D11DeviceContext::IASetVertexBuffers(this = 0x200, StartSlot = 0, NumBuffers = "
+             "1, ppVertexBuffers = &"
+          << key << ", pStrides = &16, pOffsets = &0)\n"
+          << "ID3D11DeviceContext::Draw(this = 0x200, VertexCount = 3, StartVertexLocation = 0)\n"
+          << "ID3D11Buffer::Release(this = " << key << ") = 1\n";
+    }
+  }
+  runtime::ClearProcessViolations();
+  absl::StatusOr<std::unique_ptr<DumpFileSource>> source = DumpFileSource::Open(path);
+  ASSERT_TRUE(source.ok()) << source.status();
+  PlayOptions options;
+  absl::StatusOr<PlayReport> report = Play(source->get(), options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->calls, 1u + 4 * kRounds);
+  EXPECT_EQ(report->played, report->calls);
+  EXPECT_THAT(runtime::ProcessViolations(), IsEmpty());
+  // Live at once: the device, its context and one or two buffers; released ones are compacted
+  // away once the table doubled (at least 64 entries).
+  EXPECT_LE(report->max_objects, 64u);
+  // The longest line, not the dump's bytes.
+  EXPECT_LE(report->max_buffered, 300u);
+  EXPECT_GT(report->max_buffered, 100u);
+  std::remove(path.c_str());
+}
 
 TEST(ApitracePlayerTest, ReleaseOfABoundViewDefersItsDestruction) {
   const std::string text = absl::StrCat(

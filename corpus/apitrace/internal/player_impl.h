@@ -124,8 +124,7 @@ uint32_t FormatBytes(uint32_t format);
 
 class Player {
  public:
-  Player(const std::vector<Call>& calls, const PlayOptions& options)
-      : calls_(calls), options_(options) {}
+  Player(CallSource* source, const PlayOptions& options) : source_(source), options_(options) {}
 
   absl::StatusOr<PlayReport> Run();
 
@@ -222,7 +221,7 @@ class Player {
   void Substitute(const Call& call, absl::string_view reason);
   static void Note(std::vector<Skipped>* list, const Call& call, absl::string_view reason);
 
-  const std::vector<Call>& calls_;
+  CallSource* source_;
   const PlayOptions& options_;
   PlayReport report_;
   std::vector<std::unique_ptr<DeviceRec>> devices_;
@@ -234,7 +233,13 @@ class Player {
   // A released object cannot reach the driver through the runtime model's API, so when the
   // first command list the capture finally releases is executed again, the first device runs
   // with the runtime model's R40 misuse mode, which issues that execute at the release.
-  void FindReleasedListExecute();
+  // A first pass over the source (rewound after it).
+  absl::Status FindReleasedListExecute();
+  // Drops released objects from objects_ once it has grown to twice its size after the last
+  // compaction (devices and immediate contexts stay: GetDevice/GetImmediateContext revive them),
+  // so the table holds about the live objects, not every object the capture ever made.
+  void CompactObjects();
+  size_t compact_at_ = 64;
   uint64_t r40_key_ = 0;  // the released list the capture executes again
   int64_t r40_release_line_ = 0;
   bool r40_armed_ = false;  // the first device was created with the misuse mode
