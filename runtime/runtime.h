@@ -403,6 +403,10 @@ class Device : public Object {
   // LastDeviceDependentCounter); any other id is E_INVALIDARG without a DDI call.
   HRESULT CheckCounter(D3D10DDI_QUERY counter, D3D10DDI_COUNTER_TYPE* type, uint32_t* active,
                        std::string* name, std::string* units, std::string* description);
+  // A device-dependent counter (ID3D11Device::CreateCounter): a query of type `counter` at the
+  // DDI. Like CheckCounter, only for ids CheckCounterInfo admits; any other id is E_INVALIDARG
+  // after that check, without CalcPrivateQuerySize/CreateQuery.
+  HRESULT CreateCounter(D3D10DDI_QUERY counter, Query** query);
   // A geometry shader that streams out (CreateGeometryShaderWithStreamOutput).
   HRESULT CreateGeometryShaderWithStreamOutput(
       const uint32_t* code, const D3D11DDIARG_STREAM_OUTPUT_DECLARATION_ENTRY* entries,

@@ -96,6 +96,8 @@ const char* KindName(ObjKind k) {
       return "a command list";
     case ObjKind::kSwapChain:
       return "a swap chain";
+    case ObjKind::kClassInstance:
+      return "a class instance";
     case ObjKind::kPlain:
       return "a DXGI object";
   }
@@ -602,6 +604,11 @@ absl::Status Player::InterfaceCall(const Call& call, Obj* o) {
     return CreateSwapChain(call, *device, desc, call.Arg("ppSwapChain"));
   }
   if (absl::StartsWith(iface, "IDXGI")) return PlainCall(call);
+  if (absl::StartsWith(iface, "ID3D11ClassLinkage")) return ClassLinkageCall(call);
+  if (absl::StartsWith(iface, "ID3D11ClassInstance") &&
+      (method == "GetInstanceName" || method == "GetTypeName")) {
+    return absl::OkStatus();  // no DDI call
+  }
   if (iface == "ID3D11Resource" || iface == "ID3D11Buffer" ||
       absl::StartsWith(iface, "ID3D11Texture")) {
     if (method == "SetEvictionPriority" && o->kind == ObjKind::kResource) {
@@ -636,6 +643,26 @@ absl::Status Player::Annotation(const Call& call, Obj* o) {
     o->ctx->SetMarker(text);
   }
   return absl::OkStatus();
+}
+
+absl::Status Player::ClassLinkageCall(const Call& call) {
+  const absl::string_view method = call.Method();
+  if (method != "GetClassInstance" && method != "CreateClassInstance") {
+    return Skip(call, "not implemented");
+  }
+  if (call.ret && call.ret->text != "S_OK") return absl::OkStatus();  // failed in the capture
+  auto obj = std::make_shared<Obj>();
+  obj->kind = ObjKind::kClassInstance;
+  if (method == "CreateClassInstance") {
+    // Where the instance's data is: the D3D11DDIARG_POINTERDATA its Set*Shader passes.
+    CLTRACE_TRY(cb, ArgEnum(call, "ConstantBufferOffset"));
+    CLTRACE_TRY(vec, ArgEnum(call, "ConstantVectorOffset"));
+    CLTRACE_TRY(tex, ArgEnum(call, "TextureOffset"));
+    CLTRACE_TRY(samp, ArgEnum(call, "SamplerOffset"));
+    obj->pointer_data =
+        (*vec & 0xfffu) | (*cb & 0xfu) << 12 | (*samp & 0xfu) << 16 | (*tex & 0x7fu) << 20;
+  }
+  return BindNew(call, call.Arg("ppInstance"), std::move(obj));
 }
 
 absl::Status Player::PlainCall(const Call& call) {

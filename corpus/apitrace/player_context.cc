@@ -138,8 +138,25 @@ absl::Status Player::Setter(const Call& call, Obj* self, Stage stage, absl::stri
                                              : "pComputeShader";
     absl::StatusOr<Obj*> s = Lookup(call, call.Arg(name), ObjKind::kShader, true);
     if (!s.ok()) return s.status();
-    if (!Elements(call.Arg("ppClassInstances")).empty()) return Skip(call, "class instances");
-    c->SetShader(stage, As<runtime::Shader>(*s));
+    std::vector<const Value*> instances = Elements(call.Arg("ppClassInstances"));
+    if (instances.empty()) {
+      c->SetShader(stage, As<runtime::Shader>(*s));
+      return absl::OkStatus();
+    }
+    // Set*ShaderWithIfaces: the shader's interface slots take the instances in order (the
+    // model reads no reflection: slot i uses function table i), and each instance's pointer
+    // data says where its data is (CreateClassInstance's offsets; zero for GetClassInstance).
+    if (instances.size() > 256) return Bad(call, "too many class instances");
+    std::vector<uint32_t> interfaces(instances.size());
+    std::vector<D3D11DDIARG_POINTERDATA> pointers(instances.size());
+    for (size_t i = 0; i < instances.size(); ++i) {
+      CLTRACE_TRY(inst, Lookup(call, instances[i], ObjKind::kClassInstance, true));
+      interfaces[i] = static_cast<uint32_t>(i);
+      pointers[i].Bits = *inst == nullptr ? 0 : (*inst)->pointer_data;
+    }
+    c->SetShaderWithInterfaces(stage, As<runtime::Shader>(*s),
+                               static_cast<uint32_t>(instances.size()), interfaces.data(),
+                               pointers.data());
     return absl::OkStatus();
   }
   absl::StatusOr<uint64_t> start = Uint(call, "StartSlot");
@@ -203,9 +220,6 @@ absl::StatusOr<Obj*> Player::ArgView(const Call& call, const char* arg) {
 }
 
 // Evaluates `expr` (an absl::StatusOr) into `var`; returns its status when it failed.
-#define CLTRACE_TRY(var, expr) \
-  auto var = (expr);           \
-  if (!var.ok()) return var.status()
 
 absl::Status Player::ArgBox(const Call& call, const char* arg, D3D10_DDI_BOX* box, bool* has_box) {
   const Value* b = Deref(call.Arg(arg));

@@ -191,6 +191,28 @@ TEST(ApitracePlayerTest, LongCapturePlaysFromItsFileInBoundedMemory) {
   std::remove(path.c_str());
 }
 
+// Class instances reach the driver through Set*ShaderWithIfaces; a counter the driver does not
+// admit (CheckCounterInfo) is refused after that check, as D3D11 refuses it, without a query.
+TEST(ApitracePlayerTest, ClassInstancesAndCountersBecomeTheirDdis) {
+  Played p = PlayText(ReadFile(AppPath("api_surface.txt")));
+  ASSERT_TRUE(p.report.ok()) << p.report.status();
+  EXPECT_THAT(p.ddis, HasSubstr("ID3D11Device::CreateCounter\n    IC.CheckCounterInfo\n1"));
+  EXPECT_THAT(p.ddis, HasSubstr("ID3D11Device::CheckCounter\n    IC.CheckCounterInfo\n1"));
+  EXPECT_THAT(p.ddis,
+              HasSubstr("ID3D11Device::CreateClassLinkage\n51 ID3D11Device::CreatePixelShader\n"));
+  EXPECT_THAT(p.ddis,
+              HasSubstr("ID3D11DeviceContext::PSSetShader\n    IC.PsSetShaderWithIfaces\n"));
+  // A class instance is not a shader resource: naming one elsewhere is bad input.
+  Played bad = PlayText(absl::StrCat(
+      kDevice, "ID3D11Device::CreateClassLinkage(this = 0x100, ppLinkage = &0x450) = S_OK\n",
+      "ID3D11ClassLinkage::GetClassInstance(this = 0x450, pClassInstanceName = \"m\", "
+      "InstanceIndex = 0, ppInstance = &0x451) = S_OK\n",
+      "ID3D11DeviceContext::PSSetShaderResources(this = 0x200, StartSlot = 0, NumViews = 1, "
+      "ppShaderResourceViews = &0x451)\n"));
+  ASSERT_FALSE(bad.report.ok());
+  EXPECT_THAT(bad.report.status().message(), HasSubstr("is a class instance, not a view"));
+}
+
 TEST(ApitracePlayerTest, ReleaseOfABoundViewDefersItsDestruction) {
   const std::string text = absl::StrCat(
       kDevice, kBuffer, kView,

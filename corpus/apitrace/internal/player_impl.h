@@ -49,6 +49,11 @@ class Player;
 // Bad input at `call`.
 absl::Status Bad(const Call& call, absl::string_view message);
 
+// `auto var = expr;` returning its status from the calling function when it is not ok.
+#define CLTRACE_TRY(var, expr) \
+  auto var = (expr);           \
+  if (!var.ok()) return var.status()
+
 // ---- Objects ----------------------------------------------------------------------------------
 
 enum class ObjKind : uint8_t {
@@ -65,7 +70,8 @@ enum class ObjKind : uint8_t {
   kQuery,
   kCommandList,
   kSwapChain,
-  kPlain,  // DXGI factories, adapters, outputs, class linkages: no runtime object
+  kClassInstance,  // no runtime object: D3D11 keeps class instances itself
+  kPlain,          // DXGI factories, adapters, outputs, class linkages: no runtime object
 };
 
 const char* KindName(ObjKind k);
@@ -90,6 +96,9 @@ struct Obj {
   std::vector<runtime::Resource*> buffers;  // swap chains: the back buffers (one reference each)
   runtime::ResourceDesc buffer_desc;        // swap chains: what the back buffers are
   std::vector<uint64_t> keys;               // the capture's pointers naming it
+  // Class instances: the D3D11DDIARG_POINTERDATA bits their Set*Shader hands the driver
+  // (uCBOffset:12, uCBID:4, uBaseSamp:4, uBaseTex:7 from CreateClassInstance's offsets).
+  uint32_t pointer_data = 0;
   bool alive = true;
 };
 
@@ -153,6 +162,10 @@ class Player {
   absl::Status ContextCommandList(const Call& call, Obj* self);
   absl::Status SwapChainCall(const Call& call, Obj* self);
   absl::Status PlainCall(const Call& call);
+  // ID3D11ClassLinkage: class instances (no DDI call; D3D11 keeps them itself).
+  absl::Status ClassLinkageCall(const Call& call);
+  // CreateCounter and CheckCounter on `device`.
+  absl::Status CounterCall(const Call& call, Obj* self);
   // ID3DUserDefinedAnnotation markers on the context `o` (runtime/annotation.h).
   absl::Status Annotation(const Call& call, Obj* o);
   absl::Status Memcpy(const Call& call);
