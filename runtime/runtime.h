@@ -277,6 +277,15 @@ class DeviceContext : public Object {
                                  const uint32_t* initial_counts);
   // Output merger, rasterizer, stream output, predication.
   void OMSetRenderTargets(uint32_t count, View* const* rtvs, View* dsv);
+  // Render targets and pixel-stage UAVs (slots [uav_start, uav_start + num_uavs), shared with
+  // the render targets: uav_start >= num_rtvs), one SetRenderTargets DDI. kKeepRenderTargets as
+  // num_rtvs keeps the render targets and depth-stencil view, kKeepUnorderedAccessViews as
+  // num_uavs the UAVs. `initial_counts` (may be null: keep) sets append/consume counters.
+  static constexpr uint32_t kKeepRenderTargets = 0xffffffffu;
+  static constexpr uint32_t kKeepUnorderedAccessViews = 0xffffffffu;
+  void OMSetRenderTargetsAndUnorderedAccessViews(uint32_t num_rtvs, View* const* rtvs, View* dsv,
+                                                 uint32_t uav_start, uint32_t num_uavs,
+                                                 View* const* uavs, const uint32_t* initial_counts);
   void OMSetBlendState(BlendState* state, const float factor[4], uint32_t sample_mask);
   void OMSetDepthStencilState(DepthStencilState* state, uint32_t stencil_ref);
   void RSSetState(RasterizerState* state);
