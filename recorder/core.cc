@@ -99,6 +99,8 @@ ThreadState* NewThreadState() {
   t->tid = platform::ThreadId();
   t->annotation = nullptr;
   t->annotation_depth = 0;
+  std::free(t->pending_marker);
+  t->pending_marker = nullptr;
   t->depth = 0;
   t->epoch = G().epoch - 1;  // not attached yet
   static thread_local ThreadExit exit_guard;
@@ -281,6 +283,12 @@ void AnnotateBegin(const char* api_call) {
 void AnnotateEnd() {
   internal::ThreadState* t = internal::Self();
   if (t->annotation_depth > 0 && --t->annotation_depth == 0) t->annotation = nullptr;
+}
+
+void AnnotateMarker(const char* marker) {
+  if (marker == nullptr || !internal::Recording()) return;
+  internal::ThreadState* t = internal::Self();
+  t->pending_marker = internal::JoinNotes(t->pending_marker, internal::MakeNote(marker));
 }
 
 uint64_t CurrentTraceSeq() {

@@ -228,6 +228,11 @@ void UnwrapDevice(D3D10DDI_HDEVICE device);
 // life of the process (a string literal).
 void AnnotateBegin(const char* api_call);
 void AnnotateEnd();
+// An application marker (runtime/annotation.h, CltraceAnnotateMarker: "BeginEvent: Shadow
+// pass"): kept for the next call this thread records, whose annotation then ends with it
+// ("Draw | BeginEvent: Shadow pass"); several markers before one call are joined with " | ".
+// Copied; ignored while not recording.
+void AnnotateMarker(const char* marker);
 
 // The trace position of the innermost recorded call in flight on the calling thread, else of
 // the thread's last outermost call, else 0 (runtime/annotation.h, CltraceTraceSeq): what

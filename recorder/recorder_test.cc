@@ -213,6 +213,33 @@ TEST_F(RecorderTest, AnnotationsNameTheApiCallOfTheDdiCallsInside) {
             (std::vector<std::string>{"", "", "", "Draw", "Draw", "Draw", "Draw", ""}));
 }
 
+// Application markers (runtime/annotation.h) go on the next call the thread records, after its
+// API annotation; two before one call are joined; a call without a marker before it has none.
+TEST_F(RecorderTest, MarkersGoOnTheNextRecordedCallOfTheirThread) {
+  auto rec = Start();
+  FakeRuntime rt;
+  ASSERT_EQ(rt.Create(&testing::RecordedOpenAdapter), S_OK);
+  FakeRtContext& ic = rt.ic();
+  AnnotateMarker("BeginEvent: Shadow pass");
+  AnnotateBegin("Draw");
+  ic.funcs.pfnDraw(ic.handle, 1, 0);
+  AnnotateEnd();
+  ic.funcs.pfnDraw(ic.handle, 2, 0);
+  AnnotateMarker("SetMarker: a");
+  AnnotateMarker("EndEvent");
+  ic.funcs.pfnDraw(ic.handle, 3, 0);
+  rec->Stop();
+  Trace t = Load(bytes_);
+  ASSERT_TRUE(t.status.ok()) << t.status;
+  const std::vector<std::string> names = t.Names();
+  std::vector<std::string> annotations;  // of the Draws
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    if (names[i] == "Draw") annotations.push_back(t.Annotation(t.events[i]));
+  }
+  EXPECT_EQ(annotations, (std::vector<std::string>{"Draw | BeginEvent: Shadow pass", "",
+                                                   "SetMarker: a | EndEvent"}));
+}
+
 TEST_F(RecorderTest, DriverRewritingACreateSlotIsNotedAndShownToTheRuntime) {
   auto rec = Start();
   FakeRuntime rt;

@@ -248,3 +248,7 @@ CLTRACE_EXPORT void CltraceAnnotateBegin(const char* api_call) {
 }
 
 CLTRACE_EXPORT void CltraceAnnotateEnd(void) { cltrace::recorder::AnnotateEnd(); }
+
+CLTRACE_EXPORT void CltraceAnnotateMarker(const char* marker) {
+  cltrace::recorder::AnnotateMarker(marker);
+}

@@ -163,7 +163,8 @@ void APIENTRY SetRenderTargets(D3D10DDI_HDEVICE h, const D3D10DDI_HRENDERTARGETV
   for (UINT i = 0; i < num_uavs && uav_index + i < kRtvSlots + kUavSlots; ++i) {
     void* v = uavs != nullptr ? uavs[i].pDrvPrivate : nullptr;
     void* bound = c.Binding(v, D3D11DDI_HT_UNORDEREDACCESSVIEW, "SetRenderTargets");
-    if (uav_index + i >= kRtvSlots) s.om_uav[uav_index + i - kRtvSlots] = bound;
+    // UAVStartSlot counts in the slots render targets and UAVs share (0..7).
+    if (uav_index + i < kUavSlots) s.om_uav[uav_index + i] = bound;
   }
   c.Answer(matches, all_null);
   c.Generic(refcmd::kSet, kBindRtv, n, reinterpret_cast<uint64_t>(s.rtv[0]));

@@ -23,6 +23,16 @@ typedef void (*PFN_CLTRACE_ANNOTATE_END)(void);
 void CltraceAnnotateBegin(const char* api_call);
 void CltraceAnnotateEnd(void);
 
+// Application markers (ID3DUserDefinedAnnotation::BeginEvent / EndEvent / SetMarker). If the
+// loaded driver library exports CltraceAnnotateMarker (the recorder shim does), the runtime
+// calls it on the application's thread with "BeginEvent: NAME", "EndEvent" or "SetMarker: NAME"
+// (a temporary string: copy it). The recorder attaches the text to the next call it records on
+// that thread, after its API annotation: "Draw | BeginEvent: Shadow pass". Markers make no DDI
+// call (the D3D11.0 DDI has none for them).
+typedef void (*PFN_CLTRACE_ANNOTATE_MARKER)(const char* marker);
+
+void CltraceAnnotateMarker(const char* marker);
+
 // Trace positions for violation reports. A recorder (the shim) exports CltraceTraceSeq: the
 // trace position (seq) of the innermost call in flight on the calling thread, else of the last
 // call the thread entered at its outermost level, else 0 (not recording, or no call yet).

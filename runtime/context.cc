@@ -190,7 +190,46 @@ void DeviceContext::OMSetRenderTargets(uint32_t count, View* const* rtvs, View* 
   }
   c->bindings.num_rtvs = count;
   Assign(c->bindings.dsv, dsv);
-  internal::SendRenderTargets(c, kCur);
+  // The new render targets take their slots from pixel-stage UAVs (they share them).
+  const uint32_t old_uavs = c->bindings.om_uav_hw;
+  SetRange(c->bindings.om_uav, &c->bindings.om_uav_hw, 0, count,
+           static_cast<View* const*>(nullptr));
+  internal::SendRenderTargets(c, kCur, old_uavs > count ? c->bindings.om_uav_hw : 0, nullptr);
+  Touch(c);
+}
+
+void DeviceContext::OMSetRenderTargetsAndUnorderedAccessViews(uint32_t num_rtvs, View* const* rtvs,
+                                                              View* dsv, uint32_t uav_start,
+                                                              uint32_t num_uavs, View* const* uavs,
+                                                              const uint32_t* initial_counts) {
+  ContextState* c = state_.get();
+  ContextCall call(c, "OMSetRenderTargetsAndUnorderedAccessViews");
+  if (Dropped(c)) return;
+  if (num_rtvs != kKeepRenderTargets) {
+    num_rtvs = std::min(num_rtvs, internal::kRtvSlots);
+    for (uint32_t i = 0; i < internal::kRtvSlots; ++i) {
+      Assign(c->bindings.rtv[i], i < num_rtvs && rtvs != nullptr ? rtvs[i] : nullptr);
+    }
+    c->bindings.num_rtvs = num_rtvs;
+    Assign(c->bindings.dsv, dsv);
+  }
+  const uint32_t before = c->bindings.om_uav_hw;
+  UINT counts[internal::kUavSlots];
+  std::fill(counts, counts + internal::kUavSlots, UINT_MAX);
+  if (num_uavs != kKeepUnorderedAccessViews) {
+    // D3D11 unbinds every UAV outside the new range (and those under the render targets).
+    uav_start = std::max(uav_start, c->bindings.num_rtvs);
+    std::vector<View*> slots(internal::kUavSlots, nullptr);
+    for (uint32_t i = 0; i < num_uavs && uav_start + i < internal::kUavSlots; ++i) {
+      slots[uav_start + i] = uavs != nullptr ? uavs[i] : nullptr;
+      if (initial_counts != nullptr) counts[uav_start + i] = initial_counts[i];
+    }
+    SetRange(c->bindings.om_uav, &c->bindings.om_uav_hw, 0, internal::kUavSlots, slots.data());
+  } else {
+    SetRange(c->bindings.om_uav, &c->bindings.om_uav_hw, 0, c->bindings.num_rtvs,
+             static_cast<View* const*>(nullptr));
+  }
+  internal::SendRenderTargets(c, kCur, std::max(before, c->bindings.om_uav_hw), counts);
   Touch(c);
 }
 
@@ -617,6 +656,31 @@ void DeviceContext::ClearState() {
   if (Dropped(c)) return;
   internal::SendAllBound(c, SendMode::kNull);
   Touch(c);
+}
+
+int DeviceContext::BeginEvent(const std::string& name) {
+  ContextState* c = state_.get();
+  ContextCall call(c, "BeginEvent");
+  if (c->dev->driver.annotate_marker != nullptr) {
+    c->dev->driver.annotate_marker(absl::StrCat("BeginEvent: ", name).c_str());
+  }
+  return c->event_depth++;
+}
+
+int DeviceContext::EndEvent() {
+  ContextState* c = state_.get();
+  ContextCall call(c, "EndEvent");
+  if (c->event_depth == 0) return -1;
+  if (c->dev->driver.annotate_marker != nullptr) c->dev->driver.annotate_marker("EndEvent");
+  return --c->event_depth;
+}
+
+void DeviceContext::SetMarker(const std::string& name) {
+  ContextState* c = state_.get();
+  ContextCall call(c, "SetMarker");
+  if (c->dev->driver.annotate_marker != nullptr) {
+    c->dev->driver.annotate_marker(absl::StrCat("SetMarker: ", name).c_str());
+  }
 }
 
 void DeviceContext::Flush() {

@@ -662,6 +662,18 @@ HRESULT Device::CreateQuery(D3D10DDI_QUERY type, Query** out) {
       out);
 }
 
+HRESULT Device::CreateCounter(D3D10DDI_QUERY counter, Query** out) {
+  if (out != nullptr) *out = nullptr;
+  DeviceState* dev = state_.get();
+  internal::ApiScope api(dev, "CreateCounter", "");  // CreateQuery's scope nests in it
+  D3D10DDI_COUNTER_INFO info{};
+  CLTRACE_DDI(dev, CheckCounterInfo, &info);
+  if (counter < D3D10DDI_COUNTER_DEVICE_DEPENDENT_0 || counter > info.LastDeviceDependentCounter) {
+    return static_cast<HRESULT>(E_INVALIDARG);
+  }
+  return CreateQuery(counter, out);
+}
+
 HRESULT Device::Present(Resource* surface) {
   DeviceState* dev = state_.get();
   internal::ApiScope api(dev, "Present", "");

@@ -277,6 +277,15 @@ class DeviceContext : public Object {
                                  const uint32_t* initial_counts);
   // Output merger, rasterizer, stream output, predication.
   void OMSetRenderTargets(uint32_t count, View* const* rtvs, View* dsv);
+  // Render targets and pixel-stage UAVs (slots [uav_start, uav_start + num_uavs), shared with
+  // the render targets: uav_start >= num_rtvs), one SetRenderTargets DDI. kKeepRenderTargets as
+  // num_rtvs keeps the render targets and depth-stencil view, kKeepUnorderedAccessViews as
+  // num_uavs the UAVs. `initial_counts` (may be null: keep) sets append/consume counters.
+  static constexpr uint32_t kKeepRenderTargets = 0xffffffffu;
+  static constexpr uint32_t kKeepUnorderedAccessViews = 0xffffffffu;
+  void OMSetRenderTargetsAndUnorderedAccessViews(uint32_t num_rtvs, View* const* rtvs, View* dsv,
+                                                 uint32_t uav_start, uint32_t num_uavs,
+                                                 View* const* uavs, const uint32_t* initial_counts);
   void OMSetBlendState(BlendState* state, const float factor[4], uint32_t sample_mask);
   void OMSetDepthStencilState(DepthStencilState* state, uint32_t stencil_ref);
   void RSSetState(RasterizerState* state);
@@ -332,6 +341,14 @@ class DeviceContext : public Object {
 
   void ClearState();
   void Flush();  // immediate context only
+
+  // Application markers (ID3DUserDefinedAnnotation): no DDI call; handed to the loaded driver
+  // library's CltraceAnnotateMarker (runtime/annotation.h), so a recording shows them on the
+  // annotation of the next call. BeginEvent returns the number of events open before it;
+  // EndEvent the number still open after it, or -1 (and no marker) when none was open.
+  int BeginEvent(const std::string& name);
+  int EndEvent();
+  void SetMarker(const std::string& name);
 
   // Deferred context only: produces a command list (ddi-spec §4.5).
   HRESULT FinishCommandList(BOOL restore_deferred_context_state, CommandList** command_list);
@@ -395,6 +412,10 @@ class Device : public Object {
   // LastDeviceDependentCounter); any other id is E_INVALIDARG without a DDI call.
   HRESULT CheckCounter(D3D10DDI_QUERY counter, D3D10DDI_COUNTER_TYPE* type, uint32_t* active,
                        std::string* name, std::string* units, std::string* description);
+  // A device-dependent counter (ID3D11Device::CreateCounter): a query of type `counter` at the
+  // DDI. Like CheckCounter, only for ids CheckCounterInfo admits; any other id is E_INVALIDARG
+  // after that check, without CalcPrivateQuerySize/CreateQuery.
+  HRESULT CreateCounter(D3D10DDI_QUERY counter, Query** query);
   // A geometry shader that streams out (CreateGeometryShaderWithStreamOutput).
   HRESULT CreateGeometryShaderWithStreamOutput(
       const uint32_t* code, const D3D11DDIARG_STREAM_OUTPUT_DECLARATION_ENTRY* entries,

@@ -6,7 +6,6 @@
 
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -71,15 +70,17 @@ int RunApitraceCommand(const std::vector<std::string>& args) {
 
   std::ifstream in(file, std::ios::binary);
   if (!in) return Usage(absl::StrCat("cannot read ", file));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
+  std::string head(64, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  in.close();
   const std::string dir = file.find('/') == std::string::npos
                               ? std::string(".")
                               : file.substr(0, file.rfind('/') == 0 ? 1 : file.rfind('/'));
   options.blob_dir = dir;
   std::string scratch;
-  if (LooksBinary(text.substr(0, 64), file)) {
+  std::string dump_path = file;  // the text dump played, read line by line
+  if (LooksBinary(head, file)) {
     if (!HaveApitrace()) {
       std::fprintf(stderr,
                    "cltrace-workload: %s is a binary apitrace capture; converting it needs the "
@@ -94,16 +95,13 @@ int RunApitraceCommand(const std::vector<std::string>& args) {
     char cwd[4096];
     std::string abs = file;
     if (file[0] != '/' && getcwd(cwd, sizeof(cwd)) != nullptr) abs = absl::StrCat(cwd, "/", file);
-    const std::string dump = absl::StrCat(scratch, "/dump.txt");
+    dump_path = absl::StrCat(scratch, "/dump.txt");
     const std::string command = absl::StrCat(
         "cd ", ShellQuote(scratch), " && apitrace dump --blobs --thread-ids=yes --color=never ",
-        ShellQuote(abs), " >", ShellQuote(dump));
+        ShellQuote(abs), " >", ShellQuote(dump_path));
     const int status = std::system(command.c_str());
-    std::ifstream d(dump, std::ios::binary);
-    std::stringstream ds;
-    ds << d.rdbuf();
-    text = ds.str();
-    if (status != 0 || text.empty()) {
+    std::ifstream d(dump_path, std::ios::binary);
+    if (status != 0 || !d || d.peek() == std::ifstream::traits_type::eof()) {
       (void)!std::system(absl::StrCat("rm -rf ", ShellQuote(scratch)).c_str());
       std::fprintf(stderr, "cltrace-workload: `apitrace dump` could not read %s\n", file.c_str());
       return 2;
@@ -111,15 +109,21 @@ int RunApitraceCommand(const std::vector<std::string>& args) {
     options.blob_dir = scratch;
   }
 
-  absl::StatusOr<std::vector<Call>> calls = ParseDump(text);
-  if (!calls.ok()) {
+  absl::StatusOr<std::unique_ptr<DumpFileSource>> source = DumpFileSource::Open(dump_path);
+  if (!source.ok()) {
     if (!scratch.empty()) (void)!std::system(absl::StrCat("rm -rf ", ShellQuote(scratch)).c_str());
+    return Usage(std::string(source.status().message()));
+  }
+  // A malformed line is found before anything is played (the player's first pass reads the
+  // whole dump): bad input, exit 2, as the status says.
+  absl::StatusOr<PlayReport> report = Play(source->get(), options);
+  if (!scratch.empty()) (void)!std::system(absl::StrCat("rm -rf ", ShellQuote(scratch)).c_str());
+  if (!report.ok() && absl::StartsWith(report.status().message(), "line ") &&
+      absl::StrContains(report.status().message(), ", column ")) {
     std::fprintf(stderr, "cltrace-workload: %s: %s\n", file.c_str(),
-                 std::string(calls.status().message()).c_str());
+                 std::string(report.status().message()).c_str());
     return 2;
   }
-  absl::StatusOr<PlayReport> report = Play(*calls, options);
-  if (!scratch.empty()) (void)!std::system(absl::StrCat("rm -rf ", ShellQuote(scratch)).c_str());
 
   if (report.ok()) {
     std::printf("apitrace: played %llu of %llu calls on %d thread%s\n",

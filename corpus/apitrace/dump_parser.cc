@@ -1,5 +1,6 @@
 #include "corpus/apitrace/dump_parser.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -419,6 +420,60 @@ absl::StatusOr<std::vector<Call>> ParseDump(absl::string_view text) {
   while (parser.Next(&call)) calls.push_back(std::move(call));
   if (!parser.status().ok()) return parser.status();
   return calls;
+}
+
+bool DumpStream::Fill() {
+  buf_.clear();
+  int64_t first = next_line_;
+  bool in_string = false, escape = false, backtrace = false;
+  while (std::getline(*in_, line_)) {
+    const bool newline = !in_->eof();  // getline stopped at a '\n' (not at the end)
+    ++next_line_;
+    const absl::string_view stripped = absl::StripAsciiWhitespace(line_);
+    if (buf_.empty() && (stripped.empty() || absl::StartsWith(stripped, "//"))) {
+      first = next_line_;  // skipped between calls, as DumpParser skips them
+      continue;
+    }
+    buf_ += line_;
+    if (newline) buf_ += '\n';
+    max_buffered_ = std::max(max_buffered_, buf_.size());
+    if (backtrace) {
+      if (stripped.empty()) backtrace = false;  // the block ends with its blank line
+      continue;
+    }
+    if (!in_string && stripped == "Backtrace:") {
+      backtrace = true;
+      continue;
+    }
+    for (char c : line_) {
+      if (escape) {
+        escape = false;
+      } else if (in_string && c == '\\') {
+        escape = true;
+      } else if (c == '"') {
+        in_string = !in_string;
+      }
+    }
+    escape = false;
+    if (!in_string) break;  // the call ends with this line
+  }
+  parser_.emplace(buf_, first);
+  return !buf_.empty();
+}
+
+bool DumpStream::Next(Call* call) {
+  if (!status_.ok()) return false;
+  for (;;) {
+    if (parser_ && parser_->Next(call)) return true;
+    if (parser_ && !parser_->status().ok()) {
+      status_ = parser_->status();
+      return false;
+    }
+    if (!Fill()) {
+      if (in_->bad()) status_ = absl::DataLossError("reading the dump failed");
+      return false;
+    }
+  }
 }
 
 }  // namespace cltrace::apitrace

@@ -34,6 +34,7 @@
 #define CLTRACE_CORPUS_APITRACE_DUMP_PARSER_H_
 
 #include <cstdint>
+#include <istream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -109,7 +110,9 @@ class DumpParser {
  public:
   static constexpr int kMaxDepth = 64;
 
-  explicit DumpParser(absl::string_view text) : text_(text) {}
+  // `first_line`: the line number of the text's first line (a piece of a longer dump).
+  explicit DumpParser(absl::string_view text, int64_t first_line = 1)
+      : text_(text), line_(first_line) {}
 
   // The next call into *call; false at the end of the input or on an error (status()).
   bool Next(Call* call);
@@ -128,6 +131,34 @@ class DumpParser {
 
 // Every call of a whole dump; InvalidArgument "line L, column C: ..." on the first bad one.
 absl::StatusOr<std::vector<Call>> ParseDump(absl::string_view text);
+
+// Reads calls one at a time from a stream, holding only the lines of the call being read (a
+// call spans lines only inside a multi-line string; blank and `//` lines between calls are not
+// kept), so a dump of any length is read in memory bounded by its longest call. Calls, line
+// numbers and errors are exactly ParseDump's on the same bytes.
+class DumpStream {
+ public:
+  explicit DumpStream(std::istream* in) : in_(in) {}
+
+  // The next call into *call; false at the end of the input or on an error (status()).
+  bool Next(Call* call);
+  const absl::Status& status() const { return status_; }
+  // The most bytes of input held at once (the line buffer's high-water mark).
+  size_t max_buffered() const { return max_buffered_; }
+
+ private:
+  // Reads the lines of the next call (and of a Backtrace block before it) into buf_; false at
+  // the end of the input.
+  bool Fill();
+
+  std::istream* in_;
+  std::string buf_;
+  std::string line_;
+  std::optional<DumpParser> parser_;
+  int64_t next_line_ = 1;  // the number of the next line read from in_
+  size_t max_buffered_ = 0;
+  absl::Status status_;
+};
 
 }  // namespace cltrace::apitrace
 

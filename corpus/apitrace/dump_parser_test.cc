@@ -1,8 +1,10 @@
 #include "corpus/apitrace/dump_parser.h"
 
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -195,6 +197,79 @@ TEST(ApitraceDumpTest, ParserStreamsCallsAndKeepsTheFirstError) {
   EXPECT_THAT(names, ElementsAre("a", "b"));
   EXPECT_THAT(std::string(parser.status().message()), HasSubstr("line 3"));
   EXPECT_FALSE(parser.Next(&call));
+}
+
+// DumpStream reads the same calls (and the same first error) as ParseDump, line by line.
+std::vector<std::string> Summaries(const std::vector<Call>& calls) {
+  std::vector<std::string> out;
+  for (const Call& c : calls) {
+    std::string args;
+    for (const Value::Member& m : c.args) {
+      absl::StrAppend(&args, m.name, "=", static_cast<int>(m.value.kind), ":", m.value.text, ":",
+                      m.value.u, ",");
+    }
+    out.push_back(absl::StrCat(c.line, " ", c.no.value_or(0), " ", c.thread.value_or(0), " ",
+                               c.name, "(", args, ")", c.fake, c.incomplete));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<Call>> StreamAll(const std::string& text, size_t* max_buffered) {
+  std::istringstream in(text);
+  DumpStream stream(&in);
+  std::vector<Call> calls;
+  Call call;
+  while (stream.Next(&call)) calls.push_back(call);
+  *max_buffered = stream.max_buffered();
+  if (!stream.status().ok()) return stream.status();
+  return calls;
+}
+
+TEST(ApitraceDumpTest, StreamReadsWhatParseDumpReads) {
+  const std::string texts[] = {
+      kDump,
+      "// captured by apitrace\n\n"
+      "10 ID3D11Device::SetPrivateData(this = 0x1, guid = WKPDID_D3DDebugObjectName, "
+      "DataSize = 9, pData = \"two\nlines\\\\\\\"\\101\n\") = S_OK\n"
+      "Backtrace:\n"
+      "app.exe+0x1234 \"quoted\n"
+      "\n"
+      "   \n"
+      "11 ID3D11DeviceContext::Draw(this = 0x2, VertexCount = -1, StartVertexLocation = 0)",
+      "a()\r\nb(s = \"x\r\ny\")\r\n",
+      "a()\nb()\nc(\nd()\n",
+      "f(a = 1)\ng(b = \"open)\nh()\n",
+      "f(a = 1) junk\n",
+      "\n\n@zz f()\n",
+  };
+  for (const std::string& text : texts) {
+    absl::StatusOr<std::vector<Call>> all = ParseDump(text);
+    size_t buffered = 0;
+    absl::StatusOr<std::vector<Call>> streamed = StreamAll(text, &buffered);
+    ASSERT_EQ(all.ok(), streamed.ok()) << text;
+    if (all.ok()) {
+      EXPECT_EQ(Summaries(*all), Summaries(*streamed)) << text;
+    } else {
+      EXPECT_EQ(all.status(), streamed.status()) << text;
+    }
+  }
+}
+
+TEST(ApitraceDumpTest, StreamHoldsOneCallAtATime) {
+  std::string text;
+  for (int i = 1; i <= 10000; ++i) {
+    absl::StrAppend(&text, i, " @7a0 ID3D11DeviceContext::Draw(this = 0xc00, VertexCount = ", i,
+                    ", StartVertexLocation = 0)\n// comment\n\n");
+  }
+  size_t buffered = 0;
+  absl::StatusOr<std::vector<Call>> calls = StreamAll(text, &buffered);
+  ASSERT_TRUE(calls.ok()) << calls.status();
+  ASSERT_EQ(calls->size(), 10000u);
+  EXPECT_EQ(calls->back().line, 3 * 9999 + 1);
+  // The longest line (with its newline), not the 900 KB of the whole text.
+  EXPECT_EQ(buffered, std::string("10000 @7a0 ID3D11DeviceContext::Draw(this = 0xc00, "
+                                  "VertexCount = 10000, StartVertexLocation = 0)\n")
+                          .size());
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -94,6 +96,8 @@ const char* KindName(ObjKind k) {
       return "a command list";
     case ObjKind::kSwapChain:
       return "a swap chain";
+    case ObjKind::kClassInstance:
+      return "a class instance";
     case ObjKind::kPlain:
       return "a DXGI object";
   }
@@ -331,15 +335,28 @@ void Player::AddRefOutputs(const Value* v) {
 
 // ---- Playing ----------------------------------------------------------------------------------
 
-void Player::FindReleasedListExecute() {
+absl::Status Player::FindReleasedListExecute() {
   absl::flat_hash_map<uint64_t, int> refs;  // command lists alive: their references
   auto key_of = [](const Call& c, const char* arg) -> uint64_t {
     const Value* v = c.Arg(arg);
     return v == nullptr ? 0 : Deref(v)->AsUint().value_or(0);
   };
-  for (size_t i = 0; i < calls_.size(); ++i) {
-    const Call& c = calls_[i];
+  // The first final release of a command list: is the list executed again before its address
+  // names a new one?
+  uint64_t released = 0;
+  int64_t release_line = 0;
+  Call c;
+  while (source_->Next(&c)) {
     const absl::string_view method = c.Method();
+    if (released != 0) {
+      if (method == "FinishCommandList" && key_of(c, "ppCommandList") == released) break;
+      if (method == "ExecuteCommandList" && key_of(c, "pCommandList") == released) {
+        r40_key_ = released;
+        r40_release_line_ = release_line;
+        break;
+      }
+      continue;
+    }
     if (method == "FinishCommandList") {
       if (uint64_t k = key_of(c, "ppCommandList"); k != 0) refs[k] = 1;
       continue;
@@ -349,68 +366,86 @@ void Player::FindReleasedListExecute() {
     if (it == refs.end()) continue;
     if (method == "AddRef") ++it->second;
     if (method != "Release" || --it->second > 0) continue;
-    // The first final release of a command list: is the list executed again before its
-    // address names a new one?
-    for (size_t j = i + 1; j < calls_.size(); ++j) {
-      const Call& later = calls_[j];
-      if (later.Method() == "FinishCommandList" && key_of(later, "ppCommandList") == self) break;
-      if (later.Method() == "ExecuteCommandList" && key_of(later, "pCommandList") == self) {
-        r40_key_ = self;
-        r40_release_line_ = c.line;
-        break;
-      }
-    }
-    return;
+    released = self;
+    release_line = c.line;
   }
+  // A malformed line is bad input before anything is played.
+  if (!source_->status().ok()) return source_->status();
+  return source_->Rewind();
+}
+
+void Player::CompactObjects() {
+  if (objects_.size() < compact_at_) return;
+  std::erase_if(objects_, [](const std::shared_ptr<Obj>& o) {
+    return !o->alive && o->kind != ObjKind::kDevice &&
+           !(o->kind == ObjKind::kContext && o->dev != nullptr && o->dev->ic_obj == o.get());
+  });
+  compact_at_ = std::max<size_t>(64, 2 * objects_.size());
 }
 
 absl::StatusOr<PlayReport> Player::Run() {
-  report_.calls = calls_.size();
-  FindReleasedListExecute();
+  if (absl::Status s = FindReleasedListExecute(); !s.ok()) return s;
   if (r40_key_ != 0) r40_before_ = R40Executes();
-  // The capture's threads, in order of first appearance.
-  std::vector<uint64_t> threads;
+  // The capture's threads, in order of first appearance; each plays on a thread of its own
+  // (the first on the calling thread), started when its first call is read. Turns: the thread
+  // that played a call reads the next one and wakes only the thread it belongs to (a capture
+  // with many threads must not wake them all for every call).
   absl::flat_hash_map<uint64_t, uint32_t> thread_index;
-  // Turns: the thread of the next call plays; only that thread is woken (a capture with many
-  // threads must not wake them all for every call).
-  std::vector<uint32_t> party(calls_.size());
-  for (size_t i = 0; i < calls_.size(); ++i) {
-    const uint64_t t = calls_[i].thread.value_or(0);
-    auto [it, fresh] = thread_index.try_emplace(t, static_cast<uint32_t>(threads.size()));
-    if (fresh) threads.push_back(t);
-    party[i] = it->second;
-  }
-  report_.threads = static_cast<int>(threads.size());
-
   std::mutex mu;
-  std::vector<std::condition_variable> turn(threads.size());
-  size_t next = 0;
+  std::deque<std::condition_variable> turn;  // per capture thread (stable addresses)
+  std::vector<std::thread> pool;
+  Call current;
+  uint32_t party = 0;  // the capture thread of `current`
+  bool done = false;
   absl::Status error;
-  auto worker = [&](uint32_t me) {
+  std::function<void(uint32_t)> worker;
+  // Reads the next call (mu held): false at the end or on a read error.
+  auto advance = [&]() -> bool {
+    if (!source_->Next(&current)) {
+      if (!source_->status().ok()) error = source_->status();
+      done = true;
+      for (std::condition_variable& t : turn) t.notify_all();
+      return false;
+    }
+    ++report_.calls;
+    const uint64_t t = current.thread.value_or(0);
+    auto [it, fresh] = thread_index.try_emplace(t, static_cast<uint32_t>(turn.size()));
+    party = it->second;
+    if (fresh) {
+      turn.emplace_back();
+      if (party != 0) pool.emplace_back(worker, party);
+    }
+    turn[party].notify_one();
+    return true;
+  };
+  worker = [&](uint32_t me) {
     std::unique_lock<std::mutex> lock(mu);
     for (;;) {
-      turn[me].wait(lock, [&] { return next >= calls_.size() || party[next] == me; });
-      if (next >= calls_.size()) return;
-      const Call& call = calls_[next];
-      if (options_.on_call) options_.on_call(call);
-      absl::Status s = PlayCall(call);
+      turn[me].wait(lock, [&] { return done || party == me; });
+      if (done) return;
+      if (options_.on_call) options_.on_call(current);
+      absl::Status s = PlayCall(current);
+      CompactObjects();
+      report_.max_objects = std::max<uint64_t>(report_.max_objects, objects_.size());
       if (!s.ok()) {
         error = s;
-        next = calls_.size();
-      } else {
-        ++next;
-      }
-      if (next >= calls_.size()) {
+        done = true;
         for (std::condition_variable& t : turn) t.notify_all();
-      } else if (party[next] != me) {
-        turn[party[next]].notify_one();
+        return;
       }
+      if (!advance()) return;
     }
   };
-  std::vector<std::thread> pool;
-  for (uint32_t i = 1; i < threads.size(); ++i) pool.emplace_back(worker, i);
-  if (!threads.empty()) worker(0);
+  bool any = false;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    any = advance();
+  }
+  if (any) worker(0);
+  // No thread starts another once `done` is set, so the pool is final here.
   for (std::thread& t : pool) t.join();
+  report_.threads = static_cast<int>(turn.size());
+  report_.max_buffered = source_->max_buffered();
 
   // What the capture left alive: unmapped and released, newest first, then the devices.
   for (auto& [start, m] : mappings_) m.ctx->Unmap(m.resource, m.subresource);  // both alive
@@ -546,7 +581,8 @@ absl::Status Player::InterfaceCall(const Call& call, Obj* o) {
   const absl::string_view iface = call.Interface();
   const absl::string_view method = call.Method();
   if (absl::StartsWith(iface, "ID3DUserDefinedAnnotation")) {
-    return Skip(call, "the runtime model has no hook for application markers");
+    if (o->kind != ObjKind::kContext) return Bad(call, "this is not a device context");
+    return Annotation(call, o);
   }
   if (absl::StartsWith(iface, "ID3D11DeviceContext")) {
     if (o->kind != ObjKind::kContext) return Bad(call, "this is not a device context");
@@ -568,6 +604,11 @@ absl::Status Player::InterfaceCall(const Call& call, Obj* o) {
     return CreateSwapChain(call, *device, desc, call.Arg("ppSwapChain"));
   }
   if (absl::StartsWith(iface, "IDXGI")) return PlainCall(call);
+  if (absl::StartsWith(iface, "ID3D11ClassLinkage")) return ClassLinkageCall(call);
+  if (absl::StartsWith(iface, "ID3D11ClassInstance") &&
+      (method == "GetInstanceName" || method == "GetTypeName")) {
+    return absl::OkStatus();  // no DDI call
+  }
   if (iface == "ID3D11Resource" || iface == "ID3D11Buffer" ||
       absl::StartsWith(iface, "ID3D11Texture")) {
     if (method == "SetEvictionPriority" && o->kind == ObjKind::kResource) {
@@ -578,6 +619,50 @@ absl::Status Player::InterfaceCall(const Call& call, Obj* o) {
     }
   }
   return Skip(call, "not implemented");
+}
+
+absl::Status Player::Annotation(const Call& call, Obj* o) {
+  const absl::string_view method = call.Method();
+  if (method == "EndEvent") {
+    o->ctx->EndEvent();
+    return absl::OkStatus();
+  }
+  if (method != "BeginEvent" && method != "SetMarker") return Skip(call, "not implemented");
+  absl::StatusOr<const Value*> name = Arg(call, "Name");
+  if (!name.ok()) return name.status();
+  const Value* v = Deref(*name);
+  std::string text;
+  if (v->kind == Kind::kString) {
+    text = v->text;
+  } else if (v->kind != Kind::kNull) {
+    return Bad(call, "Name is not a string");
+  }
+  if (method == "BeginEvent") {
+    o->ctx->BeginEvent(text);
+  } else {
+    o->ctx->SetMarker(text);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Player::ClassLinkageCall(const Call& call) {
+  const absl::string_view method = call.Method();
+  if (method != "GetClassInstance" && method != "CreateClassInstance") {
+    return Skip(call, "not implemented");
+  }
+  if (call.ret && call.ret->text != "S_OK") return absl::OkStatus();  // failed in the capture
+  auto obj = std::make_shared<Obj>();
+  obj->kind = ObjKind::kClassInstance;
+  if (method == "CreateClassInstance") {
+    // Where the instance's data is: the D3D11DDIARG_POINTERDATA its Set*Shader passes.
+    CLTRACE_TRY(cb, ArgEnum(call, "ConstantBufferOffset"));
+    CLTRACE_TRY(vec, ArgEnum(call, "ConstantVectorOffset"));
+    CLTRACE_TRY(tex, ArgEnum(call, "TextureOffset"));
+    CLTRACE_TRY(samp, ArgEnum(call, "SamplerOffset"));
+    obj->pointer_data =
+        (*vec & 0xfffu) | (*cb & 0xfu) << 12 | (*samp & 0xfu) << 16 | (*tex & 0x7fu) << 20;
+  }
+  return BindNew(call, call.Arg("ppInstance"), std::move(obj));
 }
 
 absl::Status Player::PlainCall(const Call& call) {
@@ -614,9 +699,60 @@ absl::Status Player::FreeFunction(const Call& call) {
 
 }  // namespace internal
 
-absl::StatusOr<PlayReport> Play(const std::vector<Call>& calls, const PlayOptions& options) {
-  internal::Player player(calls, options);
+namespace {
+
+class VectorSource : public CallSource {
+ public:
+  explicit VectorSource(const std::vector<Call>& calls) : calls_(calls) {}
+  bool Next(Call* call) override {
+    if (next_ >= calls_.size()) return false;
+    *call = calls_[next_++];
+    return true;
+  }
+  absl::Status status() const override { return absl::OkStatus(); }
+  absl::Status Rewind() override {
+    next_ = 0;
+    return absl::OkStatus();
+  }
+
+ private:
+  const std::vector<Call>& calls_;
+  size_t next_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<DumpFileSource>> DumpFileSource::Open(const std::string& path) {
+  auto source = std::unique_ptr<DumpFileSource>(new DumpFileSource());
+  source->in_.open(path, std::ios::binary);
+  if (!source->in_) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  source->stream_ = std::make_unique<DumpStream>(&source->in_);
+  return source;
+}
+
+bool DumpFileSource::Next(Call* call) { return stream_->Next(call); }
+
+absl::Status DumpFileSource::Rewind() {
+  max_buffered_ = max_buffered();
+  in_.clear();
+  in_.seekg(0);
+  if (!in_) return absl::DataLossError("cannot read the dump again from its start");
+  stream_ = std::make_unique<DumpStream>(&in_);
+  return absl::OkStatus();
+}
+
+size_t DumpFileSource::max_buffered() const {
+  return std::max(max_buffered_, stream_->max_buffered());
+}
+
+absl::StatusOr<PlayReport> Play(CallSource* source, const PlayOptions& options) {
+  internal::Player player(source, options);
   return player.Run();
+}
+
+absl::StatusOr<PlayReport> Play(const std::vector<Call>& calls, const PlayOptions& options) {
+  VectorSource source(calls);
+  return Play(&source, options);
 }
 
 }  // namespace cltrace::apitrace

@@ -138,8 +138,25 @@ absl::Status Player::Setter(const Call& call, Obj* self, Stage stage, absl::stri
                                              : "pComputeShader";
     absl::StatusOr<Obj*> s = Lookup(call, call.Arg(name), ObjKind::kShader, true);
     if (!s.ok()) return s.status();
-    if (!Elements(call.Arg("ppClassInstances")).empty()) return Skip(call, "class instances");
-    c->SetShader(stage, As<runtime::Shader>(*s));
+    std::vector<const Value*> instances = Elements(call.Arg("ppClassInstances"));
+    if (instances.empty()) {
+      c->SetShader(stage, As<runtime::Shader>(*s));
+      return absl::OkStatus();
+    }
+    // Set*ShaderWithIfaces: the shader's interface slots take the instances in order (the
+    // model reads no reflection: slot i uses function table i), and each instance's pointer
+    // data says where its data is (CreateClassInstance's offsets; zero for GetClassInstance).
+    if (instances.size() > 256) return Bad(call, "too many class instances");
+    std::vector<uint32_t> interfaces(instances.size());
+    std::vector<D3D11DDIARG_POINTERDATA> pointers(instances.size());
+    for (size_t i = 0; i < instances.size(); ++i) {
+      CLTRACE_TRY(inst, Lookup(call, instances[i], ObjKind::kClassInstance, true));
+      interfaces[i] = static_cast<uint32_t>(i);
+      pointers[i].Bits = *inst == nullptr ? 0 : (*inst)->pointer_data;
+    }
+    c->SetShaderWithInterfaces(stage, As<runtime::Shader>(*s),
+                               static_cast<uint32_t>(instances.size()), interfaces.data(),
+                               pointers.data());
     return absl::OkStatus();
   }
   absl::StatusOr<uint64_t> start = Uint(call, "StartSlot");
@@ -203,9 +220,6 @@ absl::StatusOr<Obj*> Player::ArgView(const Call& call, const char* arg) {
 }
 
 // Evaluates `expr` (an absl::StatusOr) into `var`; returns its status when it failed.
-#define CLTRACE_TRY(var, expr) \
-  auto var = (expr);           \
-  if (!var.ok()) return var.status()
 
 absl::Status Player::ArgBox(const Call& call, const char* arg, D3D10_DDI_BOX* box, bool* has_box) {
   const Value* b = Deref(call.Arg(arg));
@@ -376,24 +390,46 @@ absl::Status Player::ContextInputAssembly(const Call& call, Obj* self) {
 absl::Status Player::ContextOutputMerger(const Call& call, Obj* self) {
   const absl::string_view method = call.Method();
   runtime::DeviceContext* c = self->ctx;
+  auto views = [&](const char* arg, size_t max) -> absl::StatusOr<std::vector<runtime::View*>> {
+    std::vector<runtime::View*> out;
+    for (const Value* e : Elements(call.Arg(arg))) {
+      CLTRACE_TRY(v, Lookup(call, e, ObjKind::kView, true));
+      out.push_back(As<runtime::View>(*v));
+    }
+    if (out.size() > max) return Bad(call, absl::StrCat("more than ", max, " views in ", arg));
+    return out;
+  };
   if (method == "OMSetRenderTargetsAndUnorderedAccessViews") {
-    // The runtime model binds UAVs to the compute stage only: played when it binds no UAV.
     CLTRACE_TRY(rtv_count, ArgEnum(call, "NumRTVs"));
     CLTRACE_TRY(uav_count, ArgEnum(call, "NumUAVs"));
-    if (uav_count.value() != 0 && uav_count.value() != 0xffffffffu) {
-      return Skip(call, "pixel-stage UAVs (the runtime model binds UAVs to compute only)");
-    }
-    if (rtv_count.value() == 0xffffffffu) return absl::OkStatus();  // keeps the render targets
-  }
-  if (method == "OMSetRenderTargets" || method == "OMSetRenderTargetsAndUnorderedAccessViews") {
-    std::vector<runtime::View*> rtvs;
-    for (const Value* e : Elements(call.Arg("ppRenderTargetViews"))) {
-      CLTRACE_TRY(v, Lookup(call, e, ObjKind::kView, true));
-      rtvs.push_back(As<runtime::View>(*v));
-    }
-    if (rtvs.size() > 8) return Bad(call, "more than 8 render targets");
+    CLTRACE_TRY(rtvs, views("ppRenderTargetViews", 8));
     CLTRACE_TRY(dsv, Lookup(call, call.Arg("pDepthStencilView"), ObjKind::kView, true));
-    c->OMSetRenderTargets(static_cast<uint32_t>(rtvs.size()), rtvs.data(), As<runtime::View>(*dsv));
+    CLTRACE_TRY(uavs, views("ppUnorderedAccessViews", 8));
+    uint32_t start = 0;
+    std::vector<uint32_t> counts;
+    const bool keep_uavs = *uav_count == runtime::DeviceContext::kKeepUnorderedAccessViews;
+    if (!keep_uavs) {
+      CLTRACE_TRY(s, ArgEnum(call, "UAVStartSlot"));
+      start = *s;
+      for (const Value* e : Elements(call.Arg("pUAVInitialCounts"))) {
+        CLTRACE_TRY(n, U32(call, e, "pUAVInitialCounts"));
+        counts.push_back(*n);
+      }
+      if (start > 8 || *uav_count > 8 - start) return Bad(call, "UAV slots past slot 7");
+      uavs->resize(*uav_count, nullptr);  // NULL entries (or no array) unbind
+      if (!counts.empty()) counts.resize(*uav_count, 0xffffffffu);
+    }
+    const bool keep_rtvs = *rtv_count == runtime::DeviceContext::kKeepRenderTargets;
+    c->OMSetRenderTargetsAndUnorderedAccessViews(
+        keep_rtvs ? *rtv_count : static_cast<uint32_t>(rtvs->size()), rtvs->data(),
+        As<runtime::View>(*dsv), start,
+        keep_uavs ? *uav_count : static_cast<uint32_t>(uavs->size()), uavs->data(),
+        counts.empty() ? nullptr : counts.data());
+  } else if (method == "OMSetRenderTargets") {
+    CLTRACE_TRY(rtvs, views("ppRenderTargetViews", 8));
+    CLTRACE_TRY(dsv, Lookup(call, call.Arg("pDepthStencilView"), ObjKind::kView, true));
+    c->OMSetRenderTargets(static_cast<uint32_t>(rtvs->size()), rtvs->data(),
+                          As<runtime::View>(*dsv));
   } else if (method == "OMSetBlendState") {
     CLTRACE_TRY(s, Lookup(call, call.Arg("pBlendState"), ObjKind::kBlendState, true));
     float factor[4] = {1, 1, 1, 1};

@@ -419,7 +419,10 @@ absl::Status Player::CreateShader(const Call& call, Obj* self, Stage stage) {
   if (Deref(out)->AsUint().value_or(0) == 0) return absl::OkStatus();
   if (const Value* linkage = call.Arg("pClassLinkage");
       linkage != nullptr && Deref(linkage)->AsUint().value_or(0) != 0) {
-    return Skip(call, "class linkage");
+    // The linkage only collects the shader's class instances (D3D11 keeps them itself): the
+    // shader is created as without one.
+    CLTRACE_TRY(l, Lookup(call, linkage, ObjKind::kPlain, false));
+    (void)l;
   }
   absl::StatusOr<const Value*> code_arg = Arg(call, "pShaderBytecode");
   if (!code_arg.ok()) return code_arg.status();
@@ -820,12 +823,40 @@ absl::Status Player::DeviceCall(const Call& call, Obj* self) {
                                           static_cast<uint32_t>(*samples), &levels);
     return absl::OkStatus();
   }
+  if (method == "CreateCounter" || method == "CheckCounter") return CounterCall(call, self);
   if (method == "CheckCounterInfo") {
     D3D10DDI_COUNTER_INFO info{};
     device->CheckCounterInfo(&info);
     return absl::OkStatus();
   }
   return Skip(call, "not implemented");
+}
+
+absl::Status Player::CounterCall(const Call& call, Obj* self) {
+  runtime::Device* device = self->dev->device;
+  const bool create = call.Method() == "CreateCounter";
+  CLTRACE_TRY(desc, Arg(call, create ? "pCounterDesc" : "pDesc"));
+  const Value* counter_field = FindField(*desc, "Counter");
+  if (counter_field == nullptr) return Bad(call, "the description has no Counter");
+  CLTRACE_TRY(counter, Enum(call, counter_field, "Counter"));
+  const auto id = static_cast<D3D10DDI_QUERY>(*counter);
+  if (!create) {
+    D3D10DDI_COUNTER_TYPE type{};
+    uint32_t active = 0;
+    std::string name, units, description;
+    device->CheckCounter(id, &type, &active, &name, &units, &description);
+    return absl::OkStatus();
+  }
+  runtime::Query* query = nullptr;
+  const HRESULT hr = device->CreateCounter(id, &query);
+  const bool capture_ok = !call.ret || call.ret->text == "S_OK";
+  if (hr != S_OK && !capture_ok) return absl::OkStatus();  // refused here as there
+  if (hr == S_OK && !capture_ok) {
+    query->Release();
+    Substitute(call, "the capture's device refused the counter, the model's created it");
+    return absl::OkStatus();
+  }
+  return BindCreated(call, self, hr, query, ObjKind::kQuery, "ppCounter");
 }
 
 }  // namespace cltrace::apitrace::internal

@@ -105,6 +105,8 @@ struct ThreadState {
   // API annotation (CltraceAnnotateBegin/End); only the outermost API call is kept.
   const char* annotation = nullptr;
   int annotation_depth = 0;
+  // Application markers (AnnotateMarker) for the thread's next recorded call (heap, or null).
+  char* pending_marker = nullptr;
   static constexpr size_t kInlineFrames = 8;
   Frame frames_[kInlineFrames];
   std::vector<std::unique_ptr<Frame>> deep_;
@@ -163,6 +165,8 @@ inline uint64_t FlatArg(T v) {
   }
 }
 
+char* JoinNotes(char* a, char* b);
+
 // Pushes a frame and takes the entry position.
 CLTRACE_HOT Frame* BeginCall(ThreadState* t, CallId id, char* note) {
   const size_t d = t->depth;
@@ -170,6 +174,10 @@ CLTRACE_HOT Frame* BeginCall(ThreadState* t, CallId id, char* note) {
   f->parent = d == 0 ? 0 : t->FrameAt(d - 1)->seq;
   f->call = id;
   f->annotation = t->annotation;
+  if (__builtin_expect(t->pending_marker != nullptr, 0)) {
+    note = JoinNotes(note, t->pending_marker);
+    t->pending_marker = nullptr;
+  }
   f->note = note;
   t->depth = d + 1;
   if (G().clock_timestamps) f->clock_ns = MonotonicNs();

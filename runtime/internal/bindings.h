@@ -47,6 +47,10 @@ struct Bindings {
   D3D10_DDI_PRIMITIVE_TOPOLOGY topology = D3D10_DDI_PRIMITIVE_TOPOLOGY_UNDEFINED;
   View* rtv[kRtvSlots] = {};
   uint32_t num_rtvs = 0;
+  // Pixel-stage UAVs by slot (the output-merger slots render targets share: a UAV's slot is at
+  // least num_rtvs); om_uav_hw: one past the last slot holding one.
+  View* om_uav[kUavSlots] = {};
+  uint32_t om_uav_hw = 0;
   View* dsv = nullptr;
   BlendState* blend = nullptr;
   float blend_factor[4] = {1.0f, 1.0f, 1.0f, 1.0f};

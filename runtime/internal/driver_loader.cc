@@ -111,6 +111,8 @@ absl::Status DriverLibrary::Load(const std::string& requested) {
       reinterpret_cast<PFN_CLTRACE_ANNOTATE_BEGIN>(dlsym(handle, "CltraceAnnotateBegin"));
   annotate_end = reinterpret_cast<PFN_CLTRACE_ANNOTATE_END>(dlsym(handle, "CltraceAnnotateEnd"));
   trace_seq = reinterpret_cast<PFN_CLTRACE_TRACE_SEQ>(dlsym(handle, "CltraceTraceSeq"));
+  annotate_marker =
+      reinterpret_cast<PFN_CLTRACE_ANNOTATE_MARKER>(dlsym(handle, "CltraceAnnotateMarker"));
   if (annotate_begin == nullptr || annotate_end == nullptr) {
     {
       Loaded& loaded = LoadedLibraries();

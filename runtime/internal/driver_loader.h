@@ -28,6 +28,8 @@ struct DriverLibrary {
   PFND3D10DDI_OPENADAPTER open_adapter = nullptr;
   PFN_CLTRACE_ANNOTATE_BEGIN annotate_begin = nullptr;
   PFN_CLTRACE_ANNOTATE_END annotate_end = nullptr;
+  // Application markers (runtime/annotation.h); null when the library has no such export.
+  PFN_CLTRACE_ANNOTATE_MARKER annotate_marker = nullptr;
   // The recorder's trace positions (runtime/annotation.h), or null when not recording.
   PFN_CLTRACE_TRACE_SEQ trace_seq = nullptr;
 

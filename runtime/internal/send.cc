@@ -149,15 +149,36 @@ void SendTopology(ContextState* c, SendMode mode) {
 }
 
 void SendRenderTargets(ContextState* c, SendMode mode) {
+  SendRenderTargets(c, mode, mode == SendMode::kCurrent ? c->bindings.om_uav_hw : 0, nullptr);
+}
+
+void SendRenderTargets(ContextState* c, SendMode mode, uint32_t uav_slots, const UINT* counts) {
   bool cur = mode == SendMode::kCurrent;
   uint32_t n = cur ? c->bindings.num_rtvs : 0;
   D3D10DDI_HRENDERTARGETVIEW h[kRtvSlots];
   for (uint32_t i = 0; i < n; ++i)
     h[i] = Handle<D3D10DDI_HRENDERTARGETVIEW>(c, c->bindings.rtv[i], mode);
   auto dsv = Handle<D3D10DDI_HDEPTHSTENCILVIEW>(c, c->bindings.dsv, mode);
+  uav_slots = std::min(uav_slots, kUavSlots);
+  if (uav_slots <= n) {
+    // No pixel-stage UAV involved: the UAV range is empty (UAVStartSlot past the RTV slots).
+    CLTRACE_CTX_DDI(c, SetRenderTargets, MakeArr(n > 0 ? h : nullptr, n), n, kRtvSlots - n, dsv,
+                    MakeArr(static_cast<const D3D11DDI_HUNORDEREDACCESSVIEW*>(nullptr), 0u),
+                    MakeArr(static_cast<const UINT*>(nullptr), 0u), kRtvSlots, 0u, 0u, 0u);
+    return;
+  }
+  // UAVStartSlot = NumRTVs (at least NumRTVs, ddi-spec: RTVs and UAVs share one set of slots),
+  // NumUAVs up to the last UAV slot, and the range updated is the same.
+  const uint32_t num_uavs = uav_slots - n;
+  D3D11DDI_HUNORDEREDACCESSVIEW u[kUavSlots];
+  UINT keep[kUavSlots];
+  for (uint32_t i = 0; i < num_uavs; ++i) {
+    u[i] = Handle<D3D11DDI_HUNORDEREDACCESSVIEW>(c, c->bindings.om_uav[n + i], mode);
+    keep[i] = counts != nullptr ? counts[n + i] : UINT_MAX;
+  }
   CLTRACE_CTX_DDI(c, SetRenderTargets, MakeArr(n > 0 ? h : nullptr, n), n, kRtvSlots - n, dsv,
-                  MakeArr(static_cast<const D3D11DDI_HUNORDEREDACCESSVIEW*>(nullptr), 0u),
-                  MakeArr(static_cast<const UINT*>(nullptr), 0u), kRtvSlots, 0u, 0u, 0u);
+                  MakeArr(static_cast<const D3D11DDI_HUNORDEREDACCESSVIEW*>(u), num_uavs),
+                  MakeArr(static_cast<const UINT*>(keep), num_uavs), n, num_uavs, n, num_uavs);
 }
 
 void SendBlendState(ContextState* c, SendMode mode) {
@@ -217,7 +238,7 @@ void SendAllBound(ContextState* c, SendMode mode) {
   struct Groups {
     bool shader[kStageCount], cb[kStageCount], srv[kStageCount], sampler[kStageCount];
     uint32_t cb_hw[kStageCount], srv_hw[kStageCount], sampler_hw[kStageCount];
-    uint32_t cs_uav_hw, vb_hw;
+    uint32_t cs_uav_hw, vb_hw, om_uav_hw;
     bool il, ib, topo, om, blend, dss, rs, so, vp, sc, pred;
   } g{};
   for (int s = 0; s < kStageCount; ++s) {
@@ -231,7 +252,8 @@ void SendAllBound(ContextState* c, SendMode mode) {
   g.il = b.input_layout != nullptr;
   g.ib = b.ib != nullptr;
   g.topo = b.topology != D3D10_DDI_PRIMITIVE_TOPOLOGY_UNDEFINED;
-  g.om = b.num_rtvs > 0 || b.dsv != nullptr;
+  g.om_uav_hw = b.om_uav_hw;
+  g.om = b.num_rtvs > 0 || b.dsv != nullptr || b.om_uav_hw > 0;
   g.blend = b.blend != nullptr || b.sample_mask != 0xffffffffu;
   g.dss = b.depth_stencil != nullptr || b.stencil_ref != 0;
   g.rs = b.rasterizer != nullptr;
@@ -259,7 +281,10 @@ void SendAllBound(ContextState* c, SendMode mode) {
   if (g.vb_hw > 0) SendVertexBuffers(c, 0, g.vb_hw, mode);
   if (g.ib) SendIndexBuffer(c, mode);
   if (g.topo) SendTopology(c, mode);
-  if (g.om) SendRenderTargets(c, mode);
+  if (g.om) {
+    SendRenderTargets(c, mode, mode == SendMode::kCurrent ? c->bindings.om_uav_hw : g.om_uav_hw,
+                      nullptr);
+  }
   if (g.blend) SendBlendState(c, mode);
   if (g.dss) SendDepthStencilState(c, mode);
   if (g.rs) SendRasterizerState(c, mode);
@@ -320,6 +345,8 @@ void Bindings::CopyFrom(const Bindings& o) {
   topology = o.topology;
   for (uint32_t i = 0; i < kRtvSlots; ++i) Assign(rtv[i], o.rtv[i]);
   num_rtvs = o.num_rtvs;
+  for (uint32_t i = 0; i < kUavSlots; ++i) Assign(om_uav[i], o.om_uav[i]);
+  om_uav_hw = o.om_uav_hw;
   Assign(dsv, o.dsv);
   Assign(blend, o.blend);
   std::copy(o.blend_factor, o.blend_factor + 4, blend_factor);
@@ -363,6 +390,8 @@ void Bindings::Reset() {
   topology = D3D10_DDI_PRIMITIVE_TOPOLOGY_UNDEFINED;
   for (uint32_t i = 0; i < kRtvSlots; ++i) Assign(rtv[i], static_cast<View*>(nullptr));
   num_rtvs = 0;
+  for (uint32_t i = 0; i < om_uav_hw; ++i) Assign(om_uav[i], static_cast<View*>(nullptr));
+  om_uav_hw = 0;
   Assign(dsv, static_cast<View*>(nullptr));
   Assign(blend, static_cast<BlendState*>(nullptr));
   std::fill(blend_factor, blend_factor + 4, 1.0f);
@@ -384,10 +413,10 @@ bool Bindings::IsCleared() const {
   for (int s = 0; s < kStageCount; ++s) {
     if (shader[s] != nullptr || cb_hw[s] || srv_hw[s] || sampler_hw[s]) return false;
   }
-  return cs_uav_hw == 0 && input_layout == nullptr && vb_hw == 0 && ib == nullptr &&
-         topology == D3D10_DDI_PRIMITIVE_TOPOLOGY_UNDEFINED && num_rtvs == 0 && dsv == nullptr &&
-         blend == nullptr && depth_stencil == nullptr && rasterizer == nullptr && num_so == 0 &&
-         num_viewports == 0 && num_scissors == 0 && predicate == nullptr;
+  return cs_uav_hw == 0 && om_uav_hw == 0 && input_layout == nullptr && vb_hw == 0 &&
+         ib == nullptr && topology == D3D10_DDI_PRIMITIVE_TOPOLOGY_UNDEFINED && num_rtvs == 0 &&
+         dsv == nullptr && blend == nullptr && depth_stencil == nullptr && rasterizer == nullptr &&
+         num_so == 0 && num_viewports == 0 && num_scissors == 0 && predicate == nullptr;
 }
 
 }  // namespace cltrace::runtime::internal

@@ -32,6 +32,9 @@ void SendVertexBuffers(ContextState* c, uint32_t base, uint32_t count, SendMode 
 void SendIndexBuffer(ContextState* c, SendMode mode);
 void SendTopology(ContextState* c, SendMode mode);
 void SendRenderTargets(ContextState* c, SendMode mode);
+// The same with the pixel-stage UAV slots [num_rtvs, uav_slots) (0: the UAVs are not touched)
+// and their hidden-counter values (nullptr: keep them, UINT_MAX each).
+void SendRenderTargets(ContextState* c, SendMode mode, uint32_t uav_slots, const UINT* counts);
 void SendBlendState(ContextState* c, SendMode mode);
 void SendDepthStencilState(ContextState* c, SendMode mode);
 void SendRasterizerState(ContextState* c, SendMode mode);

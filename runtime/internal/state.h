@@ -155,6 +155,7 @@ struct ContextState {
   // Queries and maps open on this context.
   absl::flat_hash_set<Query*> building;
   absl::flat_hash_map<Resource*, uint32_t> mapped;  // resource -> subresource
+  int event_depth = 0;  // BeginEvent calls not yet ended (application markers)
 
   // Deferred contexts only.
   absl::flat_hash_map<DeviceChild*, LocalHandle> locals;       // open context-local handles

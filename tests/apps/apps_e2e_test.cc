@@ -4,8 +4,12 @@
 // --strict turns a call the player does not implement into an error, and a binary .trace
 // without the apitrace tool says how to install it.
 #include <string>
+#include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/command_test.h"
@@ -99,6 +103,49 @@ TEST_F(ApitraceCommandTest, UnimplementedCallsAreListedAndStrictMakesThemAnError
   Result strict = Workload(absl::StrCat("--strict ", file));
   EXPECT_EQ(strict.exit, 2);
   EXPECT_THAT(strict.err, HasSubstr("line 2: ID3D11DeviceContext::DiscardResource: not played"));
+}
+
+// ID3DUserDefinedAnnotation markers make no DDI call; the recording shows each on the
+// annotation of the next DDI call its thread made, after that call's API name.
+TEST_F(ApitraceCommandTest, MarkersBecomeAnnotationsOfTheNextDdiCall) {
+  const std::string file = Write(
+      "markers.txt",
+      "1 D3D11CreateDevice(pAdapter = NULL, DriverType = D3D_DRIVER_TYPE_HARDWARE, Software = "
+      "NULL, Flags = 0x0, pFeatureLevels = NULL, FeatureLevels = 0, SDKVersion = 7, ppDevice = "
+      "&0x100, pFeatureLevel = &D3D_FEATURE_LEVEL_11_0, ppImmediateContext = &0x200) = S_OK\n"
+      "2 ID3D11DeviceContext::QueryInterface(this = 0x200, riid = IID_ID3DUserDefinedAnnotation, "
+      "ppvObject = &0x250) = S_OK\n"
+      "3 ID3DUserDefinedAnnotation::BeginEvent(this = 0x250, Name = L\"Shadow pass\") = 0\n"
+      "4 ID3D11DeviceContext::Draw(this = 0x200, VertexCount = 3, StartVertexLocation = 0)\n"
+      "5 ID3DUserDefinedAnnotation::SetMarker(this = 0x250, Name = L\"mid\")\n"
+      "6 ID3DUserDefinedAnnotation::EndEvent(this = 0x250) = 0\n"
+      "7 ID3D11DeviceContext::Draw(this = 0x200, VertexCount = 6, StartVertexLocation = 0)\n"
+      "8 ID3D11DeviceContext::Flush(this = 0x200)\n");
+  const std::string trace = Path("markers.cltrace");
+  Result rec = Run(absl::StrCat(CLTRACE_BIN, " record -o ", trace, " -- ", CLTRACE_WORKLOAD_BIN,
+                                " apitrace ", file));
+  ASSERT_EQ(rec.exit, 0) << rec.out << rec.err;
+  EXPECT_THAT(rec.out, HasSubstr("apitrace: played 8 of 8 calls on 1 thread\n"));
+  Result dump = Run(absl::StrCat(CLTRACE_BIN, " dump ", trace));
+  ASSERT_EQ(dump.exit, 0) << dump.err;
+  std::vector<std::string> annotated;  // the lines of the DDI calls after a marker
+  std::vector<std::string> draws;
+  for (absl::string_view line : absl::StrSplit(dump.out, '\n')) {
+    if (absl::StrContains(line, "Event") || absl::StrContains(line, "SetMarker")) {
+      annotated.emplace_back(line);
+    }
+    if (absl::StrContains(line, "IC::Draw(")) draws.emplace_back(line);
+  }
+  ASSERT_EQ(draws.size(), 2u) << dump.out;
+  ASSERT_EQ(annotated.size(), 2u) << dump.out;
+  // The first Draw (VertexCount=3) carries the BeginEvent, the second both later markers.
+  EXPECT_EQ(annotated[0], draws[0]);
+  EXPECT_THAT(annotated[0], HasSubstr("VertexCount=3"));
+  EXPECT_THAT(annotated[0], HasSubstr("# Draw | BeginEvent: Shadow pass"));
+  EXPECT_EQ(annotated[1], draws[1]);
+  EXPECT_THAT(annotated[1], HasSubstr("# Draw | SetMarker: mid | EndEvent"));
+  Result check = Run(absl::StrCat(CLTRACE_BIN, " check ", trace));
+  EXPECT_EQ(check.exit, 0) << check.out << check.err;
 }
 
 TEST_F(ApitraceCommandTest, BinaryCaptureNeedsTheApitraceTool) {

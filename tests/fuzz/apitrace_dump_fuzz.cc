@@ -2,9 +2,12 @@
 // (corpus/apitrace/dump_parser.h), the input of `cltrace-workload apitrace FILE`.
 //
 // Beyond "no crash, no sanitizer report, no unbounded recursion": every rejection names its
-// line and column, and the streaming parser and ParseDump agree on the calls read.
+// line and column, and the streaming parser, the line-by-line DumpStream and ParseDump agree on
+// the calls read.
 #include <cstddef>
 #include <cstdint>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -30,6 +33,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Check(!call.name.empty() && call.line >= 1);
     ++n;
   }
+  // The line-by-line reader `cltrace-workload apitrace` plays from reads the same.
+  std::istringstream in{std::string(text)};
+  DumpStream stream(&in);
+  size_t streamed = 0;
+  while (stream.Next(&call)) {
+    Check(all.ok() ? streamed < all->size() && (*all)[streamed].line == call.line &&
+                         (*all)[streamed].name == call.name
+                   : true);
+    ++streamed;
+  }
+  Check(stream.status() == parser.status() && streamed == n);
   if (all.ok()) {
     Check(parser.status().ok() && n == all->size());
   } else {

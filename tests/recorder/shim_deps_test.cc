@@ -70,9 +70,9 @@ TEST_F(ShimDepsTest, NeedsOnlyTheCAndCxxRuntimes) {
 TEST_F(ShimDepsTest, ExportsOnlyTheEntryPointAndTheDocumentedHooks) {
   Result r = Run(absl::StrCat("nm -D --defined-only '", Shim(), "'"));
   ASSERT_EQ(r.exit, 0) << r.err;
-  const std::set<std::string> allowed = {"OpenAdapter10_2", "CltraceAnnotateBegin",
-                                         "CltraceAnnotateEnd", "CltraceTraceSeq",
-                                         "CltraceWrapKernelTable"};
+  const std::set<std::string> allowed = {"OpenAdapter10_2",    "CltraceAnnotateBegin",
+                                         "CltraceAnnotateEnd", "CltraceAnnotateMarker",
+                                         "CltraceTraceSeq",    "CltraceWrapKernelTable"};
   std::set<std::string> exported;
   for (const std::string& line : Lines(r.out)) {
     std::vector<std::string> f = absl::StrSplit(line, ' ', absl::SkipEmpty());

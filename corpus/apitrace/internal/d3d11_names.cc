@@ -74,6 +74,8 @@ constexpr NameValue kNames[] = {
     {"QUERY_SO_STATISTICS", 6},
     {"QUERY_SO_OVERFLOW_PREDICATE", 7},
     {"QUERY_MISC_PREDICATEHINT", 1},
+    // D3D11_COUNTER
+    {"COUNTER_DEVICE_DEPENDENT_0", 0x40000000},
     {"ASYNC_GETDATA_DONOTFLUSH", 1},
     // D3D11_PRIMITIVE_TOPOLOGY (the patch lists are added by ValueOf)
     {"PRIMITIVE_TOPOLOGY_UNDEFINED", 0},

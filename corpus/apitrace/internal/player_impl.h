@@ -49,6 +49,11 @@ class Player;
 // Bad input at `call`.
 absl::Status Bad(const Call& call, absl::string_view message);
 
+// `auto var = expr;` returning its status from the calling function when it is not ok.
+#define CLTRACE_TRY(var, expr) \
+  auto var = (expr);           \
+  if (!var.ok()) return var.status()
+
 // ---- Objects ----------------------------------------------------------------------------------
 
 enum class ObjKind : uint8_t {
@@ -65,7 +70,8 @@ enum class ObjKind : uint8_t {
   kQuery,
   kCommandList,
   kSwapChain,
-  kPlain,  // DXGI factories, adapters, outputs, class linkages: no runtime object
+  kClassInstance,  // no runtime object: D3D11 keeps class instances itself
+  kPlain,          // DXGI factories, adapters, outputs, class linkages: no runtime object
 };
 
 const char* KindName(ObjKind k);
@@ -90,6 +96,9 @@ struct Obj {
   std::vector<runtime::Resource*> buffers;  // swap chains: the back buffers (one reference each)
   runtime::ResourceDesc buffer_desc;        // swap chains: what the back buffers are
   std::vector<uint64_t> keys;               // the capture's pointers naming it
+  // Class instances: the D3D11DDIARG_POINTERDATA bits their Set*Shader hands the driver
+  // (uCBOffset:12, uCBID:4, uBaseSamp:4, uBaseTex:7 from CreateClassInstance's offsets).
+  uint32_t pointer_data = 0;
   bool alive = true;
 };
 
@@ -124,8 +133,7 @@ uint32_t FormatBytes(uint32_t format);
 
 class Player {
  public:
-  Player(const std::vector<Call>& calls, const PlayOptions& options)
-      : calls_(calls), options_(options) {}
+  Player(CallSource* source, const PlayOptions& options) : source_(source), options_(options) {}
 
   absl::StatusOr<PlayReport> Run();
 
@@ -154,6 +162,12 @@ class Player {
   absl::Status ContextCommandList(const Call& call, Obj* self);
   absl::Status SwapChainCall(const Call& call, Obj* self);
   absl::Status PlainCall(const Call& call);
+  // ID3D11ClassLinkage: class instances (no DDI call; D3D11 keeps them itself).
+  absl::Status ClassLinkageCall(const Call& call);
+  // CreateCounter and CheckCounter on `device`.
+  absl::Status CounterCall(const Call& call, Obj* self);
+  // ID3DUserDefinedAnnotation markers on the context `o` (runtime/annotation.h).
+  absl::Status Annotation(const Call& call, Obj* o);
   absl::Status Memcpy(const Call& call);
   absl::Status CreateDevice(const Call& call, bool with_swap_chain);
   absl::Status CreateSwapChain(const Call& call, Obj* device, const Value* desc, const Value* out);
@@ -220,7 +234,7 @@ class Player {
   void Substitute(const Call& call, absl::string_view reason);
   static void Note(std::vector<Skipped>* list, const Call& call, absl::string_view reason);
 
-  const std::vector<Call>& calls_;
+  CallSource* source_;
   const PlayOptions& options_;
   PlayReport report_;
   std::vector<std::unique_ptr<DeviceRec>> devices_;
@@ -232,7 +246,13 @@ class Player {
   // A released object cannot reach the driver through the runtime model's API, so when the
   // first command list the capture finally releases is executed again, the first device runs
   // with the runtime model's R40 misuse mode, which issues that execute at the release.
-  void FindReleasedListExecute();
+  // A first pass over the source (rewound after it).
+  absl::Status FindReleasedListExecute();
+  // Drops released objects from objects_ once it has grown to twice its size after the last
+  // compaction (devices and immediate contexts stay: GetDevice/GetImmediateContext revive them),
+  // so the table holds about the live objects, not every object the capture ever made.
+  void CompactObjects();
+  size_t compact_at_ = 64;
   uint64_t r40_key_ = 0;  // the released list the capture executes again
   int64_t r40_release_line_ = 0;
   bool r40_armed_ = false;  // the first device was created with the misuse mode
