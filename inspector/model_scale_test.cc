@@ -190,6 +190,26 @@ TEST(ModelScaleTest, BytesPerCallOfTheCallStorage) {
   std::remove(path.c_str());
 }
 
+// The checker refusing a call in the middle of a long stream (a seq used twice: a damaged
+// file) ends the two-thread pass with its error, the decoding thread stopped, whatever the
+// point the decoder reached; the model is not built.
+TEST(ModelScaleTest, CheckerErrorMidStreamStopsTheLoad) {
+  const std::string path = TempPath("repeated.cltrace");
+  testing::SyntheticTrace t = testing::MakeSmallCommandListTrace({.calls = 60000, .dcs = 2});
+  ASSERT_GT(t.events.size(), 30001u);
+  const uint64_t repeated = t.events[29999].seq;
+  t.events[30000].seq = repeated;
+  t.events[30000].end = 0;
+  ASSERT_TRUE(testing::WriteCltrace(t, path, 16 << 10).ok());
+  for (int run = 0; run < 3; ++run) {
+    absl::StatusOr<std::unique_ptr<TraceModel>> m = TraceModel::Open(path);
+    ASSERT_FALSE(m.ok());
+    EXPECT_NE(m.status().message().find(absl::StrCat(repeated)), absl::string_view::npos)
+        << m.status();
+  }
+  std::remove(path.c_str());
+}
+
 // A file that changes under a loaded model: decoding says so, it does not crash.
 TEST(ModelScaleTest, DecodeAfterTheFileChangedIsAnError) {
   const std::string path = TempPath("changed.cltrace");
