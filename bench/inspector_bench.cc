@@ -1,15 +1,19 @@
-// cltrace-inspector performance (targets from the inspector issue):
-//   BM_InspectorLoad/10000000     a 10 M-call .cltrace loaded and indexed (read, sort, checker,
-//                                 rows, counts) — target <= 3 s wall on this machine;
+// cltrace-inspector performance (targets from the inspector issue, #16 item 4):
+//   BM_InspectorRawDecode/N       the baseline: the seq-order decode of the same file
+//                                 (format::SeqStream, nothing kept);
+//   BM_InspectorLoad/10000000     a 10 M-call .cltrace opened as the inspector opens it (one
+//                                 streaming pass: decode, checker, rows, counts, call records)
+//                                 — target <= 3 s wall, <= 60 bytes per call (counter);
 //   BM_InspectorLifelinesFrame/N  one frame of the fully zoomed-out lifelines panel (ImGui
-//                                 NewFrame -> Render, no rasterization) over a model of N calls
-//                                 (>= 1 M state spans from 2 M calls) — target <= 2 ms CPU;
-//   BM_InspectorAppFrame/N        the same for the whole window (every panel) at 1600x900.
-// The traces are the small-command-list pattern (inspector/internal/synthetic_trace.h): per
-// deferred context RecycleCommandList, RecycleCreateCommandList, local open/close,
-// RecycleCreateDeferredContext; on the IC CommandListExecute and RecycleDestroyCommandList.
-// Load times are wall time (UseRealTime) with process CPU time (both cores: the call counting
-// runs beside the checker) alongside.
+//                                 NewFrame -> Render, no rasterization);
+//   BM_InspectorAppFrame/N        the same for the whole window (every panel) at 1600x900;
+//   BM_InspectorAppFrameJump/N    the whole window with a far call selected every frame (the
+//                                 calls list and details decode calls from the file);
+//   *Big                          the same on a recorded 100 M-call trace (coarse index) —
+//                                 target: opens within 24 GB, frames <= 16 ms of our own work.
+// The N-call traces are the small-command-list pattern (inspector/internal/synthetic_trace.h)
+// written to a file once per process. Load times are wall time (UseRealTime) with process CPU
+// time alongside.
 #include <sys/resource.h>
 #include <unistd.h>
 
