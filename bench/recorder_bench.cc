@@ -22,12 +22,14 @@
 // upper bound of the per-event cost that BM_RecordCall's background_ns_per_call shows in
 // steady state. Back-to-back calls run at the pace of the slower side.
 //
+// BM_BareStream / BM_RecordStream (issue #15's stream, and the previous recorder on it) are
+// in bench/recorder_stream_bench.cc.
+//
 // BM_SmallClTraceSize: build/bin/cltrace-workload smallcl (4 threads, the small-command-list
 // workload) run with build/lib/libcltrace_shim.so as its driver, as `cltrace record` runs it,
 // recording into /tmp; reports the trace's bytes per call from the shim's statistics. (A child
 // process: the shim cannot be loaded into this binary, which links cltrace_format itself; see
 // recorder/CMakeLists.txt.) Skipped when the shim or the workload is not built.
-#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -37,14 +39,11 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
-#include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
+#include "bench/recorder_fixture.h"
 #include "benchmark/benchmark.h"
 #include "recorder/internal/fake_driver.h"
 #include "recorder/recorder.h"
@@ -52,33 +51,13 @@
 namespace cltrace::recorder {
 namespace {
 
+using bench::BenchTracePath;
+using bench::BinDir;
+using bench::Get;
+using bench::Setup;
+using bench::StartFileRecorder;
+using bench::ThreadCpuNs;
 using testing::FakeRtContext;
-using testing::FakeRuntime;
-
-// One fake runtime per mode, with a deferred context per benchmark thread.
-struct Setup {
-  FakeRuntime runtime;
-  std::vector<FakeRtContext*> dcs;
-};
-
-Setup& Get(bool recorded, int threads) {
-  static std::mutex mu;
-  static std::unique_ptr<Setup> setups[2];
-  std::lock_guard<std::mutex> l(mu);
-  std::unique_ptr<Setup>& s = setups[recorded ? 1 : 0];
-  if (s == nullptr) {
-    s = std::make_unique<Setup>();
-    if (s->runtime.Create(recorded ? &testing::RecordedOpenAdapter
-                                   : &testing::FakeOpenAdapter10_2) != S_OK) {
-      std::fprintf(stderr, "fake runtime setup failed\n");
-      std::abort();
-    }
-  }
-  while (static_cast<int>(s->dcs.size()) < threads) {
-    s->dcs.push_back(s->runtime.CreateDeferredContext());
-  }
-  return *s;
-}
 
 void BM_BareCall(benchmark::State& state) {
   static Setup* setup = nullptr;
@@ -91,22 +70,6 @@ void BM_BareCall(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_BareCall)->Threads(1)->Threads(2)->UseRealTime();
-
-// Where a recording benchmark writes its trace (removed when it ends).
-std::string BenchTracePath() {
-  return absl::StrCat("/tmp/cltrace_recorder_bench_", getpid(), ".cltrace");
-}
-
-// $CLTRACE_BENCH_ZSTD_LEVEL, when set, replaces the recorder's zstd level (default 3), to
-// weigh the drainer's CPU against the bytes per call.
-absl::StatusOr<std::unique_ptr<Recorder>> StartFileRecorder(const std::string& path) {
-  Options o;
-  o.output_path = path;
-  if (const char* level = std::getenv("CLTRACE_BENCH_ZSTD_LEVEL"); level != nullptr) {
-    o.zstd_level = std::atoi(level);
-  }
-  return Recorder::Start(std::move(o));
-}
 
 std::unique_ptr<Recorder> g_recorder;
 std::string g_path;
@@ -193,86 +156,6 @@ void BM_RecordUpload(benchmark::State& state) {
 }
 BENCHMARK(BM_RecordUpload)->UseRealTime();
 
-// BM_BareStream / BM_RecordStream: the stream of issue #15 — call i of 1,000,000 per thread is
-// DrawIndexed(hCtx, 36 + (i % 7) * 3, (i * 36) % 65536, (i / 100) % 1000) into a driver that
-// does nothing — on 1, 2 and 4 threads (each on its own deferred context), without and with a
-// Recorder writing a compressed file (the same region, rings and drainer as `cltrace record`,
-// in-process). Counters: the calling thread's CPU per call (thread CPU clock, averaged over
-// the threads), the drainer's CPU per call (encode + compress + write), bytes per call,
-// producer waits. The added cost on the calling thread is RecordStream's cpu_ns_per_call
-// minus BareStream's of the same run.
-constexpr int kStreamCalls = 1000000;
-
-int64_t ThreadCpuNs() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-void StreamLoop(benchmark::State& state, Setup* const& setup, std::atomic<int64_t>* cpu_ns) {
-  for (auto _ : state) {
-    // Threads meet at the first iteration: thread 0's setup is complete from here.
-    FakeRtContext* dc = setup->dcs[static_cast<size_t>(state.thread_index())];
-    const int64_t start = ThreadCpuNs();
-    for (uint32_t i = 0; i < static_cast<uint32_t>(kStreamCalls); ++i) {
-      dc->funcs.pfnDrawIndexed(dc->handle, 36 + (i % 7) * 3, (i * 36) % 65536,
-                               static_cast<INT>((i / 100) % 1000));
-    }
-    cpu_ns->fetch_add(ThreadCpuNs() - start);
-  }
-  state.SetItemsProcessed(state.iterations() * kStreamCalls);
-}
-
-void BM_BareStream(benchmark::State& state) {
-  static Setup* setup = nullptr;
-  static std::atomic<int64_t> cpu_ns{0};
-  if (state.thread_index() == 0) {
-    setup = &Get(false, state.threads());
-    cpu_ns = 0;
-  }
-  StreamLoop(state, setup, &cpu_ns);
-  if (state.thread_index() == 0) {
-    state.counters["cpu_ns_per_call"] = benchmark::Counter(
-        static_cast<double>(cpu_ns.load()) /
-        (static_cast<double>(state.iterations()) * kStreamCalls * state.threads()));
-  }
-}
-BENCHMARK(BM_BareStream)->Threads(1)->Threads(2)->Threads(4)->Iterations(1)->UseRealTime();
-
-void BM_RecordStream(benchmark::State& state) {
-  static Setup* setup = nullptr;
-  static std::atomic<int64_t> cpu_ns{0};
-  if (state.thread_index() == 0) {
-    g_path = BenchTracePath();
-    auto rec = StartFileRecorder(g_path);
-    if (!rec.ok()) {
-      state.SkipWithError(std::string(rec.status().message()).c_str());
-      return;
-    }
-    g_recorder = std::move(*rec);
-    setup = &Get(true, state.threads());
-    cpu_ns = 0;
-  }
-  StreamLoop(state, setup, &cpu_ns);
-  if (state.thread_index() == 0) {
-    Stats stats = g_recorder->Stop();
-    g_recorder.reset();
-    unlink(g_path.c_str());
-    const double calls = static_cast<double>(stats.calls);
-    state.counters["cpu_ns_per_call"] = benchmark::Counter(
-        static_cast<double>(cpu_ns.load()) /
-        (static_cast<double>(state.iterations()) * kStreamCalls * state.threads()));
-    state.counters["drainer_ns_per_call"] =
-        benchmark::Counter(static_cast<double>(stats.background_cpu_ns) / calls);
-    state.counters["bytes_per_call"] =
-        benchmark::Counter(static_cast<double>(stats.bytes_written) / calls);
-    state.counters["waits_per_million"] =
-        benchmark::Counter(static_cast<double>(stats.producer_waits) * 1e6 / calls);
-    state.counters["recorded_calls"] = benchmark::Counter(calls);
-  }
-}
-BENCHMARK(BM_RecordStream)->Threads(1)->Threads(2)->Threads(4)->Iterations(1)->UseRealTime();
-
 // BM_PositionPair: the floor of the calling thread's cost on this machine. Every recorded call
 // takes its entry and its exit position from the region's process-wide counter (two `lock
 // xadd` on one cache line, recorder/internal/core.h); this is those two and nothing else, on
@@ -338,16 +221,6 @@ void BM_RecorderPhases(benchmark::State& state) {
   state.counters["background_ns_per_call"] = benchmark::Counter(background_ns / n);
 }
 BENCHMARK(BM_RecorderPhases)->UseManualTime()->Unit(benchmark::kNanosecond)->Iterations(20);
-
-std::string BinDir() {
-  char exe[4096];
-  const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  if (n <= 0) return ".";
-  exe[n] = '\0';
-  std::string dir(exe);
-  dir.resize(dir.rfind('/'));
-  return dir;
-}
 
 void BM_SmallClTraceSize(benchmark::State& state) {
   const std::string shim = BinDir() + "/../lib/libcltrace_shim.so";

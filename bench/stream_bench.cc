@@ -5,6 +5,8 @@
 // discarded). Every benchmark after the raw decode reports `vs_raw`, its calls per second over
 // the raw decode's measured in the same run. Calls: CLTRACE_BENCH_CALLS (default 2,000,000);
 // the trace is generated once into the temporary directory.
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -113,10 +115,10 @@ void BM_StreamSeqOrder(benchmark::State& state) {
 BENCHMARK(BM_StreamSeqOrder)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // `cltrace ARGS...` with the trace as its first argument, output discarded.
-void RunVerb(benchmark::State& state, std::vector<std::string> args) {
+void RunVerb(benchmark::State& state, std::vector<std::string> args, bool quiet = true) {
   args.insert(args.begin() + 1, TracePath());
   args.insert(args.begin(), "cltrace");
-  args.push_back("--quiet");
+  if (quiet) args.push_back("--quiet");
   int code = 0;
   Wall wall;
   for (auto _ : state) {
@@ -154,6 +156,75 @@ void BM_StreamDumpSeek(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_StreamDumpSeek)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// `cltrace replay --threads single` into the reference driver. The synthetic trace above is
+// no replay input (it repeats smallcl.cltrace, whose device the reference driver will not
+// create twice on one adapter, and its last repetition is cut off), so the replay runs on a
+// recording of `cltrace-workload smallcl --frames N` (N: CLTRACE_BENCH_REPLAY_FRAMES, default
+// 1200, about 2 M calls), made once into the temporary directory with the tools beside this
+// binary; BM_StreamReplayRawDecode is the raw decode of that recording in the same run and
+// BM_StreamVerbReplay's `vs_raw` is relative to it.
+const std::string& ReplayTracePath() {
+  static const std::string* path = [] {
+    std::string frames = "1200";
+    if (const char* v = std::getenv("CLTRACE_BENCH_REPLAY_FRAMES")) frames = v;
+    const char* tmp = std::getenv("TMPDIR");
+    auto* p = new std::string(absl::StrCat(tmp != nullptr ? tmp : "/tmp",
+                                           "/cltrace_bench_replay_smallcl_", frames, ".cltrace"));
+    if (!std::ifstream(*p).good()) {
+      char exe[4096];
+      const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+      std::string bin = n > 0 ? std::string(exe, static_cast<size_t>(n)) : "./x";
+      bin = bin.substr(0, bin.rfind('/'));
+      const std::string cmd =
+          absl::StrCat(bin, "/cltrace record -o ", *p, " -- ", bin,
+                       "/cltrace-workload smallcl --frames ", frames, " >/dev/null 2>&1");
+      if (std::system(cmd.c_str()) != 0) *p = "";
+    }
+    return p;
+  }();
+  return *path;
+}
+
+double replay_raw_rate = 0;  // calls/s (wall) of BM_StreamReplayRawDecode in this run
+uint64_t replay_trace_calls = 0;
+
+void BM_StreamReplayRawDecode(benchmark::State& state) {
+  if (ReplayTracePath().empty()) return state.SkipWithError("cannot record the workload");
+  uint64_t n = 0;
+  Wall wall;
+  for (auto _ : state) {
+    auto r = format::TraceReader::Open(ReplayTracePath());
+    format::Event e;
+    n = 0;
+    while ((*r)->Next(&e)) ++n;
+    benchmark::DoNotOptimize(e);
+  }
+  replay_trace_calls = n;
+  const double total = static_cast<double>(n) * static_cast<double>(state.iterations());
+  state.counters["calls/s"] = benchmark::Counter(total, benchmark::Counter::kIsRate);
+  replay_raw_rate = total / wall.seconds();
+}
+BENCHMARK(BM_StreamReplayRawDecode)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_StreamVerbReplay(benchmark::State& state) {
+  if (ReplayTracePath().empty()) return state.SkipWithError("cannot record the workload");
+  const std::vector<std::string> args = {"cltrace", "replay", ReplayTracePath(), "--threads",
+                                         "single"};
+  int code = 0;
+  Wall wall;
+  for (auto _ : state) {
+    std::ostringstream out, err;
+    code = cli::RunCli(args, out, err);
+    benchmark::DoNotOptimize(out.tellp());
+  }
+  if (code != 0) return state.SkipWithError("the replay was not identical");
+  const double total =
+      static_cast<double>(replay_trace_calls) * static_cast<double>(state.iterations());
+  state.counters["calls/s"] = benchmark::Counter(total, benchmark::Counter::kIsRate);
+  if (replay_raw_rate > 0) state.counters["vs_raw"] = total / wall.seconds() / replay_raw_rate;
+}
+BENCHMARK(BM_StreamVerbReplay)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace cltrace

@@ -1,5 +1,5 @@
 // `cltrace export --chrome / --sqlite / --normalize` (cli/export_chrome.h,
-// cli/export_sqlite.h, cli/export_normalize.h) on a corpus trace, checked against what the
+// cli/export_sqlite.h, format/stable_names.h) on a corpus trace, checked against what the
 // checker, the lifecycle analysis and the stats compute from the same trace.
 #include <sqlite3.h>
 #include <unistd.h>
@@ -24,13 +24,13 @@
 #include "check/lifecycle.h"
 #include "check/stats.h"
 #include "cli/export_chrome.h"
-#include "cli/export_normalize.h"
 #include "cli/export_sqlite.h"
 #include "cli/trace_input.h"
 #include "cli/verb.h"
 #include "ddi/catalog.h"
 #include "format/jsonl.h"
 #include "format/load_trace.h"
+#include "format/stable_names.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
 
@@ -379,7 +379,7 @@ TEST(ExportNormalizeTest, HandlesGetKindNamesAndThreadsNumbers) {
   }
   std::unique_ptr<format::SeqStream> in = Open(path);
   ASSERT_NE(in, nullptr);
-  Normalizer n;
+  format::Normalizer n;
   std::vector<std::string> lines;
   format::Event e;
   while (in->Next(&e)) {

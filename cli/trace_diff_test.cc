@@ -1,7 +1,7 @@
-// `cltrace diff` (cli/trace_diff.h): equal traces, a trace against a modified copy (the first
+// `cltrace diff` (format/trace_diff.h): equal traces, a trace against a modified copy (the first
 // difference at the right seq), renamed handles and threads, and two recordings of one
 // deterministic workload.
-#include "cli/trace_diff.h"
+#include "format/trace_diff.h"
 
 #include <sys/wait.h>
 #include <unistd.h>

@@ -1,14 +1,14 @@
 // cltrace diff A B: two traces compared call by call, per thread, handles by identity
-// (cli/trace_diff.h does the work).
+// (format/trace_diff.h does the work).
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/args.h"
-#include "cli/trace_diff.h"
 #include "cli/trace_input.h"
 #include "cli/verb.h"
+#include "format/trace_diff.h"
 
 namespace cltrace::cli {
 namespace {
@@ -38,7 +38,7 @@ int RunDiff(const std::vector<std::string>& args, std::ostream& out, std::ostrea
                      .Positional(2, 2);
   ParsedArgs parsed;
   if (std::optional<int> done = ParseVerbArgs(args, spec, &parsed, out, err)) return *done;
-  DiffOptions options;
+  format::DiffOptions options;
   options.all = parsed.Flag("--all");
   options.json = parsed.Flag("--json");
   if (std::optional<std::string> v = parsed.Option("--context")) {
@@ -58,7 +58,7 @@ int RunDiff(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   std::unique_ptr<format::SeqStream> b =
       OpenVerbStream("diff", parsed.positional[1], stream_options, err);
   if (b == nullptr) return kExitBadInput;
-  absl::StatusOr<DiffSummary> summary = DiffTraces(*a, *b, options, out);
+  absl::StatusOr<format::DiffSummary> summary = format::DiffTraces(*a, *b, options, out);
   if (!summary.ok()) {
     out.flush();
     err << "cltrace diff: " << summary.status().message() << "\n";

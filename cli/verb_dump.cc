@@ -14,13 +14,13 @@
 #include "absl/strings/string_view.h"
 #include "check/checker.h"
 #include "cli/args.h"
-#include "cli/export_normalize.h"
 #include "cli/progress.h"
 #include "cli/trace_input.h"
 #include "cli/trace_walk.h"
 #include "cli/verb.h"
 #include "ddi/catalog.h"
 #include "format/jsonl.h"
+#include "format/stable_names.h"
 
 namespace cltrace::cli {
 namespace {
@@ -148,7 +148,7 @@ struct Filter {
     if (!format::CheckEventLayout(e).ok()) return false;
     bool named = false;
     format::Event copy = e;
-    ForEachField(&copy, [&](const format::FieldInfo& f, uint64_t* v) {
+    format::ForEachField(&copy, [&](const format::FieldInfo& f, uint64_t* v) {
       if (f.kind == format::FieldKind::kHandle && *v == handle_id) named = true;
     });
     return named;

@@ -13,13 +13,13 @@
 #include "absl/strings/str_cat.h"
 #include "cli/args.h"
 #include "cli/export_chrome.h"
-#include "cli/export_normalize.h"
 #include "cli/export_sqlite.h"
 #include "cli/progress.h"
 #include "cli/trace_input.h"
 #include "cli/verb.h"
 #include "cltrace_version.h"
 #include "format/jsonl.h"
+#include "format/stable_names.h"
 #include "format/trace_writer.h"
 
 namespace cltrace::cli {
@@ -273,7 +273,7 @@ int RunExport(const std::vector<std::string>& args, std::ostream& out, std::ostr
   std::ostream& dst = *out_path == "-" ? out : file;
   int status = kExitOk;
   Progress progress("export", parsed.Flag("--quiet"));
-  std::optional<Normalizer> normalizer;
+  std::optional<format::Normalizer> normalizer;
   if (parsed.Flag("--normalize")) normalizer.emplace();
   format::Event e;
   while (in->Next(&e)) {

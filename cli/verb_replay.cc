@@ -1,5 +1,7 @@
 // cltrace replay FILE: plays the runtime side of a trace into a driver and compares everything
 // the driver does with the recording (replayer/replay.h does the work).
+#include "cli/verb_replay.h"
+
 #include <limits.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -101,6 +103,9 @@ bool ParseEitherOf(const ParsedArgs& parsed, const char* name, std::pair<const c
   return false;
 }
 
+// --kernel model (which compares the kernel layer of the whole trace and may replay it again
+// to place kernel thunks: replayer/replay.h) loads the trace; every other replay streams it
+// (ReplayStreamed below).
 // --until SEQ: the calls up to SEQ and every call entered before the last of their exits (the
 // calls nested in them, other threads' calls in between), read in seq order from the chunks
 // that hold them (format::SeqStream); the rest of the trace is not read. A hole at or below
@@ -144,10 +149,8 @@ std::optional<TraceInput> ReadUntil(const std::string& path, bool salvage, uint6
 
 // `replay --json`: the replay's result (replayer/replay.h ReplayResult) as one JSON object;
 // the exit code of the text report.
-int ReplayJson(const replay::ReplayOptions& options, const TraceInput& in, std::ostream& out,
-               std::ostream& err) {
-  absl::StatusOr<replay::ReplayResult> r =
-      replay::Replay(options, in.events, in.handles, in.strings, in.contents);
+int ReplayJson(const replay::ReplayOptions& options, const absl::StatusOr<replay::ReplayResult>& r,
+               const format::TokenTable& handles, std::ostream& out, std::ostream& err) {
   if (!r.ok()) {
     err << "cltrace replay: " << r.status().message() << "\n";
     return kExitBadInput;
@@ -176,7 +179,7 @@ int ReplayJson(const replay::ReplayOptions& options, const TraceInput& in, std::
     j.Field("actual", d.actual);
     j.Key("handles");
     j.w().StartArray();
-    for (uint64_t h : d.handles) j.Str(in.handles.Token(h));
+    for (uint64_t h : d.handles) j.Str(handles.Token(h));
     j.w().EndArray();
     j.w().EndObject();
   }
@@ -246,6 +249,85 @@ int ReplayJson(const replay::ReplayOptions& options, const TraceInput& in, std::
   return kExitBadInput;
 }
 
+// The message about the holes of a recording (FORMAT.md §5.5) replayed across its first one.
+int HolesMessage(const std::string& path, const format::PositionGaps& g, std::ostream& err) {
+  err << "cltrace replay: " << path << ": the recording has " << g.missing
+      << " missing positions (first missing seq " << g.first_missing << ", in " << g.holes.size()
+      << (g.holes.size() == 1 ? " hole" : " holes")
+      << "): calls lost when the recorded program died; replay the calls before the first "
+         "hole with --until "
+      << g.first_missing - 1 << "\n";
+  return kExitBadInput;
+}
+
+}  // namespace
+
+int ReplayStreamed(const replay::ReplayOptions& options, const std::string& path, bool salvage,
+                   bool json, std::ostream& out, std::ostream& err, ReplayStreamCounts* counts) {
+  format::SeqStreamOptions so;
+  so.salvage = salvage;
+  so.gaps = options.until_seq == 0;
+  std::unique_ptr<format::SeqStream> s = OpenVerbStream("replay", path, so, err);
+  if (s == nullptr) return kExitBadInput;
+  // --until: the positions of the events the replay took (ReplayStream asks for one more
+  // than it takes when it stops early).
+  format::PositionGapFinder finder;
+  std::optional<format::Event> taken;
+  auto next = [&](format::Event* e) {
+    if (taken) finder.Add(*taken);
+    taken.reset();
+    if (!s->Next(e)) return false;
+    if (options.until_seq != 0) taken = *e;
+    return true;
+  };
+  replay::StreamReplayStats stats;
+  absl::StatusOr<replay::ReplayResult> r =
+      replay::ReplayStream(options, next, s->handles(), s->strings(), s->contents(), &stats);
+  if (taken && !stats.stopped_early) finder.Add(*taken);
+  if (counts != nullptr) {
+    counts->replay = stats;
+    counts->stream = s->stats();
+  }
+  if (ReportedStreamError("replay", path, *s, "", out, err)) return kExitBadInput;
+  // A recording with holes (a killed program: FORMAT.md §5.5) lacks calls the driver made or
+  // was given: replaying across the first hole would judge the driver by a history it never
+  // had. Replaying the calls before it is faithful.
+  if (s->dense_positions()) {
+    if (options.until_seq == 0) {
+      if (s->gaps().missing > 0) return HolesMessage(path, s->gaps(), err);
+    } else if (format::PositionGaps g = finder.Finish();
+               g.missing > 0 && g.first_missing <= options.until_seq) {
+      // The whole trace's holes, for the message.
+      format::SeqStreamOptions all;
+      all.salvage = salvage;
+      std::unique_ptr<format::SeqStream> w = OpenVerbStream("replay", path, all, err);
+      if (w == nullptr) return kExitBadInput;
+      format::Event e;
+      while (w->Next(&e)) {
+      }
+      if (ReportedStreamError("replay", path, *w, "", out, err)) return kExitBadInput;
+      return HolesMessage(path, w->gaps(), err);
+    }
+  }
+  if (json) return ReplayJson(options, r, s->handles(), out, err);
+  if (!r.ok()) {
+    err << "cltrace replay: " << r.status().message() << "\n";
+    return kExitBadInput;
+  }
+  out << replay::FormatReport(*r, {}, s->handles(), s->strings(), options);
+  switch (r->outcome) {
+    case replay::Outcome::kIdentical:
+      return kExitOk;
+    case replay::Outcome::kDivergent:
+      return kExitDivergence;
+    case replay::Outcome::kBadInput:
+      return kExitBadInput;
+  }
+  return kExitBadInput;
+}
+
+namespace {
+
 int RunReplayVerb(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   // --inject may repeat: collect its values before the generic parser keeps the last one.
   std::vector<std::string> rest;
@@ -312,6 +394,10 @@ int RunReplayVerb(const std::vector<std::string>& args, std::ostream& out, std::
     return kExitBadInput;
   }
   const std::string& path = parsed.positional[0];
+  if (options.kernel != replay::KernelMode::kModel) {
+    return ReplayStreamed(options, path, parsed.Flag("--salvage"), parsed.Flag("--json"), out, err,
+                          nullptr);
+  }
   std::optional<TraceInput> in =
       options.until_seq != 0 ? ReadUntil(path, parsed.Flag("--salvage"), options.until_seq, err)
                              : ReadVerbTrace("replay", path, parsed.Flag("--salvage"), err);
@@ -330,7 +416,11 @@ int RunReplayVerb(const std::vector<std::string>& args, std::ostream& out, std::
         << in->gaps.first_missing - 1 << "\n";
     return kExitBadInput;
   }
-  if (parsed.Flag("--json")) return ReplayJson(options, *in, out, err);
+  if (parsed.Flag("--json")) {
+    return ReplayJson(options,
+                      replay::Replay(options, in->events, in->handles, in->strings, in->contents),
+                      in->handles, out, err);
+  }
   return replay::RunReplay(options, in->events, in->handles, in->strings, in->contents, out, err);
 }
 

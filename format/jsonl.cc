@@ -11,7 +11,6 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/escaping.h"
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -29,8 +28,9 @@ using jsonl_internal::SignExtend32;
 
 // ---- Writing values ---------------------------------------------------------------------
 
-// kDump: kText with DXGI_FORMAT names for UINT Format fields and shader token streams as a
-// digest (ArgsToText with TextOptions).
+// kDump: kText with shader token streams as a digest (ArgsToText with TextOptions). Every
+// style names a value by the field's catalog type alone (kEnum, kFlags, kHresult), never by
+// the field's name.
 enum class Style { kJson, kText, kDump };
 
 std::string U64Json(uint64_t v, Style style) {
@@ -78,12 +78,6 @@ std::string ValueText(const FieldInfo& f, uint64_t v, const TokenTable& handles,
     // Values are written whole (never truncated to the field's width) so that a damaged
     // value stays visible; the importer then reports it as out of range.
     case FieldKind::kU32:
-      // The catalog declares some formats UINT (as the DDI headers do): named for people.
-      if (style == Style::kDump && absl::EndsWith(f.name, "Format")) {
-        static const EnumInfo* const kFormats = FindEnum("DXGI_FORMAT");
-        return NamedOr(kFormats, v, U64Json(v, style), style);
-      }
-      return U64Json(v, style);
     case FieldKind::kU64:
     case FieldKind::kSize:
       return U64Json(v, style);

@@ -221,10 +221,11 @@ uint64_t HandleTokenValue(absl::string_view token);
 std::string ArgsToText(const Event& event, const TokenTable& handles, const TokenTable& strings);
 
 struct TextOptions {
-  // `cltrace dump`'s form: UINT fields named *Format print their DXGI_FORMAT name
-  // (Format=DXGI_FORMAT_R8G8B8A8_UNORM) and shader token streams (arrays counted by their
-  // own length token, count=pCode[1]) print as "<N dwords, fnv1a 0xXXXXXXXX>" (FNV-1a 32 over
-  // the dwords' little-endian bytes) instead of their values.
+  // `cltrace dump`'s form: shader token streams (arrays counted by their own length token,
+  // count=pCode[1]) print as "<N dwords, fnv1a 0xXXXXXXXX>" (FNV-1a 32 over the dwords'
+  // little-endian bytes) instead of their values. Values are named by their catalog type
+  // alone in every form (a DXGI_FORMAT field prints Format=DXGI_FORMAT_R8G8B8A8_UNORM), never
+  // by a field's name.
   bool for_dump = false;
 };
 std::string ArgsToText(const Event& event, const TokenTable& handles, const TokenTable& strings,

@@ -219,6 +219,40 @@ TEST(JsonlValueTest, IcObjectTakesTheHandleToken) {
       "line 1: ", "\"pICObject\" \"res9\" names no handle of an earlier argument");
 }
 
+// The catalog types the formats Microsoft declares DXGI_FORMAT (IaSetIndexBuffer's Format, an
+// input element's Format) as DXGI_FORMAT: named by that type in JSONL and text alike, read back
+// by name or by number, and a UINT field is never named after its name.
+TEST(JsonlValueTest, FormatsAreNamedByTheirCatalogTypeOnly) {
+  const CallInfo* ib = FindCall("IaSetIndexBuffer");
+  ASSERT_NE(ib, nullptr);
+  const int format = FieldIndex(*ib, "Format");
+  ASSERT_GE(format, 0);
+  EXPECT_EQ(Fields(*ib)[format].kind, FieldKind::kEnum);
+  JsonlTrace t = MustParse(
+      R"({"seq":1,"tid":1,"fn":"IaSetIndexBuffer","args":{"hDevice":"d","hBuffer":"b","Format":57,"Offset":4}}
+{"seq":3,"tid":1,"fn":"IaSetIndexBuffer","args":{"hDevice":"d","hBuffer":"b","Format":"DXGI_FORMAT_R32_UINT"}}
+{"seq":5,"tid":1,"fn":"CreateElementLayout","args":{"hDevice":"d","pVertexElements":[{"InputSlot":1,"Format":"DXGI_FORMAT_R32G32B32_FLOAT","InputRegister":2}],"NumElements":1,"hElementLayout":"l","hRTElementLayout":"rl"}}
+)");
+  ASSERT_EQ(t.events.size(), 3u);
+  EXPECT_EQ(t.events[0].args[format], 57u);  // DXGI_FORMAT_R16_UINT
+  EXPECT_EQ(t.events[1].args[format], 42u);  // DXGI_FORMAT_R32_UINT
+  std::vector<std::string> lines = absl::StrSplit(Export(t), '\n');
+  EXPECT_THAT(lines[0], HasSubstr(R"("Format":"DXGI_FORMAT_R16_UINT")"));
+  EXPECT_THAT(lines[1], HasSubstr(R"("Format":"DXGI_FORMAT_R32_UINT")"));
+  EXPECT_THAT(lines[2], HasSubstr(R"("Format":"DXGI_FORMAT_R32G32B32_FLOAT")"));
+  EXPECT_EQ(ArgsToText(t.events[0], t.handles, t.strings),
+            "hDevice=d, hBuffer=b, Format=DXGI_FORMAT_R16_UINT, Offset=4");
+  EXPECT_EQ(Export(MustParse(Export(t))), Export(t));
+  // Every Format the catalog declares is typed there (the text names a value by type alone).
+  for (const CallInfo& c : Calls()) {
+    for (const FieldInfo& f : Fields(c)) {
+      if (absl::string_view(f.name) != "Format") continue;
+      EXPECT_TRUE(f.kind == FieldKind::kEnum || f.kind == FieldKind::kArray)
+          << c.name << "." << f.name << " is not typed by the catalog";
+    }
+  }
+}
+
 TEST(JsonlErrorTest, EmptyInputIsNoTrace) {
   ExpectError("", "", "empty file: no call (a JSONL trace holds at least one call)");
   ExpectError("\n\n", "", "no call in 2 blank lines (a JSONL trace holds at least one call)");

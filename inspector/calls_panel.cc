@@ -118,13 +118,13 @@ CallFilterSpec CallsPanel::SpecFromInputs(const TraceModel& model) const {
 void CallsPanel::Draw(const char* title, const TraceModel& model, View& view) {
   if (!BeginPanel(title)) return;
   Prepare(model);
-  DrawFilters();
-  StepFilter(model);
+  DrawFilters(view);
+  StepFilter(model, view);
   DrawTable(model, view);
   ImGui::End();
 }
 
-void CallsPanel::DrawFilters() {
+void CallsPanel::DrawFilters(View& view) {
   SelectionCombo("##function", 210, functions_, &function);
   ImGui::SameLine();
   SelectionCombo("##thread", 130, threads_, &thread);
@@ -135,17 +135,25 @@ void CallsPanel::DrawFilters() {
   ImGui::SetNextItemWidth(120);
   ImGui::InputTextWithHint("##text", "text", text, sizeof(text));
   ImGui::SameLine();
-  if (ImGui::Button("clear")) {
+  const bool clear = ImGui::Button("clear");
+  clear_center_ = ImVec2(0.5f * (ImGui::GetItemRectMin().x + ImGui::GetItemRectMax().x),
+                         0.5f * (ImGui::GetItemRectMin().y + ImGui::GetItemRectMax().y));
+  if (clear) {
+    // Clearing the filters keeps the selected call and brings it into view.
     function = 0;
     thread = 0;
     handle[0] = '\0';
     text[0] = '\0';
+    view.scroll_calls = true;
   }
 }
 
-void CallsPanel::StepFilter(const TraceModel& model) {
+void CallsPanel::StepFilter(const TraceModel& model, View& view) {
   CallFilterSpec spec = SpecFromInputs(model);
-  if (!(spec == filter_.spec())) filter_.Reset(model, spec);
+  if (!(spec == filter_.spec())) {
+    filter_.Reset(model, spec);
+    view.scroll_calls = true;  // the selected call stays in view (once the scan reaches it)
+  }
   if (synchronous) {
     while (!filter_.Step(step_events)) {
     }
@@ -175,15 +183,27 @@ void CallsPanel::DrawTable(const TraceModel& model, View& view) {
     return;
   }
   const float row_h = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y;
-  if (view.scroll_calls && view.selected_event >= 0) {
+  if (view.scroll_calls && view.selected_event >= 0 &&
+      (filter_.done() ||
+       filter_.size() > filter_.LowerBound(static_cast<size_t>(view.selected_event)))) {
     const size_t pos = filter_.LowerBound(static_cast<size_t>(view.selected_event));
     const float y = static_cast<float>(pos) * row_h;
     const float h = ImGui::GetWindowHeight() - 2 * row_h;
     if (y < ImGui::GetScrollY() || y > ImGui::GetScrollY() + h)
       ImGui::SetScrollY(std::max(0.0f, y - 0.4f * h));
   }
-  view.scroll_calls = false;
+  if (view.selected_event < 0 || filter_.done() ||
+      filter_.size() > filter_.LowerBound(static_cast<size_t>(view.selected_event)))
+    view.scroll_calls = false;
   ImGuiListClipper clipper;
+  // The selected range, as call indices (the list is in call order).
+  int64_t range_lo = view.selected_event, range_hi = view.selected_event;
+  if (view.range_anchor >= 0 && view.selected_event >= 0) {
+    range_lo = std::min(view.range_anchor, view.selected_event);
+    range_hi = std::max(view.range_anchor, view.selected_event);
+  }
+  range_lo_ = range_lo;
+  range_hi_ = range_hi;
   clipper.Begin(static_cast<int>(filter_.size()), row_h);
   drawn_count_ = 0;
   drawn_row_h_ = row_h;
@@ -206,9 +226,15 @@ void CallsPanel::DrawRow(const TraceModel& model, View& view, size_t ev) {
   const CallRecord e = model.Call(ev);
   ImGui::PushID(static_cast<int>(ev));
   std::string seq = FormatSeq(e.seq);
-  if (ImGui::Selectable(seq.c_str(), static_cast<int64_t>(ev) == view.selected_event,
+  const int64_t at = static_cast<int64_t>(ev);
+  if (at == highlight_event) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, kColorDifference);
+  if (ImGui::Selectable(seq.c_str(), at >= range_lo_ && at <= range_hi_,
                         ImGuiSelectableFlags_SpanAllColumns)) {
-    view.SelectEvent(model, static_cast<int64_t>(ev));
+    // Shift+click extends the selection from the call selected before.
+    const int64_t anchor = view.range_anchor >= 0 ? view.range_anchor : view.selected_event;
+    const bool extend = ImGui::GetIO().KeyShift && anchor >= 0;
+    view.SelectEvent(model, at);
+    if (extend) view.range_anchor = anchor;
     view.scroll_calls = false;  // it is on screen
     int r = RowForEvent(model, ev, view.selected_row);
     if (r >= 0) view.SelectRow(r);
@@ -237,6 +263,17 @@ void CallsPanel::DrawRow(const TraceModel& model, View& view, size_t ev) {
   ImGui::TextUnformatted(ret.c_str());
 }
 
+std::vector<int64_t> CallsPanel::SelectedCalls(const View& view) const {
+  std::vector<int64_t> out;
+  if (view.selected_event < 0) return out;
+  if (view.range_anchor < 0) return {view.selected_event};
+  const size_t lo = static_cast<size_t>(std::min(view.range_anchor, view.selected_event));
+  const size_t hi = static_cast<size_t>(std::max(view.range_anchor, view.selected_event));
+  for (size_t i = filter_.LowerBound(lo); i < filter_.size() && filter_.at(i) <= hi; ++i)
+    out.push_back(static_cast<int64_t>(filter_.at(i)));
+  return out;
+}
+
 float CallsPanel::RowCenterY(size_t i) const {
   if (i < drawn_first_ || i >= drawn_first_ + drawn_count_) return -1;
   return drawn_y0_ + (static_cast<float>(i - drawn_first_) + 0.5f) * drawn_row_h_ -
@@ -260,6 +297,12 @@ void CallDetailsPanel::Draw(const char* title, const TraceModel& model, View& vi
   }
   const format::Event& e = **decoded;
   const format::CallInfo* ci = format::GetCall(e.call);
+
+  copy_requested = ImGui::SmallButton("copy as JSONL (Ctrl+C)");
+  if (!copy_message.empty()) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s", copy_message.c_str());
+  }
   ImGui::Text("%s", model.CallLabel(static_cast<size_t>(ev)).c_str());
   ImGui::SameLine();
   ImGui::TextDisabled("%s", ci ? std::string(format::LayerName(ci->layer)).c_str() : "");

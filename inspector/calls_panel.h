@@ -40,10 +40,20 @@ class CallsPanel {
   double step_ms = 6.0;
   bool synchronous = false;
 
+  // A call drawn with the "first difference" color (the side-by-side view), -1 for none.
+  int64_t highlight_event = -1;
+
+  // The selected calls, in list order: the listed calls from view.range_anchor to
+  // view.selected_event (both included), or the selected call alone. Complete once the
+  // filter's scan is done.
+  std::vector<int64_t> SelectedCalls(const View& view) const;
+
   const CallFilter& filter() const { return filter_; }
   // Screen y of the middle of list row `i` in the last frame (rows drawn then only), for
   // tests that click a row; -1 if it was not drawn.
   float RowCenterY(size_t i) const;
+  // Screen position of the "clear" button's middle in the last frame (tests click it).
+  ImVec2 clear_button_center() const { return clear_center_; }
   // (CallId, label) of the function combo; [0] is "any function".
   const std::vector<std::pair<format::CallId, std::string>>& functions() const {
     return functions_;
@@ -54,8 +64,8 @@ class CallsPanel {
   CallFilterSpec SpecFromInputs(const TraceModel& model) const;
   // Parts of Draw: the filter widgets, this frame's share of the filter work and its status
   // line, the list of matching calls and one row of it (event `ev`).
-  void DrawFilters();
-  void StepFilter(const TraceModel& model);
+  void DrawFilters(View& view);
+  void StepFilter(const TraceModel& model, View& view);
   void DrawTable(const TraceModel& model, View& view);
   void DrawRow(const TraceModel& model, View& view, size_t ev);
 
@@ -65,11 +75,17 @@ class CallsPanel {
   CallFilter filter_;
   size_t drawn_first_ = 0, drawn_count_ = 0;
   float drawn_y0_ = 0, drawn_row_h_ = 0;
+  int64_t range_lo_ = -1, range_hi_ = -1;  // the selected range of the last frame
+  ImVec2 clear_center_;
 };
 
 class CallDetailsPanel {
  public:
   void Draw(const char* title, const TraceModel& model, View& view);
+  // Set when its "copy as JSONL" button was pressed in the last frame (the app copies).
+  bool copy_requested = false;
+  // Shown next to the button (what the last copy did).
+  std::string copy_message;
 };
 
 // Picks the row a click on call `event` should select: a handle of the call that has a row,

@@ -19,6 +19,37 @@
 
 namespace cltrace::inspector {
 
+namespace {
+
+// The key map the GLFW backend sets (io.KeysDown indices are GLFW key codes), so that
+// widgets see Enter, Escape, arrows and editing keys the same way without a window.
+void MapGlfwKeys(ImGuiIO& io) {
+  io.KeyMap[ImGuiKey_Tab] = 258;
+  io.KeyMap[ImGuiKey_LeftArrow] = 263;
+  io.KeyMap[ImGuiKey_RightArrow] = 262;
+  io.KeyMap[ImGuiKey_UpArrow] = 265;
+  io.KeyMap[ImGuiKey_DownArrow] = 264;
+  io.KeyMap[ImGuiKey_PageUp] = 266;
+  io.KeyMap[ImGuiKey_PageDown] = 267;
+  io.KeyMap[ImGuiKey_Home] = 268;
+  io.KeyMap[ImGuiKey_End] = 269;
+  io.KeyMap[ImGuiKey_Insert] = 260;
+  io.KeyMap[ImGuiKey_Delete] = 261;
+  io.KeyMap[ImGuiKey_Backspace] = 259;
+  io.KeyMap[ImGuiKey_Space] = 32;
+  io.KeyMap[ImGuiKey_Enter] = 257;
+  io.KeyMap[ImGuiKey_Escape] = 256;
+  io.KeyMap[ImGuiKey_KeyPadEnter] = 335;
+  io.KeyMap[ImGuiKey_A] = 'A';
+  io.KeyMap[ImGuiKey_C] = 'C';
+  io.KeyMap[ImGuiKey_V] = 'V';
+  io.KeyMap[ImGuiKey_X] = 'X';
+  io.KeyMap[ImGuiKey_Y] = 'Y';
+  io.KeyMap[ImGuiKey_Z] = 'Z';
+}
+
+}  // namespace
+
 class HeadlessRenderer::Impl {
  public:
   EGLDisplay display = EGL_NO_DISPLAY;
@@ -96,6 +127,7 @@ absl::StatusOr<std::unique_ptr<HeadlessRenderer>> HeadlessRenderer::Create(int w
   io.LogFilename = nullptr;
   io.DisplaySize = ImVec2(static_cast<float>(width), static_cast<float>(height));
   io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+  MapGlfwKeys(io);
   ApplyStyle();
   if (!ImGui_ImplOpenGL3_Init("#version 130"))
     return absl::UnavailableError("ImGui: the OpenGL 3 backend failed to initialize");
@@ -115,6 +147,7 @@ ImGuiContext* CreateUnrenderedContext(int width, int height) {
   int w, h;
   io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
   io.Fonts->SetTexID(reinterpret_cast<ImTextureID>(1));
+  MapGlfwKeys(io);
   ApplyStyle();
   return ctx;
 }

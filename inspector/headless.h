@@ -27,9 +27,9 @@ struct ImGuiContext;
 
 namespace cltrace::inspector {
 
-// A current ImGui context of width × height (inspector style, no .ini file, font atlas built)
-// without any renderer: frames are built, not rasterized (tests, benchmarks). The caller
-// destroys it.
+// A current ImGui context of width × height (inspector style, no .ini file, font atlas built,
+// the GLFW backend's key map) without any renderer: frames are built, not rasterized (tests,
+// benchmarks). The caller destroys it.
 ImGuiContext* CreateUnrenderedContext(int width, int height);
 
 class HeadlessRenderer {

@@ -7,6 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "ddi/catalog.h"
+#include "inspector/label_layout.h"
+#include "inspector/load_error.h"
+#include "inspector/search.h"
 #include "inspector/theme.h"
 
 namespace cltrace::inspector {
@@ -40,6 +43,14 @@ constexpr ImU32 kLabelColor[] = {
     IM_COL32(170, 170, 170, 255),  // local
 };
 constexpr const char* kKindTag[] = {"CL", "DC", "  L"};
+// Space between a row's label and its lane.
+constexpr float kLabelGap = 6.0f;
+
+float LabelIndent(RowKind k) { return k == RowKind::kLocal ? 40.0f : 28.0f; }
+
+float TextWidth(absl::string_view t) {
+  return ImGui::CalcTextSize(t.data(), t.data() + t.size()).x;
+}
 
 }  // namespace
 
@@ -92,13 +103,31 @@ void LifelinesPanel::Draw(const char* title, const TraceModel& model, View& view
               FormatSeq(model.span_count()).c_str(), FormatSeq(model.call_count()).c_str(),
               FormatSeq(static_cast<uint64_t>(std::max(view.view_from, 0.0))).c_str(),
               FormatSeq(static_cast<uint64_t>(std::max(view.view_to, 0.0))).c_str());
+  if (const std::string notice = SalvageNotice(model.data()); !notice.empty())
+    ImGui::TextColored(ImVec4(1, 0.7f, 0.3f, 1), "%s", notice.c_str());
+  // The key hint only where it fits whole.
+  constexpr const char* kHint = " wheel zoom, drag pan, click select; N/P transition, V finding";
   ImGui::SameLine();
-  ImGui::TextDisabled(" wheel zoom, drag pan, click select; N/P transition, V finding");
+  if (ImGui::CalcTextSize(kHint).x <= ImGui::GetContentRegionAvail().x) {
+    ImGui::TextDisabled("%s", kHint);
+  } else {
+    ImGui::NewLine();
+  }
   DrawLegend();
 
   const ImGuiStyle& style = ImGui::GetStyle();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  if (labels_model_ != &model) {
+    labels_model_ = &model;
+    widest_label_ = 0;
+    for (const Row& row : rows)
+      widest_label_ =
+          std::max(widest_label_, LabelIndent(row.kind) + TextWidth(row.label) + kLabelGap);
+  }
+  label_width = std::clamp(widest_label_, min_label_width,
+                           std::max(min_label_width, max_label_share * (right - origin.x)));
+  geo_.labels.clear();
   geo_.lane_x0 = origin.x + label_width;
   geo_.lane_x1 = std::max(geo_.lane_x0 + 10.0f, right - style.ScrollbarSize);
   geo_.view_from = view.view_from;
@@ -164,6 +193,12 @@ void LifelinesPanel::Draw(const char* title, const TraceModel& model, View& view
   if (cx >= geo_.lane_x0 && cx <= geo_.lane_x1)
     draw->AddLine(ImVec2(cx, geo_.visible_y0), ImVec2(cx, geo_.visible_y1), kColorCursor, 1.5f);
 
+  if (mark_seq >= 0) {
+    const float mx = geo_.XOf(static_cast<double>(mark_seq));
+    if (mx >= geo_.lane_x0 && mx <= geo_.lane_x1)
+      draw->AddLine(ImVec2(mx, geo_.visible_y0), ImVec2(mx, geo_.visible_y1), kColorDifferenceMark,
+                    2.0f);
+  }
   HandleMouse(model, view);
   ImGui::EndChild();
   ImGui::PopStyleVar();
@@ -181,13 +216,21 @@ void LifelinesPanel::DrawRow(const TraceModel& model, const View& view, int r, f
     draw->AddRectFilled(ImVec2(x0, y), ImVec2(geo_.lane_x1, y1), IM_COL32(255, 255, 255, 8));
   }
   // Label column.
+  // The column is as wide as the longest label (up to a share of the panel); a label that is
+  // still too long is shortened in the middle, never clipped.
   const int kind = static_cast<int>(row.kind);
-  const float ty = y + 0.5f * (geo_.row_height - ImGui::GetTextLineHeight());
-  draw->PushClipRect(ImVec2(x0, y), ImVec2(geo_.lane_x0 - 4, y1), true);
+  const float text_h = ImGui::GetTextLineHeight();
+  const float ty = y + 0.5f * (geo_.row_height - text_h);
+  const float tag_w = ImGui::CalcTextSize(kKindTag[kind]).x;
   draw->AddText(ImVec2(x0 + 4, ty), IM_COL32(120, 120, 130, 255), kKindTag[kind]);
-  const float indent = row.kind == RowKind::kLocal ? 40.0f : 28.0f;
-  draw->AddText(ImVec2(x0 + indent, ty), kLabelColor[kind], row.label.c_str());
-  draw->PopClipRect();
+  const float lx = x0 + LabelIndent(row.kind);
+  const std::string text = ElideToWidth(row.label, geo_.lane_x0 - kLabelGap - lx,
+                                        [](absl::string_view t) { return TextWidth(t); });
+  draw->AddText(ImVec2(lx, ty), kLabelColor[kind], text.c_str());
+  geo_.labels.push_back({r,
+                         {x0 + 4, ty, x0 + 4 + tag_w, ty + text_h},
+                         {lx, ty, lx + TextWidth(text), ty + text_h},
+                         text});
 
   // Lane.
   draw->PushClipRect(ImVec2(geo_.lane_x0, y), ImVec2(geo_.lane_x1, y1), true);
@@ -314,8 +357,15 @@ void LifelinesPanel::HandleMouse(const TraceModel& model, View& view) {
   if (r < 0 || r >= static_cast<int>(model.rows().size())) return;
   view.selected_row = r;
   if (press_pos_.x >= geo_.lane_x0 && press_pos_.x < geo_.lane_x1) {
+    // The call of this row's handle nearest the click, never a call on another handle.
     const double seq = std::max(geo_.SeqAt(press_pos_.x), 0.0);
-    view.SetCursor(model, static_cast<uint64_t>(std::llround(seq)));
+    const int64_t ev = NearestCallOnRow(model, r, seq);
+    if (ev >= 0) {
+      view.SelectEvent(model, ev);
+    } else {
+      view.SetCursor(model, static_cast<uint64_t>(std::llround(seq)));
+      view.selected_event = -1;
+    }
   }
 }
 

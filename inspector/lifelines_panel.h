@@ -14,9 +14,11 @@
 #define CLTRACE_INSPECTOR_LIFELINES_PANEL_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "imgui.h"
+#include "inspector/label_layout.h"
 #include "inspector/lifeline_fold.h"
 #include "inspector/model.h"
 #include "inspector/view.h"
@@ -45,6 +47,14 @@ struct LifelinesGeometry {
   bool RowVisible(int row) const {
     return RowTop(row) >= visible_y0 && RowTop(row) + row_height <= visible_y1;
   }
+  // The label column of each row drawn: its kind tag and its label, as drawn (elided when
+  // the column could not fit it), with their text rectangles.
+  struct RowLabel {
+    int row;
+    LabelBox tag, label;
+    std::string text;
+  };
+  std::vector<RowLabel> labels;
 };
 
 class LifelinesPanel {
@@ -56,8 +66,16 @@ class LifelinesPanel {
   // Rectangles emitted in the last frame (a cost measure for benchmarks and tests).
   uint64_t last_rects() const { return last_rects_; }
 
+  // A seq marked across every row (the side-by-side view's first difference), -1 for none.
+  int64_t mark_seq = -1;
+
   float min_px = 3.0f;
   float max_fold_px = 12.0f;
+  // The label column: as wide as the widest label, at least min_label_width and at most
+  // max_label_share of the panel (labels beyond are elided in the middle). label_width is
+  // the width of the last frame.
+  float min_label_width = 190.0f;
+  float max_label_share = 0.4f;
   float label_width = 190.0f;
 
  private:
@@ -79,6 +97,9 @@ class LifelinesPanel {
   // Findings per row (seqs), built on first use for the current model.
   const TraceModel* violations_model_ = nullptr;
   std::vector<std::vector<uint64_t>> row_violations_;
+  // Widest label of the model (its pixels), measured once per model.
+  const TraceModel* labels_model_ = nullptr;
+  float widest_label_ = 0;
 };
 
 // "12,345,678".

@@ -1,5 +1,10 @@
-// cltrace-inspector FILE [--screenshot OUT.png [--size WxH]] [--select HANDLE] [--at SEQ]
-//                        [--view FROM:TO] [--tab findings|summary] [--hover X,Y] [--salvage]
+// cltrace-inspector FILE [SECOND] [--screenshot OUT.png [--size WxH]] [--select HANDLE]
+//                        [--at SEQ] [--view FROM:TO] [--tab findings|summary] [--hover X,Y]
+//                        [--goto SEQ] [--find [text:|function:|handle:]QUERY] [--salvage]
+//
+// SECOND opens the side-by-side view of FILE and SECOND with their first difference marked.
+// --goto and --find open the go-to and find dialogs with that input applied (for pictures and
+// scripts; the window has Ctrl+G and Ctrl+F).
 //
 // --salvage skips corrupt chunks of a .cltrace (as the cltrace verbs' --salvage does);
 // without it a damaged trace is not shown.
@@ -7,13 +12,16 @@
 // With --screenshot: loads FILE, renders one frame offscreen (--hover puts the mouse there, for
 // pictures of tooltips) (EGL surfaceless Mesa; no display
 // needed), writes the PNG and exits. Exit status: 0; 1 when no window / offscreen context can
-// be made; 2 on bad arguments or a trace that cannot be read (the message says why).
+// be made; 2 on bad arguments or a trace that cannot be read (the message says why; the PNG
+// then shows the dialog the window would show).
 #include <GLFW/glfw3.h>
 
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/algorithm/container.h"
@@ -21,6 +29,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "cltrace_version.h"
 #include "imgui.h"
 #include "imgui_impl_glfw.h"
@@ -34,13 +43,18 @@ namespace cltrace::inspector {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: cltrace-inspector FILE [--screenshot OUT.png] [--size WIDTHxHEIGHT]\n"
+    "usage: cltrace-inspector FILE [SECOND] [--screenshot OUT.png] [--size WIDTHxHEIGHT]\n"
     "                         [--select HANDLE] [--at SEQ] [--view FROM:TO]\n"
     "                         [--tab findings|summary] [--hover X,Y] [--salvage]\n"
+    "                         [--goto SEQ] [--find [text:|function:|handle:]QUERY]\n"
+    "  SECOND: show FILE and SECOND side by side, their first difference marked\n"
     "       cltrace-inspector --help | --version\n";
 
 struct Options {
   std::string file;
+  std::string second;  // the side-by-side view
+  std::optional<std::string> go_to;
+  std::optional<std::pair<App::FindMode, std::string>> find;
   std::string screenshot;
   int width = 1600, height = 900;
   std::string select;
@@ -52,8 +66,8 @@ struct Options {
 };
 
 // The flags that take a value.
-constexpr absl::string_view kValueFlags[] = {"--screenshot", "--size", "--select", "--at",
-                                             "--view",       "--tab",  "--hover"};
+constexpr absl::string_view kValueFlags[] = {
+    "--screenshot", "--size", "--select", "--at", "--view", "--tab", "--hover", "--goto", "--find"};
 
 // Applies value flag `flag` (one of kValueFlags) given `v`.
 absl::Status SetValueFlag(absl::string_view flag, const std::string& v, Options* o) {
@@ -84,6 +98,19 @@ absl::Status SetValueFlag(absl::string_view flag, const std::string& v, Options*
     } else {
       return absl::InvalidArgumentError(absl::StrCat("--tab ", v, ": findings or summary"));
     }
+  } else if (flag == "--goto") {
+    o->go_to = v;
+  } else if (flag == "--find") {
+    App::FindMode mode = App::FindMode::kText;
+    absl::string_view q = v;
+    if (absl::ConsumePrefix(&q, "function:")) {
+      mode = App::FindMode::kFunction;
+    } else if (absl::ConsumePrefix(&q, "handle:")) {
+      mode = App::FindMode::kHandle;
+    } else {
+      absl::ConsumePrefix(&q, "text:");
+    }
+    o->find = std::make_pair(mode, std::string(q));
   } else if (flag == "--hover") {
     std::vector<std::string> p = absl::StrSplit(v, ',');
     float x, y;
@@ -113,6 +140,8 @@ absl::StatusOr<Options> ParseArgs(int argc, char** argv) {
       return absl::InvalidArgumentError(absl::StrCat("unknown flag ", a));
     } else if (o.file.empty()) {
       o.file = a;
+    } else if (o.second.empty()) {
+      o.second = a;
     } else {
       return absl::InvalidArgumentError(absl::StrCat("unexpected argument ", a));
     }
@@ -133,38 +162,55 @@ absl::Status ApplyOptions(const Options& o, App& app) {
     app.view().view_to = o.view->second;
   }
   if (o.tab >= 0) app.ShowTab(o.tab);
+  if (o.go_to) {
+    app.OpenGoTo(*o.go_to);
+    if (!app.goto_message().empty() && app.view().selected_event < 0)
+      return absl::InvalidArgumentError(
+          absl::StrCat("--goto ", *o.go_to, ": ", app.goto_message()));
+  }
+  if (o.find) {
+    app.OpenFind(o.find->first, o.find->second);
+    app.FindNext(false);
+  }
   return absl::OkStatus();
 }
 
 int Screenshot(const Options& o) {
-  absl::StatusOr<std::unique_ptr<TraceModel>> m = LoadModel(o.file, o.build, {});
-  if (!m.ok()) {
-    std::cerr << "cltrace-inspector: " << m.status().message() << "\n";
-    return 2;
-  }
   App app;
-  app.SetModel(*std::move(m));
-  absl::Status s = ApplyOptions(o, app);
-  if (!s.ok()) {
-    std::cerr << "cltrace-inspector: " << s.message() << "\n";
-    return 2;
+  app.calls().synchronous = true;
+  app.calls_b().synchronous = true;
+  // The same loading as the window (the dialog on failure), waited for.
+  app.StartLoading(o.file, o.build, o.second);
+  while (app.status() == App::Status::kLoading) {
+    app.Poll();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  int exit_code = 0;
+  if (app.status() == App::Status::kFailed) {
+    std::cerr << "cltrace-inspector: " << app.error().message() << "\n";
+    exit_code = 2;
+  } else {
+    absl::Status s = ApplyOptions(o, app);
+    if (!s.ok()) {
+      std::cerr << "cltrace-inspector: " << s.message() << "\n";
+      return 2;
+    }
   }
   absl::StatusOr<std::unique_ptr<HeadlessRenderer>> r = HeadlessRenderer::Create(o.width, o.height);
   if (!r.ok()) {
     std::cerr << "cltrace-inspector: " << r.status().message() << "\n";
     return 1;
   }
-  app.calls().synchronous = true;
   if (o.hover) ImGui::GetIO().MousePos = ImVec2(o.hover->first, o.hover->second);
   // Frame 1 lays windows and tables out, frame 2 applies the scroll requests, frame 3 is
   // the settled picture.
   for (int i = 0; i < 3; ++i) (*r)->Frame([&] { app.Draw(); });
-  s = (*r)->WritePng(o.screenshot);
+  absl::Status s = (*r)->WritePng(o.screenshot);
   if (!s.ok()) {
     std::cerr << "cltrace-inspector: " << s.message() << "\n";
     return 2;
   }
-  return 0;
+  return exit_code;
 }
 
 int Interactive(const Options& o) {
@@ -190,7 +236,7 @@ int Interactive(const Options& o) {
   ImGui_ImplOpenGL3_Init("#version 130");
 
   App app;
-  app.StartLoading(o.file, o.build);
+  app.StartLoading(o.file, o.build, o.second);
   bool applied = false, reported = false;
   int exit_code = 0;
   while (!glfwWindowShouldClose(window)) {

@@ -194,6 +194,7 @@ TEST(InspectorBinaryTest, ScreenshotWritesAPngOfTheRequestedSize) {
   std::remove(png.c_str());
 }
 
+// A damaged trace: exit 2 with the reason (naming the offset) on stderr.
 TEST(InspectorBinaryTest, CorruptTraceExitsTwoWithTheReason) {
   const std::string trace = Temp("c.cltrace"), png = Temp("c.png");
   ASSERT_TRUE(
@@ -205,12 +206,15 @@ TEST(InspectorBinaryTest, CorruptTraceExitsTwoWithTheReason) {
     f.put('\xaa');
   }
   std::string err;
-  EXPECT_EQ(RunInspector(absl::StrCat(trace, " --screenshot ", png), &err), 2);
+  EXPECT_EQ(RunInspector(absl::StrCat(trace, " --screenshot ", png, " --size 800x450"), &err), 2);
   EXPECT_THAT(err, ::testing::HasSubstr("cltrace-inspector: "));
   EXPECT_THAT(err, ::testing::HasSubstr("offset"));
-  std::ifstream none(png);
-  EXPECT_FALSE(none.good());
+  // The picture is the dialog the window shows.
+  int w = 0, h = 0, n = 0;
+  EXPECT_EQ(stbi_info(png.c_str(), &w, &h, &n), 1);
+  EXPECT_EQ(w, 800);
   std::remove(trace.c_str());
+  std::remove(png.c_str());
 }
 
 TEST(InspectorBinaryTest, BadArgumentsExitTwo) {

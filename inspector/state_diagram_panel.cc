@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "inspector/label_layout.h"
 #include "inspector/theme.h"
 
 namespace cltrace::inspector {
@@ -83,6 +84,7 @@ void StateDiagramPanel::Draw(const char* title, const TraceModel& model, View& v
   const RowKind kind = have_selection ? model.rows()[row].kind : RowKind::kCommandList;
   if (!built_ || model_ != &model || kind != kind_) {
     diagram_ = BuildDiagram(kind, model);
+    layout_valid_ = false;
     model_ = &model;
     kind_ = kind;
     built_ = true;
@@ -181,69 +183,94 @@ void StateDiagramPanel::DrawNodes(ImDrawList* draw, bool have_selection) const {
   }
 }
 
-bool StateDiagramPanel::FindLabelSpot(const Label& l, ImVec2 size, const Boxes& placed,
-                                      ImVec2* p) const {
-  float best_overlap = 1e30f;
-  // Tries the outer side of the bend, then alternately further out and on the inner side
-  // (a label on the inner side hangs the other way).
-  for (int attempt = 0; attempt < 16; ++attempt) {
-    const ImVec2 dir = attempt % 2 == 0 ? l.normal : Mul(l.normal, -1);
-    const float offset = attempt == 1 ? 22.0f : 7.0f * static_cast<float>((attempt + 1) / 2);
-    ImVec2 q = attempt == 0 ? l.at : Add(l.at, Mul(dir, offset));
-    q.x -= dir.x < -0.35f ? size.x : dir.x > 0.35f ? 0 : 0.5f * size.x;
-    q.y -= dir.y < -0.35f ? size.y : dir.y > 0.35f ? 0 : 0.5f * size.y;
-    q.x = std::clamp(q.x, box0_.x + 1, box1_.x - size.x - 1);
-    q.y = std::clamp(q.y, box0_.y + 1, box1_.y - size.y - 1);
-    float overlap = 0;
-    for (const auto& [a, b] : placed) {
-      const float w = std::min(q.x + size.x + 2, b.x) - std::max(q.x - 2, a.x);
-      const float h = std::min(q.y + size.y, b.y) - std::max(q.y, a.y);
-      if (w > 0 && h > 0) overlap += w * h;
-    }
-    if (overlap < best_overlap) {
-      best_overlap = overlap;
-      *p = q;  // a taken edge's label goes where it covers the least
-    }
-    if (overlap == 0) return true;
-  }
-  return false;
-}
-
-const DiagramEdge* StateDiagramPanel::PlaceLabels(ImDrawList* draw,
-                                                  std::vector<Label>& labels) const {
-  // Taken edges are placed first; a label that would cover one already placed moves away
-  // from its edge along the edge's normal until it is clear (or gives up after a few steps).
+const DiagramEdge* StateDiagramPanel::PlaceLabels(ImDrawList* draw, std::vector<Label>& labels) {
+  // Taken edges are placed first (they carry the counts); then the untaken ones, which keep
+  // only their line (their names are in the table below) when there is no room. Nothing
+  // overlaps: labels, nodes and node names are pairwise disjoint and inside the box
+  // (label_layout.h). The layout is computed when the box or the diagram changes.
   auto taken = [](const Label& l) { return l.edge->count > 0 || l.edge->illegal; };
   std::stable_sort(labels.begin(), labels.end(),
                    [&](const Label& x, const Label& y) { return taken(x) > taken(y); });
-  // Nodes and their names are obstacles too.
-  Boxes placed;
-  for (State s : diagram_.machine->states) {
-    const ImVec2 c = NodeCenter(s);
-    placed.emplace_back(ImVec2(c.x - radius_, c.y - radius_), ImVec2(c.x + radius_, c.y + radius_));
-    const float w = ImGui::CalcTextSize(NodeName(*diagram_.machine, s).c_str()).x;
-    const float nx = std::clamp(c.x - w * 0.5f, box0_.x + 2, box1_.x - w - 2);
-    placed.emplace_back(ImVec2(nx, c.y + radius_), ImVec2(nx + w, c.y + radius_ + 14));
+  constexpr float kPad = 2.0f;  // the dark plate around the text
+  const LabelBox bounds{box0_.x, box0_.y, box1_.x, box1_.y};
+  const bool same = layout_valid_ && layout_bounds_.x0 == bounds.x0 &&
+                    layout_bounds_.y0 == bounds.y0 && layout_bounds_.x1 == bounds.x1 &&
+                    layout_bounds_.y1 == bounds.y1 && placed_.size() == labels.size();
+  if (!same) {
+    obstacles_.clear();
+    for (State st : diagram_.machine->states) {
+      const ImVec2 c = NodeCenter(st);
+      const float r = radius_ + 5;  // with the cursor's ring
+      obstacles_.push_back({c.x - r, c.y - r, c.x + r, c.y + r});
+      const float w = ImGui::CalcTextSize(NodeName(*diagram_.machine, st).c_str()).x;
+      const float nx = std::clamp(c.x - w * 0.5f, box0_.x + 2, box1_.x - w - 2);
+      obstacles_.push_back({nx, c.y + radius_ + 1, nx + w, c.y + radius_ + 1 + 14});
+    }
+    // Twice: the full label, then for those without room the first line alone.
+    std::vector<LabelRequest> requests;
+    for (const Label& l : labels) {
+      const ImVec2 s1 = ImGui::CalcTextSize(l.line1.c_str());
+      const ImVec2 s2 = l.line2.empty() ? ImVec2(0, 0) : ImGui::CalcTextSize(l.line2.c_str());
+      requests.push_back(
+          {l.at.x, l.at.y, l.normal.x, l.normal.y, std::max(s1.x, s2.x) + 2 * kPad, s1.y + s2.y});
+    }
+    std::vector<std::optional<LabelBox>> full =
+        inspector::PlaceLabels(bounds, obstacles_, requests);
+    std::vector<LabelBox> taken_boxes = obstacles_;
+    for (const std::optional<LabelBox>& b : full)
+      if (b) taken_boxes.push_back(*b);
+    placed_.assign(labels.size(), PlacedLabel{});
+    for (size_t i = 0; i < labels.size(); ++i) {
+      placed_[i].edge = labels[i].edge;
+      if (full[i]) {
+        placed_[i].box = *full[i];
+        placed_[i].lines = labels[i].line2.empty() ? 1 : 2;
+        continue;
+      }
+      if (!taken(labels[i])) continue;
+      LabelRequest one = requests[i];
+      one.width = ImGui::CalcTextSize(labels[i].line1.c_str()).x + 2 * kPad;
+      one.height = ImGui::CalcTextSize(labels[i].line1.c_str()).y;
+      std::optional<LabelBox> b = inspector::PlaceLabels(bounds, taken_boxes, {one}).front();
+      if (!b) continue;
+      taken_boxes.push_back(*b);
+      placed_[i].box = *b;
+      placed_[i].lines = 1;
+    }
+    layout_bounds_ = bounds;
+    layout_valid_ = true;
   }
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   const DiagramEdge* hovered = nullptr;
-  for (const Label& l : labels) {
+  for (size_t i = 0; i < labels.size(); ++i) {
+    const Label& l = labels[i];
+    const PlacedLabel& p = placed_[i];
+    if (p.lines == 0) continue;
+    const ImVec2 a(p.box.x0, p.box.y0), b(p.box.x1, p.box.y1);
+    // A label moved away from its edge points back at it.
+    const ImVec2 mid(0.5f * (a.x + b.x), 0.5f * (a.y + b.y));
+    if (Len(Sub(mid, l.at)) > 0.5f * Len(Sub(b, a)) + 12) {
+      const ImVec2 q(std::clamp(l.at.x, a.x, b.x), std::clamp(l.at.y, a.y, b.y));
+      draw->AddLine(q, l.at, (l.color & 0x00ffffff) | 0x90000000, 1.0f);
+    }
+  }
+  for (size_t i = 0; i < labels.size(); ++i) {
+    const Label& l = labels[i];
+    const PlacedLabel& p = placed_[i];
+    if (p.lines == 0) continue;
+    const ImVec2 a(p.box.x0, p.box.y0), b(p.box.x1, p.box.y1);
+    const float w = p.box.width() - 2 * kPad;
+    draw->AddRectFilled(a, b, IM_COL32(20, 20, 26, 220));
     const ImVec2 s1 = ImGui::CalcTextSize(l.line1.c_str());
-    const ImVec2 s2 = l.line2.empty() ? ImVec2(0, 0) : ImGui::CalcTextSize(l.line2.c_str());
-    const ImVec2 size(std::max(s1.x, s2.x), s1.y + s2.y);
-    ImVec2 p;
-    // An edge the trace never took keeps its line; its name is in the table below.
-    if (!FindLabelSpot(l, size, placed, &p) && !taken(l)) continue;
-    const ImVec2 q(p.x + size.x, p.y + size.y);
-    placed.emplace_back(p, q);
-    draw->AddRectFilled(ImVec2(p.x - 2, p.y), ImVec2(q.x + 2, q.y), IM_COL32(20, 20, 26, 200));
-    draw->AddText(ImVec2(p.x + 0.5f * (size.x - s1.x), p.y), l.color, l.line1.c_str());
-    if (!l.line2.empty())
-      draw->AddText(ImVec2(p.x + 0.5f * (size.x - s2.x), p.y + s1.y),
+    draw->AddText(ImVec2(a.x + kPad + 0.5f * (w - s1.x), a.y), l.color, l.line1.c_str());
+    if (p.lines == 2) {
+      const ImVec2 s2 = ImGui::CalcTextSize(l.line2.c_str());
+      draw->AddText(ImVec2(a.x + kPad + 0.5f * (w - s2.x), a.y + s1.y),
                     l.edge->illegal ? kColorIllegalEdge : IM_COL32(160, 160, 170, 255),
                     l.line2.c_str());
-    if (ImGui::IsWindowHovered() && mouse.x >= p.x && mouse.x < q.x && mouse.y >= p.y &&
-        mouse.y < q.y)
+    }
+    if (ImGui::IsWindowHovered() && mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y &&
+        mouse.y < b.y)
       hovered = l.edge;
   }
   return hovered;

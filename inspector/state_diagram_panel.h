@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "imgui.h"
+#include "inspector/label_layout.h"
 #include "inspector/model.h"
 #include "inspector/state_machine.h"
 #include "inspector/view.h"
@@ -35,6 +36,18 @@ class StateDiagramPanel {
   float node_radius() const { return radius_; }
   const Diagram& diagram() const { return diagram_; }
 
+  // The edge labels of the last frame: where each was drawn (lines 0: not drawn, no room; 1:
+  // the first line only; 2: both), the node and node-name rectangles they avoid, and the
+  // diagram's box. Labels and obstacles are pairwise disjoint and inside the box.
+  struct PlacedLabel {
+    const DiagramEdge* edge = nullptr;
+    LabelBox box;
+    int lines = 0;
+  };
+  const std::vector<PlacedLabel>& placed_labels() const { return placed_; }
+  const std::vector<LabelBox>& label_obstacles() const { return obstacles_; }
+  LabelBox diagram_box() const { return {box0_.x, box0_.y, box1_.x, box1_.y}; }
+
  private:
   // An edge's label: anchored next to its curve, on the side `normal` points to.
   struct Label {
@@ -44,15 +57,12 @@ class StateDiagramPanel {
     ImU32 color;
     const DiagramEdge* edge;
   };
-  using Boxes = std::vector<std::pair<ImVec2, ImVec2>>;  // screen rectangles already taken
 
   // The steps of Draw: edges (returning their labels), nodes, labels (returning the hovered
   // edge), and the table of every edge with its rule.
   std::vector<Label> DrawEdges(ImDrawList* draw) const;
   void DrawNodes(ImDrawList* draw, bool have_selection) const;
-  const DiagramEdge* PlaceLabels(ImDrawList* draw, std::vector<Label>& labels) const;
-  // Where a label of `size` covers the least of `placed` (*p); true if it covers nothing.
-  bool FindLabelSpot(const Label& l, ImVec2 size, const Boxes& placed, ImVec2* p) const;
+  const DiagramEdge* PlaceLabels(ImDrawList* draw, std::vector<Label>& labels);
   void DrawEdgeTable() const;
 
   const TraceModel* model_ = nullptr;
@@ -62,6 +72,11 @@ class StateDiagramPanel {
   check::State highlighted_ = check::State::kNone;
   ImVec2 box0_, box1_;
   float radius_ = 16;
+  // The label layout, recomputed when the box or the diagram changes.
+  bool layout_valid_ = false;
+  LabelBox layout_bounds_;
+  std::vector<PlacedLabel> placed_;
+  std::vector<LabelBox> obstacles_;
 };
 
 }  // namespace cltrace::inspector

@@ -29,6 +29,9 @@ inline constexpr ImU32 kColorCursor = IM_COL32(255, 230, 60, 255);
 inline constexpr ImU32 kColorViolation = IM_COL32(235, 40, 40, 255);
 inline constexpr ImU32 kColorSelectedRow = IM_COL32(70, 90, 140, 110);
 inline constexpr ImU32 kColorIllegalEdge = IM_COL32(235, 50, 50, 255);
+// The side-by-side view's first difference: its call's row and its mark on the lifelines.
+inline constexpr ImU32 kColorDifference = IM_COL32(200, 60, 200, 150);
+inline constexpr ImU32 kColorDifferenceMark = IM_COL32(240, 100, 240, 255);
 
 // The inspector's windows are laid out by the app: none moves, resizes or collapses.
 inline constexpr ImGuiWindowFlags kFixedWindowFlags =

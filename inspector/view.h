@@ -22,6 +22,9 @@ struct View {
   int selected_row = -1;
   uint64_t cursor = 0;          // seq
   int64_t selected_event = -1;  // call index (TraceModel::Call)
+  // Shift+click in the calls list: the other end of a selected range of listed calls
+  // (-1: the selection is selected_event alone).
+  int64_t range_anchor = -1;
   int selected_violation = -1;  // index into model.violations()
   double view_from = 0;         // lifelines show [view_from, view_to)
   double view_to = 1;
@@ -44,11 +47,13 @@ struct View {
   void SetCursor(const TraceModel& m, uint64_t seq) {
     cursor = seq;
     selected_event = m.EventAtOrBefore(seq);
+    range_anchor = -1;
     scroll_calls = true;
   }
   void SelectEvent(const TraceModel& m, int64_t event) {
     if (event < 0 || event >= static_cast<int64_t>(m.call_count())) return;
     selected_event = event;
+    range_anchor = -1;
     cursor = m.Call(static_cast<size_t>(event)).seq;
     scroll_calls = true;
   }

@@ -123,7 +123,8 @@ void APIENTRY IaSetVertexBuffers(D3D10DDI_HDEVICE h, UINT start, UINT n,
 }
 
 template <bool kDc>
-void APIENTRY IaSetIndexBuffer(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE b, UINT format, UINT offset) {
+void APIENTRY IaSetIndexBuffer(D3D10DDI_HDEVICE h, D3D10DDI_HRESOURCE b, DXGI_FORMAT format,
+                               UINT offset) {
   PipeCall<kDc> c(h, "IaSetIndexBuffer", true, b.pDrvPrivate == nullptr);
   if (!c.ok()) return;
   c.state().ib = c.Binding(b.pDrvPrivate, D3D10DDI_HT_RESOURCE, "IaSetIndexBuffer");

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -80,13 +82,22 @@ bool Touches(const Event& e, uint64_t handle) {
   return found;
 }
 
-void AppendHistory(const Divergence& d, absl::Span<const Event> events,
+// The recent recorded history of the divergence's handles among `n` events in seq order
+// (`at(i)`: the i-th).
+void AppendHistory(const Divergence& d, size_t n, absl::FunctionRef<const Event&(size_t)> at,
                    const format::TokenTable& handles, const format::TokenTable& strings,
                    size_t per_handle, std::string* out) {
   if (per_handle == 0) return;
-  auto at = std::lower_bound(events.begin(), events.end(), d.seq,
-                             [](const Event& e, uint64_t seq) { return e.seq < seq; });
-  const size_t end = static_cast<size_t>(at - events.begin());
+  size_t lo = 0, hi = n;  // the first event with seq >= d.seq
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (at(mid).seq < d.seq) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  const size_t end = lo;
   constexpr size_t kMaxHandles = 4;
   constexpr size_t kMaxScan = size_t{1} << 20;
   for (size_t h = 0; h < d.handles.size() && h < kMaxHandles; ++h) {
@@ -94,7 +105,7 @@ void AppendHistory(const Divergence& d, absl::Span<const Event> events,
     std::vector<size_t> found;
     for (size_t i = end, scanned = 0; i > 0 && found.size() < per_handle && scanned < kMaxScan;
          --i, ++scanned) {
-      if (Touches(events[i - 1], id)) found.push_back(i - 1);
+      if (Touches(at(i - 1), id)) found.push_back(i - 1);
     }
     absl::StrAppend(out, "  recent calls on ", handles.Token(id), ":");
     if (found.empty()) {
@@ -103,7 +114,7 @@ void AppendHistory(const Divergence& d, absl::Span<const Event> events,
     }
     absl::StrAppend(out, "\n");
     for (auto it = found.rbegin(); it != found.rend(); ++it) {
-      absl::StrAppend(out, "    ", EventLine(events[*it], handles, strings), "\n");
+      absl::StrAppend(out, "    ", EventLine(at(*it), handles, strings), "\n");
     }
   }
 }
@@ -266,7 +277,18 @@ absl::StatusOr<ReplayResult> Replay(const ReplayOptions& options, absl::Span<con
                                     const format::TokenTable& handles,
                                     const format::TokenTable& strings,
                                     const format::TokenTable& contents) {
-  (void)strings;
+  if (options.kernel != KernelMode::kModel) {
+    // The segmented replay; the trace in memory is one source of events among others.
+    size_t at = 0;
+    return ReplayStream(
+        options,
+        [&](Event* e) {
+          if (at == events.size()) return false;
+          *e = events[at++];
+          return true;
+        },
+        handles, strings, contents);
+  }
   // The driver's callbacks find the replay through a process-wide pointer: one at a time.
   static std::mutex* replay_mu = new std::mutex();
   std::lock_guard<std::mutex> lock(*replay_mu);
@@ -312,6 +334,176 @@ absl::StatusOr<ReplayResult> Replay(const ReplayOptions& options, absl::Span<con
   return result;
 }
 
+absl::StatusOr<ReplayResult> ReplayStream(const ReplayOptions& options,
+                                          const std::function<bool(Event*)>& next,
+                                          const format::TokenTable& handles,
+                                          const format::TokenTable& strings,
+                                          const format::TokenTable& contents,
+                                          StreamReplayStats* stats) {
+  if (options.kernel == KernelMode::kModel) {
+    return absl::InvalidArgumentError(
+        "--kernel model compares the kernel layer of the whole trace: use Replay");
+  }
+  static std::mutex* replay_mu = new std::mutex();
+  std::lock_guard<std::mutex> lock(*replay_mu);
+  StreamReplayStats local_stats;
+  StreamReplayStats& st = stats != nullptr ? *stats : local_stats;
+  st = StreamReplayStats();
+
+  ReplayResult result;
+  result.until_seq = options.until_seq;
+  internal::PlanBuilder builder(handles, contents, options.until_seq, /*collect_dx6=*/true);
+  std::optional<internal::BadInput> structural, handle_problem;
+  std::unique_ptr<internal::Driver> driver;
+  std::unique_ptr<internal::Session> session;
+  gpu::PlantedBug dx6_bug = gpu::PlantedBug::kNone;
+  absl::Status failure;  // the replay could not run at all
+  // The replay of the segments stops at the first problem with the input; the rest is read
+  // for the checks only.
+  auto replaying = [&] { return !structural && !handle_problem && failure.ok(); };
+  auto start_session = [&]() -> bool {
+    if (session != nullptr) return true;
+    absl::StatusOr<std::unique_ptr<internal::Driver>> d =
+        internal::Driver::Load(options.driver_path);
+    if (!d.ok()) {
+      failure = d.status();
+      return false;
+    }
+    driver = *std::move(d);
+    if (absl::Status s = ConfigureDriver(*driver, options, &dx6_bug); !s.ok()) {
+      failure = s;
+      return false;
+    }
+    driver->ClearViolations();
+    session = std::make_unique<internal::Session>(builder.plan(), options, driver.get());
+    std::string error;
+    constexpr size_t kRuntimeIds = size_t{1} << 26;
+    if (!session->Init(&error, kRuntimeIds)) {
+      failure = absl::ResourceExhaustedError(error);
+      return false;
+    }
+    return true;
+  };
+
+  std::vector<Event> segment;
+  // The events before the segment, for divergence histories: whole earlier segments, the
+  // oldest dropped once the others hold history_events.
+  std::deque<std::vector<Event>> past;
+  size_t past_events = 0;
+  auto history_at = [&](size_t k) -> const Event& {
+    for (const std::vector<Event>& p : past) {
+      if (k < p.size()) return p[k];
+      k -= p.size();
+    }
+    return segment[k];
+  };
+  auto plan_segment = [&] {
+    if (segment.empty() || structural) return;
+    ++st.segments;
+    st.peak_segment_events = std::max<uint64_t>(st.peak_segment_events, segment.size());
+    internal::BadInput bad;
+    const internal::PlanBuilder::Check c = builder.AddSegment(segment, &bad);
+    st.peak_parent_tail = std::max<uint64_t>(st.peak_parent_tail, builder.parent_tail_size());
+    if (c == internal::PlanBuilder::Check::kStructural) {
+      structural = bad;
+    } else if (c == internal::PlanBuilder::Check::kHandles) {
+      handle_problem = bad;
+    } else if (replaying() && (!builder.plan().top.empty() ||
+                               !builder.plan().async_callbacks.empty() || session != nullptr)) {
+      if (start_session() && session->BeginSegment()) session->RunSegment();
+      if (session != nullptr) {
+        session->ForEachNewDivergence([&](Divergence* d) {
+          AppendHistory(*d, past_events + segment.size(), history_at, handles, strings,
+                        options.history, &d->history);
+        });
+        const internal::Session::Footprint fp = session->footprint();
+        st.peak_live_handles = std::max<uint64_t>(st.peak_live_handles, fp.live);
+        st.peak_handle_map = std::max<uint64_t>(st.peak_handle_map, fp.raw_map);
+        st.peak_quarantined = std::max<uint64_t>(st.peak_quarantined, fp.quarantined);
+        st.peak_pending_async = std::max<uint64_t>(st.peak_pending_async, fp.async);
+        st.peak_open_mappings = std::max<uint64_t>(st.peak_open_mappings, fp.mappings);
+      }
+    }
+    std::vector<Event> spare;
+    if (options.history_events > 0 && options.history > 0) {
+      past_events += segment.size();
+      past.push_back(std::move(segment));
+      while (past_events - past.front().size() >= options.history_events) {
+        past_events -= past.front().size();
+        spare = std::move(past.front());
+        past.pop_front();
+      }
+      st.peak_history_events = std::max<uint64_t>(st.peak_history_events, past_events);
+    } else {
+      spare = std::move(segment);
+    }
+    segment = std::move(spare);  // its capacity, for the next segment
+    segment.clear();
+  };
+
+  // A segment may end before event e when no recorded call is in flight at e (every earlier
+  // call returned before it), or, once no later top-level call is replayed, when the calls
+  // the replay covers have all returned.
+  uint64_t open_until = 0;      // the last exit of the events so far (UINT64_MAX: never)
+  uint64_t covered_until = 0;   // the last exit of the top-level calls replayed so far
+  uint64_t until_last_end = 0;  // --until: the last exit of a call entered at or before it
+  const size_t target = std::max<size_t>(options.segment_events, 1);
+  Event e;
+  while (next(&e)) {
+    if (options.until_seq != 0) {
+      if (e.seq > options.until_seq && e.seq > until_last_end) {
+        st.stopped_early = true;
+        break;
+      }
+      if (e.seq <= options.until_seq) {
+        until_last_end = std::max(until_last_end, e.end == 0 ? UINT64_MAX : e.end);
+      }
+    }
+    ++st.events_read;
+    if (segment.size() >= target &&
+        (e.seq > open_until || (!builder.Issuing(e.seq) && e.seq > covered_until))) {
+      plan_segment();
+    }
+    const uint64_t end = e.end == 0 ? UINT64_MAX : e.end;
+    open_until = std::max(open_until, end);
+    if (e.parent == 0 && builder.Issuing(e.seq)) covered_until = std::max(covered_until, end);
+    segment.push_back(std::move(e));
+  }
+  plan_segment();
+
+  internal::BadInput dx6_bad;
+  std::optional<internal::BadInput> bad = structural ? structural : handle_problem;
+  if (!bad && !builder.FinishDx6(&dx6_bad)) bad = dx6_bad;
+  if (bad) {
+    // As Replay: bad input found by the checks is the verdict, whatever the replay did.
+    if (driver != nullptr) driver->ResetConfiguration();
+    result.outcome = Outcome::kBadInput;
+    result.bad_seq = bad->seq;
+    result.bad_tid = bad->tid;
+    result.bad_call = bad->call;
+    result.bad_message = bad->message;
+    result.calls = structural ? 0 : builder.plan().covered;
+    return result;
+  }
+  if (!failure.ok()) return failure;
+  if (session == nullptr && !start_session()) return failure;
+  const std::function<void(Divergence*)> fill = [&](Divergence* d) {
+    AppendHistory(*d, past_events, history_at, handles, strings, options.history, &d->history);
+  };
+  session->Finish(&result, &fill);
+  session.reset();
+  driver->ResetConfiguration();
+  if (absl::Status s = internal::ReplayDx6(builder.dx6_plan(), options, dx6_bug, &result);
+      !s.ok()) {
+    return s;
+  }
+  for (Divergence& d : result.divergences) {
+    if (internal::CallMetaFor(d.call).role != internal::Role::kDx6) continue;
+    AppendHistory(d, past_events, history_at, handles, strings, options.history, &d.history);
+  }
+  return result;
+}
+
 std::string FormatReport(const ReplayResult& r, absl::Span<const Event> events,
                          const format::TokenTable& handles, const format::TokenTable& strings,
                          const ReplayOptions& options) {
@@ -327,7 +519,13 @@ std::string FormatReport(const ReplayResult& r, absl::Span<const Event> events,
     case Outcome::kDivergent:
       for (size_t i = 0; i < r.divergences.size(); ++i) {
         absl::StrAppend(&out, DivergenceLine(r.divergences[i]), "\n");
-        AppendHistory(r.divergences[i], events, handles, strings, options.history, &out);
+        if (events.empty()) {
+          absl::StrAppend(&out, r.divergences[i].history);
+        } else {
+          AppendHistory(
+              r.divergences[i], events.size(), [&](size_t k) -> const Event& { return events[k]; },
+              handles, strings, options.history, &out);
+        }
       }
       if (options.keep_going) {
         absl::StrAppendFormat(&out, "replay: %d divergence%s in %d calls\n", r.divergences.size(),

@@ -89,10 +89,18 @@
 // it), overlapping DX6 calls, surfaces no call created, a NULL argument structure, or content of
 // the wrong size are bad input.
 //
-// Hostile input: every event is validated before the driver is loaded (format::ValidateArgs,
+// Hostile input: every event is validated before the driver is given it (format::ValidateArgs,
 // call nesting, sizes beyond the limits of replayer/internal/plan.h, handle ids the trace does
 // not define); handles used before any call created them are caught before the call is made.
 // Either is bad input (exit 2) naming the seq; the driver never receives a garbage pointer.
+// The trace is planned and validated segment by segment (ReplayStream; a segment holds whole
+// call trees, ReplayOptions::segment_events), each before any of its calls reaches the driver,
+// and the rest of the trace is still validated after the replay stopped: bad input anywhere is
+// the verdict, as when the whole trace was checked first (the driver may then have run the
+// calls of the segments before it).
+//
+// Memory (ReplayStream): a segment of events, the history tail, and per live handle its slot,
+// memory and bookkeeping; destroyed handles leave the maps (after the quarantine).
 //
 // Output is byte-deterministic: no replay addresses, no timestamps (see FormatReport).
 //
@@ -176,6 +184,10 @@ struct ReplayOptions {
   std::vector<Injection> injections;
   bool digest = false;  // report the submitted-command digest (see the header comment)
   size_t history = 4;   // recorded calls per handle shown with a divergence
+  // ReplayStream: events per segment (a segment ends where no recorded call is in flight, so
+  // it may run longer), and the earlier events kept for a divergence's history.
+  size_t segment_events = size_t{1} << 14;
+  size_t history_events = size_t{1} << 14;
 };
 
 enum class Outcome { kIdentical, kDivergent, kBadInput };
@@ -187,6 +199,9 @@ struct Divergence {
   std::string expected;
   std::string actual;
   std::vector<uint64_t> handles;  // handle ids involved (recorded)
+  // ReplayStream: the history lines FormatReport prints under it (computed while the events
+  // before it were still held); FormatReport given no events prints this instead.
+  std::string history;
 };
 
 struct KernelSummary {
@@ -266,6 +281,38 @@ absl::StatusOr<ReplayResult> Replay(const ReplayOptions& options,
                                     absl::Span<const format::Event> events,
                                     const format::TokenTable& handles,
                                     const format::TokenTable& strings);
+
+// What a streaming replay held (its own counters: the memory bound is structural).
+struct StreamReplayStats {
+  uint64_t events_read = 0;          // events taken from the source
+  uint64_t segments = 0;             // segments planned
+  uint64_t peak_segment_events = 0;  // most events in one segment
+  uint64_t peak_history_events = 0;  // most earlier events kept for divergence histories
+  uint64_t peak_parent_tail = 0;     // most earlier calls kept for the nesting checks
+  uint64_t peak_live_handles = 0;    // most handles with replay memory at a segment's end
+  uint64_t peak_handle_map = 0;      // most entries of the driver-address -> handle map
+  uint64_t peak_quarantined = 0;     // most freed handle blocks kept in the quarantine
+  uint64_t peak_pending_async = 0;   // most top-level callbacks waiting to be matched
+  uint64_t peak_open_mappings = 0;   // most Maps waiting for their Unmap
+  bool stopped_early = false;        // --until: the source was not read to its end
+};
+
+// Replays the events `next` delivers in seq order (format::SeqStream::Next) without holding
+// the trace: segment by segment (a segment holds whole call trees and ends where no recorded
+// call is in flight), the handle map, handle memory, threads and checks carried across. The
+// verdict, report and exit code are Replay's on the same events (bad input anywhere wins over
+// a divergence, as when every event is validated first: the source is read to its end, or to
+// what --until needs, even after the replay stopped), except that a divergence's history
+// looks back at most ReplayOptions::history_events events before the segment it is in.
+// `handles`, `strings` and `contents` are the source's tables as of the events delivered (they
+// may grow while reading). KernelMode::kModel needs the whole trace (Replay): InvalidArgument.
+// With until_seq, reading stops after the last call the replay needs.
+absl::StatusOr<ReplayResult> ReplayStream(const ReplayOptions& options,
+                                          const std::function<bool(format::Event*)>& next,
+                                          const format::TokenTable& handles,
+                                          const format::TokenTable& strings,
+                                          const format::TokenTable& contents,
+                                          StreamReplayStats* stats = nullptr);
 
 // The report: first line `replay: identical (N calls)`, `replay: divergence at seq S (fn F,
 // tid T): expected X, actual Y` or `replay: bad input at seq S (fn F, tid T): message`; then

@@ -132,7 +132,7 @@ class Dx6Replayer {
   }
   void Diverge(const Event& e, std::string expected, std::string actual) {
     divergences_.push_back(
-        Divergence{e.seq, e.tid, e.call, std::move(expected), std::move(actual), Surfaces(e)});
+        Divergence{e.seq, e.tid, e.call, std::move(expected), std::move(actual), Surfaces(e), {}});
   }
   void FailInput(const Event& e, std::string message) {
     if (!bad_.has_value()) bad_ = BadInput::At(e, std::move(message));

@@ -79,26 +79,34 @@ bool CheckSizes(const Event& e, const CallMeta& m, BadInput* bad) {
   return true;
 }
 
+}  // namespace
+
 // Replays the handle bookkeeping of the calls the replay will issue, in seq order, to find
 // handles used before any call created them (hostile or truncated traces) before the driver
-// runs. Mirrors Session::Prepare.
+// runs. Mirrors Session::Prepare. Segment by segment: Grow() before each (the handle table and
+// the threads may have grown), then Run over the segment's events.
 class HandleSimulation {
  public:
-  explicit HandleSimulation(const Plan& plan)
-      : plan_(plan),
-        handles_(*plan.handles),
-        kind_(handles_.size(), kUnknown),
-        type_(handles_.size(), 0),
-        owner_(handles_.size(), 0),
-        destroyed_(handles_.size(), 0),
-        destroy_end_(handles_.size(), 0),
-        local_(handles_.size(), 0),
-        pending_(plan.tids.size(), 0) {
+  explicit HandleSimulation(const Plan& plan) : plan_(plan), handles_(*plan.handles) {
+    Grow();
     for (size_t t = 0; t < format::HandleTypes().size(); ++t) {
       if (absl::string_view(format::HandleTypes()[t].name) == "D3D11DDI_HCOMMANDLIST") {
         cl_type_ = static_cast<int>(t);
       }
     }
+  }
+
+  void Grow() {
+    const size_t n = handles_.size();
+    if (kind_.size() < n) {
+      kind_.resize(n, kUnknown);
+      type_.resize(n, 0);
+      owner_.resize(n, 0);
+      destroyed_.resize(n, 0);
+      destroy_end_.resize(n, 0);
+      local_.resize(n, 0);
+    }
+    if (pending_.size() < plan_.tids.size()) pending_.resize(plan_.tids.size(), 0);
   }
 
   bool Run(const std::vector<uint8_t>& covered, BadInput* bad) {
@@ -305,8 +313,6 @@ class HandleSimulation {
   int cl_type_ = -1;
 };
 
-}  // namespace
-
 bool FailAt(BadInput* bad, const Event& e, std::string message) {
   *bad = BadInput::At(e, std::move(message));
   return false;
@@ -332,28 +338,16 @@ uint64_t SysMemBytes(CallId call, absl::Span<const uint64_t> args) {
 
 namespace {
 
-// The handle tokens' recorded values, and the way back from a value to its token id.
-void IndexHandleTokens(const format::TokenTable& handles, Plan* plan) {
-  plan->token_value.assign(handles.size(), 0);
-  for (uint64_t id = 1; id < handles.size(); ++id) {
-    const uint64_t v = ValueOfToken(handles.Token(id));
-    plan->token_value[id] = v;
-    if (v != 0) plan->id_of_value.emplace(v, id);
-    // A symbolic token ("res1") in pICObject is stored as its HandleTokenValue.
-    if (v == 0) plan->id_of_value.emplace(format::HandleTokenValue(handles.Token(id)), id);
-  }
-}
-
-// What one event must be on its own: in seq order after the one before it, a known D3D11 call
-// (D3D11 or DX6 layer) with valid arguments, naming only handles the trace defines.
-bool CheckEvent(absl::Span<const Event> events, size_t i, const CallMeta& m,
+// What one event must be on its own: in seq order after the one before it (seq `previous`, 0
+// for none), a known D3D11 call (D3D11 or DX6 layer) with valid arguments, naming only
+// handles the trace defines.
+bool CheckEvent(const Event& e, uint64_t previous, const CallMeta& m,
                 const format::TokenTable& handles, BadInput* bad) {
-  const Event& e = events[i];
-  if (e.seq == 0 || (i > 0 && e.seq <= events[i - 1].seq)) {
+  if (e.seq == 0 || (previous != 0 && e.seq <= previous)) {
     return FailAt(bad, e,
                   absl::StrFormat("calls are not in strictly increasing seq order (seq %d "
                                   "after %d)",
-                                  e.seq, i > 0 ? events[i - 1].seq : 0));
+                                  e.seq, previous));
   }
   if (m.role == Role::kInvalid) {
     return FailAt(bad, e, absl::StrFormat("unknown call id %d", static_cast<int>(e.call)));
@@ -402,18 +396,79 @@ bool AssignThread(absl::Span<const Event> events, size_t i,
   return true;
 }
 
+// What the replay covers in the current segment: the top-level calls and every call/callback
+// below them (added to plan->covered, the running total).
+std::vector<uint8_t> MarkCovered(Plan* plan) {
+  std::vector<uint8_t> covered(plan->events.size(), 0);
+  std::vector<uint32_t> stack;
+  for (uint32_t t : plan->top) {
+    stack.push_back(t);
+    while (!stack.empty()) {
+      const uint32_t i = stack.back();
+      stack.pop_back();
+      if (plan->role[i] == Role::kIgnore) continue;
+      covered[i] = 1;
+      ++plan->covered;
+      for (int32_t c = plan->first_child[i]; c >= 0; c = plan->next_sibling[c]) {
+        stack.push_back(static_cast<uint32_t>(c));
+      }
+    }
+  }
+  plan->covered += plan->async_callbacks.size() + plan->dx6.size();
+  return covered;
+}
+
+}  // namespace
+
+PlanBuilder::PlanBuilder(const format::TokenTable& handles, const format::TokenTable& contents,
+                         uint64_t until_seq, bool collect_dx6)
+    : handles_(handles), contents_(contents), until_seq_(until_seq), collect_dx6_(collect_dx6) {
+  plan_.handles = &handles;
+  plan_.contents = &contents;
+  dx6_plan_.handles = &handles;
+  dx6_plan_.contents = &contents;
+  content_ = std::make_unique<ContentChecker>(contents, handles);
+  sim_ = std::make_unique<HandleSimulation>(plan_);
+}
+
+PlanBuilder::~PlanBuilder() = default;
+
+// The handle tokens' recorded values, and the way back from a value to its token id (for the
+// tokens defined since the last call).
+void PlanBuilder::IndexNewTokens() {
+  plan_.token_value.resize(std::max<size_t>(handles_.size(), 1), 0);
+  for (uint64_t id = indexed_tokens_; id < handles_.size(); ++id) {
+    const uint64_t v = ValueOfToken(handles_.Token(id));
+    plan_.token_value[id] = v;
+    if (v != 0) plan_.id_of_value.emplace(v, id);
+    // A symbolic token ("res1") in pICObject is stored as its HandleTokenValue.
+    if (v == 0) plan_.id_of_value.emplace(format::HandleTokenValue(handles_.Token(id)), id);
+  }
+  indexed_tokens_ = std::max<size_t>(handles_.size(), 1);
+}
+
 // Links event i (with a parent) below its parent call, which must be an earlier, still running
 // call of the same thread that may nest it; a call below an ignored one is ignored (*role).
-bool LinkToParent(absl::Span<const Event> events, size_t i, Role* role,
-                  std::vector<int32_t>* last_child, Plan* plan, BadInput* bad) {
+// A parent in an earlier segment is found in the tail: checked, not linked.
+bool PlanBuilder::LinkToParent(size_t i, Role* role, std::vector<int32_t>* last_child,
+                               BadInput* bad) {
+  absl::Span<const Event> events = plan_.events;
   const Event& e = events[i];
   auto pit = std::lower_bound(events.begin(), events.begin() + i, e.parent,
                               [](const Event& a, uint64_t seq) { return a.seq < seq; });
-  if (pit == events.begin() + i || pit->seq != e.parent) {
-    return FailAt(bad, e, absl::StrFormat("parent seq %d names no earlier call", e.parent));
+  Earlier pe;
+  size_t p = SIZE_MAX;
+  if (pit != events.begin() + i && pit->seq == e.parent) {
+    p = static_cast<size_t>(pit - events.begin());
+    pe = {pit->seq, pit->end, pit->tid, pit->call, plan_.role[p]};
+  } else {
+    auto tit = std::lower_bound(tail_.begin(), tail_.end(), e.parent,
+                                [](const Earlier& a, uint64_t seq) { return a.seq < seq; });
+    if (tit == tail_.end() || tit->seq != e.parent) {
+      return FailAt(bad, e, absl::StrFormat("parent seq %d names no earlier call", e.parent));
+    }
+    pe = *tit;
   }
-  const size_t p = static_cast<size_t>(pit - events.begin());
-  const Event& pe = events[p];
   if (pe.tid != e.tid) {
     return FailAt(
         bad, e,
@@ -423,7 +478,7 @@ bool LinkToParent(absl::Span<const Event> events, size_t i, Role* role,
     return FailAt(bad, e,
                   absl::StrFormat("made inside seq %d, which returned at %d", pe.seq, pe.end));
   }
-  const Role parent_role = plan->role[p];
+  const Role parent_role = pe.role;
   const format::Layer parent_layer = CallMetaFor(pe.call).layer;
   if (*role == Role::kDx6 || parent_role == Role::kDx6) {
     // The DX6 runtime calls its driver from the top level, and the DX6 driver calls nothing
@@ -450,82 +505,66 @@ bool LinkToParent(absl::Span<const Event> events, size_t i, Role* role,
                                   "calls run inside a core-layer callback",
                                   pe.seq, format::GetCall(pe.call)->name));
   }
+  if (p == SIZE_MAX) return true;
   if ((*last_child)[p] < 0) {
-    plan->first_child[p] = static_cast<int32_t>(i);
+    plan_.first_child[p] = static_cast<int32_t>(i);
   } else {
-    plan->next_sibling[(*last_child)[p]] = static_cast<int32_t>(i);
+    plan_.next_sibling[(*last_child)[p]] = static_cast<int32_t>(i);
   }
   (*last_child)[p] = static_cast<int32_t>(i);
   return true;
 }
 
-// What the replay covers: the top-level calls and every call/callback below them.
-std::vector<uint8_t> MarkCovered(Plan* plan) {
-  std::vector<uint8_t> covered(plan->events.size(), 0);
-  std::vector<uint32_t> stack;
-  for (uint32_t t : plan->top) {
-    stack.push_back(t);
-    while (!stack.empty()) {
-      const uint32_t i = stack.back();
-      stack.pop_back();
-      if (plan->role[i] == Role::kIgnore) continue;
-      covered[i] = 1;
-      ++plan->covered;
-      for (int32_t c = plan->first_child[i]; c >= 0; c = plan->next_sibling[c]) {
-        stack.push_back(static_cast<uint32_t>(c));
-      }
-    }
-  }
-  plan->covered += plan->async_callbacks.size() + plan->dx6.size();
-  return covered;
-}
-
-}  // namespace
-
-bool BuildPlan(absl::Span<const Event> events, const format::TokenTable& handles,
-               const format::TokenTable& contents, uint64_t until_seq, Plan* plan, BadInput* bad) {
+PlanBuilder::Check PlanBuilder::AddSegment(absl::Span<const Event> events, BadInput* bad) {
+  Plan* plan = &plan_;
   plan->events = events;
-  plan->handles = &handles;
-  plan->contents = &contents;
-  ContentChecker content(contents, handles);
   const size_t n = events.size();
   plan->first_child.assign(n, -1);
   plan->next_sibling.assign(n, -1);
   plan->role.assign(n, Role::kInvalid);
   plan->thread.assign(n, 0);
+  plan->top.clear();
+  plan->dx6.clear();
+  plan->async_callbacks.clear();
+  plan->unmap_content.clear();
   std::vector<int32_t> last_child(n, -1);
-  absl::flat_hash_map<uint32_t, uint16_t> thread_of_tid;
-  IndexHandleTokens(handles, plan);
+  IndexNewTokens();
 
   for (size_t i = 0; i < n; ++i) {
     const Event& e = events[i];
     const CallMeta& m = CallMetaFor(e.call);
-    if (!CheckEvent(events, i, m, handles, bad)) return false;
-    if (!AssignThread(events, i, &thread_of_tid, plan, bad)) return false;
+    if (!CheckEvent(e, i > 0 ? events[i - 1].seq : last_seq_, m, handles_, bad))
+      return Check::kStructural;
+    if (!AssignThread(events, i, &thread_of_tid_, plan, bad)) return Check::kStructural;
     Role role = m.role;
-    if (e.parent != 0 && !LinkToParent(events, i, &role, &last_child, plan, bad)) return false;
+    if (e.parent != 0 && !LinkToParent(i, &role, &last_child, bad)) return Check::kStructural;
     plan->role[i] = role;
     if (role != Role::kIgnore && m.info->ret == format::ReturnKind::kVoid && e.ret != 0) {
-      return FailAt(bad, e,
-                    absl::StrFormat("%s returns nothing, but the trace gives it ret %d",
-                                    m.info->name, e.ret));
+      FailAt(bad, e,
+             absl::StrFormat("%s returns nothing, but the trace gives it ret %d", m.info->name,
+                             e.ret));
+      return Check::kStructural;
     }
     if (role == Role::kDx6) {
-      if (std::string problem = CheckDx6Event(e, contents); !problem.empty()) {
-        return FailAt(bad, e, std::move(problem));
+      if (std::string problem = CheckDx6Event(e, contents_); !problem.empty()) {
+        FailAt(bad, e, std::move(problem));
+        return Check::kStructural;
       }
     } else if (role != Role::kIgnore && !CheckSizes(e, m, bad)) {
-      return false;
+      return Check::kStructural;
     }
     {
       UnmapContent unmap;
       bool has_unmap = false;
-      std::string problem = content.Check(e, m, role, &unmap, &has_unmap);
-      if (!problem.empty()) return FailAt(bad, e, std::move(problem));
+      std::string problem = content_->Check(e, m, role, &unmap, &has_unmap);
+      if (!problem.empty()) {
+        FailAt(bad, e, std::move(problem));
+        return Check::kStructural;
+      }
       if (has_unmap) plan->unmap_content.emplace(static_cast<uint32_t>(i), unmap);
     }
 
-    if (e.parent == 0 && (until_seq == 0 || e.seq <= until_seq) && plan->never_returned_seq == 0) {
+    if (e.parent == 0 && Issuing(e.seq)) {
       if (role == Role::kIssue) {
         if (e.end == 0) {
           plan->never_returned_seq = e.seq;
@@ -539,12 +578,43 @@ bool BuildPlan(absl::Span<const Event> events, const format::TokenTable& handles
           plan->never_returned_seq = e.seq;
         } else {
           plan->dx6.push_back(static_cast<uint32_t>(i));
+          if (collect_dx6_) dx6_events_.push_back(e);
         }
       }
     }
   }
+  if (n > 0) last_seq_ = events[n - 1].seq;
+  // The tail of earlier calls the next segments' parent checks look in.
+  for (size_t i = n > kParentTail ? n - kParentTail : 0; i < n; ++i) {
+    const Event& e = events[i];
+    tail_.push_back({e.seq, e.end, e.tid, e.call, plan->role[i]});
+  }
+  while (tail_.size() > kParentTail) tail_.pop_front();
   std::vector<uint8_t> covered = MarkCovered(plan);
-  return HandleSimulation(*plan).Run(covered, bad) && SimulateDx6Handles(*plan, bad);
+  if (handles_failed_) return Check::kOk;
+  sim_->Grow();
+  if (!sim_->Run(covered, bad)) {
+    handles_failed_ = true;
+    return Check::kHandles;
+  }
+  return Check::kOk;
+}
+
+bool PlanBuilder::FinishDx6(BadInput* bad) {
+  if (!collect_dx6_) return SimulateDx6Handles(plan_, bad);
+  dx6_plan_.events = dx6_events_;
+  dx6_plan_.dx6.resize(dx6_events_.size());
+  for (size_t i = 0; i < dx6_events_.size(); ++i) dx6_plan_.dx6[i] = static_cast<uint32_t>(i);
+  return SimulateDx6Handles(dx6_plan_, bad);
+}
+
+bool BuildPlan(absl::Span<const Event> events, const format::TokenTable& handles,
+               const format::TokenTable& contents, uint64_t until_seq, Plan* plan, BadInput* bad) {
+  PlanBuilder builder(handles, contents, until_seq, /*collect_dx6=*/false);
+  const PlanBuilder::Check c = builder.AddSegment(events, bad);
+  const bool ok = c == PlanBuilder::Check::kOk && builder.FinishDx6(bad);
+  *plan = std::move(builder.mutable_plan());
+  return ok;
 }
 
 }  // namespace cltrace::replay::internal

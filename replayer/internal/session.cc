@@ -60,11 +60,11 @@ Session::~Session() {
   }
 }
 
-bool Session::Init(std::string* error) {
+bool Session::Init(std::string* error, size_t reserve_ids) {
   slot_count_ = plan_.handles->size();
   slots_ = std::make_unique<Slot[]>(slot_count_);
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  runtime_bytes_ = (std::max<size_t>(slot_count_, 1) * 16 + page - 1) / page * page;
+  runtime_bytes_ = (std::max<size_t>({slot_count_, reserve_ids, 1}) * 16 + page - 1) / page * page;
   void* rt =
       mmap(nullptr, runtime_bytes_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   zero_region_ = mmap(nullptr, kZeroRegionBytes, PROT_READ,
@@ -116,11 +116,75 @@ void Session::InitThread(ThreadState* t) {
 // ---- Running the plan --------------------------------------------------------------------
 
 void Session::Run(ReplayResult* result) {
+  if (BeginSegment()) RunSegment();
+  Finish(result);
+}
+
+bool Session::BeginSegment() {
+  if (plan_.handles->size() > slot_count_) {
+    const size_t n = std::max(plan_.handles->size(), slot_count_ * 2);
+    if (n * 16 > runtime_bytes_ && plan_.handles->size() * 16 > runtime_bytes_) {
+      std::lock_guard<std::mutex> lock(findings_mu_);
+      if (!bad_.has_value() && !plan_.events.empty()) {
+        bad_ = BadInput::At(plan_.events.front(),
+                            absl::StrCat("more than ", runtime_bytes_ / 16,
+                                         " handle ids: the replay reserved no more"));
+      }
+      fatal_.store(true);
+      return false;
+    }
+    const size_t count = std::min(n, runtime_bytes_ / 16);
+    auto grown = std::make_unique<Slot[]>(count);
+    for (size_t i = 0; i < slot_count_; ++i) {
+      grown[i].raw.store(slots_[i].raw.load());
+      grown[i].table.store(slots_[i].table.load());
+      grown[i].dxgi.store(slots_[i].dxgi.load());
+      grown[i].deferred.store(slots_[i].deferred.load());
+    }
+    slots_ = std::move(grown);
+    slot_count_ = count;
+  }
+  if (pending_size_.size() < plan_.tids.size()) pending_size_.resize(plan_.tids.size(), -1);
+  std::lock_guard<std::mutex> lock(async_mu_);
+  async_events_.erase(async_events_.begin(),
+                      async_events_.begin() + static_cast<ptrdiff_t>(async_cursor_));
+  async_cursor_ = 0;
+  for (uint32_t i : plan_.async_callbacks) async_events_.push_back(plan_.events[i]);
+  return true;
+}
+
+void Session::RunSegment() {
   if (options_.threads == ThreadMode::kSingle || plan_.tids.size() <= 1) {
     RunSingle();
   } else {
     RunRecorded();
   }
+}
+
+void Session::ForEachNewDivergence(const std::function<void(Divergence*)>& f) {
+  std::lock_guard<std::mutex> lock(findings_mu_);
+  for (; history_done_ < divergences_.size(); ++history_done_) f(&divergences_[history_done_]);
+}
+
+Session::Footprint Session::footprint() {
+  Footprint fp;
+  fp.slots = slot_count_;
+  {
+    std::lock_guard<std::mutex> lock(memory_mu_);
+    fp.live = live_.size();
+    fp.quarantined = quarantine_.size();
+    fp.raw_map = id_of_raw_.size();
+  }
+  {
+    std::lock_guard<std::mutex> lock(async_mu_);
+    fp.async = async_events_.size() - async_cursor_;
+  }
+  std::lock_guard<std::mutex> lock(content_mu_);
+  fp.mappings = mappings_.size();
+  return fp;
+}
+
+void Session::Finish(ReplayResult* result, const std::function<void(Divergence*)>* fill) {
   if (model_ != nullptr) {
     // The kernel work recorded after the last call (the kernel half of device destruction).
     const bool complete = options_.until_seq == 0 && plan_.never_returned_seq == 0 &&
@@ -131,12 +195,13 @@ void Session::Run(ReplayResult* result) {
   // Callbacks a driver thread made outside any DDI call in the recording but not on replay.
   {
     std::lock_guard<std::mutex> lock(async_mu_);
-    if (async_cursor_ < plan_.async_callbacks.size() && !fatal_.load()) {
-      const Event& e = plan_.events[plan_.async_callbacks[async_cursor_]];
+    if (async_cursor_ < async_events_.size() && !fatal_.load()) {
+      const Event& e = async_events_[async_cursor_];
       Diverge(e, CallText(e.call, e.args, /*from_driver=*/false),
               "no callback (the driver made none outside a DDI call)");
     }
   }
+  if (fill != nullptr) ForEachNewDivergence(*fill);
   Collect(result);
 }
 
@@ -765,6 +830,11 @@ void* Session::AllocateHandle(uint64_t id, size_t size) {
   live_[id] = Block{memory, size, id};
   id_of_raw_[reinterpret_cast<uintptr_t>(memory)] = id;
   slots_[id].raw.store(reinterpret_cast<uintptr_t>(memory), std::memory_order_release);
+  TrimQuarantine();
+  return memory;
+}
+
+void Session::TrimQuarantine() {
   while (quarantine_.size() > kQuarantineBlocks || quarantine_bytes_ > kQuarantineBytes) {
     Block b = quarantine_.front();
     quarantine_.pop_front();
@@ -779,7 +849,6 @@ void* Session::AllocateHandle(uint64_t id, size_t size) {
     id_of_raw_.erase(reinterpret_cast<uintptr_t>(b.memory));
     std::free(b.memory);
   }
-  return memory;
 }
 
 void Session::Quarantine(uint64_t id) {
@@ -789,6 +858,9 @@ void Session::Quarantine(uint64_t id) {
   quarantine_bytes_ += it->second.size;
   quarantine_.push_back(it->second);
   live_.erase(it);
+  // A long run of destroys (no create between them) must not grow the quarantine past its
+  // bound either.
+  TrimQuarantine();
 }
 
 void Session::Submit(uint32_t hcontext, uint32_t offset, uint32_t length, uint32_t allocations) {

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -86,14 +87,34 @@ class Session {
   void SetKernelOrderOverride(absl::flat_hash_map<uint32_t, uint64_t> o) {
     kernel_order_override_ = std::move(o);
   }
-  // Reserves the address ranges; false with *error on failure.
-  bool Init(std::string* error);
+  // Reserves the address ranges (runtime handles for `reserve_ids` handle ids, at least the
+  // plan's); false with *error on failure.
+  bool Init(std::string* error, size_t reserve_ids = 0);
 
   // Sets up a replay thread's codec environment (also for a driver thread that calls back).
   void InitThread(ThreadState* t);
 
-  // Runs the plan in the configured thread mode and fills `result`.
+  // Runs the plan in the configured thread mode and fills `result`: BeginSegment, RunSegment,
+  // Finish over the plan's one segment.
   void Run(ReplayResult* result);
+  // A segmented replay (PlanBuilder): the plan now holds the next segment, whose calls are
+  // replayed by RunSegment; nothing of the replay runs between segments. BeginSegment takes
+  // in the handles and threads defined since the last one; false (reported: Fatal) when the
+  // handle table outgrew the reserved runtime-handle range.
+  bool BeginSegment();
+  void RunSegment();
+  // After the last segment: what remains to compare (the kernel model's last work, async
+  // callbacks the driver never made) and the result; `fill` (if given) sees the divergences
+  // found since the last ForEachNewDivergence first.
+  void Finish(ReplayResult* result, const std::function<void(Divergence*)>* fill = nullptr);
+  // Calls `f` on each divergence found since the last call (no replay thread may run).
+  void ForEachNewDivergence(const std::function<void(Divergence*)>& f);
+  // Bookkeeping sizes (what a long replay keeps): handle ids with slots, live handle blocks,
+  // quarantined blocks, raw-address map entries, async callbacks not yet matched.
+  struct Footprint {
+    size_t slots = 0, live = 0, quarantined = 0, raw_map = 0, async = 0, mappings = 0;
+  };
+  Footprint footprint();
 
   // ---- used by the callback thunks (callbacks.cc) ----
   // Matches a callback the driver just made (its arguments captured at entry) against the
@@ -189,6 +210,8 @@ class Session {
   // Handle memory.
   void* AllocateHandle(uint64_t id, size_t size);
   void Quarantine(uint64_t id);
+  // Frees the oldest quarantined blocks beyond the quarantine's bound (memory_mu_ held).
+  void TrimQuarantine();
   uint64_t RuntimeHandle(uint64_t id);
   // Bad input found while replaying: stops the replay.
   void FailInput(const format::Event& e, std::string message);
@@ -230,7 +253,10 @@ class Session {
   std::atomic<bool> fatal_{false};
 
   std::mutex async_mu_;
+  // Top-level callbacks of the segments so far not yet matched (from async_cursor_ on).
+  std::deque<format::Event> async_events_;
   size_t async_cursor_ = 0;
+  size_t history_done_ = 0;  // divergences ForEachNewDivergence saw
 
   // What the replay driver's Maps returned, by recorded (context, resource, subresource): kept
   // from the Map to its Unmap. Maps on deferred contexts run on their replay threads.

@@ -124,8 +124,8 @@ const Event* Session::MatchAsync(CallId call, const format::ArgVec& actual) {
   std::lock_guard<std::mutex> lock(async_mu_);
   const format::CallInfo& ci = *format::GetCall(call);
   auto same_handle = [](uint64_t rec, uint64_t act, const FieldInfo&) { return rec == act; };
-  if (async_cursor_ < plan_.async_callbacks.size()) {
-    const Event& ce = plan_.events[plan_.async_callbacks[async_cursor_]];
+  if (async_cursor_ < async_events_.size()) {
+    const Event& ce = async_events_[async_cursor_];
     if (ce.call == call) {
       ++async_cursor_;
       if (FirstDifference(ci, ce.args, actual, FieldDir::kIn, same_handle).has_value()) {

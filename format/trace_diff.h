@@ -1,4 +1,6 @@
-// `cltrace diff A B`: compares two traces call by call, aligned per thread.
+// Two traces compared call by call, aligned per thread: `cltrace diff A B` and the inspector's
+// side-by-side view (both front ends use this one alignment; it lives in format/ so that the
+// inspector's model, which may not include cli/, can use it).
 //
 // Alignment: threads are numbered by first appearance in each trace (seq order) and thread N
 // of A is compared with thread N of B, call by call in order, so two runs whose threads
@@ -10,16 +12,16 @@
 //     ends the pairing, so an address the allocator reuses can pair anew);
 //   - pointer fields (kPtr) above 0xffffffff are addresses: only that both are non-NULL;
 //   - seq, end and timestamps are not compared (positions follow the interleaving).
-// The traces are read as streams (format::SeqStream); memory holds the calls one trace has
+// The traces are read as streams (SeqStream); memory holds the calls one trace has
 // read ahead of the other on a thread, and the handle pairs.
 //
 // Output: the first difference with the calls before it on that thread (context) and both
-// calls in normalised JSONL (cli/export_normalize.h names: cl#3, thread numbers), or with
+// calls in normalised JSONL (format/stable_names.h names: cl#3, thread numbers), or with
 // `all` one line per differing call and a summary. With `json`, one JSON object.
 //
 // Thread-safety: single-threaded.
-#ifndef CLTRACE_CLI_TRACE_DIFF_H_
-#define CLTRACE_CLI_TRACE_DIFF_H_
+#ifndef CLTRACE_FORMAT_TRACE_DIFF_H_
+#define CLTRACE_FORMAT_TRACE_DIFF_H_
 
 #include <cstdint>
 #include <ostream>
@@ -28,7 +30,7 @@
 #include "absl/status/statusor.h"
 #include "format/seq_stream.h"
 
-namespace cltrace::cli {
+namespace cltrace::format {
 
 struct DiffOptions {
   bool all = false;          // every difference, not just the first
@@ -57,9 +59,9 @@ struct DiffSummary {
 // Compares `a` and `b` (read to their ends) and writes the report to `out`. Errors: the
 // streams' reading errors (which trace in the message is the caller's: check a.status() and
 // b.status()), as FailedPrecondition; events that do not fit the catalog as InvalidArgument.
-absl::StatusOr<DiffSummary> DiffTraces(format::SeqStream& a, format::SeqStream& b,
-                                       const DiffOptions& options, std::ostream& out);
+absl::StatusOr<DiffSummary> DiffTraces(SeqStream& a, SeqStream& b, const DiffOptions& options,
+                                       std::ostream& out);
 
-}  // namespace cltrace::cli
+}  // namespace cltrace::format
 
-#endif  // CLTRACE_CLI_TRACE_DIFF_H_
+#endif  // CLTRACE_FORMAT_TRACE_DIFF_H_

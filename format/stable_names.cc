@@ -1,4 +1,4 @@
-#include "cli/export_normalize.h"
+#include "format/stable_names.h"
 
 #include <string>
 
@@ -8,7 +8,7 @@
 #include "format/jsonl.h"
 #include "format/normalize.h"
 
-namespace cltrace::cli {
+namespace cltrace::format {
 namespace {
 
 std::string Abbreviate(const std::string& kind) {
@@ -32,18 +32,17 @@ std::string Abbreviate(const std::string& kind) {
 
 }  // namespace
 
-void ForEachField(format::Event* event,
-                  const std::function<void(const format::FieldInfo&, uint64_t*)>& visit) {
-  const format::CallInfo* call = format::GetCall(event->call);
+void ForEachField(Event* event, const std::function<void(const FieldInfo&, uint64_t*)>& visit) {
+  const CallInfo* call = GetCall(event->call);
   if (call == nullptr) return;
-  auto fields = format::Fields(*call);
+  auto fields = Fields(*call);
   size_t tail = fields.size();
   for (size_t i = 0; i < fields.size() && i < event->args.size(); ++i) {
     visit(fields[i], &event->args[i]);
-    if (fields[i].kind != format::FieldKind::kArray || event->args[i] == 0) continue;
-    auto elems = format::ElementFields(fields[i]);
+    if (fields[i].kind != FieldKind::kArray || event->args[i] == 0) continue;
+    auto elems = ElementFields(fields[i]);
     for (uint64_t k = 0; k + 1 < event->args[i]; ++k) {
-      for (const format::FieldInfo& ef : elems) {
+      for (const FieldInfo& ef : elems) {
         if (tail < event->args.size()) visit(ef, &event->args[tail]);
         ++tail;
       }
@@ -51,13 +50,13 @@ void ForEachField(format::Event* event,
   }
 }
 
-std::string HandleKind(const format::CallInfo& call, const format::FieldInfo& field) {
+std::string HandleKind(const CallInfo& call, const FieldInfo& field) {
   // A deferred context is a device handle; the fields that name one as such say so.
   (void)call;
   if (absl::string_view(field.name) == "hDrvContext" ||
       absl::string_view(field.name) == "hDeferredContext")
     return "dc";
-  auto types = format::HandleTypes();
+  auto types = HandleTypes();
   if (field.type_index >= types.size()) return "h";
   std::string type = types[field.type_index].name;
   const size_t h = type.find("_H");
@@ -67,7 +66,7 @@ std::string HandleKind(const format::CallInfo& call, const format::FieldInfo& fi
   return Abbreviate(kind);
 }
 
-void Normalizer::Rewrite(format::Event* e, const format::TokenTable& handles) {
+void Normalizer::Rewrite(Event* e, const TokenTable& handles) {
   auto [t, new_thread] = threads_.try_emplace(e->tid, threads_.size() + 1);
   (void)new_thread;
   e->tid = t->second;
@@ -75,11 +74,11 @@ void Normalizer::Rewrite(format::Event* e, const format::TokenTable& handles) {
   // recordings of one workload: the normalized form leaves them out.
   e->timestamp_ns = 0;
   e->annotation = 0;
-  if (!format::CheckEventLayout(*e).ok()) return;
-  const format::CallInfo* call = format::GetCall(e->call);
-  ForEachField(e, [&](const format::FieldInfo& f, uint64_t* v) {
+  if (!CheckEventLayout(*e).ok()) return;
+  const CallInfo* call = GetCall(e->call);
+  ForEachField(e, [&](const FieldInfo& f, uint64_t* v) {
     if (*v == 0) return;
-    if (f.kind == format::FieldKind::kHandle) {
+    if (f.kind == FieldKind::kHandle) {
       auto it = handle_ids_.find(*v);
       if (it == handle_ids_.end()) {
         const std::string kind = HandleKind(*call, f);
@@ -88,10 +87,9 @@ void Normalizer::Rewrite(format::Event* e, const format::TokenTable& handles) {
       }
       (void)handles;
       *v = it->second;
-    } else if (f.kind == format::FieldKind::kPtr && *v > 0xffffffffull) {
-      auto [it, inserted] =
-          addresses_.try_emplace(*v, format::kNormalizedAddressBase +
-                                         addresses_.size() * format::kNormalizedAddressStride);
+    } else if (f.kind == FieldKind::kPtr && *v > 0xffffffffull) {
+      auto [it, inserted] = addresses_.try_emplace(
+          *v, kNormalizedAddressBase + addresses_.size() * kNormalizedAddressStride);
       (void)inserted;
       *v = it->second;
     }
@@ -108,4 +106,4 @@ uint32_t Normalizer::ThreadOf(uint32_t tid) const {
   return it == threads_.end() ? 0 : it->second;
 }
 
-}  // namespace cltrace::cli
+}  // namespace cltrace::format

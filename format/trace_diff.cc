@@ -1,4 +1,4 @@
-#include "cli/trace_diff.h"
+#include "format/trace_diff.h"
 
 #include <algorithm>
 #include <deque>
@@ -10,36 +10,36 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "cli/export_normalize.h"
 #include "ddi/call_traits.h"
 #include "ddi/catalog.h"
 #include "format/jsonl.h"
+#include "format/stable_names.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 
-namespace cltrace::cli {
+namespace cltrace::format {
 namespace {
 
 struct Pending {
-  format::Event raw;         // the trace's ids
-  format::Event normalized;  // names of the side's Normalizer, thread number as tid
+  Event raw;         // the trace's ids
+  Event normalized;  // names of the side's Normalizer, thread number as tid
   uint32_t thread = 0;
   uint64_t index = 0;         // 1-based, per thread
   uint64_t parent_index = 0;  // index of the call it was made in; 0: top level
 };
 
 struct Side {
-  explicit Side(format::SeqStream& stream) : s(stream) {}
+  explicit Side(SeqStream& stream) : s(stream) {}
 
   // Reads the next event into its thread's queue; false at the end.
   bool Pull(absl::Status* error) {
     if (done) return false;
-    format::Event e;
+    Event e;
     if (!s.Next(&e)) {
       done = true;
       return false;
     }
-    if (absl::Status st = format::CheckEventLayout(e); !st.ok()) {
+    if (absl::Status st = CheckEventLayout(e); !st.ok()) {
       *error =
           absl::InvalidArgumentError(absl::StrCat(s.path(), ": seq ", e.seq, ": ", st.message()));
       done = true;
@@ -71,11 +71,11 @@ struct Side {
     return true;
   }
 
-  std::string Text(const format::Event& normalized) const {
-    return format::EventToJsonl(normalized, norm.names(), s.strings());
+  std::string Text(const Event& normalized) const {
+    return EventToJsonl(normalized, norm.names(), s.strings());
   }
 
-  format::SeqStream& s;
+  SeqStream& s;
   Normalizer norm;
   bool done = false;
   uint64_t calls = 0;
@@ -86,14 +86,14 @@ struct Side {
   std::vector<std::pair<uint64_t, uint64_t>> ends;  // min-heap of (end, seq)
 };
 
-std::string CallName(format::CallId id) {
-  const format::CallInfo* ci = format::GetCall(id);
+std::string CallName(CallId id) {
+  const CallInfo* ci = GetCall(id);
   return ci != nullptr ? ci->name : "?";
 }
 
 // Calls whose handle arguments (but the first: the device or adapter they go through) may be
 // new handles: a value the allocator reused in one run and not in the other pairs anew there.
-bool CreatesHandles(format::CallId id) {
+bool CreatesHandles(CallId id) {
   switch (ddi::TraitsOf(id).role) {
     case ddi::CallRole::kCreate:
     case ddi::CallRole::kOpen:
@@ -106,7 +106,7 @@ bool CreatesHandles(format::CallId id) {
     case ddi::CallRole::kCreateKernelContext:
       return true;
     default: {
-      const format::CallInfo* ci = format::GetCall(id);
+      const CallInfo* ci = GetCall(id);
       if (ci == nullptr) return false;
       const absl::string_view name = ci->name;
       return absl::StartsWith(name, "Create") || absl::StartsWith(name, "DxgkDdiCreate") ||
@@ -115,7 +115,7 @@ bool CreatesHandles(format::CallId id) {
   }
 }
 
-bool EndsHandles(format::CallId id) {
+bool EndsHandles(CallId id) {
   switch (ddi::TraitsOf(id).role) {
     case ddi::CallRole::kDestroy:
     case ddi::CallRole::kDestroyCommandList:
@@ -128,7 +128,7 @@ bool EndsHandles(format::CallId id) {
 
 class Differ {
  public:
-  Differ(format::SeqStream& a, format::SeqStream& b, const DiffOptions& options, std::ostream& out)
+  Differ(SeqStream& a, SeqStream& b, const DiffOptions& options, std::ostream& out)
       : a_(a), b_(b), options_(options), out_(out) {}
 
   absl::StatusOr<DiffSummary> Run() {
@@ -181,7 +181,7 @@ class Differ {
       if (!options_.all && summary_.differences > 0) return;
       std::string what = Compare(qa.front(), qb.front());
       if (!what.empty()) Difference(thread, qa.front().index, &qa.front(), &qb.front(), what);
-      std::deque<std::pair<format::Event, format::Event>>& recent = recent_[thread];
+      std::deque<std::pair<Event, Event>>& recent = recent_[thread];
       recent.emplace_back(qa.front().normalized, qb.front().normalized);
       if (recent.size() > options_.context) recent.pop_front();
       qa.pop_front();
@@ -191,8 +191,8 @@ class Differ {
 
   // "" when the calls are the same.
   std::string Compare(const Pending& pa, const Pending& pb) {
-    const format::Event& a = pa.raw;
-    const format::Event& b = pb.raw;
+    const Event& a = pa.raw;
+    const Event& b = pb.raw;
     if (a.call != b.call)
       return absl::StrCat("function: A ", CallName(a.call), ", B ", CallName(b.call));
     if (pa.parent_index != pb.parent_index) {
@@ -205,25 +205,25 @@ class Differ {
       return absl::StrCat("A's call ", a.end == 0 ? "never returned" : "returned", ", B's ",
                           b.end == 0 ? "never returned" : "returned");
     if (a.ret != b.ret) {
-      return absl::StrCat("return value: A ", format::RetToText(a), ", B ", format::RetToText(b));
+      return absl::StrCat("return value: A ", RetToText(a), ", B ", RetToText(b));
     }
     if (a_.s.contents().Token(a.content) != b_.s.contents().Token(b.content))
       return "content bytes";
     if (a.args.size() != b.args.size()) return "arguments (array lengths)";
-    std::vector<std::pair<const format::FieldInfo*, uint64_t>> fa, fb;
-    format::Event ca = a, cb = b;
-    ForEachField(&ca, [&](const format::FieldInfo& f, uint64_t* v) { fa.emplace_back(&f, *v); });
-    ForEachField(&cb, [&](const format::FieldInfo& f, uint64_t* v) { fb.emplace_back(&f, *v); });
+    std::vector<std::pair<const FieldInfo*, uint64_t>> fa, fb;
+    Event ca = a, cb = b;
+    ForEachField(&ca, [&](const FieldInfo& f, uint64_t* v) { fa.emplace_back(&f, *v); });
+    ForEachField(&cb, [&](const FieldInfo& f, uint64_t* v) { fb.emplace_back(&f, *v); });
     std::string what;
     const bool creates = CreatesHandles(a.call);
     bool first_handle = true;
     for (size_t i = 0; i < fa.size() && i < fb.size() && what.empty(); ++i) {
-      const format::FieldInfo& f = *fa[i].first;
+      const FieldInfo& f = *fa[i].first;
       const uint64_t va = fa[i].second, vb = fb[i].second;
       bool same = true;
       switch (f.kind) {
-        case format::FieldKind::kHandle:
-          same = PairHandles(va, vb, (creates && !first_handle) || f.dir == format::FieldDir::kOut);
+        case FieldKind::kHandle:
+          same = PairHandles(va, vb, (creates && !first_handle) || f.dir == FieldDir::kOut);
           first_handle = false;
           if (!same) {
             auto name = [](const Side& s, uint64_t h) {
@@ -234,10 +234,10 @@ class Differ {
                                 " (not the same handle)");
           }
           break;
-        case format::FieldKind::kPtr:
+        case FieldKind::kPtr:
           same = (va == 0) == (vb == 0) && (va > 0xffffffffull || vb > 0xffffffffull || va == vb);
           break;
-        case format::FieldKind::kString:
+        case FieldKind::kString:
           same = a_.s.strings().Token(va) == b_.s.strings().Token(vb);
           break;
         default:
@@ -250,8 +250,7 @@ class Differ {
       // The destroyed handles (every handle but the device, or the only one) pair anew.
       std::vector<size_t> handles;
       for (size_t i = 0; i < fa.size(); ++i)
-        if (fa[i].first->kind == format::FieldKind::kHandle && fa[i].second != 0)
-          handles.push_back(i);
+        if (fa[i].first->kind == FieldKind::kHandle && fa[i].second != 0) handles.push_back(i);
       for (size_t k = handles.size() > 1 ? 1 : 0; k < handles.size(); ++k) {
         a2b_.erase(fa[handles[k]].second);
         b2a_.erase(fb[handles[k]].second);
@@ -421,7 +420,7 @@ class Differ {
   std::ostream& out_;
   DiffSummary summary_;
   absl::flat_hash_map<uint64_t, uint64_t> a2b_, b2a_;
-  std::map<uint32_t, std::deque<std::pair<format::Event, format::Event>>> recent_;
+  std::map<uint32_t, std::deque<std::pair<Event, Event>>> recent_;
   std::string first_a_, first_b_;
   std::vector<std::pair<std::string, std::string>> context_;
   std::vector<Listed> listed_;
@@ -429,10 +428,10 @@ class Differ {
 
 }  // namespace
 
-absl::StatusOr<DiffSummary> DiffTraces(format::SeqStream& a, format::SeqStream& b,
-                                       const DiffOptions& options, std::ostream& out) {
+absl::StatusOr<DiffSummary> DiffTraces(SeqStream& a, SeqStream& b, const DiffOptions& options,
+                                       std::ostream& out) {
   Differ d(a, b, options, out);
   return d.Run();
 }
 
-}  // namespace cltrace::cli
+}  // namespace cltrace::format

@@ -1,0 +1,116 @@
+// `cltrace replay` on the streaming reader (cli/verb_replay.h): on a long recording the
+// replayer's own bookkeeping stays bounded (segments, history tail, live-handle map), and
+// --until reads only the chunks that hold the calls it needs.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "cli/verb_replay.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace cltrace::cli {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+std::string BuildDir() {
+  const char* d = std::getenv("CLTRACE_BUILD_DIR");
+  return d != nullptr ? d : "build";
+}
+
+// A recording of the small-command-list workload, 700 frames (about 1.2 M calls in some 30
+// chunks), made once per test binary.
+const std::string& LongTrace() {
+  static const std::string* path = [] {
+    auto* p = new std::string(absl::StrCat(::testing::TempDir(), "/", getpid(), "_long.cltrace"));
+    const std::string bin = BuildDir() + "/bin/";
+    const std::string cmd = absl::StrCat(bin, "cltrace record -o ", *p, " -- ", bin,
+                                         "cltrace-workload smallcl --frames 700 >/dev/null 2>&1");
+    if (std::system(cmd.c_str()) != 0) p->clear();
+    static const struct Remove {
+      std::string path;
+      ~Remove() { std::remove(path.c_str()); }
+    } remove{*p};
+    return p;
+  }();
+  return *path;
+}
+
+replay::ReplayOptions Options(replay::ThreadMode threads) {
+  replay::ReplayOptions o;
+  o.driver_path = BuildDir() + "/lib/libcltrace_refdriver.so";
+  o.threads = threads;
+  o.segment_events = 1024;
+  o.history_events = 2048;
+  return o;
+}
+
+class ReplayStreamedTest : public ::testing::TestWithParam<replay::ThreadMode> {
+ protected:
+  void SetUp() override {
+    if (LongTrace().empty()) GTEST_SKIP() << "cannot record the workload";
+  }
+};
+
+// The bookkeeping a replay keeps does not grow with the trace: events are held a segment and
+// a history tail at a time, and a destroyed handle leaves the handle map (after the
+// quarantine), so live handles and map entries stay far below the handles the trace creates.
+TEST_P(ReplayStreamedTest, BookkeepingStaysBoundedOnALongTrace) {
+  std::ostringstream out, err;
+  ReplayStreamCounts c;
+  const replay::ReplayOptions o = Options(GetParam());
+  ASSERT_EQ(ReplayStreamed(o, LongTrace(), false, false, out, err, &c), 0)
+      << out.str() << err.str();
+  EXPECT_THAT(out.str(), StartsWith("replay: identical ("));
+  const uint64_t events = c.replay.events_read;
+  ASSERT_GE(events, 1'000'000u);
+  EXPECT_GE(c.replay.segments, events / (8 * o.segment_events));
+  // A segment ends at the first point after segment_events where no recorded call is in
+  // flight: a few calls later in this workload.
+  EXPECT_LE(c.replay.peak_segment_events, 16 * o.segment_events);
+  EXPECT_LE(c.replay.peak_history_events, o.history_events + c.replay.peak_segment_events);
+  EXPECT_LE(c.replay.peak_parent_tail, uint64_t{1} << 16);
+  // The workload keeps a handful of objects alive and creates and destroys command lists,
+  // queries and resources every frame.
+  EXPECT_LE(c.replay.peak_live_handles, 256u);
+  // Destroyed handles' memory waits in a quarantine of at most 2^16 blocks, then leaves the
+  // map (the adapters' entries besides): 700 frames destroy more handles than that.
+  EXPECT_LE(c.replay.peak_handle_map, c.replay.peak_live_handles + (uint64_t{1} << 16) + 8);
+  EXPECT_LE(c.replay.peak_quarantined, uint64_t{1} << 16);
+  EXPECT_LE(c.replay.peak_pending_async, 16u);
+  EXPECT_LE(c.stream.peak_events_held, uint64_t{1} << 18);
+  EXPECT_FALSE(c.replay.stopped_early);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, ReplayStreamedTest,
+                         ::testing::Values(replay::ThreadMode::kSingle,
+                                           replay::ThreadMode::kRecorded));
+
+// --until SEQ near the start reads the first chunks only; the full replay reads them all.
+TEST(ReplayStreamedUntilTest, ReadsOnlyTheChunksItNeeds) {
+  if (LongTrace().empty()) GTEST_SKIP() << "cannot record the workload";
+  replay::ReplayOptions o = Options(replay::ThreadMode::kSingle);
+  std::ostringstream all_out, all_err;
+  ReplayStreamCounts all;
+  ASSERT_EQ(ReplayStreamed(o, LongTrace(), false, false, all_out, all_err, &all), 0);
+  ASSERT_GE(all.stream.chunks_decoded, 8u) << "the trace should span many chunks";
+
+  o.until_seq = 5000;
+  std::ostringstream out, err;
+  ReplayStreamCounts until;
+  ASSERT_EQ(ReplayStreamed(o, LongTrace(), false, false, out, err, &until), 0) << err.str();
+  EXPECT_THAT(out.str(), StartsWith("replay: identical ("));
+  EXPECT_THAT(out.str(), HasSubstr("note: replayed top-level calls up to seq 5000 (--until)"));
+  EXPECT_TRUE(until.replay.stopped_early);
+  EXPECT_LE(until.stream.chunks_decoded + until.stream.chunks_redecoded, 3u);
+  EXPECT_LT(until.replay.events_read, all.replay.events_read / 8);
+}
+
+}  // namespace
+}  // namespace cltrace::cli
