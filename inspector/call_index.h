@@ -58,7 +58,7 @@ class CallIndex {
   // Most blocks of records kept decoded (coarse index).
   static constexpr size_t kCachedBlocks = 64;
   // Chunks kept whatever their size (a block of a trace of N threads spans about N chunks).
-  static constexpr size_t kMinCachedChunks = 8;
+  static constexpr size_t kMinCachedChunks = 6;
 
   explicit CallIndex(bool coarse, uint32_t block_calls = kBlockCalls)
       : coarse_(coarse), block_calls_(block_calls == 0 ? 1 : block_calls) {}

@@ -32,9 +32,11 @@ class CallsPanel {
   int thread = 0;    // index into threads(): 0 = any
   char handle[64] = "";
   char text[128] = "";
-  // Filter work per frame: events scanned at most, and a time budget in milliseconds. Set
-  // synchronous for tests/screenshots: the whole scan happens in the frame that needs it.
-  size_t step_events = 1 << 18;
+  // Filter work per frame: events scanned per step (the time budget is checked between
+  // steps; a handle or text filter decodes each call's arguments from the file, about a
+  // microsecond a call), and a time budget in milliseconds. Set synchronous for
+  // tests/screenshots: the whole scan happens in the frame that needs it.
+  size_t step_events = 1 << 12;
   double step_ms = 6.0;
   bool synchronous = false;
 

@@ -5,10 +5,12 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "format/chunk.h"
 #include "format/load_trace.h"
 #include "gtest/gtest.h"
 #include "inspector/internal/synthetic_trace.h"
@@ -187,6 +189,78 @@ TEST(ModelScaleTest, BytesPerCallOfTheCallStorage) {
   absl::StatusOr<std::unique_ptr<TraceModel>> c = TraceModel::Open(path, coarse);
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_LE(static_cast<double>((*c)->call_storage_bytes()) / calls, 1.0);
+  std::remove(path.c_str());
+}
+
+// --salvage: a corrupt chunk in the middle is skipped by the load, and the on-demand decode of
+// the other calls (whose chunk ordinals count the skipped chunk) still finds each one, on the
+// fine and the coarse index.
+TEST(ModelScaleTest, OnDemandDecodeOfASalvagedTrace) {
+  const std::string good = TempPath("salvage_good.cltrace");
+  testing::SyntheticTrace t = testing::MakeSmallCommandListTrace({.calls = 5000, .dcs = 3});
+  ASSERT_TRUE(testing::WriteCltrace(t, good, 1024).ok());
+  std::string bytes;
+  {
+    std::ifstream in(good, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::remove(good.c_str());
+  // A payload byte of a chunk in the middle: its CRC no longer matches.
+  std::vector<uint64_t> offsets;
+  {
+    absl::StatusOr<format::ParsedFileHeader> h = format::ParseFileHeader(bytes);
+    ASSERT_TRUE(h.ok());
+    for (uint64_t off = h->size; off < bytes.size();) {
+      format::ChunkProbe probe;
+      absl::StatusOr<format::ChunkInfo> info =
+          format::ParseChunkHeader(absl::string_view(bytes).substr(off), off, &probe);
+      if (!info.ok() || probe != format::ChunkProbe::kHeader) break;
+      offsets.push_back(off);
+      off += info->total_size();
+    }
+  }
+  ASSERT_GT(offsets.size(), 4u);
+  bytes[offsets[offsets.size() / 2] + format::kChunkHeaderSize + 5] ^= 0x5a;
+  const std::string bad = TempPath("salvage_bad.cltrace");
+  {
+    std::ofstream out(bad, std::ios::binary | std::ios::trunc);
+    out << bytes;
+  }
+  format::LoadOptions load;
+  load.salvage = true;
+  absl::StatusOr<format::LoadedTrace> whole = format::LoadTrace(bad, load);
+  ASSERT_TRUE(whole.ok() && whole->error.ok());
+  ASSERT_EQ(whole->stats.corrupt_chunks_skipped, 1u);
+  for (uint64_t coarse_above : {uint64_t{1} << 40, uint64_t{0}}) {
+    BuildOptions options;
+    options.salvage = true;
+    options.coarse_above = coarse_above;
+    options.coarse_block_calls = 50;
+    absl::StatusOr<std::unique_ptr<TraceModel>> m = TraceModel::Open(bad, options);
+    ASSERT_TRUE(m.ok()) << m.status();
+    EXPECT_EQ((*m)->data().stats.corrupt_chunks_skipped, 1u);
+    ExpectCallsMatch(**m, whole->events, absl::StrCat("salvaged, coarse_above ", coarse_above));
+  }
+  std::remove(bad.c_str());
+}
+
+// The checker refusing a call in the middle of a long stream (a seq used twice: a damaged
+// file) ends the two-thread pass with its error, the decoding thread stopped, whatever the
+// point the decoder reached; the model is not built.
+TEST(ModelScaleTest, CheckerErrorMidStreamStopsTheLoad) {
+  const std::string path = TempPath("repeated.cltrace");
+  testing::SyntheticTrace t = testing::MakeSmallCommandListTrace({.calls = 60000, .dcs = 2});
+  ASSERT_GT(t.events.size(), 30001u);
+  const uint64_t repeated = t.events[29999].seq;
+  t.events[30000].seq = repeated;
+  t.events[30000].end = 0;
+  ASSERT_TRUE(testing::WriteCltrace(t, path, 16 << 10).ok());
+  for (int run = 0; run < 3; ++run) {
+    absl::StatusOr<std::unique_ptr<TraceModel>> m = TraceModel::Open(path);
+    ASSERT_FALSE(m.ok());
+    EXPECT_NE(m.status().message().find(absl::StrCat(repeated)), absl::string_view::npos)
+        << m.status();
+  }
   std::remove(path.c_str());
 }
 
