@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
@@ -104,9 +105,14 @@ class Depths {
 struct Widths {
   int seq = 3, end = 3, tid = 3;
   void Add(const format::Event& e) {
-    seq = std::max<int>(seq, absl::StrCat(e.seq).size());
-    end = std::max<int>(end, absl::StrCat(e.end).size());
-    tid = std::max<int>(tid, absl::StrCat(e.tid).size());
+    seq = std::max(seq, Digits(e.seq));
+    end = std::max(end, Digits(e.end));
+    tid = std::max(tid, Digits(e.tid));
+  }
+  static int Digits(uint64_t n) {
+    int d = 1;
+    for (; n >= 10; n /= 10) ++d;
+    return d;
   }
 };
 
@@ -180,8 +186,9 @@ struct Item {
 class Calls {
  public:
   Calls(std::unique_ptr<format::SeqStream> in, const std::string& path, bool salvage, bool tables,
-        Filter filter)
+        Filter filter, bool depths = true)
       : in_(std::move(in)),
+        with_depths_(depths),
         depths_(in_->format() == TraceFormat::kJsonl ? nullptr : in_->reader()),
         filter_(std::move(filter)) {
     if (tables) {
@@ -197,7 +204,7 @@ class Calls {
     while (!done_ && in_->Next(&item->e)) {
       const format::Event& e = item->e;
       if (e.seq > filter_.to) break;
-      item->depth = depths_.Of(e);
+      item->depth = with_depths_ ? depths_.Of(e) : 0;
       item->table = LayerTableName(e.call);
       if (checker_ != nullptr) {
         observer_.current_seq = e.seq;
@@ -219,6 +226,7 @@ class Calls {
 
  private:
   std::unique_ptr<format::SeqStream> in_;
+  bool with_depths_ = true;
   Depths depths_;
   Filter filter_;
   TableObserver observer_;
@@ -266,29 +274,55 @@ std::optional<int> ParseFilter(const ParsedArgs& parsed, Filter* filter, uint64_
   return std::nullopt;
 }
 
-// One call as the text dump prints it: seq, end, thread, the call (indented by its depth,
-// marked with its table), its arguments, return value, content size and annotation.
-std::string TextLine(const Item& item, const Widths& widths, format::SeqStream& in,
-                     const format::TextOptions& text) {
+// `s` right-aligned in `width` columns (absl::StrFormat's "%*s").
+void AppendPadded(std::string* out, absl::string_view s, int width) {
+  if (static_cast<int>(s.size()) < width) out->append(width - s.size(), ' ');
+  out->append(s.data(), s.size());
+}
+
+void AppendPadded(std::string* out, uint64_t n, int width) {
+  char buf[absl::numbers_internal::kFastToBufferSize];
+  char* end = absl::numbers_internal::FastIntToBuffer(n, buf);
+  AppendPadded(out, absl::string_view(buf, end - buf), width);
+}
+
+// One call as the text dump prints it, appended to `line` with its newline: seq, end,
+// thread, the call (indented by its depth, marked with its table), its arguments, return
+// value, content size and annotation.
+void AppendTextLine(std::string* line, const Item& item, const Widths& widths,
+                    format::SeqStream& in, const format::TextOptions& text) {
   const format::Event& e = item.e;
   const format::CallInfo* call = format::GetCall(e.call);
-  std::string line = absl::StrFormat(
-      "%*d %*s %*d  %s%s(%s)", widths.seq, e.seq, widths.end,
-      e.end == 0 ? std::string("-") : absl::StrCat(e.end), widths.tid, e.tid,
-      std::string(2 * item.depth, ' '),
-      call != nullptr ? absl::StrCat(item.table, "::", call->name) : "(unknown call)",
-      format::ArgsToText(e, in.handles(), in.strings(), text));
+  AppendPadded(line, e.seq, widths.seq);
+  line->push_back(' ');
   if (e.end == 0) {
-    absl::StrAppend(&line, "  (never returned)");
+    AppendPadded(line, "-", widths.end);
+  } else {
+    AppendPadded(line, e.end, widths.end);
+  }
+  line->push_back(' ');
+  AppendPadded(line, e.tid, widths.tid);
+  line->append(2 + 2 * item.depth, ' ');
+  if (call != nullptr) {
+    absl::StrAppend(line, item.table, "::", call->name);
+  } else {
+    line->append("(unknown call)");
+  }
+  line->push_back('(');
+  format::AppendArgsText(line, e, in.handles(), in.strings(), text);
+  line->push_back(')');
+  if (e.end == 0) {
+    line->append("  (never returned)");
   } else if (call != nullptr && call->ret != format::ReturnKind::kVoid) {
-    absl::StrAppend(&line, " = ", format::RetToText(e));
+    line->append(" = ");
+    format::AppendRetText(line, e);
   }
   if (e.content != 0) {
-    absl::StrAppend(&line, "  [content: ", in.contents().Token(e.content).size(), " bytes]");
+    absl::StrAppend(line, "  [content: ", in.contents().Token(e.content).size(), " bytes]");
   }
   // The annotation: the API call that caused it, recorder notes such as R5 table rewrites.
-  if (e.annotation != 0) absl::StrAppend(&line, "  # ", in.strings().Token(e.annotation));
-  return line;
+  if (e.annotation != 0) absl::StrAppend(line, "  # ", in.strings().Token(e.annotation));
+  line->push_back('\n');
 }
 
 int RunDump(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -339,7 +373,19 @@ int RunDump(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       held.push_back(std::move(item));
     }
     if (held.size() == kHeldCalls && count > kHeldCalls) {
-      std::unique_ptr<Calls> first = open();
+      // The widths need only which calls pass the filter: without TABLE:: in --fn, neither
+      // the checker nor the depths, and the stream seeks to --from.
+      format::SeqStreamOptions light = options;
+      std::unique_ptr<Calls> first;
+      if (filter.table.empty()) {
+        light.from_seq = filter.from;
+        std::unique_ptr<format::SeqStream> in = OpenVerbStream("dump", path, light, err);
+        if (in == nullptr) return kExitBadInput;
+        first = std::make_unique<Calls>(std::move(in), path, salvage, /*tables=*/false, filter,
+                                        /*depths=*/false);
+      } else {
+        first = open();
+      }
       if (first == nullptr) return kExitBadInput;
       for (uint64_t n = 0; n < count && first->Next(&item); ++n) widths.Add(item.e);
     }
@@ -358,25 +404,37 @@ int RunDump(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   };
   format::TextOptions text;
   text.for_dump = true;
+  // Lines are gathered and written in blocks (one stream write per block, not per line).
+  constexpr size_t kBlock = size_t{1} << 16;
+  std::string block;
+  block.reserve(kBlock + 4096);
+  auto flush = [&] {
+    out.write(block.data(), static_cast<std::streamsize>(block.size()));
+    block.clear();
+  };
   while (printed < count && next()) {
+    if (block.size() >= kBlock) flush();
     const format::Event& e = item.e;
     progress.Update(in.delivered(), count != UINT64_MAX ? count : in.expected_events());
     ++printed;
     if (json) {
       absl::Status layout = format::CheckEventLayout(e);
       if (!layout.ok()) {
+        flush();
         err << "cltrace dump: " << path << ": seq " << e.seq << ": " << layout.message() << "\n";
         status = kExitBadInput;
         continue;
       }
-      out << format::EventToJsonl(e, in.handles(), in.strings(), &in.contents()) << "\n";
+      format::AppendEventJsonl(&block, e, in.handles(), in.strings(), &in.contents());
+      block.push_back('\n');
       continue;
     }
     if (printed == 1)
-      out << absl::StrFormat("%*s %*s %*s  call\n", widths.seq, "seq", widths.end, "end",
-                             widths.tid, "tid");
-    out << TextLine(item, widths, in, text) << "\n";
+      absl::StrAppendFormat(&block, "%*s %*s %*s  call\n", widths.seq, "seq", widths.end, "end",
+                            widths.tid, "tid");
+    AppendTextLine(&block, item, widths, in, text);
   }
+  flush();
   progress.Finish();
   if (!filter.handle.empty() && in.handles().Find(filter.handle) <= 0 && in.status().ok() &&
       filter.to == UINT64_MAX && printed < count) {
