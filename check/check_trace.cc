@@ -1,6 +1,7 @@
 #include "check/check_trace.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <utility>
 
@@ -194,18 +195,71 @@ StreamCheck::StreamCheck(const CheckOptions& options, const format::TokenTable& 
 
 StreamCheck::~StreamCheck() = default;
 
-absl::Status StreamCheck::Add(const format::Event& e) { return checker_.Add(e); }
+absl::Status StreamCheck::Add(const format::Event& e) {
+  if (creations_ == nullptr) return checker_.Add(e);
+  // A finding is flagged while its call is added or later, at the latest when the first call
+  // after its exit is added (deadlines): until then its call is held here.
+  if (e.end != 0) {
+    open_.emplace(e.seq, e.end);
+    open_ends_.emplace_back(e.end, e.seq);
+    std::push_heap(open_ends_.begin(), open_ends_.end(), std::greater<>());
+  }
+  absl::Status st = checker_.Add(e);
+  NoteFindingEnds(&e);
+  while (!open_ends_.empty() && open_ends_.front().first < e.seq) {
+    std::pop_heap(open_ends_.begin(), open_ends_.end(), std::greater<>());
+    open_.erase(open_ends_.back().second);
+    open_ends_.pop_back();
+  }
+  return st;
+}
+
+void StreamCheck::NoteFindingEnds(const format::Event* current) {
+  const CheckResult& f = checker_.findings();
+  auto note = [&](const std::vector<Violation>& list, size_t* seen) {
+    for (; *seen < list.size(); ++*seen) {
+      const uint64_t seq = list[*seen].seq;
+      uint64_t end = 0;
+      if (current != nullptr && current->seq == seq) {
+        end = current->end;
+      } else if (auto it = open_.find(seq); it != open_.end()) {
+        end = it->second;
+      } else {
+        continue;  // not known here: Finish reads the trace again for it
+      }
+      auto [it, added] = finding_ends_.emplace(seq, end);
+      if (!added && it->second == 0) it->second = end;
+    }
+  };
+  note(f.violations, &seen_violations_);
+  note(f.warnings, &seen_warnings_);
+}
 
 CheckResult StreamCheck::Finish(const format::PositionGaps& gaps) {
   CheckResult result = checker_.Finish();
   if (creations_ == nullptr || gaps.holes.empty()) return result;
-  // The exit positions of the findings' calls: one more pass over the trace.
+  // The exit positions of the findings' calls: noted while the events passed; those of
+  // findings Finish added about calls no longer open need one more pass over the trace.
   absl::flat_hash_map<uint64_t, uint64_t> ends;
+  bool missing = false;
   for (const auto* list : {&result.violations, &result.warnings}) {
-    for (const Violation& v : *list) ends.emplace(v.seq, 0);
+    for (const Violation& v : *list) {
+      if (auto it = finding_ends_.find(v.seq); it != finding_ends_.end()) {
+        ends.emplace(v.seq, it->second);
+      } else if (auto o = open_.find(v.seq); o != open_.end()) {
+        ends.emplace(v.seq, o->second);
+      } else {
+        ends.emplace(v.seq, 0);
+        missing = true;
+      }
+    }
   }
-  if (replay_) {
+  if (missing && replay_) {
+    absl::flat_hash_set<uint64_t> want;
+    for (const auto& [seq, end] : ends)
+      if (!finding_ends_.contains(seq) && !open_.contains(seq)) want.insert(seq);
     (void)replay_([&](const format::Event& e) {
+      if (!want.contains(e.seq)) return;
       auto it = ends.find(e.seq);
       if (it != ends.end() && it->second == 0) it->second = e.end;
     });
