@@ -3,6 +3,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,9 +51,9 @@ constexpr char kUsage[] =
     "  --salvage    skip corrupt chunks of a .cltrace instead of stopping at the first one\n"
     "  --quiet      no progress bar (shown on a terminal when reading takes over a second)\n"
     "\n"
-    "The filters combine (a call is printed when it passes all of them). The text form reads\n"
-    "the trace from its start (the checker decides the tables); --json without TABLE:: in\n"
-    "--fn seeks to --from through a .cltrace's index.\n"
+    "The filters combine (a call is printed when it passes all of them). --from seeks\n"
+    "through a .cltrace's index; the tables of the calls printed then come from the calls\n"
+    "that created their contexts.\n"
     "\n"
     "exit: 0 ok; 1 --salvage had to skip data; 2 unreadable or damaged file (the calls read\n"
     "before the damage are still printed), unknown --fn or --handle, or bad usage\n";
@@ -173,6 +174,147 @@ class TableObserver : public check::TransitionObserver {
   bool dc = false;
 };
 
+// The checker's table of the device calls of one stream, read from the start of the trace
+// and advanced as far as asked (calls asked for in seq order): what a dump from the start
+// decides, at the cost of reading up to the call.
+class CheckerTables {
+ public:
+  CheckerTables(std::unique_ptr<format::SeqStream> in, const std::string& path, bool salvage)
+      : in_(std::move(in)) {
+    check::CheckOptions options;
+    options.strings = &in_->strings();
+    checker_ = std::make_unique<check::Checker>(options);
+    checker_->set_observer(&observer_);
+    checker_->Begin(in_->handles(), ReplayOf(path, salvage));
+  }
+
+  // Whether the device call entered at `seq` went through a DC table.
+  bool Dc(uint64_t seq) {
+    while (last_seq_ < seq && in_->Next(&e_)) {
+      last_seq_ = e_.seq;
+      observer_.current_seq = e_.seq;
+      observer_.dc = false;
+      if (checker_ != nullptr && !checker_->Add(e_).ok()) checker_.reset();
+      last_dc_ = checker_ != nullptr && observer_.dc;
+    }
+    return last_seq_ == seq && last_dc_;
+  }
+
+ private:
+  std::unique_ptr<format::SeqStream> in_;
+  TableObserver observer_;
+  std::unique_ptr<check::Checker> checker_;
+  format::Event e_;
+  uint64_t last_seq_ = 0;
+  bool last_dc_ = false;
+};
+
+// The table of device calls for a dump that seeks (--from through a .cltrace's index): the
+// context an hDevice names is an immediate context when the first use of the handle (in its
+// defining chunk, read through the index) is the hDrvDevice of a CreateDevice that
+// succeeded, a deferred context when it is the hDrvContext of a (Recycle)
+// CreateDeferredContext -- as the checker decides for a trace read from its start. A handle
+// whose first use says neither (a trace that starts after the context was created) is
+// decided by the checker reading the trace from its start up to the call (CheckerTables).
+class SeekTables {
+ public:
+  using OpenStream = std::function<std::unique_ptr<format::SeqStream>()>;
+  SeekTables(format::SeqStream* in, OpenStream open_all, std::string path, bool salvage)
+      : in_(in), open_all_(std::move(open_all)), path_(std::move(path)), salvage_(salvage) {}
+
+  // "DC" or "IC" for a device call `e`.
+  absl::string_view Table(const format::Event& e, const format::CallInfo& call) {
+    const int field = format::FieldIndex(call, "hDevice");
+    const uint64_t h = field >= 0 && static_cast<size_t>(field) < e.args.size() ? e.args[field] : 0;
+    if (h == 0) return "IC";  // the checker names no context
+    auto it = class_.find(h);
+    if (it == class_.end()) it = class_.emplace(h, Classify(h)).first;
+    if (it->second != Class::kUnknown) return it->second == Class::kDc ? "DC" : "IC";
+    if (checker_ == nullptr) {
+      std::unique_ptr<format::SeqStream> all = open_all_();
+      if (all == nullptr) return "IC";
+      checker_ = std::make_unique<CheckerTables>(std::move(all), path_, salvage_);
+    }
+    return checker_->Dc(e.seq) ? "DC" : "IC";
+  }
+
+ private:
+  enum class Class : uint8_t { kIc, kDc, kUnknown };
+
+  // Chunks read for a handle's first use, from the one that defined it (a writer may define
+  // handles ahead of their use, as the synthetic traces of the benchmarks do).
+  static constexpr size_t kChunksRead = 8;
+
+  // The class of handle `h` by its first use in seq order: the use with the lowest seq in the
+  // chunks from its definition on (none before it can name it), decisive once no chunk left
+  // unread holds a lower seq.
+  Class Classify(uint64_t h) {
+    const int64_t defining = in_->ChunkDefiningHandle(h);
+    if (defining < 0 || in_->reader() == nullptr) return Class::kUnknown;
+    const std::vector<format::ChunkSpan>& spans = in_->chunk_spans();
+    if (lowest_after_.size() != spans.size() + 1) {
+      lowest_after_.assign(spans.size() + 1, UINT64_MAX);  // lowest min_seq from chunk i on
+      for (size_t i = spans.size(); i-- > 0;) {
+        lowest_after_[i] = lowest_after_[i + 1];
+        if (spans[i].events != 0) lowest_after_[i] = std::min(lowest_after_[i], spans[i].min_seq);
+      }
+    }
+    uint64_t best_seq = UINT64_MAX;
+    Class best = Class::kUnknown;
+    size_t c = static_cast<size_t>(defining);
+    for (; c < spans.size() && c < static_cast<size_t>(defining) + kChunksRead &&
+           lowest_after_[c] < best_seq;
+         ++c) {
+      if (spans[c].events == 0 || spans[c].min_seq >= best_seq) continue;
+      std::vector<format::Event> events;
+      if (!in_->reader()->ReadChunk(spans[c], format::ChunkReadMode::kEvents, &events).ok())
+        return Class::kUnknown;
+      for (const format::Event& e : events) {
+        if (e.seq >= best_seq) continue;
+        if (std::optional<Class> k = FirstUse(e, h)) {
+          best_seq = e.seq;
+          best = *k;
+        }
+      }
+    }
+    if (best_seq == UINT64_MAX || lowest_after_[c] < best_seq) return Class::kUnknown;
+    return best;
+  }
+
+  // What `e` says about handle `h` if it names it: nullopt if it does not.
+  static std::optional<Class> FirstUse(const format::Event& e, uint64_t h) {
+    const format::CallInfo* ci = format::GetCall(e.call);
+    if (ci == nullptr || !format::CheckEventLayout(e).ok()) return std::nullopt;
+    bool named = false;
+    format::Event copy = e;
+    ForEachField(&copy, [&](const format::FieldInfo& f, uint64_t* v) {
+      if (f.kind == format::FieldKind::kHandle && *v == h) named = true;
+    });
+    if (!named) return std::nullopt;
+    const absl::string_view name = ci->name;
+    auto arg = [&](absl::string_view field) -> uint64_t {
+      const int i = format::FieldIndex(*ci, field);
+      return i >= 0 ? e.args[i] : 0;
+    };
+    if (ci->layer == format::Layer::kAdapter && name == "CreateDevice" && arg("hDrvDevice") == h &&
+        static_cast<int32_t>(e.ret) >= 0)
+      return Class::kIc;
+    if (ci->layer == format::Layer::kDevice &&
+        (name == "CreateDeferredContext" || name == "RecycleCreateDeferredContext") &&
+        arg("hDrvContext") == h && arg("hDevice") != h)
+      return Class::kDc;
+    return Class::kUnknown;
+  }
+
+  format::SeqStream* in_;
+  OpenStream open_all_;
+  std::string path_;
+  bool salvage_;
+  absl::flat_hash_map<uint64_t, Class> class_;
+  std::vector<uint64_t> lowest_after_;
+  std::unique_ptr<CheckerTables> checker_;
+};
+
 // One call to print, with its nesting depth and table.
 struct Item {
   format::Event e;
@@ -186,12 +328,14 @@ struct Item {
 class Calls {
  public:
   Calls(std::unique_ptr<format::SeqStream> in, const std::string& path, bool salvage, bool tables,
-        Filter filter, bool depths = true)
+        Filter filter, bool depths = true, SeekTables::OpenStream open_all = nullptr)
       : in_(std::move(in)),
         with_depths_(depths),
         depths_(in_->format() == TraceFormat::kJsonl ? nullptr : in_->reader()),
         filter_(std::move(filter)) {
-    if (tables) {
+    if (tables && open_all != nullptr) {
+      seek_tables_ = std::make_unique<SeekTables>(in_.get(), std::move(open_all), path, salvage);
+    } else if (tables) {
       check::CheckOptions options;
       options.strings = &in_->strings();
       checker_ = std::make_unique<check::Checker>(options);
@@ -206,7 +350,11 @@ class Calls {
       if (e.seq > filter_.to) break;
       item->depth = with_depths_ ? depths_.Of(e) : 0;
       item->table = LayerTableName(e.call);
-      if (checker_ != nullptr) {
+      if (seek_tables_ != nullptr) {
+        const format::CallInfo* ci = format::GetCall(e.call);
+        if (ci != nullptr && ci->layer == format::Layer::kDevice)
+          item->table = seek_tables_->Table(e, *ci);
+      } else if (checker_ != nullptr) {
         observer_.current_seq = e.seq;
         observer_.dc = false;
         if (!checker_->Add(e).ok()) checker_.reset();
@@ -231,6 +379,7 @@ class Calls {
   Filter filter_;
   TableObserver observer_;
   std::unique_ptr<check::Checker> checker_;
+  std::unique_ptr<SeekTables> seek_tables_;
   bool done_ = false;
 };
 
@@ -344,7 +493,18 @@ int RunDump(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   format::SeqStreamOptions options;
   options.salvage = salvage;
   options.gaps = false;
-  options.from_seq = tables ? 0 : filter.from;
+  options.from_seq = filter.from;
+  // The text form seeks too: the tables of the calls printed come from the creations of
+  // their contexts (SeekTables) instead of a checker that reads everything before --from.
+  SeekTables::OpenStream open_all;
+  if (tables && filter.from > 0) {
+    open_all = [&]() -> std::unique_ptr<format::SeqStream> {
+      format::SeqStreamOptions all = options;
+      all.from_seq = 0;
+      std::ostringstream ignored;  // the stream that seeks reports the same errors
+      return OpenVerbStream("dump", path, all, ignored);
+    };
+  }
   auto open = [&]() -> std::unique_ptr<Calls> {
     std::unique_ptr<format::SeqStream> in = OpenVerbStream("dump", path, options, err);
     if (in == nullptr) return nullptr;
@@ -356,7 +516,9 @@ int RunDump(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       in = OpenVerbStream("dump", path, all, err);
       if (in == nullptr) return nullptr;
     }
-    return std::make_unique<Calls>(std::move(in), path, salvage, tables, filter);
+    const bool seeks = in->format() != TraceFormat::kJsonl && open_all != nullptr;
+    return std::make_unique<Calls>(std::move(in), path, salvage, tables, filter,
+                                   /*depths=*/true, seeks ? open_all : nullptr);
   };
   std::unique_ptr<Calls> calls = open();
   if (calls == nullptr) return kExitBadInput;
