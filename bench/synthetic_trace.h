@@ -29,7 +29,6 @@ namespace cltrace::bench {
 struct RepeatOptions {
   size_t run_events = 4096;
   uint64_t flush_events = uint64_t{1} << 20;
-  size_t chunk_bytes = 0;  // TraceWriter::Options::chunk_bytes; 0: the writer's default
 };
 
 inline absl::Status WriteRepeatedTrace(const std::string& source, const std::string& out,
@@ -46,7 +45,6 @@ inline absl::Status WriteRepeatedTrace(const std::string& source, const std::str
   wo.writer.set_name("cltrace-recorder");
   wo.writer.set_version("synthetic");
   wo.start_unix_ns = 0;
-  if (o.chunk_bytes != 0) wo.chunk_bytes = o.chunk_bytes;
   absl::StatusOr<std::unique_ptr<format::TraceWriter>> w = format::TraceWriter::Open(out, wo);
   if (!w.ok()) return w.status();
   format::TraceWriter& writer = **w;
