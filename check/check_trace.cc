@@ -199,19 +199,30 @@ absl::Status StreamCheck::Add(const format::Event& e) {
   if (creations_ == nullptr) return checker_.Add(e);
   // A finding is flagged while its call is added or later, at the latest when the first call
   // after its exit is added (deadlines): until then its call is held here.
-  if (e.end != 0) {
-    open_.emplace(e.seq, e.end);
-    open_ends_.emplace_back(e.end, e.seq);
-    std::push_heap(open_ends_.begin(), open_ends_.end(), std::greater<>());
+  // Most calls return before the next is entered: such a call is held as the previous one
+  // only (until the next call was added), the others in the map.
+  if (e.end != 0 && e.end != e.seq + 1) {
+    open_.emplace_back(e.seq, e.end);
+    open_min_end_ = std::min(open_min_end_, e.end);
   }
   absl::Status st = checker_.Add(e);
   NoteFindingEnds(&e);
-  while (!open_ends_.empty() && open_ends_.front().first < e.seq) {
-    std::pop_heap(open_ends_.begin(), open_ends_.end(), std::greater<>());
-    open_.erase(open_ends_.back().second);
-    open_ends_.pop_back();
+  previous_ = {e.seq, e.end};
+  if (open_min_end_ < e.seq) {
+    open_.erase(
+        std::remove_if(open_.begin(), open_.end(),
+                       [&](const std::pair<uint64_t, uint64_t>& c) { return c.second < e.seq; }),
+        open_.end());
+    open_min_end_ = UINT64_MAX;
+    for (const auto& c : open_) open_min_end_ = std::min(open_min_end_, c.second);
   }
   return st;
+}
+
+const uint64_t* StreamCheck::OpenEnd(uint64_t seq) const {
+  for (const auto& c : open_)
+    if (c.first == seq) return &c.second;
+  return nullptr;
 }
 
 void StreamCheck::NoteFindingEnds(const format::Event* current) {
@@ -222,8 +233,10 @@ void StreamCheck::NoteFindingEnds(const format::Event* current) {
       uint64_t end = 0;
       if (current != nullptr && current->seq == seq) {
         end = current->end;
-      } else if (auto it = open_.find(seq); it != open_.end()) {
-        end = it->second;
+      } else if (previous_.first == seq && seq != 0) {
+        end = previous_.second;
+      } else if (const uint64_t* open_end = OpenEnd(seq)) {
+        end = *open_end;
       } else {
         continue;  // not known here: Finish reads the trace again for it
       }
@@ -246,8 +259,8 @@ CheckResult StreamCheck::Finish(const format::PositionGaps& gaps) {
     for (const Violation& v : *list) {
       if (auto it = finding_ends_.find(v.seq); it != finding_ends_.end()) {
         ends.emplace(v.seq, it->second);
-      } else if (auto o = open_.find(v.seq); o != open_.end()) {
-        ends.emplace(v.seq, o->second);
+      } else if (const uint64_t* open_end = OpenEnd(v.seq)) {
+        ends.emplace(v.seq, *open_end);
       } else {
         ends.emplace(v.seq, 0);
         missing = true;
@@ -257,7 +270,7 @@ CheckResult StreamCheck::Finish(const format::PositionGaps& gaps) {
   if (missing && replay_) {
     absl::flat_hash_set<uint64_t> want;
     for (const auto& [seq, end] : ends)
-      if (!finding_ends_.contains(seq) && !open_.contains(seq)) want.insert(seq);
+      if (!finding_ends_.contains(seq) && OpenEnd(seq) == nullptr) want.insert(seq);
     (void)replay_([&](const format::Event& e) {
       if (!want.contains(e.seq)) return;
       auto it = ends.find(e.seq);

@@ -91,11 +91,13 @@ class StreamCheck {
   std::unique_ptr<Tee> tee_;
   Checker checker_;
   TraceReplay replay_;
-  // may_have_holes: the calls still open (entry seq -> exit position), with a min-heap of
-  // (exit, entry) to forget them once a later call was entered; the exit positions of the
-  // findings' calls; the findings seen so far (violations, warnings).
-  absl::flat_hash_map<uint64_t, uint64_t> open_;
-  std::vector<std::pair<uint64_t, uint64_t>> open_ends_;
+  // may_have_holes: the calls still open that returned after a later call was entered
+  // (entry seq, exit position; few: nesting times threads) and their lowest exit; the call
+  // added last; the exit positions of the findings' calls; the findings seen so far.
+  const uint64_t* OpenEnd(uint64_t seq) const;
+  std::vector<std::pair<uint64_t, uint64_t>> open_;
+  uint64_t open_min_end_ = UINT64_MAX;
+  std::pair<uint64_t, uint64_t> previous_{0, 0};
   absl::flat_hash_map<uint64_t, uint64_t> finding_ends_;
   size_t seen_violations_ = 0;
   size_t seen_warnings_ = 0;
