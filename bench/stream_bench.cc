@@ -2,13 +2,17 @@
 // repeated, 4 threads' runs interleaved as the recorder writes them): the raw decode in file
 // order (BM_StreamRawDecode, the reference), LoadTrace (materialised and sorted), the
 // seq-ordered SeqStream, and the verbs that run on it (the whole `cltrace VERB`, output
-// discarded). Every benchmark after the raw decode reports `vs_raw`, its calls per second over
-// the raw decode's measured in the same run. Calls: CLTRACE_BENCH_CALLS (default 2,000,000);
-// the trace is generated once into the temporary directory.
+// discarded), and JSONL import (lines of the trace's export). Every benchmark after the raw
+// decode reports `ratio_to_raw`: its calls (import: lines) per second of wall time over the
+// raw decode's, measured in the same run (run the raw decode first: it is registered first).
+// Calls: CLTRACE_BENCH_CALLS (default 2,000,000); the trace is generated once into the
+// temporary directory. CLTRACE_BENCH_TRACE=PATH measures an existing trace instead (a
+// recording of `cltrace-workload long`, say).
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -33,9 +37,10 @@ uint64_t Calls() {
   return n;
 }
 
-// The synthetic trace's path (written on first use).
+// The synthetic trace's path (written on first use), or CLTRACE_BENCH_TRACE.
 const std::string& TracePath() {
   static const std::string* path = [] {
+    if (const char* given = std::getenv("CLTRACE_BENCH_TRACE")) return new std::string(given);
     const char* tmp = std::getenv("TMPDIR");
     auto* p = new std::string(
         absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/cltrace_bench_stream_", Calls(), ".cltrace"));
@@ -49,7 +54,8 @@ const std::string& TracePath() {
   return *path;
 }
 
-double raw_rate = 0;  // calls/s (wall) of BM_StreamRawDecode in this run
+double raw_rate = 0;       // calls/s (wall) of BM_StreamRawDecode in this run
+uint64_t trace_calls = 0;  // calls in the trace (counted by BM_StreamRawDecode)
 
 // Wall time of a benchmark's loop, for the ratio to the raw decode.
 class Wall {
@@ -70,7 +76,7 @@ void Report(benchmark::State& state, uint64_t calls, const Wall& wall, bool is_r
   if (is_raw) {
     raw_rate = rate;
   } else if (raw_rate > 0) {
-    state.counters["vs_raw"] = rate / raw_rate;
+    state.counters["ratio_to_raw"] = rate / raw_rate;
   }
 }
 
@@ -85,6 +91,7 @@ void BM_StreamRawDecode(benchmark::State& state) {
     while ((*r)->Next(&e)) ++n;
     benchmark::DoNotOptimize(e);
   }
+  trace_calls = n;
   Report(state, n, wall, true);
 }
 BENCHMARK(BM_StreamRawDecode)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -127,7 +134,7 @@ void RunVerb(benchmark::State& state, std::vector<std::string> args, bool quiet 
     benchmark::DoNotOptimize(out.tellp());
   }
   if (code == 2) state.SkipWithError("the verb failed");
-  Report(state, Calls(), wall);
+  Report(state, trace_calls != 0 ? trace_calls : Calls(), wall);
 }
 
 void BM_StreamVerbInfo(benchmark::State& state) { RunVerb(state, {"info"}); }
@@ -143,19 +150,57 @@ BENCHMARK(BM_StreamVerbDump)->Unit(benchmark::kMillisecond)->UseRealTime();
 void BM_StreamVerbExport(benchmark::State& state) { RunVerb(state, {"export", "-o", "/dev/null"}); }
 BENCHMARK(BM_StreamVerbExport)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// dump --json --from the middle --count 5: cost independent of the trace's length (the text
-// form reads from the start: the checker decides each call's IC::/DC:: table).
-void BM_StreamDumpSeek(benchmark::State& state) {
-  const std::string from = absl::StrCat(Calls());  // about the middle (2 positions per call)
+// `cltrace import` of the trace's JSONL export (written once, next to the trace): lines per
+// second, as a ratio to the raw decode's calls per second.
+void BM_StreamVerbImport(benchmark::State& state) {
+  const std::string jsonl =
+      absl::StrCat(std::getenv("TMPDIR") != nullptr ? std::getenv("TMPDIR") : "/tmp",
+                   "/cltrace_bench_import_", getpid(), ".jsonl");
+  const std::string out_path = jsonl + ".cltrace";
+  {
+    std::ostringstream out, err;
+    if (cli::RunCli({"cltrace", "export", TracePath(), "-o", jsonl, "--quiet"}, out, err) != 0)
+      return state.SkipWithError("cannot export the trace");
+  }
+  uint64_t lines = 0;
+  {
+    std::ifstream in(jsonl);
+    std::string line;
+    while (std::getline(in, line)) ++lines;
+  }
+  int code = 0;
+  Wall wall;
   for (auto _ : state) {
     std::ostringstream out, err;
-    cli::RunCli(
-        {"cltrace", "dump", TracePath(), "--json", "--from", from, "--count", "5", "--quiet"}, out,
-        err);
+    code = cli::RunCli({"cltrace", "import", jsonl, "-o", out_path, "--quiet"}, out, err);
+    benchmark::DoNotOptimize(out.tellp());
+  }
+  std::remove(jsonl.c_str());
+  std::remove(out_path.c_str());
+  if (code != 0) return state.SkipWithError("import failed");
+  Report(state, lines, wall);
+}
+BENCHMARK(BM_StreamVerbImport)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// dump --from the middle --count 5, JSON and text: cost independent of the trace's length
+// (both seek through the index; the text form takes the IC::/DC:: tables from the contexts'
+// creations).
+void DumpSeek(benchmark::State& state, bool json) {
+  const std::string from =
+      absl::StrCat(trace_calls != 0 ? trace_calls : Calls());  // about the middle
+  std::vector<std::string> args{"cltrace", "dump",    TracePath(), "--from",
+                                from,      "--count", "5",         "--quiet"};
+  if (json) args.push_back("--json");
+  for (auto _ : state) {
+    std::ostringstream out, err;
+    cli::RunCli(args, out, err);
     benchmark::DoNotOptimize(out.tellp());
   }
 }
+void BM_StreamDumpSeek(benchmark::State& state) { DumpSeek(state, true); }
 BENCHMARK(BM_StreamDumpSeek)->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_StreamDumpSeekText(benchmark::State& state) { DumpSeek(state, false); }
+BENCHMARK(BM_StreamDumpSeekText)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // `cltrace replay --threads single` into the reference driver. The synthetic trace above is
 // no replay input (it repeats smallcl.cltrace, whose device the reference driver will not
@@ -163,7 +208,7 @@ BENCHMARK(BM_StreamDumpSeek)->Unit(benchmark::kMillisecond)->UseRealTime();
 // recording of `cltrace-workload smallcl --frames N` (N: CLTRACE_BENCH_REPLAY_FRAMES, default
 // 1200, about 2 M calls), made once into the temporary directory with the tools beside this
 // binary; BM_StreamReplayRawDecode is the raw decode of that recording in the same run and
-// BM_StreamVerbReplay's `vs_raw` is relative to it.
+// BM_StreamVerbReplay's `ratio_to_raw` is relative to it.
 const std::string& ReplayTracePath() {
   static const std::string* path = [] {
     std::string frames = "1200";
@@ -222,7 +267,7 @@ void BM_StreamVerbReplay(benchmark::State& state) {
   const double total =
       static_cast<double>(replay_trace_calls) * static_cast<double>(state.iterations());
   state.counters["calls/s"] = benchmark::Counter(total, benchmark::Counter::kIsRate);
-  if (replay_raw_rate > 0) state.counters["vs_raw"] = total / wall.seconds() / replay_raw_rate;
+  if (replay_raw_rate > 0) state.counters["ratio_to_raw"] = total / wall.seconds() / replay_raw_rate;
 }
 BENCHMARK(BM_StreamVerbReplay)->Unit(benchmark::kMillisecond)->UseRealTime();
 

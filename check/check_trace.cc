@@ -1,6 +1,7 @@
 #include "check/check_trace.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <utility>
 
@@ -194,18 +195,84 @@ StreamCheck::StreamCheck(const CheckOptions& options, const format::TokenTable& 
 
 StreamCheck::~StreamCheck() = default;
 
-absl::Status StreamCheck::Add(const format::Event& e) { return checker_.Add(e); }
+absl::Status StreamCheck::Add(const format::Event& e) {
+  if (creations_ == nullptr) return checker_.Add(e);
+  // A finding is flagged while its call is added or later, at the latest when the first call
+  // after its exit is added (deadlines): until then its call is held here.
+  // Most calls return before the next is entered: such a call is held as the previous one
+  // only (until the next call was added), the others in the map.
+  if (e.end != 0 && e.end != e.seq + 1) {
+    open_.emplace_back(e.seq, e.end);
+    open_min_end_ = std::min(open_min_end_, e.end);
+  }
+  absl::Status st = checker_.Add(e);
+  NoteFindingEnds(&e);
+  previous_ = {e.seq, e.end};
+  if (open_min_end_ < e.seq) {
+    open_.erase(
+        std::remove_if(open_.begin(), open_.end(),
+                       [&](const std::pair<uint64_t, uint64_t>& c) { return c.second < e.seq; }),
+        open_.end());
+    open_min_end_ = UINT64_MAX;
+    for (const auto& c : open_) open_min_end_ = std::min(open_min_end_, c.second);
+  }
+  return st;
+}
+
+const uint64_t* StreamCheck::OpenEnd(uint64_t seq) const {
+  for (const auto& c : open_)
+    if (c.first == seq) return &c.second;
+  return nullptr;
+}
+
+void StreamCheck::NoteFindingEnds(const format::Event* current) {
+  const CheckResult& f = checker_.findings();
+  auto note = [&](const std::vector<Violation>& list, size_t* seen) {
+    for (; *seen < list.size(); ++*seen) {
+      const uint64_t seq = list[*seen].seq;
+      uint64_t end = 0;
+      if (current != nullptr && current->seq == seq) {
+        end = current->end;
+      } else if (previous_.first == seq && seq != 0) {
+        end = previous_.second;
+      } else if (const uint64_t* open_end = OpenEnd(seq)) {
+        end = *open_end;
+      } else {
+        continue;  // not known here: Finish reads the trace again for it
+      }
+      auto [it, added] = finding_ends_.emplace(seq, end);
+      if (!added && it->second == 0) it->second = end;
+    }
+  };
+  note(f.violations, &seen_violations_);
+  note(f.warnings, &seen_warnings_);
+}
 
 CheckResult StreamCheck::Finish(const format::PositionGaps& gaps) {
   CheckResult result = checker_.Finish();
   if (creations_ == nullptr || gaps.holes.empty()) return result;
-  // The exit positions of the findings' calls: one more pass over the trace.
+  // The exit positions of the findings' calls: noted while the events passed; those of
+  // findings Finish added about calls no longer open need one more pass over the trace.
   absl::flat_hash_map<uint64_t, uint64_t> ends;
+  bool missing = false;
   for (const auto* list : {&result.violations, &result.warnings}) {
-    for (const Violation& v : *list) ends.emplace(v.seq, 0);
+    for (const Violation& v : *list) {
+      if (auto it = finding_ends_.find(v.seq); it != finding_ends_.end()) {
+        ends.emplace(v.seq, it->second);
+      } else if (const uint64_t* open_end = OpenEnd(v.seq)) {
+        ends.emplace(v.seq, *open_end);
+      } else {
+        ends.emplace(v.seq, 0);
+        missing = true;
+      }
+    }
   }
-  if (replay_) {
+  if (missing && replay_) {
+    absl::flat_hash_set<uint64_t> want;
+    for (const auto& [seq, end] : ends)
+      if (!finding_ends_.contains(seq) && OpenEnd(seq) == nullptr) want.insert(seq);
     (void)replay_([&](const format::Event& e) {
+      if (!want.contains(e.seq)) return;
       auto it = ends.find(e.seq);
       if (it != ends.end() && it->second == 0) it->second = e.end;
     });

@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -63,8 +64,11 @@ void WithholdAcrossGaps(const format::PositionGaps& gaps,
 
 // CheckTrace for a trace read as a stream (format/seq_stream.h): Add every event in seq order,
 // then Finish with the positions' gaps, known only at the end. `replay` re-reads the trace in
-// seq order (Checker::Begin; with holes, it also gives the findings' exit positions).
-// `may_have_holes`: the trace is a recording (only then are creations kept for the gaps).
+// seq order (Checker::Begin, for the rules that look ahead). `may_have_holes`: the trace is a
+// recording (only then are creations kept for the gaps, and the exit positions of the
+// findings' calls, which the gaps filter needs, noted while the events pass: the calls still
+// open are held; only a finding Finish adds about a call that returned long before needs
+// `replay`).
 class StreamCheck {
  public:
   StreamCheck(const CheckOptions& options, const format::TokenTable& handles, TraceReplay replay,
@@ -81,10 +85,22 @@ class StreamCheck {
  private:
   class Creations;
   class Tee;
+  // Notes the exit positions of the calls of findings added since the last look.
+  void NoteFindingEnds(const format::Event* current);
   std::unique_ptr<Creations> creations_;
   std::unique_ptr<Tee> tee_;
   Checker checker_;
   TraceReplay replay_;
+  // may_have_holes: the calls still open that returned after a later call was entered
+  // (entry seq, exit position; few: nesting times threads) and their lowest exit; the call
+  // added last; the exit positions of the findings' calls; the findings seen so far.
+  const uint64_t* OpenEnd(uint64_t seq) const;
+  std::vector<std::pair<uint64_t, uint64_t>> open_;
+  uint64_t open_min_end_ = UINT64_MAX;
+  std::pair<uint64_t, uint64_t> previous_{0, 0};
+  absl::flat_hash_map<uint64_t, uint64_t> finding_ends_;
+  size_t seen_violations_ = 0;
+  size_t seen_warnings_ = 0;
 };
 
 // The pseudo-rule of that finding (not in Rules(); never a violation).

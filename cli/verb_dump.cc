@@ -3,12 +3,14 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
@@ -49,9 +51,9 @@ constexpr char kUsage[] =
     "  --salvage    skip corrupt chunks of a .cltrace instead of stopping at the first one\n"
     "  --quiet      no progress bar (shown on a terminal when reading takes over a second)\n"
     "\n"
-    "The filters combine (a call is printed when it passes all of them). The text form reads\n"
-    "the trace from its start (the checker decides the tables); --json without TABLE:: in\n"
-    "--fn seeks to --from through a .cltrace's index.\n"
+    "The filters combine (a call is printed when it passes all of them). --from seeks\n"
+    "through a .cltrace's index; the tables of the calls printed then come from the calls\n"
+    "that created their contexts.\n"
     "\n"
     "exit: 0 ok; 1 --salvage had to skip data; 2 unreadable or damaged file (the calls read\n"
     "before the damage are still printed), unknown --fn or --handle, or bad usage\n";
@@ -104,9 +106,14 @@ class Depths {
 struct Widths {
   int seq = 3, end = 3, tid = 3;
   void Add(const format::Event& e) {
-    seq = std::max<int>(seq, absl::StrCat(e.seq).size());
-    end = std::max<int>(end, absl::StrCat(e.end).size());
-    tid = std::max<int>(tid, absl::StrCat(e.tid).size());
+    seq = std::max(seq, Digits(e.seq));
+    end = std::max(end, Digits(e.end));
+    tid = std::max(tid, Digits(e.tid));
+  }
+  static int Digits(uint64_t n) {
+    int d = 1;
+    for (; n >= 10; n /= 10) ++d;
+    return d;
   }
 };
 
@@ -167,6 +174,147 @@ class TableObserver : public check::TransitionObserver {
   bool dc = false;
 };
 
+// The checker's table of the device calls of one stream, read from the start of the trace
+// and advanced as far as asked (calls asked for in seq order): what a dump from the start
+// decides, at the cost of reading up to the call.
+class CheckerTables {
+ public:
+  CheckerTables(std::unique_ptr<format::SeqStream> in, const std::string& path, bool salvage)
+      : in_(std::move(in)) {
+    check::CheckOptions options;
+    options.strings = &in_->strings();
+    checker_ = std::make_unique<check::Checker>(options);
+    checker_->set_observer(&observer_);
+    checker_->Begin(in_->handles(), ReplayOf(path, salvage));
+  }
+
+  // Whether the device call entered at `seq` went through a DC table.
+  bool Dc(uint64_t seq) {
+    while (last_seq_ < seq && in_->Next(&e_)) {
+      last_seq_ = e_.seq;
+      observer_.current_seq = e_.seq;
+      observer_.dc = false;
+      if (checker_ != nullptr && !checker_->Add(e_).ok()) checker_.reset();
+      last_dc_ = checker_ != nullptr && observer_.dc;
+    }
+    return last_seq_ == seq && last_dc_;
+  }
+
+ private:
+  std::unique_ptr<format::SeqStream> in_;
+  TableObserver observer_;
+  std::unique_ptr<check::Checker> checker_;
+  format::Event e_;
+  uint64_t last_seq_ = 0;
+  bool last_dc_ = false;
+};
+
+// The table of device calls for a dump that seeks (--from through a .cltrace's index): the
+// context an hDevice names is an immediate context when the first use of the handle (in its
+// defining chunk, read through the index) is the hDrvDevice of a CreateDevice that
+// succeeded, a deferred context when it is the hDrvContext of a (Recycle)
+// CreateDeferredContext -- as the checker decides for a trace read from its start. A handle
+// whose first use says neither (a trace that starts after the context was created) is
+// decided by the checker reading the trace from its start up to the call (CheckerTables).
+class SeekTables {
+ public:
+  using OpenStream = std::function<std::unique_ptr<format::SeqStream>()>;
+  SeekTables(format::SeqStream* in, OpenStream open_all, std::string path, bool salvage)
+      : in_(in), open_all_(std::move(open_all)), path_(std::move(path)), salvage_(salvage) {}
+
+  // "DC" or "IC" for a device call `e`.
+  absl::string_view Table(const format::Event& e, const format::CallInfo& call) {
+    const int field = format::FieldIndex(call, "hDevice");
+    const uint64_t h = field >= 0 && static_cast<size_t>(field) < e.args.size() ? e.args[field] : 0;
+    if (h == 0) return "IC";  // the checker names no context
+    auto it = class_.find(h);
+    if (it == class_.end()) it = class_.emplace(h, Classify(h)).first;
+    if (it->second != Class::kUnknown) return it->second == Class::kDc ? "DC" : "IC";
+    if (checker_ == nullptr) {
+      std::unique_ptr<format::SeqStream> all = open_all_();
+      if (all == nullptr) return "IC";
+      checker_ = std::make_unique<CheckerTables>(std::move(all), path_, salvage_);
+    }
+    return checker_->Dc(e.seq) ? "DC" : "IC";
+  }
+
+ private:
+  enum class Class : uint8_t { kIc, kDc, kUnknown };
+
+  // Chunks read for a handle's first use, from the one that defined it (a writer may define
+  // handles ahead of their use, as the synthetic traces of the benchmarks do).
+  static constexpr size_t kChunksRead = 8;
+
+  // The class of handle `h` by its first use in seq order: the use with the lowest seq in the
+  // chunks from its definition on (none before it can name it), decisive once no chunk left
+  // unread holds a lower seq.
+  Class Classify(uint64_t h) {
+    const int64_t defining = in_->ChunkDefiningHandle(h);
+    if (defining < 0 || in_->reader() == nullptr) return Class::kUnknown;
+    const std::vector<format::ChunkSpan>& spans = in_->chunk_spans();
+    if (lowest_after_.size() != spans.size() + 1) {
+      lowest_after_.assign(spans.size() + 1, UINT64_MAX);  // lowest min_seq from chunk i on
+      for (size_t i = spans.size(); i-- > 0;) {
+        lowest_after_[i] = lowest_after_[i + 1];
+        if (spans[i].events != 0) lowest_after_[i] = std::min(lowest_after_[i], spans[i].min_seq);
+      }
+    }
+    uint64_t best_seq = UINT64_MAX;
+    Class best = Class::kUnknown;
+    size_t c = static_cast<size_t>(defining);
+    for (; c < spans.size() && c < static_cast<size_t>(defining) + kChunksRead &&
+           lowest_after_[c] < best_seq;
+         ++c) {
+      if (spans[c].events == 0 || spans[c].min_seq >= best_seq) continue;
+      std::vector<format::Event> events;
+      if (!in_->reader()->ReadChunk(spans[c], format::ChunkReadMode::kEvents, &events).ok())
+        return Class::kUnknown;
+      for (const format::Event& e : events) {
+        if (e.seq >= best_seq) continue;
+        if (std::optional<Class> k = FirstUse(e, h)) {
+          best_seq = e.seq;
+          best = *k;
+        }
+      }
+    }
+    if (best_seq == UINT64_MAX || lowest_after_[c] < best_seq) return Class::kUnknown;
+    return best;
+  }
+
+  // What `e` says about handle `h` if it names it: nullopt if it does not.
+  static std::optional<Class> FirstUse(const format::Event& e, uint64_t h) {
+    const format::CallInfo* ci = format::GetCall(e.call);
+    if (ci == nullptr || !format::CheckEventLayout(e).ok()) return std::nullopt;
+    bool named = false;
+    format::Event copy = e;
+    ForEachField(&copy, [&](const format::FieldInfo& f, uint64_t* v) {
+      if (f.kind == format::FieldKind::kHandle && *v == h) named = true;
+    });
+    if (!named) return std::nullopt;
+    const absl::string_view name = ci->name;
+    auto arg = [&](absl::string_view field) -> uint64_t {
+      const int i = format::FieldIndex(*ci, field);
+      return i >= 0 ? e.args[i] : 0;
+    };
+    if (ci->layer == format::Layer::kAdapter && name == "CreateDevice" && arg("hDrvDevice") == h &&
+        static_cast<int32_t>(e.ret) >= 0)
+      return Class::kIc;
+    if (ci->layer == format::Layer::kDevice &&
+        (name == "CreateDeferredContext" || name == "RecycleCreateDeferredContext") &&
+        arg("hDrvContext") == h && arg("hDevice") != h)
+      return Class::kDc;
+    return Class::kUnknown;
+  }
+
+  format::SeqStream* in_;
+  OpenStream open_all_;
+  std::string path_;
+  bool salvage_;
+  absl::flat_hash_map<uint64_t, Class> class_;
+  std::vector<uint64_t> lowest_after_;
+  std::unique_ptr<CheckerTables> checker_;
+};
+
 // One call to print, with its nesting depth and table.
 struct Item {
   format::Event e;
@@ -180,11 +328,14 @@ struct Item {
 class Calls {
  public:
   Calls(std::unique_ptr<format::SeqStream> in, const std::string& path, bool salvage, bool tables,
-        Filter filter)
+        Filter filter, bool depths = true, SeekTables::OpenStream open_all = nullptr)
       : in_(std::move(in)),
+        with_depths_(depths),
         depths_(in_->format() == TraceFormat::kJsonl ? nullptr : in_->reader()),
         filter_(std::move(filter)) {
-    if (tables) {
+    if (tables && open_all != nullptr) {
+      seek_tables_ = std::make_unique<SeekTables>(in_.get(), std::move(open_all), path, salvage);
+    } else if (tables) {
       check::CheckOptions options;
       options.strings = &in_->strings();
       checker_ = std::make_unique<check::Checker>(options);
@@ -197,9 +348,13 @@ class Calls {
     while (!done_ && in_->Next(&item->e)) {
       const format::Event& e = item->e;
       if (e.seq > filter_.to) break;
-      item->depth = depths_.Of(e);
+      item->depth = with_depths_ ? depths_.Of(e) : 0;
       item->table = LayerTableName(e.call);
-      if (checker_ != nullptr) {
+      if (seek_tables_ != nullptr) {
+        const format::CallInfo* ci = format::GetCall(e.call);
+        if (ci != nullptr && ci->layer == format::Layer::kDevice)
+          item->table = seek_tables_->Table(e, *ci);
+      } else if (checker_ != nullptr) {
         observer_.current_seq = e.seq;
         observer_.dc = false;
         if (!checker_->Add(e).ok()) checker_.reset();
@@ -219,10 +374,12 @@ class Calls {
 
  private:
   std::unique_ptr<format::SeqStream> in_;
+  bool with_depths_ = true;
   Depths depths_;
   Filter filter_;
   TableObserver observer_;
   std::unique_ptr<check::Checker> checker_;
+  std::unique_ptr<SeekTables> seek_tables_;
   bool done_ = false;
 };
 
@@ -266,29 +423,55 @@ std::optional<int> ParseFilter(const ParsedArgs& parsed, Filter* filter, uint64_
   return std::nullopt;
 }
 
-// One call as the text dump prints it: seq, end, thread, the call (indented by its depth,
-// marked with its table), its arguments, return value, content size and annotation.
-std::string TextLine(const Item& item, const Widths& widths, format::SeqStream& in,
-                     const format::TextOptions& text) {
+// `s` right-aligned in `width` columns (absl::StrFormat's "%*s").
+void AppendPadded(std::string* out, absl::string_view s, int width) {
+  if (static_cast<int>(s.size()) < width) out->append(width - s.size(), ' ');
+  out->append(s.data(), s.size());
+}
+
+void AppendPadded(std::string* out, uint64_t n, int width) {
+  char buf[absl::numbers_internal::kFastToBufferSize];
+  char* end = absl::numbers_internal::FastIntToBuffer(n, buf);
+  AppendPadded(out, absl::string_view(buf, end - buf), width);
+}
+
+// One call as the text dump prints it, appended to `line` with its newline: seq, end,
+// thread, the call (indented by its depth, marked with its table), its arguments, return
+// value, content size and annotation.
+void AppendTextLine(std::string* line, const Item& item, const Widths& widths,
+                    format::SeqStream& in, const format::TextOptions& text) {
   const format::Event& e = item.e;
   const format::CallInfo* call = format::GetCall(e.call);
-  std::string line = absl::StrFormat(
-      "%*d %*s %*d  %s%s(%s)", widths.seq, e.seq, widths.end,
-      e.end == 0 ? std::string("-") : absl::StrCat(e.end), widths.tid, e.tid,
-      std::string(2 * item.depth, ' '),
-      call != nullptr ? absl::StrCat(item.table, "::", call->name) : "(unknown call)",
-      format::ArgsToText(e, in.handles(), in.strings(), text));
+  AppendPadded(line, e.seq, widths.seq);
+  line->push_back(' ');
   if (e.end == 0) {
-    absl::StrAppend(&line, "  (never returned)");
+    AppendPadded(line, "-", widths.end);
+  } else {
+    AppendPadded(line, e.end, widths.end);
+  }
+  line->push_back(' ');
+  AppendPadded(line, e.tid, widths.tid);
+  line->append(2 + 2 * item.depth, ' ');
+  if (call != nullptr) {
+    absl::StrAppend(line, item.table, "::", call->name);
+  } else {
+    line->append("(unknown call)");
+  }
+  line->push_back('(');
+  format::AppendArgsText(line, e, in.handles(), in.strings(), text);
+  line->push_back(')');
+  if (e.end == 0) {
+    line->append("  (never returned)");
   } else if (call != nullptr && call->ret != format::ReturnKind::kVoid) {
-    absl::StrAppend(&line, " = ", format::RetToText(e));
+    line->append(" = ");
+    format::AppendRetText(line, e);
   }
   if (e.content != 0) {
-    absl::StrAppend(&line, "  [content: ", in.contents().Token(e.content).size(), " bytes]");
+    absl::StrAppend(line, "  [content: ", in.contents().Token(e.content).size(), " bytes]");
   }
   // The annotation: the API call that caused it, recorder notes such as R5 table rewrites.
-  if (e.annotation != 0) absl::StrAppend(&line, "  # ", in.strings().Token(e.annotation));
-  return line;
+  if (e.annotation != 0) absl::StrAppend(line, "  # ", in.strings().Token(e.annotation));
+  line->push_back('\n');
 }
 
 int RunDump(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -310,7 +493,18 @@ int RunDump(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   format::SeqStreamOptions options;
   options.salvage = salvage;
   options.gaps = false;
-  options.from_seq = tables ? 0 : filter.from;
+  options.from_seq = filter.from;
+  // The text form seeks too: the tables of the calls printed come from the creations of
+  // their contexts (SeekTables) instead of a checker that reads everything before --from.
+  SeekTables::OpenStream open_all;
+  if (tables && filter.from > 0) {
+    open_all = [&]() -> std::unique_ptr<format::SeqStream> {
+      format::SeqStreamOptions all = options;
+      all.from_seq = 0;
+      std::ostringstream ignored;  // the stream that seeks reports the same errors
+      return OpenVerbStream("dump", path, all, ignored);
+    };
+  }
   auto open = [&]() -> std::unique_ptr<Calls> {
     std::unique_ptr<format::SeqStream> in = OpenVerbStream("dump", path, options, err);
     if (in == nullptr) return nullptr;
@@ -322,7 +516,9 @@ int RunDump(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       in = OpenVerbStream("dump", path, all, err);
       if (in == nullptr) return nullptr;
     }
-    return std::make_unique<Calls>(std::move(in), path, salvage, tables, filter);
+    const bool seeks = in->format() != TraceFormat::kJsonl && open_all != nullptr;
+    return std::make_unique<Calls>(std::move(in), path, salvage, tables, filter,
+                                   /*depths=*/true, seeks ? open_all : nullptr);
   };
   std::unique_ptr<Calls> calls = open();
   if (calls == nullptr) return kExitBadInput;
@@ -339,7 +535,19 @@ int RunDump(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       held.push_back(std::move(item));
     }
     if (held.size() == kHeldCalls && count > kHeldCalls) {
-      std::unique_ptr<Calls> first = open();
+      // The widths need only which calls pass the filter: without TABLE:: in --fn, neither
+      // the checker nor the depths, and the stream seeks to --from.
+      format::SeqStreamOptions light = options;
+      std::unique_ptr<Calls> first;
+      if (filter.table.empty()) {
+        light.from_seq = filter.from;
+        std::unique_ptr<format::SeqStream> in = OpenVerbStream("dump", path, light, err);
+        if (in == nullptr) return kExitBadInput;
+        first = std::make_unique<Calls>(std::move(in), path, salvage, /*tables=*/false, filter,
+                                        /*depths=*/false);
+      } else {
+        first = open();
+      }
       if (first == nullptr) return kExitBadInput;
       for (uint64_t n = 0; n < count && first->Next(&item); ++n) widths.Add(item.e);
     }
@@ -358,25 +566,37 @@ int RunDump(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   };
   format::TextOptions text;
   text.for_dump = true;
+  // Lines are gathered and written in blocks (one stream write per block, not per line).
+  constexpr size_t kBlock = size_t{1} << 16;
+  std::string block;
+  block.reserve(kBlock + 4096);
+  auto flush = [&] {
+    out.write(block.data(), static_cast<std::streamsize>(block.size()));
+    block.clear();
+  };
   while (printed < count && next()) {
+    if (block.size() >= kBlock) flush();
     const format::Event& e = item.e;
     progress.Update(in.delivered(), count != UINT64_MAX ? count : in.expected_events());
     ++printed;
     if (json) {
       absl::Status layout = format::CheckEventLayout(e);
       if (!layout.ok()) {
+        flush();
         err << "cltrace dump: " << path << ": seq " << e.seq << ": " << layout.message() << "\n";
         status = kExitBadInput;
         continue;
       }
-      out << format::EventToJsonl(e, in.handles(), in.strings(), &in.contents()) << "\n";
+      format::AppendEventJsonl(&block, e, in.handles(), in.strings(), &in.contents());
+      block.push_back('\n');
       continue;
     }
     if (printed == 1)
-      out << absl::StrFormat("%*s %*s %*s  call\n", widths.seq, "seq", widths.end, "end",
-                             widths.tid, "tid");
-    out << TextLine(item, widths, in, text) << "\n";
+      absl::StrAppendFormat(&block, "%*s %*s %*s  call\n", widths.seq, "seq", widths.end, "end",
+                            widths.tid, "tid");
+    AppendTextLine(&block, item, widths, in, text);
   }
+  flush();
   progress.Finish();
   if (!filter.handle.empty() && in.handles().Find(filter.handle) <= 0 && in.status().ok() &&
       filter.to == UINT64_MAX && printed < count) {

@@ -276,22 +276,34 @@ int RunExport(const std::vector<std::string>& args, std::ostream& out, std::ostr
   std::optional<format::Normalizer> normalizer;
   if (parsed.Flag("--normalize")) normalizer.emplace();
   format::Event e;
+  // Lines are gathered and written in blocks (one stream write per block, not per line).
+  constexpr size_t kBlock = size_t{1} << 16;
+  std::string block;
+  block.reserve(kBlock + 4096);
+  auto flush = [&] {
+    dst.write(block.data(), static_cast<std::streamsize>(block.size()));
+    block.clear();
+  };
   while (in->Next(&e)) {
     progress.Update(in->delivered(), in->expected_events(),
                     static_cast<double>(in->position()) / std::max<uint64_t>(1, in->file_size()));
     absl::Status layout = format::CheckEventLayout(e);
     if (!layout.ok()) {
+      flush();
       status =
           FailVerb(err, "export", in_path, absl::StrCat("seq ", e.seq, ": ", layout.message()));
       continue;
     }
     if (normalizer) {
       normalizer->Rewrite(&e, in->handles());
-      dst << format::EventToJsonl(e, normalizer->names(), in->strings(), &in->contents()) << "\n";
+      format::AppendEventJsonl(&block, e, normalizer->names(), in->strings(), &in->contents());
     } else {
-      dst << format::EventToJsonl(e, in->handles(), in->strings(), &in->contents()) << "\n";
+      format::AppendEventJsonl(&block, e, in->handles(), in->strings(), &in->contents());
     }
+    block.push_back('\n');
+    if (block.size() >= kBlock) flush();
   }
+  flush();
   progress.Finish();
   dst.flush();
   if (!dst) return FailVerb(err, "export", *out_path, "write error");

@@ -2,6 +2,7 @@
 
 #include <zstd.h>
 
+#include <atomic>
 #include <cstring>
 
 #include "absl/strings/str_format.h"
@@ -241,11 +242,18 @@ absl::Status ChunkCompressor::BuildChunk(ChunkInfo* info, absl::string_view raw,
   return absl::OkStatus();
 }
 
+namespace {
+std::atomic<uint64_t> payloads_read{0};
+}  // namespace
+
+uint64_t ChunkPayloadsRead() { return payloads_read.load(std::memory_order_relaxed); }
+
 ChunkDecompressor::ChunkDecompressor() : dctx_(ZSTD_createDCtx()) {}
 void ChunkDecompressor::FreeDCtx::operator()(ZSTD_DCtx_s* dctx) const { ZSTD_freeDCtx(dctx); }
 
 absl::Status ChunkDecompressor::Decompress(const ChunkInfo& info, absl::string_view payload,
                                            absl::string_view* raw, uint64_t offset) {
+  payloads_read.fetch_add(1, std::memory_order_relaxed);
   if ((info.flags & kFlagZstd) == 0) {
     *raw = payload;
     return absl::OkStatus();

@@ -125,6 +125,11 @@ class ChunkCompressor {
   std::string scratch_;
 };
 
+// Chunk payloads ChunkDecompressor::Decompress produced in this process so far (stored ones
+// included): how many chunks every reader together read, for tests and benchmarks that check
+// a reader reads only what it must.
+uint64_t ChunkPayloadsRead();
+
 // Move-only (it owns a zstd decompression context).
 class ChunkDecompressor {
  public:

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
@@ -33,15 +34,17 @@ using jsonl_internal::SignExtend32;
 // the field's name.
 enum class Style { kJson, kText, kDump };
 
-std::string U64Json(uint64_t v, Style style) {
-  if (v <= kMaxJsonInt || style != Style::kJson) return absl::StrCat(v);
-  return absl::StrCat("\"", v, "\"");
+void AppendJsonQuoted(std::string* out, absl::string_view s);
+
+void AppendU64Json(std::string* out, uint64_t v, Style style) {
+  if (v <= kMaxJsonInt || style != Style::kJson) return absl::StrAppend(out, v);
+  absl::StrAppend(out, "\"", v, "\"");
 }
 
-std::string I64Json(int64_t v, Style style) {
+void AppendI64Json(std::string* out, int64_t v, Style style) {
   uint64_t mag = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
-  if (mag <= kMaxJsonInt || style != Style::kJson) return absl::StrCat(v);
-  return absl::StrCat("\"", v, "\"");
+  if (mag <= kMaxJsonInt || style != Style::kJson) return absl::StrAppend(out, v);
+  absl::StrAppend(out, "\"", v, "\"");
 }
 
 std::string FloatJson(uint32_t bits, Style style) {
@@ -63,63 +66,106 @@ std::string FloatJson(uint32_t bits, Style style) {
   return absl::StrFormat("%.9g", static_cast<double>(f));  // always exact for a float
 }
 
-std::string NamedOr(const EnumInfo* e, uint64_t value, std::string fallback, Style style) {
-  if (e != nullptr) {
-    std::optional<std::string> name = NameOfValue(*e, value);
-    if (name) return style == Style::kJson ? JsonQuote(*name) : *name;
+// The exact-match names of every enum (NameOfValue's first choice), looked up by hash instead
+// of a scan of the catalog's values for every field written.
+class EnumNames {
+ public:
+  static const EnumNames& Get() {
+    static const EnumNames* const kNames = new EnumNames();
+    return *kNames;
   }
-  return fallback;
+  // The exact name of `value`, or nullptr.
+  const absl::string_view* Find(const EnumInfo& e, uint64_t value) const {
+    auto it = by_enum_.find(&e);
+    if (it == by_enum_.end()) return nullptr;
+    auto v = it->second.find(value);
+    return v == it->second.end() ? nullptr : &v->second;
+  }
+
+ private:
+  EnumNames() {
+    for (const EnumInfo& e : Enums()) {
+      absl::flat_hash_map<uint64_t, absl::string_view>& m = by_enum_[&e];
+      for (const EnumValueInfo& v : EnumValues(e)) m.try_emplace(v.value, v.name);  // first wins
+    }
+  }
+  absl::flat_hash_map<const EnumInfo*, absl::flat_hash_map<uint64_t, absl::string_view>> by_enum_;
+};
+
+// Appends the symbolic name of `value` (NameOfValue; quoted for JSON); false (nothing
+// appended) when it has none.
+bool AppendName(std::string* out, const EnumInfo* e, uint64_t value, Style style) {
+  if (e == nullptr) return false;
+  if (e->is_flags && value == 0) return false;
+  if (const absl::string_view* name = EnumNames::Get().Find(*e, value)) {
+    if (style == Style::kJson) {
+      AppendJsonQuoted(out, *name);
+    } else {
+      out->append(name->data(), name->size());
+    }
+    return true;
+  }
+  if (!e->is_flags) return false;
+  std::optional<std::string> name = NameOfValue(*e, value);  // flags joined by '|'
+  if (!name) return false;
+  if (style == Style::kJson) {
+    AppendJsonQuoted(out, *name);
+  } else {
+    out->append(*name);
+  }
+  return true;
 }
 
-// The value of one non-array field as JSON or text. `v` is the stored 64-bit value.
-std::string ValueText(const FieldInfo& f, uint64_t v, const TokenTable& handles,
-                      const TokenTable& strings, Style style) {
+// Appends the value of one non-array field as JSON or text. `v` is the stored 64-bit value.
+void AppendValue(std::string* out, const FieldInfo& f, uint64_t v, const TokenTable& handles,
+                 const TokenTable& strings, Style style) {
   switch (f.kind) {
     // Values are written whole (never truncated to the field's width) so that a damaged
     // value stays visible; the importer then reports it as out of range.
     case FieldKind::kU32:
     case FieldKind::kU64:
     case FieldKind::kSize:
-      return U64Json(v, style);
+      return AppendU64Json(out, v, style);
     case FieldKind::kI32:
     case FieldKind::kBool:
     case FieldKind::kI64:
-      return I64Json(static_cast<int64_t>(v), style);
+      return AppendI64Json(out, static_cast<int64_t>(v), style);
     case FieldKind::kHresult:
-      return NamedOr(EnumAt(f.type_index), static_cast<uint32_t>(v),
-                     SignExtend32(static_cast<Int>(v)) == v
-                         ? absl::StrCat(static_cast<uint32_t>(v))
-                         : I64Json(static_cast<int64_t>(v), style),
-                     style);
+      if (AppendName(out, EnumAt(f.type_index), static_cast<uint32_t>(v), style)) return;
+      if (SignExtend32(static_cast<Int>(v)) == v)
+        return absl::StrAppend(out, static_cast<uint32_t>(v));
+      return AppendI64Json(out, static_cast<int64_t>(v), style);
     case FieldKind::kF32:
-      return FloatJson(static_cast<uint32_t>(v), style);
+      return absl::StrAppend(out, FloatJson(static_cast<uint32_t>(v), style));
     case FieldKind::kPtr: {
       if (jsonl_internal::IsHandleValuePointer(f) && (v >> 48) == 0xc17a) {
         // A symbolic handle token's value (HandleTokenValue): write the token back.
         for (uint64_t id = 1; id < handles.size(); ++id) {
           if (HandleTokenValue(handles.Token(id)) == v) {
-            return style == Style::kJson ? JsonQuote(handles.Token(id))
-                                         : std::string(handles.Token(id));
+            if (style == Style::kJson) return AppendJsonQuoted(out, handles.Token(id));
+            return absl::StrAppend(out, handles.Token(id));
           }
         }
       }
-      std::string hex = absl::StrFormat("0x%x", v);
-      return style == Style::kJson ? absl::StrCat("\"", hex, "\"") : hex;
+      if (style == Style::kJson) return absl::StrAppend(out, "\"0x", absl::Hex(v), "\"");
+      return absl::StrAppend(out, "0x", absl::Hex(v));
     }
     case FieldKind::kHandle:
-      if (v == 0) return style == Style::kJson ? "null" : "NULL";
-      return style == Style::kJson ? JsonQuote(handles.Token(v)) : std::string(handles.Token(v));
+      if (v == 0) return absl::StrAppend(out, style == Style::kJson ? "null" : "NULL");
+      if (style == Style::kJson) return AppendJsonQuoted(out, handles.Token(v));
+      return absl::StrAppend(out, handles.Token(v));
     case FieldKind::kEnum:
     case FieldKind::kFlags:
-      return NamedOr(EnumAt(f.type_index), v, U64Json(v, style), style);
+      if (AppendName(out, EnumAt(f.type_index), v, style)) return;
+      return AppendU64Json(out, v, style);
     case FieldKind::kPresent:
-      return v == 0 ? (style == Style::kJson ? "null" : "NULL") : "true";
+      return absl::StrAppend(out, v == 0 ? (style == Style::kJson ? "null" : "NULL") : "true");
     case FieldKind::kString:
-      return JsonQuote(strings.Token(v));
+      return AppendJsonQuoted(out, strings.Token(v));
     case FieldKind::kArray:
       break;
   }
-  return absl::StrCat(v);
+  absl::StrAppend(out, v);
 }
 
 // Reads args[i] without going out of bounds on a malformed event.
@@ -140,14 +186,17 @@ bool AppendFieldList(absl::Span<const FieldInfo> fields, const ArgCursor& args, 
   bool any = false;
   size_t null_until = 0;  // fields before this index belong to a NULL pointer
   auto sep = [&] {
-    if (any) absl::StrAppend(out, style == Style::kJson ? "," : ", ");
+    if (any) out->append(style == Style::kJson ? "," : ", ");
     any = true;
   };
   auto name = [&](const FieldInfo& f) {
     if (style == Style::kJson) {
-      absl::StrAppend(out, "\"", f.name, "\":");
+      out->push_back('"');
+      out->append(f.name);
+      out->append("\":");
     } else {
-      absl::StrAppend(out, f.name, "=");
+      out->append(f.name);
+      out->push_back('=');
     }
   };
   for (size_t i = 0; i < fields.size(); ++i) {
@@ -169,7 +218,7 @@ bool AppendFieldList(absl::Span<const FieldInfo> fields, const ArgCursor& args, 
       if ((v != 0) != (style == Style::kJson)) continue;
       sep();
       name(f);
-      absl::StrAppend(out, ValueText(f, v, handles, strings, style));
+      AppendValue(out, f, v, handles, strings, style);
       continue;
     }
     if (f.kind == FieldKind::kArray) {
@@ -199,7 +248,7 @@ bool AppendFieldList(absl::Span<const FieldInfo> fields, const ArgCursor& args, 
       for (uint64_t k = 0; k < count; ++k) {
         if (k > 0) absl::StrAppend(out, style == Style::kJson ? "," : ", ");
         if (scalar) {
-          absl::StrAppend(out, ValueText(elems[0], args.At(*tail), handles, strings, style));
+          AppendValue(out, elems[0], args.At(*tail), handles, strings, style);
         } else {
           absl::StrAppend(out, "{");
           AppendFieldList(elems, args, *tail, nullptr, handles, strings, style, out);
@@ -214,32 +263,34 @@ bool AppendFieldList(absl::Span<const FieldInfo> fields, const ArgCursor& args, 
     if (!show) continue;
     sep();
     name(f);
-    absl::StrAppend(out, ValueText(f, v, handles, strings, style));
+    AppendValue(out, f, v, handles, strings, style);
   }
   return any;
 }
 
-std::string RetText(const CallInfo& call, int64_t ret, Style style) {
+void AppendRet(std::string* out, const CallInfo& call, int64_t ret, Style style) {
   switch (call.ret) {
     case ReturnKind::kVoid:
-      return "";
+      return;
     case ReturnKind::kHresult:
     case ReturnKind::kNtstatus: {
       uint32_t v = static_cast<uint32_t>(static_cast<uint64_t>(ret));
       const EnumInfo* names = call.ret_enum == kNoEnum ? nullptr : EnumAt(call.ret_enum);
-      return NamedOr(names, v, absl::StrCat(v), style);
+      if (!AppendName(out, names, v, style)) absl::StrAppend(out, v);
+      return;
     }
     case ReturnKind::kSize:
-      return U64Json(static_cast<uint64_t>(ret), style);
+      return AppendU64Json(out, static_cast<uint64_t>(ret), style);
     case ReturnKind::kU32: {
       const EnumInfo* names = call.ret_enum == kNoEnum ? nullptr : EnumAt(call.ret_enum);
-      return NamedOr(names, static_cast<uint64_t>(ret), U64Json(static_cast<uint64_t>(ret), style),
-                     style);
+      if (!AppendName(out, names, static_cast<uint64_t>(ret), style))
+        AppendU64Json(out, static_cast<uint64_t>(ret), style);
+      return;
     }
     case ReturnKind::kBool:
-      return I64Json(ret, style);
+      return AppendI64Json(out, ret, style);
   }
-  return absl::StrCat(ret);
+  absl::StrAppend(out, ret);
 }
 
 }  // namespace
@@ -275,37 +326,50 @@ absl::Status CheckEventLayout(const Event& event) {
 
 std::string EventToJsonl(const Event& event, const TokenTable& handles, const TokenTable& strings,
                          const TokenTable* contents) {
+  std::string out;
+  AppendEventJsonl(&out, event, handles, strings, contents);
+  return out;
+}
+
+void AppendEventJsonl(std::string* out, const Event& event, const TokenTable& handles,
+                      const TokenTable& strings, const TokenTable* contents) {
   const CallInfo* call = GetCall(event.call);
-  std::string out = absl::StrCat("{\"seq\":", event.seq, ",\"tid\":", event.tid, ",\"fn\":");
+  absl::StrAppend(out, "{\"seq\":", event.seq, ",\"tid\":", event.tid, ",\"fn\":");
   if (call == nullptr) {
-    absl::StrAppend(&out, "null,\"args\":{}");
+    out->append("null,\"args\":{}");
   } else {
-    absl::StrAppend(&out, JsonQuote(call->name), ",\"args\":{");
+    AppendJsonQuoted(out, call->name);
+    out->append(",\"args\":{");
     auto fields = Fields(*call);
     size_t tail = fields.size();
-    AppendFieldList(fields, ArgCursor(event), 0, &tail, handles, strings, Style::kJson, &out);
-    absl::StrAppend(&out, "}");
-    if (call->ret != ReturnKind::kVoid && event.end != 0)
-      absl::StrAppend(&out, ",\"ret\":", RetText(*call, event.ret, Style::kJson));
+    AppendFieldList(fields, ArgCursor(event), 0, &tail, handles, strings, Style::kJson, out);
+    out->push_back('}');
+    if (call->ret != ReturnKind::kVoid && event.end != 0) {
+      out->append(",\"ret\":");
+      AppendRet(out, *call, event.ret, Style::kJson);
+    }
   }
-  if (event.parent != 0) absl::StrAppend(&out, ",\"parent\":", event.parent);
+  if (event.parent != 0) absl::StrAppend(out, ",\"parent\":", event.parent);
   if (event.end != 0) {
-    absl::StrAppend(&out, ",\"end\":", event.end);
+    absl::StrAppend(out, ",\"end\":", event.end);
   } else {
-    absl::StrAppend(&out, ",\"end\":null");
+    out->append(",\"end\":null");
   }
   // A recording's entry time and annotation (the API call, recorder notes such as R5 table
   // rewrites) travel with the call.
-  if (event.timestamp_ns != 0)
-    absl::StrAppend(&out, ",\"ts_ns\":", I64Json(event.timestamp_ns, Style::kJson));
-  if (event.annotation != 0)
-    absl::StrAppend(&out, ",\"annotation\":", JsonQuote(strings.Token(event.annotation)));
+  if (event.timestamp_ns != 0) {
+    out->append(",\"ts_ns\":");
+    AppendI64Json(out, event.timestamp_ns, Style::kJson);
+  }
+  if (event.annotation != 0) {
+    out->append(",\"annotation\":");
+    AppendJsonQuoted(out, strings.Token(event.annotation));
+  }
   if (event.content != 0 && contents != nullptr && contents->Has(event.content)) {
-    absl::StrAppend(&out, ",\"content\":\"", absl::BytesToHexString(contents->Token(event.content)),
+    absl::StrAppend(out, ",\"content\":\"", absl::BytesToHexString(contents->Token(event.content)),
                     "\"");
   }
-  absl::StrAppend(&out, "}");
-  return out;
+  out->push_back('}');
 }
 
 std::string ArgsToText(const Event& event, const TokenTable& handles, const TokenTable& strings) {
@@ -314,27 +378,54 @@ std::string ArgsToText(const Event& event, const TokenTable& handles, const Toke
 
 std::string ArgsToText(const Event& event, const TokenTable& handles, const TokenTable& strings,
                        const TextOptions& options) {
-  const CallInfo* call = GetCall(event.call);
-  if (call == nullptr) return "";
   std::string out;
-  auto fields = Fields(*call);
-  size_t tail = fields.size();
-  AppendFieldList(fields, ArgCursor(event), 0, &tail, handles, strings,
-                  options.for_dump ? Style::kDump : Style::kText, &out);
+  AppendArgsText(&out, event, handles, strings, options);
   return out;
 }
 
-std::string RetToText(const Event& event) {
+void AppendArgsText(std::string* out, const Event& event, const TokenTable& handles,
+                    const TokenTable& strings, const TextOptions& options) {
   const CallInfo* call = GetCall(event.call);
-  if (call == nullptr) return "";
-  return RetText(*call, event.ret, Style::kText);
+  if (call == nullptr) return;
+  auto fields = Fields(*call);
+  size_t tail = fields.size();
+  AppendFieldList(fields, ArgCursor(event), 0, &tail, handles, strings,
+                  options.for_dump ? Style::kDump : Style::kText, out);
+}
+
+std::string RetToText(const Event& event) {
+  std::string out;
+  AppendRetText(&out, event);
+  return out;
+}
+
+void AppendRetText(std::string* out, const Event& event) {
+  const CallInfo* call = GetCall(event.call);
+  if (call == nullptr) return;
+  AppendRet(out, *call, event.ret, Style::kText);
 }
 
 std::string FloatToJson(uint32_t bits) { return FloatJson(bits, Style::kJson); }
 
 std::string JsonQuote(absl::string_view s) {
-  std::string out = "\"";
-  size_t i = 0;
+  std::string out;
+  AppendJsonQuoted(&out, s);
+  return out;
+}
+
+namespace {
+
+void AppendJsonQuoted(std::string* out_ptr, absl::string_view s) {
+  std::string& out = *out_ptr;
+  out.push_back('"');
+  size_t plain = 0;  // the common case: printable ASCII without quotes or backslashes
+  while (plain < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[plain]);
+    if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') break;
+    ++plain;
+  }
+  out.append(s.data(), plain);
+  size_t i = plain;
   auto cont = [&](size_t k) {
     return k < s.size() && (static_cast<unsigned char>(s[k]) & 0xc0) == 0x80;
   };
@@ -405,7 +496,7 @@ std::string JsonQuote(absl::string_view s) {
     }
   }
   out += "\"";
-  return out;
 }
 
+}  // namespace
 }  // namespace cltrace::format

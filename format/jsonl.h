@@ -209,6 +209,9 @@ class JsonlReader {
 // an id it lacks, the line has no "content".
 std::string EventToJsonl(const Event& event, const TokenTable& handles, const TokenTable& strings,
                          const TokenTable* contents = nullptr);
+// The same line appended to `out` (no allocation once `out` has grown: for writing many).
+void AppendEventJsonl(std::string* out, const Event& event, const TokenTable& handles,
+                      const TokenTable& strings, const TokenTable* contents = nullptr);
 
 // The raw value a handle token stands for in pointer fields that name a handle (pICObject):
 // a hex token ("0x7f3a00001000") is its value; any other token T is 0xc17a'0000'0000'0000 |
@@ -230,9 +233,12 @@ struct TextOptions {
 };
 std::string ArgsToText(const Event& event, const TokenTable& handles, const TokenTable& strings,
                        const TextOptions& options);
+void AppendArgsText(std::string* out, const Event& event, const TokenTable& handles,
+                    const TokenTable& strings, const TextOptions& options);
 
 // The return value for people ("S_OK", "8"); empty for void calls.
 std::string RetToText(const Event& event);
+void AppendRetText(std::string* out, const Event& event);
 
 // Checks that `event` names a known call and that its args hold exactly the fixed fields
 // plus the elements its arrays announce. InvalidArgument naming the mismatch otherwise.

@@ -232,10 +232,16 @@ void AuditValue(const JsonValue& v, int depth, Audit* audit) {
 }  // namespace
 
 absl::Status ParseJsonObject(absl::string_view line, JsonDocument* doc) {
-  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag |
-                              rapidjson::kParseValidateEncodingFlag |
-                              rapidjson::kParseFullPrecisionFlag;
-  doc->Parse<kFlags>(line.data(), line.size());
+  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag;
+  // Validating UTF-8 is a good part of the parse; a line of ASCII bytes (every exported line
+  // without non-ASCII strings) is valid UTF-8 already.
+  unsigned char high = 0;
+  for (char c : line) high |= static_cast<unsigned char>(c);
+  if (high < 0x80) {
+    doc->Parse<kFlags>(line.data(), line.size());
+  } else {
+    doc->Parse<kFlags | rapidjson::kParseValidateEncodingFlag>(line.data(), line.size());
+  }
   if (doc->HasParseError() || !doc->IsObject()) {
     // The checker words the error (column, what was expected); RapidJSON's own words only for
     // what the grammar allows and the parser does not (invalid UTF-8).

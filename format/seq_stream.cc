@@ -115,6 +115,11 @@ class SeqStream::Impl {
   size_t merged_chunks = 0;
   // Heap of merging chunks by (seq of their next event, file order).
   std::vector<size_t> heap;
+  // (handles defined after the chunk's definitions, chunk) for every chunk read that defined
+  // handles, in file order (ChunkDefiningHandle). Handle ids are dense in definition order.
+  std::vector<std::pair<uint64_t, size_t>> handle_marks;
+  // Kept when the chunks are dropped at the end (the chunks' spans).
+  std::vector<ChunkSpan> spans;
 
   bool HeapLess(size_t a, size_t b) {  // "a after b" for std::*_heap (a min-heap)
     const uint64_t sa = chunks[a].Head().seq;
@@ -180,6 +185,7 @@ absl::StatusOr<std::unique_ptr<SeqStream>> SeqStream::Open(const std::string& pa
       m.no_definitions[i] = it->second->definitions() == 0;
     }
   }
+  m.spans = spans;
   for (size_t i = 0; i < spans.size(); ++i) {
     m.chunks[i].span = spans[i];
     if (spans[i].events != 0 && spans[i].max_seq >= options.from_seq) m.by_min.push_back(i);
@@ -292,7 +298,10 @@ bool SeqStream::Join(size_t c) {
       continue;
     }
     std::vector<Event> events;
+    const uint64_t handles_before = m.reader->handles().size();
     absl::Status st = m.reader->ReadChunk(chunk.span, mode, &events);
+    if (m.reader->handles().size() > handles_before)
+      m.handle_marks.emplace_back(m.reader->handles().size(), i);
     if (mode == ChunkReadMode::kAll) {
       ++stats_.chunks_decoded;
     } else {
@@ -390,5 +399,17 @@ uint64_t SeqStream::position() const {
   return m.chunks[m.first_unread].span.offset;
 }
 TraceReader* SeqStream::reader() { return impl_->reader.get(); }
+
+const std::vector<ChunkSpan>& SeqStream::chunk_spans() const { return impl_->spans; }
+
+int64_t SeqStream::ChunkDefiningHandle(uint64_t id) const {
+  const Impl& m = *impl_;
+  if (m.reader == nullptr || id == 0) return -1;
+  auto it = std::upper_bound(
+      m.handle_marks.begin(), m.handle_marks.end(), id,
+      [](uint64_t v, const std::pair<uint64_t, size_t>& mark) { return v < mark.first; });
+  if (it == m.handle_marks.end()) return -1;
+  return static_cast<int64_t>(it->second);
+}
 
 }  // namespace cltrace::format

@@ -129,6 +129,13 @@ class SeqStream {
   const Stats& stats() const { return stats_; }
   // The reader under the stream (.cltrace; nullptr for JSONL), for FindBySeq look-ups.
   TraceReader* reader();
+  // .cltrace: the chunks of the file (file order) and the one whose definitions defined
+  // handle `id` (handles(); among the chunks read so far, in full or for their definitions),
+  // or -1. The first uses of the handle in file order are in that chunk's events
+  // (TraceReader::ReadChunk, ChunkReadMode::kEvents) or a later one's: how a reader that
+  // seeks learns what made a handle without reading the trace before it.
+  const std::vector<ChunkSpan>& chunk_spans() const;
+  int64_t ChunkDefiningHandle(uint64_t id) const;
 
   class Impl;
 

@@ -71,6 +71,18 @@ class FileBytes {
     return map_ != nullptr ? absl::string_view(static_cast<const char*>(map_), size_)
                            : absl::string_view(owned_);
   }
+  // The bytes [begin, end) were read and will likely not be again: a mapping gives their
+  // whole pages back (a later read maps them in again from the file), so that a pass over a
+  // large trace holds the chunks it is reading, not every page it read.
+  void Release(uint64_t begin, uint64_t end) {
+    if (map_ == nullptr) return;
+    static const uint64_t kPage = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    end = std::min<uint64_t>(end, size_);
+    const uint64_t first = (begin + kPage - 1) / kPage * kPage;
+    const uint64_t last = end / kPage * kPage;
+    if (first >= last) return;
+    (void)madvise(static_cast<char*>(map_) + first, last - first, MADV_DONTNEED);
+  }
 
  private:
   void* map_ = nullptr;
@@ -217,6 +229,7 @@ class TraceReader::Impl {
     }
     single_ = false;
     mode_ = ChunkReadMode::kAll;
+    if (owner_ != nullptr) owner_->Release(chunk.offset, pos_);
     return status_;
   }
 
