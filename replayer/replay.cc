@@ -334,6 +334,211 @@ absl::StatusOr<ReplayResult> Replay(const ReplayOptions& options, absl::Span<con
   return result;
 }
 
+namespace {
+
+// ReplayStream's state: the plan builder, the session (started at the first segment that
+// issues a call), the segment being collected and the earlier segments kept for divergence
+// histories.
+class StreamReplayer {
+ public:
+  StreamReplayer(const ReplayOptions& options, const format::TokenTable& handles,
+                 const format::TokenTable& strings, const format::TokenTable& contents,
+                 StreamReplayStats* stats)
+      : options_(options),
+        handles_(handles),
+        strings_(strings),
+        builder_(handles, contents, options.until_seq, /*collect_dx6=*/true),
+        st_(*stats) {
+    result_.until_seq = options.until_seq;
+  }
+
+  // Reads `next` to its end (or to what --until needs), replaying segment by segment.
+  void Read(const std::function<bool(Event*)>& next);
+  // The verdict once Read returned.
+  absl::StatusOr<ReplayResult> Finish();
+
+ private:
+  // The replay of the segments stops at the first problem with the input; the rest is read
+  // for the checks only.
+  bool Replaying() const { return !structural_ && !handle_problem_ && failure_.ok(); }
+  bool StartSession();
+  void PlanSegment();
+  void RecordFootprint();
+  // Keeps the segment for divergence histories (the oldest dropped once the others hold
+  // history_events) and leaves segment_ empty with its capacity.
+  void RetireSegment();
+  const Event& HistoryAt(size_t k) const {
+    for (const std::vector<Event>& p : past_) {
+      if (k < p.size()) return p[k];
+      k -= p.size();
+    }
+    return segment_[k];
+  }
+  void FillHistory(Divergence* d, size_t n) const {
+    AppendHistory(
+        *d, n, [this](size_t k) -> const Event& { return HistoryAt(k); }, handles_, strings_,
+        options_.history, &d->history);
+  }
+
+  const ReplayOptions& options_;
+  const format::TokenTable& handles_;
+  const format::TokenTable& strings_;
+  internal::PlanBuilder builder_;
+  StreamReplayStats& st_;
+  ReplayResult result_;
+  std::optional<internal::BadInput> structural_, handle_problem_;
+  std::unique_ptr<internal::Driver> driver_;
+  std::unique_ptr<internal::Session> session_;
+  gpu::PlantedBug dx6_bug_ = gpu::PlantedBug::kNone;
+  absl::Status failure_;  // the replay could not run at all
+  std::vector<Event> segment_;
+  // The events before the segment, for divergence histories: whole earlier segments.
+  std::deque<std::vector<Event>> past_;
+  size_t past_events_ = 0;
+};
+
+bool StreamReplayer::StartSession() {
+  if (session_ != nullptr) return true;
+  absl::StatusOr<std::unique_ptr<internal::Driver>> d =
+      internal::Driver::Load(options_.driver_path);
+  if (!d.ok()) {
+    failure_ = d.status();
+    return false;
+  }
+  driver_ = *std::move(d);
+  if (absl::Status s = ConfigureDriver(*driver_, options_, &dx6_bug_); !s.ok()) {
+    failure_ = s;
+    return false;
+  }
+  driver_->ClearViolations();
+  session_ = std::make_unique<internal::Session>(builder_.plan(), options_, driver_.get());
+  std::string error;
+  constexpr size_t kRuntimeIds = size_t{1} << 26;
+  if (!session_->Init(&error, kRuntimeIds)) {
+    failure_ = absl::ResourceExhaustedError(error);
+    return false;
+  }
+  return true;
+}
+
+void StreamReplayer::RecordFootprint() {
+  const internal::Session::Footprint fp = session_->footprint();
+  st_.peak_live_handles = std::max<uint64_t>(st_.peak_live_handles, fp.live);
+  st_.peak_handle_map = std::max<uint64_t>(st_.peak_handle_map, fp.raw_map);
+  st_.peak_quarantined = std::max<uint64_t>(st_.peak_quarantined, fp.quarantined);
+  st_.peak_pending_async = std::max<uint64_t>(st_.peak_pending_async, fp.async);
+  st_.peak_open_mappings = std::max<uint64_t>(st_.peak_open_mappings, fp.mappings);
+}
+
+void StreamReplayer::PlanSegment() {
+  if (segment_.empty() || structural_) return;
+  ++st_.segments;
+  st_.peak_segment_events = std::max<uint64_t>(st_.peak_segment_events, segment_.size());
+  internal::BadInput bad;
+  const internal::PlanBuilder::Check c = builder_.AddSegment(segment_, &bad);
+  st_.peak_parent_tail = std::max<uint64_t>(st_.peak_parent_tail, builder_.parent_tail_size());
+  if (c == internal::PlanBuilder::Check::kStructural) {
+    structural_ = bad;
+  } else if (c == internal::PlanBuilder::Check::kHandles) {
+    handle_problem_ = bad;
+  } else if (Replaying() && (!builder_.plan().top.empty() ||
+                             !builder_.plan().async_callbacks.empty() || session_ != nullptr)) {
+    if (StartSession() && session_->BeginSegment()) session_->RunSegment();
+    if (session_ != nullptr) {
+      const size_t n = past_events_ + segment_.size();
+      session_->ForEachNewDivergence([&](Divergence* d) { FillHistory(d, n); });
+      RecordFootprint();
+    }
+  }
+  RetireSegment();
+}
+
+void StreamReplayer::RetireSegment() {
+  std::vector<Event> spare;
+  if (options_.history_events > 0 && options_.history > 0) {
+    past_events_ += segment_.size();
+    past_.push_back(std::move(segment_));
+    while (past_events_ - past_.front().size() >= options_.history_events) {
+      past_events_ -= past_.front().size();
+      spare = std::move(past_.front());
+      past_.pop_front();
+    }
+    st_.peak_history_events = std::max<uint64_t>(st_.peak_history_events, past_events_);
+  } else {
+    spare = std::move(segment_);
+  }
+  segment_ = std::move(spare);  // its capacity, for the next segment
+  segment_.clear();
+}
+
+void StreamReplayer::Read(const std::function<bool(Event*)>& next) {
+  // A segment may end before event e when no recorded call is in flight at e (every earlier
+  // call returned before it), or, once no later top-level call is replayed, when the calls
+  // the replay covers have all returned.
+  uint64_t open_until = 0;      // the last exit of the events so far (UINT64_MAX: never)
+  uint64_t covered_until = 0;   // the last exit of the top-level calls replayed so far
+  uint64_t until_last_end = 0;  // --until: the last exit of a call entered at or before it
+  const size_t target = std::max<size_t>(options_.segment_events, 1);
+  Event e;
+  while (next(&e)) {
+    if (options_.until_seq != 0) {
+      if (e.seq > options_.until_seq && e.seq > until_last_end) {
+        st_.stopped_early = true;
+        break;
+      }
+      if (e.seq <= options_.until_seq) {
+        until_last_end = std::max(until_last_end, e.end == 0 ? UINT64_MAX : e.end);
+      }
+    }
+    ++st_.events_read;
+    if (segment_.size() >= target &&
+        (e.seq > open_until || (!builder_.Issuing(e.seq) && e.seq > covered_until))) {
+      PlanSegment();
+    }
+    const uint64_t end = e.end == 0 ? UINT64_MAX : e.end;
+    open_until = std::max(open_until, end);
+    if (e.parent == 0 && builder_.Issuing(e.seq)) covered_until = std::max(covered_until, end);
+    segment_.push_back(std::move(e));
+  }
+  PlanSegment();
+}
+
+absl::StatusOr<ReplayResult> StreamReplayer::Finish() {
+  internal::BadInput dx6_bad;
+  std::optional<internal::BadInput> bad = structural_ ? structural_ : handle_problem_;
+  if (!bad && !builder_.FinishDx6(&dx6_bad)) bad = dx6_bad;
+  if (bad) {
+    // As Replay: bad input found by the checks is the verdict, whatever the replay did.
+    if (driver_ != nullptr) driver_->ResetConfiguration();
+    result_.outcome = Outcome::kBadInput;
+    result_.bad_seq = bad->seq;
+    result_.bad_tid = bad->tid;
+    result_.bad_call = bad->call;
+    result_.bad_message = bad->message;
+    result_.calls = structural_ ? 0 : builder_.plan().covered;
+    return result_;
+  }
+  if (!failure_.ok()) return failure_;
+  if (session_ == nullptr && !StartSession()) return failure_;
+  const std::function<void(Divergence*)> fill = [this](Divergence* d) {
+    FillHistory(d, past_events_);
+  };
+  session_->Finish(&result_, &fill);
+  session_.reset();
+  driver_->ResetConfiguration();
+  if (absl::Status s = internal::ReplayDx6(builder_.dx6_plan(), options_, dx6_bug_, &result_);
+      !s.ok()) {
+    return s;
+  }
+  for (Divergence& d : result_.divergences) {
+    if (internal::CallMetaFor(d.call).role != internal::Role::kDx6) continue;
+    FillHistory(&d, past_events_);
+  }
+  return result_;
+}
+
+}  // namespace
+
 absl::StatusOr<ReplayResult> ReplayStream(const ReplayOptions& options,
                                           const std::function<bool(Event*)>& next,
                                           const format::TokenTable& handles,
@@ -349,159 +554,9 @@ absl::StatusOr<ReplayResult> ReplayStream(const ReplayOptions& options,
   StreamReplayStats local_stats;
   StreamReplayStats& st = stats != nullptr ? *stats : local_stats;
   st = StreamReplayStats();
-
-  ReplayResult result;
-  result.until_seq = options.until_seq;
-  internal::PlanBuilder builder(handles, contents, options.until_seq, /*collect_dx6=*/true);
-  std::optional<internal::BadInput> structural, handle_problem;
-  std::unique_ptr<internal::Driver> driver;
-  std::unique_ptr<internal::Session> session;
-  gpu::PlantedBug dx6_bug = gpu::PlantedBug::kNone;
-  absl::Status failure;  // the replay could not run at all
-  // The replay of the segments stops at the first problem with the input; the rest is read
-  // for the checks only.
-  auto replaying = [&] { return !structural && !handle_problem && failure.ok(); };
-  auto start_session = [&]() -> bool {
-    if (session != nullptr) return true;
-    absl::StatusOr<std::unique_ptr<internal::Driver>> d =
-        internal::Driver::Load(options.driver_path);
-    if (!d.ok()) {
-      failure = d.status();
-      return false;
-    }
-    driver = *std::move(d);
-    if (absl::Status s = ConfigureDriver(*driver, options, &dx6_bug); !s.ok()) {
-      failure = s;
-      return false;
-    }
-    driver->ClearViolations();
-    session = std::make_unique<internal::Session>(builder.plan(), options, driver.get());
-    std::string error;
-    constexpr size_t kRuntimeIds = size_t{1} << 26;
-    if (!session->Init(&error, kRuntimeIds)) {
-      failure = absl::ResourceExhaustedError(error);
-      return false;
-    }
-    return true;
-  };
-
-  std::vector<Event> segment;
-  // The events before the segment, for divergence histories: whole earlier segments, the
-  // oldest dropped once the others hold history_events.
-  std::deque<std::vector<Event>> past;
-  size_t past_events = 0;
-  auto history_at = [&](size_t k) -> const Event& {
-    for (const std::vector<Event>& p : past) {
-      if (k < p.size()) return p[k];
-      k -= p.size();
-    }
-    return segment[k];
-  };
-  auto plan_segment = [&] {
-    if (segment.empty() || structural) return;
-    ++st.segments;
-    st.peak_segment_events = std::max<uint64_t>(st.peak_segment_events, segment.size());
-    internal::BadInput bad;
-    const internal::PlanBuilder::Check c = builder.AddSegment(segment, &bad);
-    st.peak_parent_tail = std::max<uint64_t>(st.peak_parent_tail, builder.parent_tail_size());
-    if (c == internal::PlanBuilder::Check::kStructural) {
-      structural = bad;
-    } else if (c == internal::PlanBuilder::Check::kHandles) {
-      handle_problem = bad;
-    } else if (replaying() && (!builder.plan().top.empty() ||
-                               !builder.plan().async_callbacks.empty() || session != nullptr)) {
-      if (start_session() && session->BeginSegment()) session->RunSegment();
-      if (session != nullptr) {
-        session->ForEachNewDivergence([&](Divergence* d) {
-          AppendHistory(*d, past_events + segment.size(), history_at, handles, strings,
-                        options.history, &d->history);
-        });
-        const internal::Session::Footprint fp = session->footprint();
-        st.peak_live_handles = std::max<uint64_t>(st.peak_live_handles, fp.live);
-        st.peak_handle_map = std::max<uint64_t>(st.peak_handle_map, fp.raw_map);
-        st.peak_quarantined = std::max<uint64_t>(st.peak_quarantined, fp.quarantined);
-        st.peak_pending_async = std::max<uint64_t>(st.peak_pending_async, fp.async);
-        st.peak_open_mappings = std::max<uint64_t>(st.peak_open_mappings, fp.mappings);
-      }
-    }
-    std::vector<Event> spare;
-    if (options.history_events > 0 && options.history > 0) {
-      past_events += segment.size();
-      past.push_back(std::move(segment));
-      while (past_events - past.front().size() >= options.history_events) {
-        past_events -= past.front().size();
-        spare = std::move(past.front());
-        past.pop_front();
-      }
-      st.peak_history_events = std::max<uint64_t>(st.peak_history_events, past_events);
-    } else {
-      spare = std::move(segment);
-    }
-    segment = std::move(spare);  // its capacity, for the next segment
-    segment.clear();
-  };
-
-  // A segment may end before event e when no recorded call is in flight at e (every earlier
-  // call returned before it), or, once no later top-level call is replayed, when the calls
-  // the replay covers have all returned.
-  uint64_t open_until = 0;      // the last exit of the events so far (UINT64_MAX: never)
-  uint64_t covered_until = 0;   // the last exit of the top-level calls replayed so far
-  uint64_t until_last_end = 0;  // --until: the last exit of a call entered at or before it
-  const size_t target = std::max<size_t>(options.segment_events, 1);
-  Event e;
-  while (next(&e)) {
-    if (options.until_seq != 0) {
-      if (e.seq > options.until_seq && e.seq > until_last_end) {
-        st.stopped_early = true;
-        break;
-      }
-      if (e.seq <= options.until_seq) {
-        until_last_end = std::max(until_last_end, e.end == 0 ? UINT64_MAX : e.end);
-      }
-    }
-    ++st.events_read;
-    if (segment.size() >= target &&
-        (e.seq > open_until || (!builder.Issuing(e.seq) && e.seq > covered_until))) {
-      plan_segment();
-    }
-    const uint64_t end = e.end == 0 ? UINT64_MAX : e.end;
-    open_until = std::max(open_until, end);
-    if (e.parent == 0 && builder.Issuing(e.seq)) covered_until = std::max(covered_until, end);
-    segment.push_back(std::move(e));
-  }
-  plan_segment();
-
-  internal::BadInput dx6_bad;
-  std::optional<internal::BadInput> bad = structural ? structural : handle_problem;
-  if (!bad && !builder.FinishDx6(&dx6_bad)) bad = dx6_bad;
-  if (bad) {
-    // As Replay: bad input found by the checks is the verdict, whatever the replay did.
-    if (driver != nullptr) driver->ResetConfiguration();
-    result.outcome = Outcome::kBadInput;
-    result.bad_seq = bad->seq;
-    result.bad_tid = bad->tid;
-    result.bad_call = bad->call;
-    result.bad_message = bad->message;
-    result.calls = structural ? 0 : builder.plan().covered;
-    return result;
-  }
-  if (!failure.ok()) return failure;
-  if (session == nullptr && !start_session()) return failure;
-  const std::function<void(Divergence*)> fill = [&](Divergence* d) {
-    AppendHistory(*d, past_events, history_at, handles, strings, options.history, &d->history);
-  };
-  session->Finish(&result, &fill);
-  session.reset();
-  driver->ResetConfiguration();
-  if (absl::Status s = internal::ReplayDx6(builder.dx6_plan(), options, dx6_bug, &result);
-      !s.ok()) {
-    return s;
-  }
-  for (Divergence& d : result.divergences) {
-    if (internal::CallMetaFor(d.call).role != internal::Role::kDx6) continue;
-    AppendHistory(d, past_events, history_at, handles, strings, options.history, &d.history);
-  }
-  return result;
+  StreamReplayer replayer(options, handles, strings, contents, &st);
+  replayer.Read(next);
+  return replayer.Finish();
 }
 
 std::string FormatReport(const ReplayResult& r, absl::Span<const Event> events,

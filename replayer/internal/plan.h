@@ -85,10 +85,10 @@ struct Plan {
 // Builds the plan of a trace delivered in segments (seq order; format::SeqStream), keeping
 // across segments only what later events need: the handle bookkeeping (per id of the trace's
 // handle table), the threads, the content checker's shapes and open maps, and a bounded tail
-// of earlier calls for the parent checks. Each AddSegment makes its events the plan's current segment: events,
-// first_child/next_sibling/role/thread, top, dx6, async_callbacks and unmap_content index the
-// segment; tids, token_value, id_of_value, covered (the running total) and never_returned_seq
-// are the trace's so far. One segment holding the whole trace is BuildPlan.
+// of earlier calls for the parent checks. Each AddSegment makes its events the plan's current
+// segment: events, first_child/next_sibling/role/thread, top, dx6, async_callbacks and
+// unmap_content index the segment; tids, token_value, id_of_value, covered (the running total) and
+// never_returned_seq are the trace's so far. One segment holding the whole trace is BuildPlan.
 //
 // Precedence is BuildPlan's: a problem with an event on its own or its nesting (kStructural)
 // anywhere in the trace wins over a handle used before its create or after its destroy
