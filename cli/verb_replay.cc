@@ -19,6 +19,7 @@
 #include "cli/args.h"
 #include "cli/dx6_model_driver.h"
 #include "cli/json_out.h"
+#include "cli/progress.h"
 #include "cli/trace_input.h"
 #include "cli/verb.h"
 #include "ddi/catalog.h"
@@ -31,7 +32,7 @@ constexpr char kUsage[] =
     "usage: cltrace replay FILE [--driver LIB] [--threads recorded|single] [--until SEQ]\n"
     "                           [--kernel recorded|model]\n"
     "                           [--inject oom:FUNCTION:N|removed:N ...] [--keep-going]\n"
-    "                           [--digest] [--history N] [--json] [--salvage]\n"
+    "                           [--digest] [--history N] [--json] [--salvage] [--quiet]\n"
     "\n"
     "Plays the runtime side of a trace (.cltrace or .jsonl) into a driver: every DDI call the\n"
     "runtime made is issued again with handle memory sized by the driver's own CalcPrivate*\n"
@@ -72,6 +73,8 @@ constexpr char kUsage[] =
     "                        divergences, bad input, kernel and content summaries, driver\n"
     "                        violations (the same facts; same exit codes)\n"
     "  --salvage             skip corrupt chunks of a .cltrace\n"
+    "  --quiet               no progress bar (shown on a terminal when replaying takes over a\n"
+    "                        second)\n"
     "\n"
     "Output: `replay: identical (N calls)`, or `replay: divergence at seq S (fn F, tid T):\n"
     "expected X, actual Y` with the recent recorded calls on the handles involved, or\n"
@@ -263,7 +266,8 @@ int HolesMessage(const std::string& path, const format::PositionGaps& g, std::os
 }  // namespace
 
 int ReplayStreamed(const replay::ReplayOptions& options, const std::string& path, bool salvage,
-                   bool json, std::ostream& out, std::ostream& err, ReplayStreamCounts* counts) {
+                   bool json, std::ostream& out, std::ostream& err, ReplayStreamCounts* counts,
+                   bool quiet) {
   format::SeqStreamOptions so;
   so.salvage = salvage;
   so.gaps = options.until_seq == 0;
@@ -281,8 +285,25 @@ int ReplayStreamed(const replay::ReplayOptions& options, const std::string& path
     return true;
   };
   replay::StreamReplayStats stats;
+  // The bar counts the calls read (the replay follows a segment behind); erased before the
+  // report. --until: the calls up to SEQ are the total.
+  std::optional<Progress> progress;
+  progress.emplace("replay", quiet);
+  const uint64_t expected = options.until_seq != 0 && s->expected_events() != 0
+                                ? std::min(options.until_seq, s->expected_events())
+                                : s->expected_events();
+  auto next_shown = [&](format::Event* e) {
+    const bool more = next(e);
+    progress->Update(s->delivered(), expected,
+                     options.until_seq != 0
+                         ? -1
+                         : static_cast<double>(s->position()) /
+                               static_cast<double>(std::max<uint64_t>(1, s->file_size())));
+    return more;
+  };
   absl::StatusOr<replay::ReplayResult> r =
-      replay::ReplayStream(options, next, s->handles(), s->strings(), s->contents(), &stats);
+      replay::ReplayStream(options, next_shown, s->handles(), s->strings(), s->contents(), &stats);
+  progress.reset();
   if (taken && !stats.stopped_early) finder.Add(*taken);
   if (counts != nullptr) {
     counts->replay = stats;
@@ -348,7 +369,7 @@ int RunReplayVerb(const std::vector<std::string>& args, std::ostream& out, std::
   ArgSpec spec =
       ArgSpec("replay", kUsage)
           .Options({"--driver", "--threads", "--until", "--history", "--inject", "--kernel"})
-          .Flags({"--keep-going", "--digest", "--json", "--salvage"})
+          .Flags({"--keep-going", "--digest", "--json", "--salvage", "--quiet"})
           .Positional(1, 1);
   ParsedArgs parsed;
   if (std::optional<int> done = ParseVerbArgs(rest, spec, &parsed, out, err)) return *done;
@@ -396,7 +417,7 @@ int RunReplayVerb(const std::vector<std::string>& args, std::ostream& out, std::
   const std::string& path = parsed.positional[0];
   if (options.kernel != replay::KernelMode::kModel) {
     return ReplayStreamed(options, path, parsed.Flag("--salvage"), parsed.Flag("--json"), out, err,
-                          nullptr);
+                          nullptr, parsed.Flag("--quiet"));
   }
   std::optional<TraceInput> in =
       options.until_seq != 0 ? ReadUntil(path, parsed.Flag("--salvage"), options.until_seq, err)
