@@ -96,7 +96,7 @@ class LifecycleBuilder {
  public:
   using Wanted = std::function<bool(const TransitionEvent& first)>;
   using Sink = std::function<void(const StreamedLifetime&)>;
-  static constexpr size_t kDefaultIntervalBudget = size_t{1} << 20;
+  static constexpr size_t kDefaultIntervalBudget = size_t{1} << 16;
   LifecycleBuilder(const format::TokenTable& handles, TraceReplay replay,
                    const CheckOptions& options = {});
   LifecycleBuilder(const format::TokenTable& handles, TraceReplay replay,
