@@ -160,6 +160,26 @@ TEST(ReplayProgressTest, BarOnlyOnATerminalAndNeverWithQuiet) {
   const std::string quiet = on_terminal(" --quiet");
   EXPECT_THAT(quiet, Not(HasSubstr("calls/s")));
   EXPECT_THAT(quiet, HasSubstr("replay: identical ("));
+  // --kernel model loads the trace (--until: up to SEQ) before the replay: the bar shows the
+  // loading, then is erased.
+  const std::string model = on_terminal(" --kernel model");
+  EXPECT_THAT(model, HasSubstr("calls/s"));
+  EXPECT_THAT(model, HasSubstr("\x1b[K\r\x1b[Kreplay: identical ("));
+  EXPECT_THAT(on_terminal(" --kernel model --quiet"), Not(HasSubstr("calls/s")));
+  const std::string bin = BuildDir() + "/bin/";
+  const std::string small = dir + "/small.cltrace";
+  ASSERT_EQ(run(absl::StrCat(bin, "cltrace record -o ", small, " -- ", bin,
+                             "cltrace-workload smallcl --frames 60 >/dev/null 2>&1")),
+            0);
+  EXPECT_EQ(run(absl::StrCat("CLTRACE_PROGRESS_AFTER_MS=0 script -qec \"", bin, "cltrace replay ",
+                             small, " --driver ", BuildDir(),
+                             "/lib/libcltrace_refdriver.so --threads single --kernel model\" "
+                             "/dev/null >'",
+                             dir, "/tty' 2>&1")),
+            0);
+  const std::string loaded = read(dir + "/tty");  // the whole trace loaded
+  EXPECT_THAT(loaded, HasSubstr("calls/s"));
+  EXPECT_THAT(loaded, HasSubstr("\x1b[K\r\x1b[Kreplay: identical ("));
   std::system(absl::StrCat("rm -rf '", dir, "'").c_str());
 }
 

@@ -23,6 +23,7 @@
 #include "cli/trace_input.h"
 #include "cli/verb.h"
 #include "ddi/catalog.h"
+#include "format/load_trace.h"
 #include "replayer/replay.h"
 
 namespace cltrace::cli {
@@ -113,8 +114,31 @@ bool ParseEitherOf(const ParsedArgs& parsed, const char* name, std::pair<const c
 // calls nested in them, other threads' calls in between), read in seq order from the chunks
 // that hold them (format::SeqStream); the rest of the trace is not read. A hole at or below
 // SEQ makes it read the whole trace, for the message about the holes.
-std::optional<TraceInput> ReadUntil(const std::string& path, bool salvage, uint64_t until,
+// --kernel model's whole trace, loaded with a progress bar on a terminal (the replay that
+// follows has none).
+std::optional<TraceInput> LoadShown(const std::string& path, bool salvage, bool quiet,
                                     std::ostream& err) {
+  Progress progress("replay", quiet);
+  format::LoadOptions lo;
+  lo.salvage = salvage;
+  constexpr uint64_t kEvery = uint64_t{1} << 16;
+  lo.progress_every = kEvery;
+  uint64_t calls = 0;  // about: a call every kEvery events
+  lo.progress = [&](uint64_t done, uint64_t total) {
+    calls += kEvery;
+    progress.Update(calls, 0,
+                    static_cast<double>(done) / static_cast<double>(std::max<uint64_t>(1, total)));
+  };
+  absl::StatusOr<TraceInput> in = format::LoadTrace(path, lo);
+  if (!in.ok()) {
+    FailVerb(err, "replay", path, in.status().message());
+    return std::nullopt;
+  }
+  return *std::move(in);
+}
+
+std::optional<TraceInput> ReadUntil(const std::string& path, bool salvage, uint64_t until,
+                                    bool quiet, std::ostream& err) {
   format::SeqStreamOptions options;
   options.salvage = salvage;
   options.gaps = false;
@@ -123,7 +147,9 @@ std::optional<TraceInput> ReadUntil(const std::string& path, bool salvage, uint6
   TraceInput in;
   uint64_t last_end = 0;  // the last exit of a call entered at or before `until`
   format::Event e;
+  Progress progress("replay", quiet);
   while (s->Next(&e)) {
+    progress.Update(s->delivered(), until);
     if (e.seq > until && e.seq > last_end) break;
     if (e.seq <= until) last_end = std::max(last_end, e.end == 0 ? UINT64_MAX : e.end);
     in.events.push_back(std::move(e));
@@ -146,7 +172,7 @@ std::optional<TraceInput> ReadUntil(const std::string& path, bool salvage, uint6
     in.gaps.holes.clear();
   }
   if (in.gaps.missing > 0 && in.gaps.first_missing <= until)
-    return ReadVerbTrace("replay", path, salvage, err);
+    return LoadShown(path, salvage, quiet, err);
   return in;
 }
 
@@ -420,8 +446,10 @@ int RunReplayVerb(const std::vector<std::string>& args, std::ostream& out, std::
                           nullptr, parsed.Flag("--quiet"));
   }
   std::optional<TraceInput> in =
-      options.until_seq != 0 ? ReadUntil(path, parsed.Flag("--salvage"), options.until_seq, err)
-                             : ReadVerbTrace("replay", path, parsed.Flag("--salvage"), err);
+      options.until_seq != 0
+          ? ReadUntil(path, parsed.Flag("--salvage"), options.until_seq, parsed.Flag("--quiet"),
+                      err)
+          : LoadShown(path, parsed.Flag("--salvage"), parsed.Flag("--quiet"), err);
   if (!in) return kExitBadInput;
   if (ReportedReadError("replay", path, *in, "", out, err)) return kExitBadInput;
   // A recording with holes (a killed program: FORMAT.md §5.5) lacks calls the driver made or
