@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "check/checker.h"
@@ -68,6 +70,17 @@ absl::StatusOr<Lifecycle> AnalyzeLifecycle(absl::Span<const format::Event> event
                                            const format::TokenTable& handles,
                                            const CheckOptions& options = {});
 
+// A lifetime as a streaming LifecycleBuilder hands it on: lifetime()'s fields, and its
+// intervals in order through ForEachInterval. Intervals over the builder's budget waited in
+// a temporary file (lifetime().intervals holds only those that did not).
+class StreamedLifetime {
+ public:
+  virtual ~StreamedLifetime() = default;
+  virtual const Lifetime& lifetime() const = 0;
+  // Calls `fn` for every interval, in order; an error when the temporary file failed.
+  virtual absl::Status ForEachInterval(absl::FunctionRef<void(const Interval&)> fn) const = 0;
+};
+
 // AnalyzeLifecycle for a trace fed event by event in seq order (format/seq_stream.h): holds
 // the calls still open, the handles' states and the lifetimes found. `replay` re-reads the
 // trace (Checker::Begin). Add's errors are AnalyzeLifecycle's.
@@ -76,15 +89,19 @@ absl::StatusOr<Lifecycle> AnalyzeLifecycle(absl::Span<const format::Event> event
 // transition of each) are held, and each goes to `sink` as soon as it is over and every
 // lifetime that began before it went (the order of Lifecycle::lifetimes); FinishStream hands
 // on the rest and returns the Lifecycle without lifetimes. Memory then follows the lifetimes
-// that began since the oldest one still going, not the trace.
+// that began since the oldest one still going, not the trace; their finished intervals are
+// held up to `interval_budget` in all, the rest wait in a temporary file (held in memory
+// when none can be made) until their lifetime goes to the sink.
 class LifecycleBuilder {
  public:
   using Wanted = std::function<bool(const TransitionEvent& first)>;
-  using Sink = std::function<void(const Lifetime&)>;
+  using Sink = std::function<void(const StreamedLifetime&)>;
+  static constexpr size_t kDefaultIntervalBudget = size_t{1} << 16;
   LifecycleBuilder(const format::TokenTable& handles, TraceReplay replay,
                    const CheckOptions& options = {});
   LifecycleBuilder(const format::TokenTable& handles, TraceReplay replay,
-                   const CheckOptions& options, Wanted wanted, Sink sink);
+                   const CheckOptions& options, Wanted wanted, Sink sink,
+                   size_t interval_budget = kDefaultIntervalBudget);
   ~LifecycleBuilder();
   absl::Status Add(const format::Event& e);
   Lifecycle Finish();
@@ -92,12 +109,22 @@ class LifecycleBuilder {
   // Lifetimes held now, and the checker's records (Checker::records_held).
   size_t lifetimes_held() const;
   size_t records_held() const;
+  // Streaming: finished intervals held in memory now, the most held at once, and how many
+  // went to the temporary file.
+  size_t intervals_held() const;
+  size_t most_intervals_held() const;
+  uint64_t intervals_spilled() const;
 
  private:
   struct State;
   std::unique_ptr<State> s_;
 };
 
+// The timeline of one lifetime as text (what `cltrace lifecycle` prints): its header line
+// and one line per interval.
+std::string FormatLifetimeHeader(const Lifetime& l, const format::TokenTable& handles);
+std::string FormatInterval(const Lifetime& l, const Interval& iv,
+                           const format::TokenTable& handles);
 // The timeline of one lifetime as text (what `cltrace lifecycle` prints).
 std::string FormatLifetime(const Lifetime& l, const format::TokenTable& handles);
 

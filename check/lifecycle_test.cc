@@ -212,7 +212,8 @@ std::vector<format::Event> RepeatedEvents(const format::LoadedTrace& t, int reps
 }
 
 // Streamed out as lifetimes end (compacting after every event, so they end as early as they
-// can), the lifetimes are those AnalyzeLifecycle keeps to the end, in the same order.
+// can), the lifetimes are those AnalyzeLifecycle keeps to the end, in the same order; with a
+// budget of 3 finished intervals held, the rest go through the temporary file and back.
 TEST(LifecycleStreamTest, StreamedLifetimesAreTheWholeRunsOnTheCorpus) {
   std::vector<std::string> traces;
   for (const auto& f : std::filesystem::directory_iterator("corpus/traces"))
@@ -220,6 +221,7 @@ TEST(LifecycleStreamTest, StreamedLifetimesAreTheWholeRunsOnTheCorpus) {
   std::sort(traces.begin(), traces.end());
   ASSERT_GE(traces.size(), 20u) << "run from the source root";
   size_t streamed_early = 0;
+  uint64_t spilled = 0;
   for (const std::string& path : traces) {
     SCOPED_TRACE(path);
     absl::StatusOr<format::LoadedTrace> t = format::LoadTrace(path);
@@ -238,7 +240,14 @@ TEST(LifecycleStreamTest, StreamedLifetimesAreTheWholeRunsOnTheCorpus) {
     LifecycleBuilder builder(
         t->handles, nullptr, options,
         [](const TransitionEvent& first) { return first.role != HandleRole::kObject; },
-        [&](const Lifetime& l) { streamed.push_back(FormatLifetime(l, t->handles)); });
+        [&](const StreamedLifetime& s) {
+          Lifetime l = s.lifetime();
+          l.intervals.clear();
+          ASSERT_TRUE(
+              s.ForEachInterval([&](const Interval& iv) { l.intervals.push_back(iv); }).ok());
+          streamed.push_back(FormatLifetime(l, t->handles));
+        },
+        /*interval_budget=*/3);
     size_t before_end = 0;
     for (const format::Event& e : events) {
       ASSERT_TRUE(builder.Add(e).ok());
@@ -248,7 +257,11 @@ TEST(LifecycleStreamTest, StreamedLifetimesAreTheWholeRunsOnTheCorpus) {
     EXPECT_EQ(lc.calls, events.size());
     EXPECT_EQ(streamed, expected);
     if (before_end > 0) ++streamed_early;
+    // Finished intervals over the budget waited in the temporary file.
+    EXPECT_LE(builder.most_intervals_held(), 3u);
+    spilled += builder.intervals_spilled();
   }
+  EXPECT_GT(spilled, 0u);
   // Not vacuous: lifetimes did go out before the end of the trace.
   EXPECT_GT(streamed_early, traces.size() / 2);
 }
@@ -262,7 +275,7 @@ TEST(LifecycleStreamTest, LifetimesHeldStayBounded) {
   LifecycleBuilder builder(
       t->handles, nullptr, CheckOptions{},
       [](const TransitionEvent& first) { return first.role != HandleRole::kObject; },
-      [&](const Lifetime&) { ++printed; });
+      [&](const StreamedLifetime&) { ++printed; });
   for (size_t i = 0; i < events.size(); ++i) {
     ASSERT_TRUE(builder.Add(events[i]).ok());
     if (i == events.size() / 2) {

@@ -176,9 +176,11 @@ int LiveAt::Print(uint64_t seq, uint64_t want, const format::TokenTable& handles
 
 namespace {
 
-// One lifetime as `lifecycle --json` writes it.
+// One lifetime as `lifecycle --json` writes it; `for_each` visits its intervals and `flush`
+// is called between them (the writer's buffer may be emptied there).
+template <typename ForEach, typename Flush>
 void WriteLifetimeJson(const check::Lifetime& l, const format::TokenTable& handles,
-                       JsonOut::Writer& w) {
+                       JsonOut::Writer& w, ForEach for_each, Flush flush) {
   auto tok = [&](uint64_t h) {
     absl::string_view t = handles.Token(h);
     return t.empty() ? std::string("?") : std::string(t);
@@ -204,7 +206,7 @@ void WriteLifetimeJson(const check::Lifetime& l, const format::TokenTable& handl
   }
   key("intervals");
   w.StartArray();
-  for (const check::Interval& iv : l.intervals) {
+  for_each([&](const check::Interval& iv) {
     w.StartObject();
     str("state", check::StateName(iv.state));
     key("from");
@@ -226,7 +228,8 @@ void WriteLifetimeJson(const check::Lifetime& l, const format::TokenTable& handl
     if (l.role == check::HandleRole::kCommandList && iv.context != 0 && iv.context != l.context)
       str("owner_dc", tok(iv.context));
     w.EndObject();
-  }
+    flush();
+  });
   w.EndArray();
   w.EndObject();
 }
@@ -257,9 +260,46 @@ LifecycleJsonStream::~LifecycleJsonStream() {
 void LifecycleJsonStream::Add(const check::Lifetime& l) {
   rapidjson::StringBuffer buffer;
   JsonOut::Writer w(buffer);
-  WriteLifetimeJson(l, handles_, w);
+  WriteLifetimeJson(
+      l, handles_, w,
+      [&](auto fn) {
+        for (const check::Interval& iv : l.intervals) fn(iv);
+      },
+      [] {});
   if (shown_++ != 0) Put(",");
   Put(absl::string_view(buffer.GetString(), buffer.GetSize()));
+}
+
+absl::Status LifecycleJsonStream::Add(const check::StreamedLifetime& l) {
+  if (shown_++ != 0) Put(",");
+  rapidjson::StringBuffer buffer;
+  JsonOut::Writer w(buffer);
+  absl::Status read;
+  // The writer keeps only its nesting: its buffer goes out whenever it grows past 64 KiB.
+  auto flush = [&] {
+    Put(absl::string_view(buffer.GetString(), buffer.GetSize()));
+    buffer.Clear();
+  };
+  WriteLifetimeJson(
+      l.lifetime(), handles_, w,
+      [&](auto fn) { read = l.ForEachInterval([&](const check::Interval& iv) { fn(iv); }); },
+      [&] {
+        if (buffer.GetSize() >= (size_t{1} << 16)) flush();
+      });
+  flush();
+  return read;
+}
+
+absl::Status WriteLifetime(const check::StreamedLifetime& l, const format::TokenTable& handles,
+                           std::ostream& out) {
+  out << check::FormatLifetimeHeader(l.lifetime(), handles);
+  return l.ForEachInterval(
+      [&](const check::Interval& iv) { out << check::FormatInterval(l.lifetime(), iv, handles); });
+}
+
+LifecycleSpillCounters& LifecycleSpillForTesting() {
+  static LifecycleSpillCounters counters;
+  return counters;
 }
 
 void LifecycleJsonStream::Put(absl::string_view s) {

@@ -98,6 +98,9 @@ class LifecycleJsonStream {
   LifecycleJsonStream& operator=(const LifecycleJsonStream&) = delete;
   // Adds `l` (shown: the caller selects).
   void Add(const check::Lifetime& l);
+  // Adds a lifetime streamed out of a check::LifecycleBuilder (its intervals read back in
+  // pieces); an error when its temporary file failed.
+  absl::Status Add(const check::StreamedLifetime& l);
   // Writes the document; kExitOk, or kExitBadInput when the temporary file failed.
   int Finish(uint64_t calls, std::ostream& out);
 
@@ -109,6 +112,20 @@ class LifecycleJsonStream {
   uint64_t shown_ = 0;
   bool spill_failed_ = false;
 };
+
+// Writes `l`'s timeline as check::FormatLifetime does, line by line (its intervals are not
+// all in memory); an error when the builder's temporary file failed.
+absl::Status WriteLifetime(const check::StreamedLifetime& l, const format::TokenTable& handles,
+                           std::ostream& out);
+
+// `cltrace lifecycle`'s streaming builder: finished intervals held in memory before they go
+// to a temporary file (tests make it tiny), and what the last run counted.
+struct LifecycleSpillCounters {
+  size_t interval_budget = check::LifecycleBuilder::kDefaultIntervalBudget;
+  size_t most_intervals_held = 0;  // set by each run
+  uint64_t intervals_spilled = 0;  // set by each run
+};
+LifecycleSpillCounters& LifecycleSpillForTesting();
 
 // `lifecycle --at SEQ` fed the checker's transitions up to SEQ (TransitionObserver): what
 // each lifetime not over is in, nothing of the lifetimes that ended (memory: the handles

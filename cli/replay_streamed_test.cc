@@ -2,9 +2,11 @@
 // replayer's own bookkeeping stays bounded (segments, history tail, live-handle map), and
 // --until reads only the chunks that hold the calls it needs.
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
 #include <sstream>
 #include <string>
 
@@ -17,6 +19,7 @@ namespace cltrace::cli {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 std::string BuildDir() {
@@ -110,6 +113,74 @@ TEST(ReplayStreamedUntilTest, ReadsOnlyTheChunksItNeeds) {
   EXPECT_TRUE(until.replay.stopped_early);
   EXPECT_LE(until.stream.chunks_decoded + until.stream.chunks_redecoded, 3u);
   EXPECT_LT(until.replay.events_read, all.replay.events_read / 8);
+}
+
+// Progress (issue #16 item 5): on a terminal (a pseudo-terminal from script(1);
+// CLTRACE_PROGRESS_AFTER_MS=0 draws from the first update instead of after a second) replay
+// draws its bar on standard error and erases it before the report; with --quiet, or when
+// standard error is not a terminal, nothing is added; the report is the same either way.
+TEST(ReplayProgressTest, BarOnlyOnATerminalAndNeverWithQuiet) {
+  if (LongTrace().empty()) GTEST_SKIP() << "cannot record the workload";
+  if (std::system("script --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "no script(1)";
+  const std::string dir = absl::StrCat(::testing::TempDir(), "/", getpid(), "_progress");
+  ASSERT_EQ(std::system(absl::StrCat("mkdir -p '", dir, "'").c_str()), 0);
+  const std::string replay =
+      absl::StrCat(BuildDir(), "/bin/cltrace replay ", LongTrace(), " --driver ", BuildDir(),
+                   "/lib/libcltrace_refdriver.so --threads single --until 20000");
+  auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  };
+  auto run = [&](const std::string& cmd) {
+    const int status = std::system(cmd.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  // Not a terminal: standard error stays empty.
+  ASSERT_EQ(run(absl::StrCat("CLTRACE_PROGRESS_AFTER_MS=0 ", replay, " >'", dir, "/out' 2>'", dir,
+                             "/err'")),
+            0)
+      << read(dir + "/err");
+  EXPECT_EQ(read(dir + "/err"), "");
+  const std::string report = read(dir + "/out");
+  EXPECT_THAT(report, StartsWith("replay: identical ("));
+  auto on_terminal = [&](const std::string& args) {
+    EXPECT_EQ(run(absl::StrCat("CLTRACE_PROGRESS_AFTER_MS=0 script -qec \"", replay, args,
+                               "\" /dev/null >'", dir, "/tty' 2>&1")),
+              0);
+    return read(dir + "/tty");
+  };
+  const std::string shown = on_terminal("");
+  EXPECT_THAT(shown, HasSubstr("replay"));
+  EXPECT_THAT(shown, HasSubstr("calls/s"));
+  EXPECT_THAT(shown, HasSubstr(" / 20.0 k calls"));  // --until: the calls up to SEQ
+  EXPECT_THAT(shown, HasSubstr("\r\x1b[K"));         // erased before the report
+  EXPECT_THAT(shown, HasSubstr("replay: identical ("));
+  const std::string quiet = on_terminal(" --quiet");
+  EXPECT_THAT(quiet, Not(HasSubstr("calls/s")));
+  EXPECT_THAT(quiet, HasSubstr("replay: identical ("));
+  // --kernel model loads the trace (--until: up to SEQ) before the replay: the bar shows the
+  // loading, then is erased.
+  const std::string model = on_terminal(" --kernel model");
+  EXPECT_THAT(model, HasSubstr("calls/s"));
+  EXPECT_THAT(model, HasSubstr("\x1b[K\r\x1b[Kreplay: identical ("));
+  EXPECT_THAT(on_terminal(" --kernel model --quiet"), Not(HasSubstr("calls/s")));
+  const std::string bin = BuildDir() + "/bin/";
+  const std::string small = dir + "/small.cltrace";
+  ASSERT_EQ(run(absl::StrCat(bin, "cltrace record -o ", small, " -- ", bin,
+                             "cltrace-workload smallcl --frames 60 >/dev/null 2>&1")),
+            0);
+  EXPECT_EQ(run(absl::StrCat("CLTRACE_PROGRESS_AFTER_MS=0 script -qec \"", bin, "cltrace replay ",
+                             small, " --driver ", BuildDir(),
+                             "/lib/libcltrace_refdriver.so --threads single --kernel model\" "
+                             "/dev/null >'",
+                             dir, "/tty' 2>&1")),
+            0);
+  const std::string loaded = read(dir + "/tty");  // the whole trace loaded
+  EXPECT_THAT(loaded, HasSubstr("calls/s"));
+  EXPECT_THAT(loaded, HasSubstr("\x1b[K\r\x1b[Kreplay: identical ("));
+  std::system(absl::StrCat("rm -rf '", dir, "'").c_str());
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // cltrace lifecycle FILE [--handle H]: state timelines of command lists, deferred contexts
-// and context-local handles (check/lifecycle.h; cli/lifecycle_output.h prints them).
+// and context-local handles (check/lifecycle.h; cli/lifecycle_output.h prints them). A
+// lifetime is printed once it is over: its finished intervals over a budget wait in a
+// temporary file meanwhile (check::LifecycleBuilder), so memory follows the handles alive.
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,6 +61,7 @@ int RunLifecycleVerb(const std::vector<std::string>& args, std::ostream& out, st
   bool at_error = false;
   bool past_at = false;  // --at: the stream went past SEQ
   bool json = false;
+  absl::Status spill_error;  // the intervals' temporary file failed
   return StreamVerbOnTrace(
       "lifecycle", args, LifecycleArgSpec(kUsage), out, err,
       [&](const ParsedArgs& parsed, const format::SeqStream& in) {
@@ -91,14 +94,14 @@ int RunLifecycleVerb(const std::vector<std::string>& args, std::ostream& out, st
           if (json) json_out = std::make_unique<LifecycleJsonStream>(in.handles());
           builder = std::make_unique<check::LifecycleBuilder>(
               in.handles(), ReplayOf(parsed.positional[0], parsed.Flag("--salvage")), options.check,
-              wanted, [&](const check::Lifetime& l) {
-                if (json_out != nullptr) {
-                  json_out->Add(l);
-                } else {
-                  out << check::FormatLifetime(l, *handles);
-                }
+              wanted,
+              [&](const check::StreamedLifetime& l) {
+                absl::Status s =
+                    json_out != nullptr ? json_out->Add(l) : WriteLifetime(l, *handles, out);
+                if (!s.ok() && spill_error.ok()) spill_error = s;
                 ++shown;
-              });
+              },
+              LifecycleSpillForTesting().interval_budget);
           work.add = [&](const format::Event& e) { return builder->Add(e); };
         }
         work.finish = [&](const absl::Status& add_error) {
@@ -119,6 +122,12 @@ int RunLifecycleVerb(const std::vector<std::string>& args, std::ostream& out, st
           }
           if (at_seq != 0) return live_at.Print(at_seq, *known, *handles, out);
           check::Lifecycle lc = builder->FinishStream();
+          LifecycleSpillForTesting().most_intervals_held = builder->most_intervals_held();
+          LifecycleSpillForTesting().intervals_spilled = builder->intervals_spilled();
+          if (!spill_error.ok()) {
+            err << "cltrace lifecycle: " << spill_error.message() << "\n";
+            return static_cast<int>(kExitBadInput);
+          }
           if (json_out != nullptr) return json_out->Finish(lc.calls, out);
           out << "# " << shown << " lifetimes, " << lc.calls << " calls\n";
           return static_cast<int>(kExitOk);

@@ -19,9 +19,11 @@
 #include "cli/args.h"
 #include "cli/dx6_model_driver.h"
 #include "cli/json_out.h"
+#include "cli/progress.h"
 #include "cli/trace_input.h"
 #include "cli/verb.h"
 #include "ddi/catalog.h"
+#include "format/load_trace.h"
 #include "replayer/replay.h"
 
 namespace cltrace::cli {
@@ -31,7 +33,7 @@ constexpr char kUsage[] =
     "usage: cltrace replay FILE [--driver LIB] [--threads recorded|single] [--until SEQ]\n"
     "                           [--kernel recorded|model]\n"
     "                           [--inject oom:FUNCTION:N|removed:N ...] [--keep-going]\n"
-    "                           [--digest] [--history N] [--json] [--salvage]\n"
+    "                           [--digest] [--history N] [--json] [--salvage] [--quiet]\n"
     "\n"
     "Plays the runtime side of a trace (.cltrace or .jsonl) into a driver: every DDI call the\n"
     "runtime made is issued again with handle memory sized by the driver's own CalcPrivate*\n"
@@ -72,6 +74,8 @@ constexpr char kUsage[] =
     "                        divergences, bad input, kernel and content summaries, driver\n"
     "                        violations (the same facts; same exit codes)\n"
     "  --salvage             skip corrupt chunks of a .cltrace\n"
+    "  --quiet               no progress bar (shown on a terminal when replaying takes over a\n"
+    "                        second)\n"
     "\n"
     "Output: `replay: identical (N calls)`, or `replay: divergence at seq S (fn F, tid T):\n"
     "expected X, actual Y` with the recent recorded calls on the handles involved, or\n"
@@ -110,8 +114,31 @@ bool ParseEitherOf(const ParsedArgs& parsed, const char* name, std::pair<const c
 // calls nested in them, other threads' calls in between), read in seq order from the chunks
 // that hold them (format::SeqStream); the rest of the trace is not read. A hole at or below
 // SEQ makes it read the whole trace, for the message about the holes.
-std::optional<TraceInput> ReadUntil(const std::string& path, bool salvage, uint64_t until,
+// --kernel model's whole trace, loaded with a progress bar on a terminal (the replay that
+// follows has none).
+std::optional<TraceInput> LoadShown(const std::string& path, bool salvage, bool quiet,
                                     std::ostream& err) {
+  Progress progress("replay", quiet);
+  format::LoadOptions lo;
+  lo.salvage = salvage;
+  constexpr uint64_t kEvery = uint64_t{1} << 16;
+  lo.progress_every = kEvery;
+  uint64_t calls = 0;  // about: a call every kEvery events
+  lo.progress = [&](uint64_t done, uint64_t total) {
+    calls += kEvery;
+    progress.Update(calls, 0,
+                    static_cast<double>(done) / static_cast<double>(std::max<uint64_t>(1, total)));
+  };
+  absl::StatusOr<TraceInput> in = format::LoadTrace(path, lo);
+  if (!in.ok()) {
+    FailVerb(err, "replay", path, in.status().message());
+    return std::nullopt;
+  }
+  return *std::move(in);
+}
+
+std::optional<TraceInput> ReadUntil(const std::string& path, bool salvage, uint64_t until,
+                                    bool quiet, std::ostream& err) {
   format::SeqStreamOptions options;
   options.salvage = salvage;
   options.gaps = false;
@@ -120,7 +147,9 @@ std::optional<TraceInput> ReadUntil(const std::string& path, bool salvage, uint6
   TraceInput in;
   uint64_t last_end = 0;  // the last exit of a call entered at or before `until`
   format::Event e;
+  Progress progress("replay", quiet);
   while (s->Next(&e)) {
+    progress.Update(s->delivered(), until);
     if (e.seq > until && e.seq > last_end) break;
     if (e.seq <= until) last_end = std::max(last_end, e.end == 0 ? UINT64_MAX : e.end);
     in.events.push_back(std::move(e));
@@ -143,7 +172,7 @@ std::optional<TraceInput> ReadUntil(const std::string& path, bool salvage, uint6
     in.gaps.holes.clear();
   }
   if (in.gaps.missing > 0 && in.gaps.first_missing <= until)
-    return ReadVerbTrace("replay", path, salvage, err);
+    return LoadShown(path, salvage, quiet, err);
   return in;
 }
 
@@ -263,7 +292,8 @@ int HolesMessage(const std::string& path, const format::PositionGaps& g, std::os
 }  // namespace
 
 int ReplayStreamed(const replay::ReplayOptions& options, const std::string& path, bool salvage,
-                   bool json, std::ostream& out, std::ostream& err, ReplayStreamCounts* counts) {
+                   bool json, std::ostream& out, std::ostream& err, ReplayStreamCounts* counts,
+                   bool quiet) {
   format::SeqStreamOptions so;
   so.salvage = salvage;
   so.gaps = options.until_seq == 0;
@@ -281,8 +311,25 @@ int ReplayStreamed(const replay::ReplayOptions& options, const std::string& path
     return true;
   };
   replay::StreamReplayStats stats;
+  // The bar counts the calls read (the replay follows a segment behind); erased before the
+  // report. --until: the calls up to SEQ are the total.
+  std::optional<Progress> progress;
+  progress.emplace("replay", quiet);
+  const uint64_t expected = options.until_seq != 0 && s->expected_events() != 0
+                                ? std::min(options.until_seq, s->expected_events())
+                                : s->expected_events();
+  auto next_shown = [&](format::Event* e) {
+    const bool more = next(e);
+    progress->Update(s->delivered(), expected,
+                     options.until_seq != 0
+                         ? -1
+                         : static_cast<double>(s->position()) /
+                               static_cast<double>(std::max<uint64_t>(1, s->file_size())));
+    return more;
+  };
   absl::StatusOr<replay::ReplayResult> r =
-      replay::ReplayStream(options, next, s->handles(), s->strings(), s->contents(), &stats);
+      replay::ReplayStream(options, next_shown, s->handles(), s->strings(), s->contents(), &stats);
+  progress.reset();
   if (taken && !stats.stopped_early) finder.Add(*taken);
   if (counts != nullptr) {
     counts->replay = stats;
@@ -348,7 +395,7 @@ int RunReplayVerb(const std::vector<std::string>& args, std::ostream& out, std::
   ArgSpec spec =
       ArgSpec("replay", kUsage)
           .Options({"--driver", "--threads", "--until", "--history", "--inject", "--kernel"})
-          .Flags({"--keep-going", "--digest", "--json", "--salvage"})
+          .Flags({"--keep-going", "--digest", "--json", "--salvage", "--quiet"})
           .Positional(1, 1);
   ParsedArgs parsed;
   if (std::optional<int> done = ParseVerbArgs(rest, spec, &parsed, out, err)) return *done;
@@ -396,11 +443,13 @@ int RunReplayVerb(const std::vector<std::string>& args, std::ostream& out, std::
   const std::string& path = parsed.positional[0];
   if (options.kernel != replay::KernelMode::kModel) {
     return ReplayStreamed(options, path, parsed.Flag("--salvage"), parsed.Flag("--json"), out, err,
-                          nullptr);
+                          nullptr, parsed.Flag("--quiet"));
   }
   std::optional<TraceInput> in =
-      options.until_seq != 0 ? ReadUntil(path, parsed.Flag("--salvage"), options.until_seq, err)
-                             : ReadVerbTrace("replay", path, parsed.Flag("--salvage"), err);
+      options.until_seq != 0
+          ? ReadUntil(path, parsed.Flag("--salvage"), options.until_seq, parsed.Flag("--quiet"),
+                      err)
+          : LoadShown(path, parsed.Flag("--salvage"), parsed.Flag("--quiet"), err);
   if (!in) return kExitBadInput;
   if (ReportedReadError("replay", path, *in, "", out, err)) return kExitBadInput;
   // A recording with holes (a killed program: FORMAT.md §5.5) lacks calls the driver made or

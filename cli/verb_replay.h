@@ -21,9 +21,12 @@ struct ReplayStreamCounts {
 };
 
 // Replays the trace at `path` (--kernel recorded) and prints the report (--json: the JSON
-// object) to `out`; returns the exit code of `cltrace replay`. `counts` may be null.
+// object) to `out`; returns the exit code of `cltrace replay`. `counts` may be null. A
+// progress bar is drawn on standard error when it is a terminal, unless `quiet`
+// (cli/progress.h).
 int ReplayStreamed(const replay::ReplayOptions& options, const std::string& path, bool salvage,
-                   bool json, std::ostream& out, std::ostream& err, ReplayStreamCounts* counts);
+                   bool json, std::ostream& out, std::ostream& err, ReplayStreamCounts* counts,
+                   bool quiet = false);
 
 }  // namespace cltrace::cli
 
