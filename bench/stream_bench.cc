@@ -80,17 +80,21 @@ void Report(benchmark::State& state, uint64_t calls, const Wall& wall, bool is_r
   }
 }
 
+// The raw decode: every event of `path` in file order, nothing kept. Returns the events.
+uint64_t DecodeAll(const std::string& path) {
+  auto r = format::TraceReader::Open(path);
+  format::Event e;
+  uint64_t n = 0;
+  while ((*r)->Next(&e)) ++n;
+  benchmark::DoNotOptimize(e);
+  return n;
+}
+
 void BM_StreamRawDecode(benchmark::State& state) {
   if (TracePath().empty()) return state.SkipWithError("cannot write the trace");
   uint64_t n = 0;
   Wall wall;
-  for (auto _ : state) {
-    auto r = format::TraceReader::Open(TracePath());
-    format::Event e;
-    n = 0;
-    while ((*r)->Next(&e)) ++n;
-    benchmark::DoNotOptimize(e);
-  }
+  for (auto _ : state) n = DecodeAll(TracePath());
   trace_calls = n;
   Report(state, n, wall, true);
 }
@@ -238,13 +242,7 @@ void BM_StreamReplayRawDecode(benchmark::State& state) {
   if (ReplayTracePath().empty()) return state.SkipWithError("cannot record the workload");
   uint64_t n = 0;
   Wall wall;
-  for (auto _ : state) {
-    auto r = format::TraceReader::Open(ReplayTracePath());
-    format::Event e;
-    n = 0;
-    while ((*r)->Next(&e)) ++n;
-    benchmark::DoNotOptimize(e);
-  }
+  for (auto _ : state) n = DecodeAll(ReplayTracePath());
   replay_trace_calls = n;
   const double total = static_cast<double>(n) * static_cast<double>(state.iterations());
   state.counters["calls/s"] = benchmark::Counter(total, benchmark::Counter::kIsRate);
@@ -267,7 +265,8 @@ void BM_StreamVerbReplay(benchmark::State& state) {
   const double total =
       static_cast<double>(replay_trace_calls) * static_cast<double>(state.iterations());
   state.counters["calls/s"] = benchmark::Counter(total, benchmark::Counter::kIsRate);
-  if (replay_raw_rate > 0) state.counters["ratio_to_raw"] = total / wall.seconds() / replay_raw_rate;
+  if (replay_raw_rate > 0)
+    state.counters["ratio_to_raw"] = total / wall.seconds() / replay_raw_rate;
 }
 BENCHMARK(BM_StreamVerbReplay)->Unit(benchmark::kMillisecond)->UseRealTime();
 

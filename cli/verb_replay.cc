@@ -178,6 +178,19 @@ std::optional<TraceInput> ReadUntil(const std::string& path, bool salvage, uint6
 
 // `replay --json`: the replay's result (replayer/replay.h ReplayResult) as one JSON object;
 // the exit code of the text report.
+// The exit code of a replay's verdict: 0 identical, 3 divergent, 2 bad input.
+int ExitCodeOf(replay::Outcome outcome) {
+  switch (outcome) {
+    case replay::Outcome::kIdentical:
+      return kExitOk;
+    case replay::Outcome::kDivergent:
+      return kExitDivergence;
+    case replay::Outcome::kBadInput:
+      return kExitBadInput;
+  }
+  return kExitBadInput;
+}
+
 int ReplayJson(const replay::ReplayOptions& options, const absl::StatusOr<replay::ReplayResult>& r,
                const format::TokenTable& handles, std::ostream& out, std::ostream& err) {
   if (!r.ok()) {
@@ -267,15 +280,7 @@ int ReplayJson(const replay::ReplayOptions& options, const absl::StatusOr<replay
   for (const std::string& v : r->driver_violations) j.Str(v);
   j.w().EndArray();
   j.End(out);
-  switch (r->outcome) {
-    case replay::Outcome::kIdentical:
-      return kExitOk;
-    case replay::Outcome::kDivergent:
-      return kExitDivergence;
-    case replay::Outcome::kBadInput:
-      return kExitBadInput;
-  }
-  return kExitBadInput;
+  return ExitCodeOf(r->outcome);
 }
 
 // The message about the holes of a recording (FORMAT.md §5.5) replayed across its first one.
@@ -362,15 +367,7 @@ int ReplayStreamed(const replay::ReplayOptions& options, const std::string& path
     return kExitBadInput;
   }
   out << replay::FormatReport(*r, {}, s->handles(), s->strings(), options);
-  switch (r->outcome) {
-    case replay::Outcome::kIdentical:
-      return kExitOk;
-    case replay::Outcome::kDivergent:
-      return kExitDivergence;
-    case replay::Outcome::kBadInput:
-      return kExitBadInput;
-  }
-  return kExitBadInput;
+  return ExitCodeOf(r->outcome);
 }
 
 namespace {
