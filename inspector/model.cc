@@ -359,6 +359,96 @@ absl::StatusOr<std::unique_ptr<TraceModel>> TraceModel::Build(TraceData data,
   return m;
 }
 
+namespace {
+
+// Open's second thread: it decodes the stream into batches of events that go over a short
+// queue to the thread that checks and indexes them (two threads, as the machine has two
+// cores). The checker reads handle tokens (for its messages) while the stream may be defining
+// more, so each batch carries the definitions it brings (ids are assigned in file order:
+// definitions come before the events that use them).
+class DecodeQueue {
+ public:
+  static constexpr size_t kBatch = 8192;
+  struct Batch {
+    std::vector<Event> events = std::vector<Event>(kBatch);
+    std::vector<uint64_t> chunks = std::vector<uint64_t>(kBatch);
+    size_t n = 0;
+    std::vector<std::pair<uint64_t, std::string>> definitions;
+    float position = 0;
+  };
+
+  explicit DecodeQueue(format::SeqStream* in) : in_(*in), decoder_([this] { Decode(); }) {}
+  ~DecodeQueue() { Stop(); }
+
+  // The next batch in stream order, or nullptr once the stream ended (status in the stream).
+  std::unique_ptr<Batch> Take() {
+    absl::MutexLock lock(&mu_);
+    auto ready = [&] { return !full_.empty() || decoded_; };
+    mu_.Await(absl::Condition(&ready));
+    if (full_.empty()) return nullptr;
+    std::unique_ptr<Batch> b = std::move(full_.front());
+    full_.pop_front();
+    return b;
+  }
+  // Gives a taken batch back for reuse.
+  void Recycle(std::unique_ptr<Batch> b) {
+    absl::MutexLock lock(&mu_);
+    spare_.push_back(std::move(b));
+  }
+  // Stops decoding (the checker failed, or every batch was taken) and joins the thread.
+  void Stop() {
+    {
+      absl::MutexLock lock(&mu_);
+      stop_ = true;
+    }
+    if (decoder_.joinable()) decoder_.join();
+  }
+
+ private:
+  static constexpr size_t kQueued = 4;
+
+  void Decode() {
+    uint64_t defined = 1;  // id 0 is NULL in every table
+    const float size = static_cast<float>(std::max<uint64_t>(1, in_.file_size()));
+    while (true) {
+      std::unique_ptr<Batch> b;
+      {
+        absl::MutexLock lock(&mu_);
+        auto room = [&] { return stop_ || full_.size() < kQueued; };
+        mu_.Await(absl::Condition(&room));
+        if (stop_) break;
+        if (!spare_.empty()) {
+          b = std::move(spare_.front());
+          spare_.pop_front();
+        }
+      }
+      if (b == nullptr) b = std::make_unique<Batch>();
+      b->n = 0;
+      b->definitions.clear();
+      while (b->n < kBatch && in_.Next(&b->events[b->n])) b->chunks[b->n++] = in_.chunk_ordinal();
+      const format::TokenTable& h = in_.handles();
+      for (; defined < h.size(); ++defined)
+        b->definitions.emplace_back(defined, std::string(h.Token(defined)));
+      b->position = std::min(0.99f, static_cast<float>(in_.position()) / size);
+      const bool last = b->n < kBatch;
+      absl::MutexLock lock(&mu_);
+      full_.push_back(std::move(b));
+      if (last) break;
+    }
+    absl::MutexLock lock(&mu_);
+    decoded_ = true;
+  }
+
+  format::SeqStream& in_;
+  absl::Mutex mu_;
+  std::deque<std::unique_ptr<Batch>> full_, spare_;
+  bool decoded_ = false;  // the stream ended (status in `in_`)
+  bool stop_ = false;     // stop decoding
+  std::thread decoder_;   // last: starts once the rest is constructed
+};
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<TraceModel>> TraceModel::Open(const std::string& path,
                                                              const BuildOptions& options,
                                                              const ProgressFn& progress) {
@@ -382,55 +472,7 @@ absl::StatusOr<std::unique_ptr<TraceModel>> TraceModel::Open(const std::string& 
   m->calls_ =
       std::make_unique<CallIndex>(expected > options.coarse_above, options.coarse_block_calls);
   {
-    // Two threads, as the machine has two cores: a second thread decodes (the stream), this
-    // one checks and indexes. Batches of events go over a short queue. The checker reads
-    // handle tokens (for its messages) while the stream may be defining more, so it gets a
-    // table of its own, fed the definitions each batch brings (ids are assigned in file order:
-    // the copy equals the stream's table; definitions come before the events that use them).
-    constexpr size_t kBatch = 8192;
-    constexpr size_t kQueued = 4;
-    struct Batch {
-      std::vector<Event> events = std::vector<Event>(kBatch);
-      std::vector<uint64_t> chunks = std::vector<uint64_t>(kBatch);
-      size_t n = 0;
-      std::vector<std::pair<uint64_t, std::string>> definitions;
-      float position = 0;
-    };
-    absl::Mutex mu;
-    std::deque<std::unique_ptr<Batch>> full, spare;
-    bool decoded = false;  // the stream ended (status in `in`)
-    bool stop = false;     // the checker failed: stop decoding
-    std::thread decoder([&] {
-      uint64_t defined = 1;  // id 0 is NULL in every table
-      const float size = static_cast<float>(std::max<uint64_t>(1, in.file_size()));
-      while (true) {
-        std::unique_ptr<Batch> b;
-        {
-          absl::MutexLock lock(&mu);
-          auto room = [&] { return stop || full.size() < kQueued; };
-          mu.Await(absl::Condition(&room));
-          if (stop) break;
-          if (!spare.empty()) {
-            b = std::move(spare.front());
-            spare.pop_front();
-          }
-        }
-        if (b == nullptr) b = std::make_unique<Batch>();
-        b->n = 0;
-        b->definitions.clear();
-        while (b->n < kBatch && in.Next(&b->events[b->n])) b->chunks[b->n++] = in.chunk_ordinal();
-        const format::TokenTable& h = in.handles();
-        for (; defined < h.size(); ++defined)
-          b->definitions.emplace_back(defined, std::string(h.Token(defined)));
-        b->position = std::min(0.99f, static_cast<float>(in.position()) / size);
-        const bool last = b->n < kBatch;
-        absl::MutexLock lock(&mu);
-        full.push_back(std::move(b));
-        if (last) break;
-      }
-      absl::MutexLock lock(&mu);
-      decoded = true;
-    });
+    DecodeQueue queue(&in);
     format::TokenTable handles;
     ModelPass pass(m.get(), options);
     const bool salvage = options.salvage;
@@ -447,15 +489,8 @@ absl::StatusOr<std::unique_ptr<TraceModel>> TraceModel::Open(const std::string& 
         });
     absl::Status failed;
     while (failed.ok()) {
-      std::unique_ptr<Batch> b;
-      {
-        absl::MutexLock lock(&mu);
-        auto ready = [&] { return !full.empty() || decoded; };
-        mu.Await(absl::Condition(&ready));
-        if (full.empty()) break;
-        b = std::move(full.front());
-        full.pop_front();
-      }
+      std::unique_ptr<DecodeQueue::Batch> b = queue.Take();
+      if (b == nullptr) break;
       for (const auto& [id, token] : b->definitions) {
         if (!handles.Define(id, token)) {
           failed = absl::InternalError(absl::StrCat("handle id ", id, " defined out of order"));
@@ -465,14 +500,9 @@ absl::StatusOr<std::unique_ptr<TraceModel>> TraceModel::Open(const std::string& 
       for (size_t i = 0; i < b->n && failed.ok(); ++i)
         failed = pass.Add(b->events[i], b->chunks[i]);
       if (progress) progress(b->position);
-      absl::MutexLock lock(&mu);
-      spare.push_back(std::move(b));
+      queue.Recycle(std::move(b));
     }
-    {
-      absl::MutexLock lock(&mu);
-      stop = true;
-    }
-    decoder.join();
+    queue.Stop();
     if (!failed.ok()) return failed;
     if (!in.status().ok()) return in.status();
     // Every definition is read now; the rows' labels name handles.
