@@ -267,6 +267,8 @@ int ReplayJson(const replay::ReplayOptions& options, const absl::StatusOr<replay
   j.Field("uploads", c.uploads);
   j.Field("unmaps", c.unmaps);
   j.Field("bytes", c.bytes);
+  j.Field("initial_data", c.initial_data);
+  j.Field("initial_data_bytes", c.initial_data_bytes);
   j.Field("dx6_draws", c.dx6_draws);
   j.Field("dx6_bytes", c.dx6_bytes);
   j.Key("notes");

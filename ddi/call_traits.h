@@ -31,6 +31,7 @@ enum class ContentRole : uint8_t {
   kMap,              // a Map: where the driver put the memory and its pitches
   kUnmap,            // an Unmap: the mapped subresource as the application left it
   kDrawPrimitives2,  // a DX6 DrawPrimitives2: its command bytes, then the vertices they draw
+  kInitialData,      // a CreateResource: every pInitialDataUP[i].pSysMem region, in order
 };
 
 // Who produces a handle value (the catalog's class=).

@@ -47,6 +47,8 @@ TEST(CallTraitsTest, ContentRolesAndRules) {
   EXPECT_EQ(TraitsOf(CallId::kStagingResourceMap).content, ContentRole::kMap);
   EXPECT_EQ(TraitsOf(CallId::kDynamicIABufferUnmap).content, ContentRole::kUnmap);
   EXPECT_EQ(TraitsOf(CallId::kDraw).content, ContentRole::kNone);
+  EXPECT_EQ(TraitsOf(CallId::kCreateResource).content, ContentRole::kInitialData);
+  EXPECT_EQ(TraitsOf(CallId::kCalcPrivateResourceSize).content, ContentRole::kNone);
   EXPECT_STREQ(TraitsOf(CallId::kQueryGetData).dc_table_rule, "R65");
   EXPECT_STREQ(TraitsOf(CallId::kRecycleDestroyCommandList).dc_table_rule, "R14");
   EXPECT_STREQ(TraitsOf(CallId::kDraw).dc_table_rule, "R4");
@@ -64,6 +66,7 @@ TEST(CallTraitsTest, ContentRoleFollowsTheTypedef) {
     if (t == "PFND3D10DDI_RESOURCEMAP") want = ContentRole::kMap;
     if (t == "PFND3D10DDI_RESOURCEUNMAP") want = ContentRole::kUnmap;
     if (t == "LPD3DHAL_DRAWPRIMITIVES2CB") want = ContentRole::kDrawPrimitives2;
+    if (t == "PFND3D11DDI_CREATERESOURCE") want = ContentRole::kInitialData;
     EXPECT_EQ(TraitsOf(static_cast<CallId>(i)).content, want) << ci.name;
   }
 }

@@ -212,6 +212,11 @@ void* ArgDecoder::Pointer(size_t field) {
 void* ArgDecoder::ElementPointer(int array, size_t elem, size_t index) {
   const uint64_t v = args_[index];
   const FieldInfo& arr = Fields(call_)[layout_.arrays[array].field];
+  if (env_.element_pointer) {
+    const ArrayLayout& a = layout_.arrays[array];
+    const size_t element = a.stride == 0 ? 0 : (index - a.first) / a.stride;
+    return env_.element_pointer(arr, element, ElementFields(arr)[elem], v);
+  }
   if (env_.pointer) return env_.pointer(ElementFields(arr)[elem], v);
   return reinterpret_cast<void*>(static_cast<uintptr_t>(v));
 }

@@ -115,6 +115,11 @@ struct InvokeEnv {
   // addresses...) -> pointer to pass. Default: the recorded value itself, which only stays
   // meaningful for pointers the callee never dereferences.
   std::function<void*(const FieldInfo& field, uint64_t recorded)> pointer;
+  // Optional: a kPtr member of element `element` of array `array` (pInitialDataUP[i].pSysMem)
+  // -> pointer to pass. Default: `pointer` (or the recorded value).
+  std::function<void*(const FieldInfo& array, size_t element, const FieldInfo& field,
+                      uint64_t recorded)>
+      element_pointer;
   // Required: storage for structures and arrays.
   InvokeArena* arena = nullptr;
   // Optional: if set, receives the args captured around the call (CaptureEntry before,

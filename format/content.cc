@@ -1,6 +1,7 @@
 #include "format/content.h"
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -51,6 +52,53 @@ std::optional<ResourceShape> ShapeOfCreate(CallId call, absl::Span<const uint64_
   }
   s.array_size = get("ArraySize").value_or(0);
   return s;
+}
+
+std::optional<std::vector<SubresourcePitches>> InitialDataOfCreate(
+    CallId call, absl::Span<const uint64_t> args) {
+  const CallInfo* ci = GetCall(call);
+  if (ci == nullptr) return std::nullopt;
+  const int present = FieldIndex(*ci, "pCreateResource");
+  if (present < 0 || static_cast<size_t>(present) >= args.size() || args[present] == 0) {
+    return std::nullopt;
+  }
+  // The elements of each array follow the fixed fields, arrays in field order (FORMAT.md §3.3).
+  const absl::Span<const FieldInfo> fields = Fields(*ci);
+  size_t cursor = fields.size();
+  for (size_t i = 0; i < fields.size() && i < args.size(); ++i) {
+    if (fields[i].kind != FieldKind::kArray) continue;
+    const absl::Span<const FieldInfo> elems = ElementFields(fields[i]);
+    const uint64_t n = args[i] == 0 ? 0 : args[i] - 1;
+    if (n > args.size() || cursor + n * elems.size() > args.size()) return std::nullopt;
+    if (absl::string_view(fields[i].name) == "pInitialDataUP") {
+      if (args[i] == 0) return std::nullopt;
+      int row = -1, depth = -1;
+      for (size_t j = 0; j < elems.size(); ++j) {
+        if (absl::string_view(elems[j].name) == "SysMemPitch") row = static_cast<int>(j);
+        if (absl::string_view(elems[j].name) == "SysMemSlicePitch") depth = static_cast<int>(j);
+      }
+      if (row < 0 || depth < 0) return std::nullopt;
+      std::vector<SubresourcePitches> out(n);
+      for (uint64_t k = 0; k < n; ++k) {
+        const size_t at = cursor + k * elems.size();
+        out[k].row_pitch = static_cast<uint32_t>(args[at + row]);
+        out[k].depth_pitch = static_cast<uint32_t>(args[at + depth]);
+      }
+      return out;
+    }
+    cursor += n * elems.size();
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<InitialData> InitialDataLayout(const ResourceShape& shape,
+                                              absl::Span<const SubresourcePitches> pitches) {
+  InitialData d;
+  std::string why;
+  if (!ComputeInitialDataLayout(shape, pitches.data(), pitches.size(), &d, &why)) {
+    return absl::InvalidArgumentError(why);
+  }
+  return d;
 }
 
 absl::StatusOr<RegionLayout> UploadLayout(const ResourceShape& shape, uint32_t subresource,

@@ -14,6 +14,10 @@
 //                   + dwCommandLength) of lpDDCommands, then the Dp2VertexBytes() bytes of the
 //                   vertex source (lpVertices with USERMEMVERTICES, else lpDDVertex at
 //                   dwVertexOffset), as the runtime left them at the call (ddi-spec §7 step 2).
+//   content=initial kInitialData: a CreateResource's initial data, the region of every
+//                   pInitialDataUP[i].pSysMem (the whole subresource i laid out by its
+//                   SysMemPitch and SysMemSlicePitch; a buffer's is its ByteWidth), in
+//                   subresource order, concatenated (InitialDataLayout).
 //
 // Geometry follows D3D11's rules for a subresource: index = mip + slice × MipLevels; a mip's
 // size is max(1, size >> mip); rows and columns count blocks (4 × 4 texels for BC formats,
@@ -31,6 +35,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -101,6 +106,33 @@ bool ComputeUploadLayout(const ResourceShape& shape, uint32_t subresource, const
                          std::string* why);
 bool ComputeMappedLayout(const ResourceShape& shape, uint32_t subresource, uint32_t row_pitch,
                          uint32_t depth_pitch, RegionLayout* out, std::string* why);
+
+// The initial data of a CreateResource (content=initial): pInitialDataUP has one entry per
+// subresource (MipLevels × ArraySize, index = mip + slice × MipLevels), each the whole
+// subresource as UploadLayout lays it out without a box, with the entry's SysMemPitch as
+// RowPitch and SysMemSlicePitch as DepthPitch (ignored where the subresource has one row or
+// one slice; a buffer's region is its ByteWidth, pitches ignored). The content is those
+// regions concatenated in subresource order, without padding between them.
+struct SubresourcePitches {
+  uint32_t row_pitch = 0;    // SysMemPitch
+  uint32_t depth_pitch = 0;  // SysMemSlicePitch
+};
+struct InitialData {
+  std::vector<RegionLayout> regions;  // one per subresource, in subresource order
+  std::vector<uint64_t> offsets;      // where region i starts in the content
+  uint64_t bytes = 0;                 // the content's size: the sum of the regions' Bytes()
+};
+// InvalidArgument (or false and *why) naming the subresource for a count other than
+// MipLevels × ArraySize, an unknown format, or pitches smaller than a row / a slice.
+absl::StatusOr<InitialData> InitialDataLayout(const ResourceShape& shape,
+                                              absl::Span<const SubresourcePitches> pitches);
+bool ComputeInitialDataLayout(const ResourceShape& shape, const SubresourcePitches* pitches,
+                              size_t count, InitialData* out, std::string* why);
+// The pitches of the pInitialDataUP a CreateResource event recorded (any call whose fields
+// include pCreateResource's pInitialDataUP); nullopt when the call has no such field, or the
+// structure or the array pointer was NULL (no initial data).
+std::optional<std::vector<SubresourcePitches>> InitialDataOfCreate(CallId call,
+                                                                   absl::Span<const uint64_t> args);
 
 // Copies a region laid out as `src` into memory with other pitches, row by row (one memcpy
 // when the pitches agree). `dst` must hold the region at dst_row_pitch / dst_depth_pitch.

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "ddi/fvf.h"
 #include "format/content.h"
@@ -147,6 +148,31 @@ bool ComputeMappedLayout(const ResourceShape& shape, uint32_t subresource, uint3
     return true;
   }
   return ComputeUploadLayout(shape, subresource, nullptr, row_pitch, depth_pitch, out, why);
+}
+
+bool ComputeInitialDataLayout(const ResourceShape& shape, const SubresourcePitches* pitches,
+                              size_t count, InitialData* out, std::string* why) {
+  const uint64_t want = uint64_t{shape.mip_levels} * shape.array_size;
+  if (count != want || count == 0) {
+    return Fail(why, "%llu pInitialDataUP entries for a resource of %u mip levels x %u slices",
+                static_cast<ull>(count), shape.mip_levels, shape.array_size);
+  }
+  InitialData d;
+  d.regions.reserve(count);
+  d.offsets.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    RegionLayout l;
+    std::string reason;
+    if (!ComputeUploadLayout(shape, static_cast<uint32_t>(i), nullptr, pitches[i].row_pitch,
+                             pitches[i].depth_pitch, &l, why == nullptr ? nullptr : &reason)) {
+      return Fail(why, "initial data of subresource %llu: %s", static_cast<ull>(i), reason.c_str());
+    }
+    d.offsets.push_back(d.bytes);
+    d.regions.push_back(l);
+    d.bytes += l.Bytes();
+  }
+  *out = std::move(d);
+  return true;
 }
 
 void CopyRegion(const RegionLayout& src, const void* src_bytes, uint64_t dst_row_pitch,

@@ -171,6 +171,7 @@ TEST(ContentTest, RolesComeFromTheCatalogsPrototypes) {
   EXPECT_EQ(ContentRoleOf(CallId::kStagingResourceMap), ContentRole::kMap);
   EXPECT_EQ(ContentRoleOf(CallId::kDynamicResourceUnmap), ContentRole::kUnmap);
   EXPECT_EQ(ContentRoleOf(CallId::kResourceUnmap), ContentRole::kUnmap);
+  EXPECT_EQ(ContentRoleOf(CallId::kCreateResource), ContentRole::kInitialData);
   EXPECT_EQ(ContentRoleOf(CallId::kDrawIndexed), ContentRole::kNone);
   EXPECT_EQ(ContentRoleOf(CallId::kInvalid), ContentRole::kNone);
 }
@@ -203,6 +204,71 @@ TEST(ContentTest, ShapeOfCreateReadsTheArgumentStructure) {
   EXPECT_EQ(s->depth, 1u);
   EXPECT_EQ(s->mip_levels, 2u);
   EXPECT_FALSE(ShapeOfCreate(CallId::kDrawIndexed, e.args).has_value());
+}
+
+// pInitialDataUP's pitches follow both arrays' elements: pMipInfoList's first (FORMAT.md §3.3).
+TEST(ContentTest, InitialDataOfCreateReadsPInitialDataUP) {
+  Event e;
+  e.call = CallId::kCreateResource;
+  e.args.assign(LayoutOf(e.call).fixed.size(), 0);
+  const CallInfo& ci = *GetCall(e.call);
+  auto set = [&](const char* name, uint64_t v) { e.args[FieldIndex(ci, name)] = v; };
+  set("ResourceDimension", 3);
+  set("MipLevels", 2);
+  set("ArraySize", 1);
+  set("pCreateResource", 1);
+  set("pMipInfoList", 1 + 2);
+  for (uint64_t v : {8, 4, 1, 8, 4, 1, 4, 2, 1, 4, 2, 1}) e.args.push_back(v);
+  EXPECT_FALSE(InitialDataOfCreate(e.call, e.args).has_value());  // pInitialDataUP NULL
+  set("pInitialDataUP", 1 + 2);
+  // {pSysMem, SysMemPitch, SysMemSlicePitch} per subresource.
+  for (uint64_t v : {0x1000, 32, 128, 0x2000, 16, 0}) e.args.push_back(v);
+  std::optional<std::vector<SubresourcePitches>> p = InitialDataOfCreate(e.call, e.args);
+  ASSERT_TRUE(p.has_value());
+  ASSERT_EQ(p->size(), 2u);
+  EXPECT_EQ((*p)[0].row_pitch, 32u);
+  EXPECT_EQ((*p)[0].depth_pitch, 128u);
+  EXPECT_EQ((*p)[1].row_pitch, 16u);
+  EXPECT_EQ((*p)[1].depth_pitch, 0u);
+  EXPECT_FALSE(InitialDataOfCreate(CallId::kDrawIndexed, e.args).has_value());
+  set("pCreateResource", 0);
+  EXPECT_FALSE(InitialDataOfCreate(e.call, e.args).has_value());
+}
+
+TEST(ContentTest, InitialDataIsEverySubresourceInOrder) {
+  // A buffer: its ByteWidth, whatever the pitches say.
+  ResourceShape b{1, 0, 48, 1, 1, 1, 1};
+  absl::StatusOr<InitialData> buf = InitialDataLayout(b, {{0, 0}});
+  ASSERT_TRUE(buf.ok()) << buf.status();
+  EXPECT_EQ(buf->bytes, 48u);
+  // An 8x4 RGBA8 array of 2 slices with 3 mips (8x4, 4x2, 2x1): subresource = mip + 3 x slice,
+  // each at its own SysMemPitch (mip 0 padded to 40 bytes a row).
+  ResourceShape t{3, 28, 8, 4, 1, 3, 2};
+  const std::vector<SubresourcePitches> pitches = {{40, 0}, {16, 0}, {8, 0},
+                                                   {32, 0}, {16, 0}, {8, 0}};
+  absl::StatusOr<InitialData> d = InitialDataLayout(t, pitches);
+  ASSERT_TRUE(d.ok()) << d.status();
+  const std::vector<uint64_t> sizes = {3 * 40 + 32, 16 + 16, 8, 4 * 32, 32, 8};
+  ASSERT_EQ(d->regions.size(), 6u);
+  uint64_t at = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    EXPECT_EQ(d->offsets[i], at) << i;
+    EXPECT_EQ(d->regions[i].Bytes(), sizes[i]) << i;
+    at += sizes[i];
+  }
+  EXPECT_EQ(d->bytes, at);
+  // A 3D texture: slices by SysMemSlicePitch.
+  ResourceShape v{4, 28, 4, 4, 2, 1, 1};
+  EXPECT_EQ(InitialDataLayout(v, {{16, 80}})->bytes, 80u + 64);
+}
+
+TEST(ContentTest, InitialDataRejectsWhatCannotBeSized) {
+  ResourceShape t{3, 28, 8, 4, 1, 2, 1};
+  EXPECT_TRUE(Contains(InitialDataLayout(t, {{32, 0}}).status(), "1 pInitialDataUP entries"));
+  EXPECT_TRUE(Contains(InitialDataLayout(t, {{32, 0}, {4, 0}}).status(),
+                       "initial data of subresource 1: RowPitch 4 is smaller"));
+  ResourceShape nv12{3, 103, 64, 32, 1, 1, 1};
+  EXPECT_TRUE(Contains(InitialDataLayout(nv12, {{64, 0}}).status(), "DXGI format 103"));
 }
 
 TEST(ContentTest, BufferUploadIsItsBoxOrTheWholeBuffer) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <vector>
 
 #include "format/content.h"
 #include "recorder/internal/core.h"
@@ -174,6 +175,52 @@ std::string* ContentOfUpload(const void* resource, UINT subresource, const D3D10
   const bool ok = format::ComputeUploadLayout(shape->second, subresource, b ? &*b : nullptr,
                                               row_pitch, depth_pitch, &layout, &why);
   return CopyLocked(s, "UpdateSubresourceUP", ok, layout, why, sys_mem);
+}
+
+std::string* ContentOfInitialData(const D3D11DDIARG_CREATERESOURCE* a) {
+  // NULL structure: a context-local open (R56); NULL pInitialDataUP: no initial data.
+  if (a == nullptr || a->pInitialDataUP == nullptr || !Recording()) return nullptr;
+  format::ResourceShape shape;
+  shape.dimension = static_cast<uint32_t>(a->ResourceDimension);
+  shape.format = a->Format;
+  if (a->pMipInfoList != nullptr && a->MipLevels > 0) {
+    shape.width = a->pMipInfoList[0].TexelWidth;
+    shape.height = a->pMipInfoList[0].TexelHeight;
+    shape.depth = a->pMipInfoList[0].TexelDepth;
+  }
+  shape.mip_levels = a->MipLevels;
+  shape.array_size = a->ArraySize;
+  const size_t count = static_cast<size_t>(a->MipLevels) * a->ArraySize;
+  ContentState& s = S();
+  std::lock_guard<std::mutex> l(s.mu);
+  std::vector<format::SubresourcePitches> pitches(count);
+  for (size_t i = 0; i < count; ++i) {
+    if (a->pInitialDataUP[i].pSysMem == nullptr) {
+      SkipLocked(s, "CreateResource: an initial-data entry has a NULL pSysMem");
+      return nullptr;
+    }
+    pitches[i] = {a->pInitialDataUP[i].SysMemPitch, a->pInitialDataUP[i].SysMemSlicePitch};
+  }
+  format::InitialData layout;
+  std::string why;
+  if (!format::ComputeInitialDataLayout(shape, pitches.data(), count, &layout, &why)) {
+    SkipLocked(s, "CreateResource: " + why);
+    return nullptr;
+  }
+  if (layout.bytes == 0) return nullptr;
+  if (layout.bytes > format::kMaxContentBytes) {
+    SkipLocked(s, TooLarge("CreateResource", layout.bytes));
+    return nullptr;
+  }
+  ++s.stats.captured;
+  s.stats.bytes += layout.bytes;
+  PublishLocked(s);
+  auto* out = new std::string();
+  out->reserve(layout.bytes);
+  for (size_t i = 0; i < count; ++i) {
+    out->append(static_cast<const char*>(a->pInitialDataUP[i].pSysMem), layout.regions[i].Bytes());
+  }
+  return out;
 }
 
 void ContentOnD3DBuffer(const void* surface, const void* data) {

@@ -130,6 +130,60 @@ TEST_F(ContentCaptureTest, UploadSourceAndMappedBytesAreCapturedBeforeTheDriverR
   EXPECT_EQ(stats.contents_skipped, 0u);
 }
 
+// CreateResource's initial data: every subresource's region at its pSysMem, in subresource
+// order, without the gaps past the last row; nothing without pInitialDataUP.
+TEST_F(ContentCaptureTest, InitialDataIsEverySubresourceInOrder) {
+  FakeRtContext& ic = rt_.ic();
+  // A buffer with initial data, then one without.
+  D3D10DDI_MIPINFO mip;
+  D3D11DDIARG_CREATERESOURCE buffer = Buffer(16, &mip);
+  const char kBufferBytes[] = "sixteen bytes!!";
+  char buffer_bytes[16];
+  std::memcpy(buffer_bytes, kBufferBytes, 16);
+  const D3D10_DDIARG_SUBRESOURCE_UP buffer_up{buffer_bytes, 0, 0};
+  buffer.pInitialDataUP = &buffer_up;
+  ic.funcs.pfnCreateResource(ic.handle, &buffer, res_, D3D10DDI_HRTRESOURCE{});
+  alignas(8) unsigned char plain_mem[64] = {};
+  buffer.pInitialDataUP = nullptr;
+  ic.funcs.pfnCreateResource(ic.handle, &buffer, D3D10DDI_HRESOURCE{plain_mem},
+                             D3D10DDI_HRTRESOURCE{});
+  // A 2 x 2 R8G8B8A8_UNORM texture array of 2 slices with 2 mips (2x2, 1x1): mip 0 rows of 8
+  // bytes at SysMemPitch 12, mip 1 one row of 4 bytes.
+  D3D10DDI_MIPINFO mips[2] = {{2, 2, 1, 2, 2, 1}, {1, 1, 1, 1, 1, 1}};
+  D3D11DDIARG_CREATERESOURCE texture{};
+  texture.pMipInfoList = mips;
+  texture.ResourceDimension = D3D10DDIRESOURCE_TEXTURE2D;
+  texture.Format = 28;
+  texture.MipLevels = 2;
+  texture.ArraySize = 2;
+  std::vector<uint8_t> slice0(20), slice1(20), small0(4), small1(4);
+  for (size_t i = 0; i < 20; ++i) slice0[i] = static_cast<uint8_t>(i);
+  for (size_t i = 0; i < 20; ++i) slice1[i] = static_cast<uint8_t>(0x40 + i);
+  for (size_t i = 0; i < 4; ++i) small0[i] = static_cast<uint8_t>(0x80 + i);
+  for (size_t i = 0; i < 4; ++i) small1[i] = static_cast<uint8_t>(0xc0 + i);
+  const D3D10_DDIARG_SUBRESOURCE_UP up[4] = {
+      {slice0.data(), 12, 0}, {small0.data(), 4, 0}, {slice1.data(), 12, 0}, {small1.data(), 4, 0}};
+  texture.pInitialDataUP = up;
+  alignas(8) unsigned char tex_mem[64] = {};
+  ic.funcs.pfnCreateResource(ic.handle, &texture, D3D10DDI_HRESOURCE{tex_mem},
+                             D3D10DDI_HRTRESOURCE{});
+  Stats stats = rec_->Stop();
+
+  std::vector<Content> got = ContentOf(bytes_, {CallId::kCreateResource});
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].bytes, std::string(kBufferBytes, 16));
+  EXPECT_EQ(got[1].bytes, "") << "no pInitialDataUP";
+  // Mip 0 spans 12 + 8 bytes (the 4 past its last row are not the application's).
+  std::string want(slice0.begin(), slice0.end());
+  want.append(small0.begin(), small0.end());
+  want.append(slice1.begin(), slice1.end());
+  want.append(small1.begin(), small1.end());
+  EXPECT_EQ(got[2].bytes, want);
+  EXPECT_EQ(stats.contents, 2u);
+  EXPECT_EQ(stats.content_bytes, 16u + 48);
+  EXPECT_EQ(stats.contents_skipped, 0u);
+}
+
 TEST_F(ContentCaptureTest, WhatCannotBeSizedIsSkippedAndCountedWithTheReason) {
   FakeRtContext& ic = rt_.ic();
   const D3D10DDI_HRESOURCE res = res_;

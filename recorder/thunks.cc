@@ -65,6 +65,8 @@ std::string* ContentBefore(P... p) {
     return ContentAtUnmap(std::get<0>(a).pDrvPrivate, std::get<1>(a).pDrvPrivate, std::get<2>(a));
   } else if constexpr (kRole == format::ContentRole::kDrawPrimitives2) {
     return ContentOfDrawPrimitives2(p...);
+  } else if constexpr (kRole == format::ContentRole::kInitialData) {
+    return ContentOfInitialData(std::get<1>(std::make_tuple(p...)));
   } else {
     return nullptr;
   }
@@ -103,9 +105,11 @@ void ContentAfter(P... p) {
 template <CallId kId, typename R, typename Callee, typename After, typename... P>
 R RecordCallThen(char* note, Callee&& callee, After&& after, P... p) {
   using T = CallTraits<kId>;
-  constexpr bool kCapturesContent = ThunkContentRole(kId) == format::ContentRole::kUploadSource ||
-                                    ThunkContentRole(kId) == format::ContentRole::kUnmap ||
-                                    ThunkContentRole(kId) == format::ContentRole::kDrawPrimitives2;
+  constexpr bool kCapturesContent =
+      ThunkContentRole(kId) == format::ContentRole::kUploadSource ||
+      ThunkContentRole(kId) == format::ContentRole::kUnmap ||
+      ThunkContentRole(kId) == format::ContentRole::kDrawPrimitives2 ||
+      ThunkContentRole(kId) == format::ContentRole::kInitialData;
   if (!Recording()) {
     std::free(note);
     delete ContentBefore<kId>(p...);  // forgets an unmapped mapping; captures nothing

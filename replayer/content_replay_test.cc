@@ -18,6 +18,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "ddi/catalog.h"
@@ -267,6 +268,77 @@ TEST_F(ContentReplayTest, ReferenceDriverDigestFollowsTheUploadedBytes) {
     options.keep_going = true;  // the update makes the recorded command length differ
     ExpectDigestFollowsContent(with_update, options, "no content is the zero region");
   }
+}
+
+// ---- Initial data (content=initial) ------------------------------------------------------------
+
+// A CreateResource of 0xa0b1 (a 24-byte buffer) or 0xa0b2 (a 4x2 R8G8B8A8_UNORM 2D texture array
+// of 2 slices with 2 mips: 4x2 and 2x1) at `seq`, with pInitialDataUP entries `entries` (JSON
+// objects) and `content` (none when null).
+std::string CreateWithInitialData(uint64_t seq, bool texture, const std::string& entries,
+                                  const std::vector<uint8_t>* content) {
+  const std::string desc =
+      texture
+          ? R"("ResourceDimension":"D3D10DDIRESOURCE_TEXTURE2D","Format":28,"pMipInfoList":[{"TexelWidth":4,"TexelHeight":2,"TexelDepth":1,"PhysicalWidth":4,"PhysicalHeight":2,"PhysicalDepth":1},{"TexelWidth":2,"TexelHeight":1,"TexelDepth":1,"PhysicalWidth":2,"PhysicalHeight":1,"PhysicalDepth":1}],"MipLevels":2,"ArraySize":2,"SampleDesc.Count":1)"
+          : R"("ResourceDimension":"D3D10DDIRESOURCE_BUFFER","pMipInfoList":[{"TexelWidth":24,"TexelHeight":1,"TexelDepth":1,"PhysicalWidth":24,"PhysicalHeight":1,"PhysicalDepth":1}],"MipLevels":1,"ArraySize":1,"SampleDesc.Count":1)";
+  const std::string handle = texture ? "0xa0b2" : "0xa0b1";
+  const std::string calc = absl::StrCat(
+      R"({"seq":)", seq - 2, R"(,"tid":1,"fn":"CalcPrivateResourceSize","args":{"hDevice":"ic",)",
+      desc, R"(},"ret":8})", "\n");
+  const std::string create = absl::StrCat(
+      R"({"seq":)", seq, R"(,"tid":1,"fn":"CreateResource","args":{"hDevice":"ic",)", desc,
+      entries.empty() ? "" : absl::StrCat(R"(,"pInitialDataUP":[)", entries, "]"),
+      R"(,"hResource":")", handle, R"(","hRTResource":"rt)", handle, R"("}})");
+  return calc + (content == nullptr ? create + "\n" : WithContent(create, *content));
+}
+
+std::string Entry(uint64_t address, uint32_t pitch) {
+  return absl::StrCat(R"({"pSysMem":")", absl::StrFormat("0x%x", address), R"(","SysMemPitch":)",
+                      pitch, R"(,"SysMemSlicePitch":0})");
+}
+
+// The texture's four subresources (mip + 2 x slice): mip 0 rows of 16 bytes at SysMemPitch 20
+// (slice 0) and 16 (slice 1), mip 1 one row of 8 bytes.
+std::string TextureEntries() {
+  return absl::StrCat(Entry(0x8000, 20), ",", Entry(0x9000, 8), ",", Entry(0xa000, 16), ",",
+                      Entry(0xb000, 8));
+}
+
+TEST_F(ContentReplayTest, InitialDataReachesTheDriverAtCreate) {
+  const std::vector<uint8_t> buffer = Ramp(24, 0x30);
+  // 36 (rows 16 + gap 4 + 16) + 8 + 32 + 8 bytes, subresource after subresource.
+  const std::vector<uint8_t> texture = Ramp(36 + 8 + 32 + 8, 0x80);
+  const std::string trace =
+      absl::StrCat(kProbeDevice, CreateWithInitialData(52, false, Entry(0x7000, 0), &buffer),
+                   CreateWithInitialData(56, true, TextureEntries(), &texture));
+  auto hex = [&](size_t from, size_t n) {
+    return Hex(std::vector<uint8_t>(texture.begin() + from, texture.begin() + from + n));
+  };
+  const std::string log =
+      absl::StrCat("initial 2 sub 0: ", Hex(buffer), "\n",              //
+                   "initial 3 sub 0: ", hex(0, 16), hex(20, 16), "\n",  // the gap left out
+                   "initial 3 sub 1: ", hex(36, 8), "\n",               //
+                   "initial 3 sub 2: ", hex(44, 32), "\n", "initial 3 sub 3: ", hex(76, 8), "\n");
+  ForBothThreadModes(trace, log, [](const Replayed& o) {
+    EXPECT_EQ(o.result.content.initial_data, 2u);
+    EXPECT_EQ(o.result.content.initial_data_bytes, 24u + 84);
+    EXPECT_THAT(o.report, HasSubstr("\ncontent: 2 resources created with their recorded initial "
+                                    "data (108 bytes)\n"));
+  });
+}
+
+// A trace without the content (older recorders, a capture that could not size it) still
+// replays: the driver reads zeros at every pSysMem.
+TEST_F(ContentReplayTest, InitialDataWithoutContentIsTheZeroRegion) {
+  Replayed o =
+      Run(absl::StrCat(kProbeDevice, CreateWithInitialData(54, true, TextureEntries(), nullptr)));
+  EXPECT_EQ(o.exit, kExitIdentical) << o.report;
+  EXPECT_EQ(o.log, absl::StrCat("initial 2 sub 0: ", std::string(64, '0'), "\n",
+                                "initial 2 sub 1: ", std::string(16, '0'), "\n",
+                                "initial 2 sub 2: ", std::string(64, '0'), "\n",
+                                "initial 2 sub 3: ", std::string(16, '0'), "\n"));
+  EXPECT_EQ(o.result.content.initial_data, 0u);
+  EXPECT_THAT(o.report, Not(HasSubstr("content:")));
 }
 
 // ---- Maps ------------------------------------------------------------------------------------
@@ -532,7 +604,7 @@ TEST_F(ContentBadInputTest, ContentOnACallThatTakesNoBytes) {
                       bytes)),
       50,
       "Draw carries content (id 1), but it takes no bytes from the application (only the "
-      "UpdateSubresourceUP and Unmap families do, FORMAT.md §3.8)");
+      "UpdateSubresourceUP and Unmap families and CreateResource do, FORMAT.md §3.8)");
 }
 
 TEST_F(ContentBadInputTest, ContentOnAMap) {
@@ -622,6 +694,30 @@ INSTANTIATE_TEST_SUITE_P(
                        "content of an UpdateSubresourceUP the resource cannot take: box [8, 20) is "
                        "empty or outside the 16-byte buffer"}),
     CaseName);
+
+TEST_F(ContentBadInputTest, InitialDataOfTheWrongSize) {
+  const std::vector<uint8_t> bytes = Ramp(36 + 8 + 32 + 8 - 1, 0);
+  ExpectBadInput(
+      absl::StrCat(kProbeDevice, CreateWithInitialData(54, true, TextureEntries(), &bytes)), 54,
+      "content is 83 bytes, but the 4 pInitialDataUP entries with their SysMemPitch and "
+      "SysMemSlicePitch describe 84 bytes of initial data");
+}
+
+TEST_F(ContentBadInputTest, InitialDataWithPitchesTheResourceCannotTake) {
+  const std::vector<uint8_t> bytes = Ramp(64, 0);
+  const std::string entries = absl::StrCat(Entry(0x8000, 12), ",", Entry(0x9000, 8), ",",
+                                           Entry(0xa000, 16), ",", Entry(0xb000, 8));
+  ExpectBadInput(absl::StrCat(kProbeDevice, CreateWithInitialData(54, true, entries, &bytes)), 54,
+                 "content of initial data the resource cannot take: initial data of subresource 0: "
+                 "RowPitch 12 is smaller than a row of the region (16 bytes)");
+}
+
+TEST_F(ContentBadInputTest, ContentOnACreateWithoutInitialData) {
+  const std::vector<uint8_t> bytes = Ramp(24, 0);
+  ExpectBadInput(absl::StrCat(kProbeDevice, CreateWithInitialData(52, false, "", &bytes)), 52,
+                 "content (24 bytes) on a CreateResource without pInitialDataUP: there is no "
+                 "initial data to hold it");
+}
 
 TEST_F(ContentBadInputTest, UploadToAResourceWithoutARecordedShape) {
   const std::vector<uint8_t> bytes = Ramp(16, 0);

@@ -648,6 +648,12 @@ std::string FormatReport(const ReplayResult& r, absl::Span<const Event> events,
                           "handed to the driver (%d bytes)\n",
                           c.uploads, c.unmaps, c.bytes);
   }
+  if (c.initial_data != 0) {
+    absl::StrAppendFormat(&out,
+                          "content: %d resources created with their recorded initial data (%d "
+                          "bytes)\n",
+                          c.initial_data, c.initial_data_bytes);
+  }
   for (const std::string& note : c.notes) absl::StrAppend(&out, "content: ", note, "\n");
   for (const std::string& line : r.driver_violations) {
     absl::StrAppend(&out, "driver: ", line, "\n");

@@ -245,6 +245,10 @@ struct ContentSummary {
   uint64_t uploads = 0;  // UpdateSubresourceUP-family calls given the recorded source bytes
   uint64_t unmaps = 0;   // Unmaps before which the recorded bytes were written into the mapping
   uint64_t bytes = 0;    // bytes handed over (payload: rows × row bytes for mappings)
+  // CreateResource calls whose pInitialDataUP entries pointed at the recorded initial data, and
+  // how many bytes that was (not counted in `bytes`).
+  uint64_t initial_data = 0;
+  uint64_t initial_data_bytes = 0;
   // DX6: D3dDrawPrimitives2 calls whose command (and vertex) bytes were written into the
   // replay's buffers, and how many bytes that was (replayer/internal/dx6_replay.h).
   uint64_t dx6_draws = 0;

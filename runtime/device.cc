@@ -434,7 +434,8 @@ HRESULT FinishCreate(DeviceState* dev, T* object, absl::string_view prefix, SIZE
 
 }  // namespace
 
-HRESULT Device::CreateResource(const ResourceDesc& desc, Resource** out) {
+HRESULT Device::CreateResource(const ResourceDesc& desc,
+                               const D3D10_DDIARG_SUBRESOURCE_UP* initial_data, Resource** out) {
   DeviceState* dev = state_.get();
   internal::ApiScope api(dev, "CreateResource", "");
   D3D11DDIARG_CREATERESOURCE a{};
@@ -467,6 +468,9 @@ HRESULT Device::CreateResource(const ResourceDesc& desc, Resource** out) {
     a.pPrimaryDesc = &primary_desc;
   }
   a.pMipInfoList = mips.data();
+  // The runtime hands the application's D3D11_SUBRESOURCE_DATA array over as it is: the same
+  // layout as D3D10_DDIARG_SUBRESOURCE_UP (pSysMem, SysMemPitch, SysMemSlicePitch).
+  a.pInitialDataUP = initial_data;
   a.ResourceDimension = desc.dimension;
   a.Usage = desc.usage;
   a.BindFlags = desc.bind_flags | (primary ? D3D10_DDI_BIND_PRESENT : 0);

@@ -375,7 +375,14 @@ class Device : public Object {
   // The immediate context (the device keeps it; the pointer is valid while the device is).
   DeviceContext* GetImmediateContext();
 
-  HRESULT CreateResource(const ResourceDesc& desc, Resource** resource);
+  HRESULT CreateResource(const ResourceDesc& desc, Resource** resource) {
+    return CreateResource(desc, nullptr, resource);
+  }
+  // With initial data, as D3D11's pInitialData: NULL, or one entry per subresource
+  // (mip + slice × mip_levels, mip_levels × array_size of them), which the driver receives as
+  // D3D11DDIARG_CREATERESOURCE::pInitialDataUP (the caller's memory, read during the call).
+  HRESULT CreateResource(const ResourceDesc& desc, const D3D10_DDIARG_SUBRESOURCE_UP* initial_data,
+                         Resource** resource);
   HRESULT CreateView(ViewKind kind, Resource* resource, const ViewDesc& desc, View** view);
   // `code`: tokenized shader program, token 1 = length in tokens.
   HRESULT CreateShader(Stage stage, const uint32_t* code, Shader** shader);

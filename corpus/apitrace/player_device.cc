@@ -8,8 +8,10 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -19,6 +21,7 @@
 #include "corpus/apitrace/internal/d3d11_names.h"
 #include "corpus/apitrace/internal/player_impl.h"
 #include "ddi/catalog.h"
+#include "format/content.h"
 #include "runtime/runtime.h"
 
 namespace cltrace::apitrace::internal {
@@ -311,8 +314,55 @@ absl::Status Player::CreateResource(const Call& call, Obj* self) {
                                                                  : "ppTexture2D");
   if (!key.ok()) return key.status();
   if (*key == 0) return absl::OkStatus();  // a parameter check (NULL output): no object
+  // Initial data: one D3D11_SUBRESOURCE_DATA per subresource, handed to the driver as
+  // CreateResource's pInitialDataUP (the bytes stay alive until the call returned).
+  const std::vector<const Value*> initial = Elements(call.Arg("pInitialData"));
+  std::vector<std::string> initial_bytes;
+  std::vector<D3D10_DDIARG_SUBRESOURCE_UP> initial_up;
+  if (!initial.empty()) {
+    const uint32_t subresources =
+        rd.mip_levels * rd.array_size * (rd.dimension == D3D10DDIRESOURCE_TEXTURECUBE ? 6 : 1);
+    if (initial.size() < subresources) {
+      return Bad(call, absl::StrCat("pInitialData has ", initial.size(), " entries for ",
+                                    subresources, " subresources"));
+    }
+    format::ResourceShape shape;
+    shape.dimension = rd.dimension;
+    shape.format = rd.format;
+    shape.width = rd.width;
+    shape.height = rd.height;
+    shape.depth = rd.depth;
+    shape.mip_levels = rd.mip_levels;
+    shape.array_size = rd.array_size;
+    initial_bytes.reserve(subresources);
+    initial_up.resize(subresources);
+    for (uint32_t i = 0; i < subresources; ++i) {
+      const Value* data = Deref(initial[i]);
+      absl::StatusOr<uint32_t> pitch = FieldEnum(call, data, "SysMemPitch", 0);
+      absl::StatusOr<uint32_t> slice = FieldEnum(call, data, "SysMemSlicePitch", 0);
+      if (!pitch.ok()) return pitch.status();
+      if (!slice.ok()) return slice.status();
+      // The bytes the subresource's region spans at these pitches (format/content.h), or a
+      // generous bound where the format has no known texel size.
+      absl::StatusOr<format::RegionLayout> l =
+          format::UploadLayout(shape, i, nullptr, *pitch, *slice);
+      const uint64_t need =
+          l.ok() ? l->Bytes()
+                 : uint64_t{rd.depth} *
+                       std::max<uint64_t>(*slice, uint64_t{rd.height} *
+                                                      std::max<uint64_t>(*pitch, rd.width * 16ull));
+      if (need > (uint64_t{1} << 30)) return Bad(call, "initial data larger than 1 GiB");
+      absl::StatusOr<std::string> bytes = Bytes(call, FindField(data, "pSysMem"), need);
+      if (!bytes.ok()) return bytes.status();
+      initial_bytes.push_back(*std::move(bytes));
+      initial_up[i].pSysMem = initial_bytes.back().data();
+      initial_up[i].SysMemPitch = *pitch;
+      initial_up[i].SysMemSlicePitch = *slice;
+    }
+  }
   runtime::Resource* r = nullptr;
-  if (HRESULT hr = device->CreateResource(rd, &r); hr != S_OK) {
+  if (HRESULT hr = device->CreateResource(rd, initial_up.empty() ? nullptr : initial_up.data(), &r);
+      hr != S_OK) {
     return Skip(call, "the runtime model refused the resource");
   }
   auto obj = std::make_shared<Obj>();
@@ -326,33 +376,6 @@ absl::Status Player::CreateResource(const Call& call, Obj* self) {
   if (absl::Status s = BindNew(call, out, obj); !s.ok()) {
     r->Release();
     return s;
-  }
-  // Initial data: the runtime model's CreateResource takes none yet, so the bytes go in
-  // through the immediate context's UpdateSubresource, one per subresource.
-  const std::vector<const Value*> initial = Elements(call.Arg("pInitialData"));
-  if (!initial.empty()) {
-    Substitute(call, "initial data uploaded with UpdateSubresource on the immediate context");
-    const uint32_t subresources =
-        rd.mip_levels * rd.array_size * (rd.dimension == D3D10DDIRESOURCE_TEXTURECUBE ? 6 : 1);
-    for (size_t i = 0; i < initial.size() && i < subresources; ++i) {
-      const Value* data = Deref(initial[i]);
-      absl::StatusOr<uint32_t> pitch = FieldEnum(call, data, "SysMemPitch", 0);
-      absl::StatusOr<uint32_t> slice = FieldEnum(call, data, "SysMemSlicePitch", 0);
-      if (!pitch.ok()) return pitch.status();
-      if (!slice.ok()) return slice.status();
-      const uint64_t rows = rd.height, depth = rd.depth;
-      const uint64_t need =
-          rd.dimension == D3D10DDIRESOURCE_BUFFER
-              ? rd.width
-              : depth *
-                    std::max<uint64_t>(*slice, rows * std::max<uint64_t>(*pitch, rd.width * 16ull));
-      if (need > (uint64_t{1} << 30)) return Bad(call, "initial data larger than 1 GiB");
-      const Value* mem = FindField(data, "pSysMem");
-      absl::StatusOr<std::string> bytes = Bytes(call, mem, need);
-      if (!bytes.ok()) return bytes.status();
-      device->GetImmediateContext()->UpdateSubresource(r, static_cast<uint32_t>(i), nullptr,
-                                                       bytes->data(), *pitch, *slice);
-    }
   }
   return absl::OkStatus();
 }

@@ -129,8 +129,8 @@ void ParseFnTraits(Fn& f, std::map<std::string, std::string>& a, int line) {
   if (!known || f.role == "none") Die(line, "unknown role '" + f.role + "'");
   f.content = a["content"];
   if (!f.content.empty() && f.content != "upload" && f.content != "map" && f.content != "unmap" &&
-      f.content != "dp2")
-    Die(line, "content= is upload, map, unmap or dp2");
+      f.content != "dp2" && f.content != "initial")
+    Die(line, "content= is upload, map, unmap, dp2 or initial");
   if (a.count("dc_rule")) {
     const std::string& r = a["dc_rule"];
     if (r.size() < 2 || r[0] != 'R' || !IsNumber(r.substr(1))) Die(line, "dc_rule= is RN");

@@ -94,6 +94,7 @@ std::string CallLine(const Catalog& c, const Fn& f) {
   if (f.content == "map") content = "kMap";
   if (f.content == "unmap") content = "kUnmap";
   if (f.content == "dp2") content = "kDrawPrimitives2";
+  if (f.content == "initial") content = "kInitialData";
   return "    {CallRole::" + Enumerator(f.role) + ", ContentRole::" + content +
          ", Layer::" + LayerEnumerator(tab) + ", Domain::" + DomainEnumerator(tab, f) +
          ", ReturnKind::" + ReturnEnumerator(c, f) + ", " + (f.ic ? "true" : "false") + ", " +

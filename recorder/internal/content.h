@@ -7,6 +7,8 @@
 //   the Unmap family (before the call)  copy the mapped subresource as the application left
 //                                       it, laid out by the Map's pitches;
 //   UpdateSubresourceUP (before)        copy the source region at pSysMemUP;
+//   CreateResource (before)             copy its initial data, every pInitialDataUP[i].pSysMem
+//                                       region in subresource order;
 //   DX6 CreateD3DBuffer / LockD3DBuffer remember where each D3D buffer's memory is (fpVidMem,
 //     (after)                           lpSurfData); DestroyD3DBuffer forgets it;
 //   D3dDrawPrimitives2 (before)         copy the dwCommandLength command bytes and the
@@ -53,6 +55,7 @@ void ContentOnMap(const void* device, const void* resource, UINT subresource, D3
 std::string* ContentAtUnmap(const void* device, const void* resource, UINT subresource);
 std::string* ContentOfUpload(const void* resource, UINT subresource, const D3D10_DDI_BOX* box,
                              const void* sys_mem, UINT row_pitch, UINT depth_pitch);
+std::string* ContentOfInitialData(const D3D11DDIARG_CREATERESOURCE* args);
 
 // DX6: where the runtime writes a D3D buffer (the latest CreateD3DBuffer fpVidMem or
 // LockD3DBuffer lpSurfData of the surface; a failed call forgets it), and the DP2 content.

@@ -107,6 +107,11 @@ void ContentFields(const format::CallInfo& info, CallMeta& m) {
   m.depth_pitch_field = field("DepthPitch", nullptr);
   // A catalog entry with content= but without the fields that place the bytes would be a
   // catalog error: its content is then not replayable, and the plan says so.
+  if (m.content_role == format::ContentRole::kInitialData) {
+    // CreateResource: the bytes are placed by pCreateResource's pInitialDataUP array.
+    m.content_fields_ok = format::FieldIndex(info, "pInitialDataUP") >= 0;
+    return;
+  }
   m.content_fields_ok =
       m.resource_field >= 0 && m.subresource_field >= 0 &&
       (m.content_role != format::ContentRole::kUploadSource ||

@@ -113,7 +113,8 @@ struct CallMeta {
   // and the fields that place them. kUploadSource: hDstResource, DstSubresource, the pDstBox
   // presence field (its members left..back follow it) and the input RowPitch/DepthPitch.
   // kMap: hResource, Subresource, DDIMap and the outputs pData/RowPitch/DepthPitch of
-  // pMappedSubResource. kUnmap: hResource, Subresource.
+  // pMappedSubResource. kUnmap: hResource, Subresource. kInitialData (CreateResource): only
+  // pCreateResource's pInitialDataUP array.
   format::ContentRole content_role = format::ContentRole::kNone;
   int16_t resource_field = -1;
   int16_t subresource_field = -1;

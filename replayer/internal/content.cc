@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -46,7 +47,7 @@ std::string ContentChecker::Check(const Event& e, const CallMeta& m, Role role, 
       case ContentRole::kNone:
         return absl::StrFormat(
             "%s carries content (id %d), but it takes no bytes from the application (only the "
-            "UpdateSubresourceUP and Unmap families do, FORMAT.md §3.8)",
+            "UpdateSubresourceUP and Unmap families and CreateResource do, FORMAT.md §3.8)",
             m.info->name, id);
       case ContentRole::kMap:
         return absl::StrFormat(
@@ -57,6 +58,7 @@ std::string ContentChecker::Check(const Event& e, const CallMeta& m, Role role, 
         return "";  // the DX6 replay checks it (CheckDx6Event)
       case ContentRole::kUploadSource:
       case ContentRole::kUnmap:
+      case ContentRole::kInitialData:
         break;
     }
     if (!m.content_fields_ok) {
@@ -68,6 +70,8 @@ std::string ContentChecker::Check(const Event& e, const CallMeta& m, Role role, 
       const uint64_t bytes = contents_.Token(id).size();
       if (m.content_role == ContentRole::kUploadSource) {
         problem = CheckUpload(e, m, bytes);
+      } else if (m.content_role == ContentRole::kInitialData) {
+        problem = CheckInitialData(e, bytes);
       } else {
         problem = CheckUnmap(e, m, bytes, unmap);
         *has_unmap = problem.empty();
@@ -104,6 +108,28 @@ std::string ContentChecker::CheckUpload(const Event& e, const CallMeta& m, uint6
         "describes %d bytes of source data",
         bytes, sub, box ? "its pDstBox" : "no box (the whole subresource)",
         U32(e, m.row_pitch_field), U32(e, m.depth_pitch_field), l->Bytes());
+  }
+  return "";
+}
+
+std::string ContentChecker::CheckInitialData(const Event& e, uint64_t bytes) const {
+  const std::optional<format::ResourceShape> shape = format::ShapeOfCreate(e.call, e.args);
+  const std::optional<std::vector<format::SubresourcePitches>> pitches =
+      format::InitialDataOfCreate(e.call, e.args);
+  if (!shape.has_value() || !pitches.has_value()) {
+    return absl::StrFormat(
+        "content (%d bytes) on a %s without pInitialDataUP: there is no initial data to hold it",
+        bytes, e.call == format::CallId::kInvalid ? "call" : format::GetCall(e.call)->name);
+  }
+  absl::StatusOr<format::InitialData> l = format::InitialDataLayout(*shape, *pitches);
+  if (!l.ok()) {
+    return absl::StrCat("content of initial data the resource cannot take: ", l.status().message());
+  }
+  if (l->bytes != bytes) {
+    return absl::StrFormat(
+        "content is %d bytes, but the %d pInitialDataUP entries with their SysMemPitch and "
+        "SysMemSlicePitch describe %d bytes of initial data",
+        bytes, pitches->size(), l->bytes);
   }
   return "";
 }

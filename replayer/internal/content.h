@@ -73,6 +73,7 @@ class ContentChecker {
     uint32_t row_pitch = 0, depth_pitch = 0;  // the recorded driver's output pitches
   };
   std::string CheckUpload(const format::Event& e, const CallMeta& m, uint64_t bytes) const;
+  std::string CheckInitialData(const format::Event& e, uint64_t bytes) const;
   std::string CheckUnmap(const format::Event& e, const CallMeta& m, uint64_t bytes,
                          UnmapContent* unmap) const;
   void Track(const format::Event& e, const CallMeta& m);

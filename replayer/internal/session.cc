@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <thread>
 #include <tuple>
 
@@ -14,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "ddi/call_traits.h"
 #include "ddi/catalog.h"
+#include "format/content.h"
 #include "format/jsonl.h"
 #include "replayer/internal/compare.h"
 
@@ -108,6 +110,15 @@ void Session::InitThread(ThreadState* t) {
           if (i == index) return p;
         }
       }
+    }
+    return zero_region_;
+  };
+  t->env.element_pointer = [this, t](const FieldInfo& array, size_t element, const FieldInfo&,
+                                     uint64_t recorded) -> void* {
+    if (recorded == 0) return nullptr;
+    // Only pInitialDataUP's elements have a per-element substitute: their pSysMem.
+    if (element < t->initial_data.size() && absl::string_view(array.name) == "pInitialDataUP") {
+      return t->initial_data[element];
     }
     return zero_region_;
   };
@@ -490,6 +501,7 @@ void Session::Issue(ThreadState* t, uint32_t i) {
 bool Session::Prepare(ThreadState* t, const Event& e, const CallMeta& m) {
   t->call = m.info;
   t->pointers.clear();
+  t->initial_data.clear();
   t->ic_object = 0;
   return EnsureHandles(e, m) && CreateHandle(e, m) && ResolvePointers(t, e, m);
 }
@@ -608,6 +620,9 @@ bool Session::CreateHandle(const Event& e, const CallMeta& m) {
 }
 
 bool Session::ResolvePointers(ThreadState* t, const Event& e, const CallMeta& m) {
+  if (m.content_role == format::ContentRole::kInitialData && e.content != 0) {
+    InitialDataSource(t, e);
+  }
   // Pointer arguments: never a recorded address.
   for (const PointerField& p : m.pointers) {
     const uint64_t v = e.args[p.index];
@@ -694,6 +709,26 @@ void* Session::UploadSource(ThreadState* t, const Event& e) {
   ++content_.uploads;
   content_.bytes += bytes.size();
   return copy;
+}
+
+void Session::InitialDataSource(ThreadState* t, const Event& e) {
+  // The plan's content check (ContentChecker::CheckInitialData) refused a layout that does not
+  // hold the content, so a mismatch here only leaves the zero region in place.
+  const std::optional<format::ResourceShape> shape = format::ShapeOfCreate(e.call, e.args);
+  const std::optional<std::vector<format::SubresourcePitches>> pitches =
+      format::InitialDataOfCreate(e.call, e.args);
+  if (!shape.has_value() || !pitches.has_value()) return;
+  absl::StatusOr<format::InitialData> l = format::InitialDataLayout(*shape, *pitches);
+  const absl::string_view bytes = plan_.contents->Token(e.content);
+  if (!l.ok() || l->bytes != bytes.size()) return;
+  // A copy, as for an upload: a driver writing through pSysMem cannot change the trace's bytes.
+  auto* copy = static_cast<char*>(t->arena.Allocate(bytes.size() + kContentSlackBytes));
+  std::memcpy(copy, bytes.data(), bytes.size());
+  t->initial_data.resize(l->offsets.size());
+  for (size_t i = 0; i < l->offsets.size(); ++i) t->initial_data[i] = copy + l->offsets[i];
+  std::lock_guard<std::mutex> lock(content_mu_);
+  ++content_.initial_data;
+  content_.initial_data_bytes += bytes.size();
 }
 
 void Session::RememberMapping(const Event& e, const CallMeta& m, const format::ArgVec& actual) {

@@ -61,6 +61,8 @@ struct ThreadState {
   // Per call being prepared: pointer substitutes by fixed-field index.
   const format::CallInfo* call = nullptr;
   absl::InlinedVector<std::pair<uint16_t, void*>, 4> pointers;
+  // CreateResource with content: pInitialDataUP[i].pSysMem for each element i.
+  std::vector<void*> initial_data;
   // Raw values the codec's capture met that the handle map does not know.
   std::vector<uint64_t> unknown;
   uint64_t ic_object = 0;  // CalcDeferredContextHandleSize: the IC object's id
@@ -198,6 +200,8 @@ class Session {
   // thread's arena. A Map's answer is remembered; at the matching Unmap the recorded bytes are
   // written into it before the driver is called.
   void* UploadSource(ThreadState* t, const format::Event& e);
+  // Points t->initial_data at the regions of a copy of e's initial data (content=initial).
+  void InitialDataSource(ThreadState* t, const format::Event& e);
   void RememberMapping(const format::Event& e, const CallMeta& m, const format::ArgVec& actual);
   void WriteMappedContent(const format::Event& e, const CallMeta& m, uint32_t index);
   void ContentNote(uint64_t seq, std::string note);

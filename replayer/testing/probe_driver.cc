@@ -3,6 +3,8 @@
 // a log of the bytes it was handed. It makes no callbacks. What it logs, one line per call:
 //   upload R sub S: HEX    an UpdateSubresourceUP: the rows of the region at pSysMemUP
 //   unmap R sub S: HEX     an Unmap: the rows of the whole mapped subresource as it is now
+//   initial R sub S: HEX   a CreateResource's pInitialDataUP[S]: the rows of subresource S
+//                          (mip S % MipLevels) at its pSysMem, read with its SysMemPitch
 // where R numbers the immediate-context resources in creation order (a deferred context's
 // local handle names its IC resource), rows are read with the pitches the call (upload) or
 // the probe's own Map (unmap) gives, and HEX leaves out the gaps between rows. Every Map fills
@@ -156,6 +158,16 @@ void APIENTRY CreateResource(D3D10DDI_HDEVICE, const D3D11DDIARG_CREATERESOURCE*
   r->width = sized ? a->pMipInfoList[0].TexelWidth : 0;
   r->height = sized && a->pMipInfoList[0].TexelHeight != 0 ? a->pMipInfoList[0].TexelHeight : 1;
   handle->resource = r;
+  if (a->pInitialDataUP == nullptr || !sized) return;
+  for (uint32_t s = 0; s < a->MipLevels * a->ArraySize; ++s) {
+    const D3D10_DDIARG_SUBRESOURCE_UP& up = a->pInitialDataUP[s];
+    if (up.pSysMem == nullptr) continue;
+    const D3D10DDI_MIPINFO& mip = a->pMipInfoList[s % a->MipLevels];
+    const uint32_t row_bytes = r->dimension == kBuffer ? r->width : 4 * mip.TexelWidth;
+    const uint32_t rows = r->dimension == kBuffer || mip.TexelHeight == 0 ? 1 : mip.TexelHeight;
+    LogRows("initial", r, s, static_cast<const uint8_t*>(up.pSysMem), row_bytes, rows,
+            up.SysMemPitch);
+  }
 }
 
 void APIENTRY DestroyResource(D3D10DDI_HDEVICE, D3D10DDI_HRESOURCE) {}

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -76,6 +77,74 @@ class ApitraceCommandTest : public ::cltrace::testing::CommandTest {
     return path;
   }
 };
+
+// Initial data reaches the driver as CreateResource's pInitialDataUP, the bytes recorded as the
+// call's content (a buffer, and a 2D texture array of 2 slices with 2 mips whose mip 0 rows are
+// padded), and a replay hands the recorded bytes to the driver again.
+TEST_F(ApitraceCommandTest, InitialDataIsRecordedAsCreateResourceContentAndReplayed) {
+  const std::string buffer = "0123456789abcdef";
+  // 4x2 RGBA8 at SysMemPitch 20: 16 bytes, 4 bytes the runtime never reads, 16 bytes.
+  const std::string mip0a = "AAAABBBBCCCCDDDD____EEEEFFFFGGGGHHHH", mip1a = "iiiijjjj";
+  const std::string mip0b = "KKKKLLLLMMMMNNNN____OOOOPPPPQQQQRRRR", mip1b = "sssstttt";
+  for (const auto& [name, bytes] :
+       {std::pair{"b.bin", buffer}, std::pair{"t0.bin", mip0a}, std::pair{"t1.bin", mip1a},
+        std::pair{"t2.bin", mip0b}, std::pair{"t3.bin", mip1b}}) {
+    Write(name, bytes);
+  }
+  auto entry = [&](const char* file, int pitch) {
+    return absl::StrCat("{pSysMem = blob(\"", Path(file), "\"), SysMemPitch = ", pitch,
+                        ", SysMemSlicePitch = 0}");
+  };
+  const std::string file = Write(
+      "initial.txt",
+      absl::StrCat(
+          "1 D3D11CreateDevice(pAdapter = NULL, DriverType = D3D_DRIVER_TYPE_HARDWARE, Software = "
+          "NULL, Flags = 0x0, pFeatureLevels = NULL, FeatureLevels = 0, SDKVersion = 7, ppDevice = "
+          "&0x100, pFeatureLevel = &D3D_FEATURE_LEVEL_11_0, ppImmediateContext = &0x200) = S_OK\n"
+          "2 ID3D11Device::CreateBuffer(this = 0x100, pDesc = &{ByteWidth = 16, Usage = "
+          "D3D11_USAGE_IMMUTABLE, BindFlags = D3D11_BIND_VERTEX_BUFFER, CPUAccessFlags = 0x0, "
+          "MiscFlags = 0x0, StructureByteStride = 0}, pInitialData = &",
+          entry("b.bin", 0),
+          ", ppBuffer = &0x300) = S_OK\n"
+          "3 ID3D11Device::CreateTexture2D(this = 0x100, pDesc = &{Width = 4, Height = 2, "
+          "MipLevels = 2, ArraySize = 2, Format = DXGI_FORMAT_R8G8B8A8_UNORM, SampleDesc = "
+          "{Count = 1, Quality = 0}, Usage = D3D11_USAGE_IMMUTABLE, BindFlags = "
+          "D3D11_BIND_SHADER_RESOURCE, CPUAccessFlags = 0x0, MiscFlags = 0x0}, pInitialData = {",
+          entry("t0.bin", 20), ", ", entry("t1.bin", 8), ", ", entry("t2.bin", 20), ", ",
+          entry("t3.bin", 8),
+          "}, ppTexture2D = &0x400) = S_OK\n"
+          "4 ID3D11DeviceContext::Flush(this = 0x200)\n"));
+  const std::string trace = Path("initial.cltrace");
+  Result rec = Run(absl::StrCat(CLTRACE_BIN, " record -o ", trace, " -- ", CLTRACE_WORKLOAD_BIN,
+                                " apitrace ", file));
+  ASSERT_EQ(rec.exit, 0) << rec.out << rec.err;
+  EXPECT_THAT(rec.out, HasSubstr("apitrace: played 4 of 4 calls on 1 thread\n"));
+  EXPECT_THAT(rec.out, Not(HasSubstr("substituted:")));
+  Result dump = Run(absl::StrCat(CLTRACE_BIN, " dump --json ", trace));
+  ASSERT_EQ(dump.exit, 0) << dump.err;
+  std::vector<std::string> creates, updates;
+  for (absl::string_view line : absl::StrSplit(dump.out, '\n')) {
+    if (absl::StrContains(line, "\"fn\":\"CreateResource\"")) creates.emplace_back(line);
+    if (absl::StrContains(line, "\"fn\":\"ResourceUpdateSubresourceUP\""))
+      updates.emplace_back(line);
+  }
+  EXPECT_THAT(updates, ::testing::IsEmpty()) << "initial data is no longer an update";
+  ASSERT_EQ(creates.size(), 2u) << dump.out;
+  EXPECT_THAT(creates[0],
+              HasSubstr(absl::StrCat("\"content\":\"", absl::BytesToHexString(buffer), "\"")));
+  EXPECT_THAT(creates[1],
+              HasSubstr(absl::StrCat("\"content\":\"",
+                                     absl::BytesToHexString(mip0a + mip1a + mip0b + mip1b), "\"")));
+  Result check = Run(absl::StrCat(CLTRACE_BIN, " check ", trace));
+  EXPECT_EQ(check.exit, 0) << check.out << check.err;
+  Result replay =
+      Run(absl::StrCat(CLTRACE_BIN, " replay --driver ", CLTRACE_REFDRIVER_LIB, " ", trace));
+  EXPECT_EQ(replay.exit, 0) << replay.out << replay.err;
+  EXPECT_THAT(replay.out, StartsWith("replay: identical ("));
+  EXPECT_THAT(replay.out,
+              HasSubstr("content: 2 resources created with their recorded initial data (104 "
+                        "bytes)"));
+}
 
 TEST_F(ApitraceCommandTest, MalformedLineIsBadInputWithLineAndColumn) {
   const std::string file =
