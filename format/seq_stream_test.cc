@@ -31,7 +31,7 @@ using testing::ThreadRun;
 // Writes `runs` in the given order, one chunk per run (as a recorder that flushes each
 // thread's segment), with a recorder's writer name (positions are dense).
 std::string WriteRuns(const std::vector<ThreadRun>& runs, bool index = true,
-                      bool index_definitions = false) {
+                      bool index_definitions = false, size_t runs_per_chunk = 1) {
   std::string bytes;
   TraceWriter::Options o = testing::TestOptions();
   o.index_definitions = index_definitions;
@@ -41,9 +41,11 @@ std::string WriteRuns(const std::vector<ThreadRun>& runs, bool index = true,
   auto w = TraceWriter::Open(std::make_unique<StringSink>(&bytes), o);
   EXPECT_TRUE(w.ok()) << w.status();
   EXPECT_EQ((*w)->InternHandleValue(0x5500), 1u);
-  for (const ThreadRun& r : runs) {
-    EXPECT_TRUE((*w)->AppendRun(r).ok());
-    EXPECT_TRUE((*w)->Flush().ok());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    EXPECT_TRUE((*w)->AppendRun(runs[i]).ok());
+    if ((i + 1) % runs_per_chunk == 0) {
+      EXPECT_TRUE((*w)->Flush().ok());
+    }
   }
   EXPECT_TRUE((*w)->Close().ok());
   return bytes;
@@ -115,6 +117,26 @@ TEST(SeqStreamTest, MatchesLoadTraceOnAdversarialInterleavings) {
         EXPECT_EQ(s.stats.chunks_redecoded, 0u);
       }
     }
+  }
+}
+
+// A chunk holding several runs, of several threads and out of order, is a few ascending
+// stretches of seqs that the stream merges: 1 to 7 runs a chunk (odd and even counts of
+// stretches), in seq order as LoadTrace's sort has them.
+TEST(SeqStreamTest, ChunksOfManyRunsAreDeliveredInSeqOrder) {
+  InterleavedOptions io;
+  io.run_events = 11;
+  std::vector<ThreadRun> runs = InterleavedRecording(7, io);
+  std::mt19937_64 rng(7);
+  for (size_t i = 0; i + 1 < runs.size(); ++i)
+    std::swap(runs[i], runs[std::min(runs.size() - 1, i + rng() % 4)]);
+  for (size_t per_chunk = 1; per_chunk <= 7; ++per_chunk) {
+    TempFile f("many_runs.cltrace", WriteRuns(runs, /*index=*/true, false, per_chunk));
+    absl::StatusOr<LoadedTrace> loaded = LoadTrace(f.path());
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    Streamed s = StreamAll(f.path());
+    ASSERT_TRUE(s.status.ok()) << s.status;
+    EXPECT_EQ(s.events, loaded->events) << per_chunk << " runs a chunk";
   }
 }
 
