@@ -9,6 +9,7 @@
 #define CLTRACE_FORMAT_JSONL_INTERNAL_H_
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,8 +40,22 @@ class ScratchDocument {
   ScratchDocument(const ScratchDocument&) = delete;
   ScratchDocument& operator=(const ScratchDocument&) = delete;
   JsonDocument* get() { return &doc_; }
+  // A null-terminated copy of `line` the document may parse in place (its strings then point
+  // into it instead of being copied into the pool); valid until the next call.
+  char* Text(absl::string_view line) {
+    char* text = text_buffer_;
+    if (line.size() >= sizeof(text_buffer_)) {
+      long_text_.resize(line.size() + 1);
+      text = long_text_.data();
+    }
+    std::memcpy(text, line.data(), line.size());
+    text[line.size()] = '\0';
+    return text;
+  }
 
  private:
+  char text_buffer_[4096];
+  std::string long_text_;
   alignas(8) char value_buffer_[8192];
   alignas(8) char stack_buffer_[2048];
   rapidjson::MemoryPoolAllocator<> values_;
@@ -63,9 +78,10 @@ constexpr uint64_t kMaxJsonInt = uint64_t{1} << 53;
 // message ParseJsonObject gives when the parser refuses a line.
 absl::Status CheckJsonSyntax(absl::string_view line);
 
-// Parses one line holding one JSON object into *doc (strict RFC 8259, valid UTF-8, no
-// duplicate keys at any level). RapidJSON's iterative parser: no recursion on hostile input.
-absl::Status ParseJsonObject(absl::string_view line, JsonDocument* doc);
+// Parses one line holding one JSON object into *doc->get() (strict RFC 8259, valid UTF-8, no
+// duplicate keys at any level), in place in doc's copy of the line: its strings live as long
+// as `doc`. RapidJSON's iterative parser: no recursion on hostile input.
+absl::Status ParseJsonObject(absl::string_view line, ScratchDocument* doc);
 
 // ---- Values (jsonl_values.cc) ---------------------------------------------------------------
 

@@ -3,6 +3,7 @@
 // positions (seq, end, parent) are taken as written and resolved by jsonl_decoder.cc.
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <limits>
 #include <optional>
@@ -60,12 +61,36 @@ class FieldReader {
   absl::Status ReadList(absl::Span<const FieldInfo> fields, const JsonValue& obj,
                         absl::string_view where, absl::InlinedVector<uint64_t, 8>* out,
                         std::vector<uint64_t>* tail) {
-    CLTRACE_RETURN_IF_ERROR(CheckKeys(obj, fields, where));
+    // Each member's field, in one pass over the members (keys are unique): the search starts
+    // after the field matched last, so keys in the catalog's order (export's) match at once.
+    const size_t n = fields.size();
+    absl::InlinedVector<absl::string_view, 16> names;
+    names.reserve(n);
+    for (const FieldInfo& f : fields) names.emplace_back(f.name);
+    absl::InlinedVector<const JsonValue*, 16> found(n, nullptr);
+    size_t cursor = 0;
+    for (auto it = obj.MemberBegin(); it != obj.MemberEnd(); ++it) {
+      const absl::string_view key = StringOf(it->name);
+      size_t k = 0;
+      for (; k < n; ++k) {
+        const size_t j = cursor + k < n ? cursor + k : cursor + k - n;
+        if (names[j] == key) {
+          found[j] = &it->value;
+          cursor = j + 1;
+          break;
+        }
+      }
+      // An unknown key: CheckKeys words the error (every unknown key, sorted).
+      if (k == n) {
+        CLTRACE_RETURN_IF_ERROR(CheckKeys(obj, fields, where));
+        return absl::InternalError(absl::StrCat("key \"", key, "\" neither found nor unknown"));
+      }
+    }
     size_t null_until = 0;
     const FieldInfo* null_owner = nullptr;
-    for (size_t i = 0; i < fields.size(); ++i) {
+    for (size_t i = 0; i < n; ++i) {
       const FieldInfo& f = fields[i];
-      const JsonValue* v = Find(obj, f.name);
+      const JsonValue* v = found[i];
       if (i < null_until) {
         if (v != nullptr)
           return absl::InvalidArgumentError(absl::StrCat("\"", f.name, "\" is a member of \"",
@@ -82,7 +107,7 @@ class FieldReader {
           // say it is present). Export writes every present pointer ("p":true).
           bool members = false;
           for (size_t k = i + 1; k <= i + f.elem_count && k < fields.size(); ++k)
-            members = members || Find(obj, fields[k].name) != nullptr;
+            members = members || found[k] != nullptr;
           out->push_back(members ? 1 : 0);
           if (!members) {
             null_until = i + 1 + f.elem_count;
@@ -112,7 +137,19 @@ class FieldReader {
   }
 
   absl::StatusOr<uint64_t> ReadValue(const FieldInfo& f, const JsonValue& v) {
-    std::string what = absl::StrCat("\"", f.name, "\"");
+    // The field's name in quotes, for messages: in a buffer of the stack, not the heap.
+    char quoted[128];
+    std::string long_quoted;
+    absl::string_view what;
+    if (const size_t len = std::strlen(f.name); len + 2 <= sizeof(quoted)) {
+      quoted[0] = '"';
+      std::memcpy(quoted + 1, f.name, len);
+      quoted[len + 1] = '"';
+      what = absl::string_view(quoted, len + 2);
+    } else {
+      long_quoted = absl::StrCat("\"", f.name, "\"");
+      what = long_quoted;
+    }
     switch (f.kind) {
       case FieldKind::kU32:
       case FieldKind::kU64:
@@ -367,7 +404,7 @@ absl::Status ReadContent(const JsonValue& value, TokenTable* contents, Event* ev
 absl::Status ParseLine(absl::string_view text, TokenTable* handles, TokenTable* strings,
                        TokenTable* contents, LineRecord* rec) {
   ScratchDocument doc;
-  CLTRACE_RETURN_IF_ERROR(ParseJsonObject(text, doc.get()));
+  CLTRACE_RETURN_IF_ERROR(ParseJsonObject(text, &doc));
   const JsonValue& obj = *doc.get();
   CLTRACE_RETURN_IF_ERROR(CheckTopKeys(obj));
   Event& e = rec->event;

@@ -123,6 +123,34 @@ TEST(JsonlValueTest, ArraysOfStructuresAndScalars) {
             "{HandleType=D3D11DDI_HT_COMMANDLIST, DriverPrivateSize=18446744073709551615}]");
 }
 
+// Arguments are matched to the catalog's fields in one pass that expects the catalog's order;
+// any other order reads the same, and so does a line longer than the parser's in-place buffer.
+TEST(JsonlValueTest, ArgumentOrderAndLineLengthDoNotMatter) {
+  std::vector<std::string> entries;
+  for (int i = 0; i < 900; ++i) entries.push_back(absl::StrCat(1000000 + i));
+  const std::string list = absl::StrCat("[", absl::StrJoin(entries, ","), "]");
+  const std::string in_order = absl::StrCat(
+      R"({"seq":1,"tid":1,"fn":"GetSupportedVersions","args":{"hAdapter":"a","puEntries":900,)",
+      R"("pSupportedDDIInterfaceVersions":)", list, "}}\n");
+  const std::string reversed = absl::StrCat(
+      R"({"args":{"pSupportedDDIInterfaceVersions":)", list,
+      R"(,"puEntries":900,"hAdapter":"a"},"fn":"GetSupportedVersions","tid":1,"seq":1})", "\n");
+  ASSERT_GT(in_order.size(), 4096u);  // beyond ScratchDocument's own buffer
+  JsonlTrace a = MustParse(in_order);
+  JsonlTrace b = MustParse(reversed);
+  ASSERT_EQ(a.events.size(), 1u);
+  ASSERT_EQ(b.events.size(), 1u);
+  ASSERT_EQ(a.events[0].args.size(), 4u + 900u);
+  EXPECT_EQ(a.events[0].args[1], 900u);
+  EXPECT_EQ(a.events[0].args.back(), 1000899u);
+  EXPECT_EQ(a.events[0].args, b.events[0].args);
+  EXPECT_EQ(Export(a), Export(b));
+  // An unknown key among known ones in any position is still named.
+  ExpectError(
+      R"({"seq":1,"tid":1,"fn":"GetSupportedVersions","args":{"puEntries":1,"hAdapterX":"a","hAdapter":"a"}})",
+      "line 1", "unknown argument \"hAdapterX\"");
+}
+
 TEST(JsonlValueTest, NullPointers) {
   JsonlTrace t = MustParse(
       R"({"seq":1,"tid":1,"fn":"CreateCommandList","args":{"hDevice":"dc1","pCreateCommandList":null,"hCommandList":"lcl","hRTCommandList":"cl1"}}

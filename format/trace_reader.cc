@@ -12,6 +12,7 @@
 #include <optional>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
 #include "ddi/catalog.h"
@@ -163,7 +164,18 @@ class TraceReader::Impl {
   absl::Status ScanChunks(std::vector<ChunkSpan>* chunks) {
     uint64_t off = first_chunk_;
     uint64_t ordinal = 0;
+    // Touching a chunk header maps the pages around it in too (the kernel's fault-around):
+    // over chunks of tens of KB the walk alone would map the whole file. The walked range is
+    // given back every 256 KiB, so the walk holds that much of the file, not all of it.
+    constexpr uint64_t kReleaseStep = uint64_t{256} << 10;
+    uint64_t released = 0;
+    auto release = [&] {
+      if (owner_ != nullptr) owner_->Release(released, off);
+      released = off;
+    };
+    absl::Cleanup release_rest = [&] { release(); };
     while (off < data_.size()) {
+      if (off - released >= kReleaseStep) release();
       absl::string_view rest = data_.substr(off);
       if (IsTrailerAt(off)) {
         if (rest.size() < kFooterSize) torn_ = static_cast<int64_t>(off);
