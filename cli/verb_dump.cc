@@ -474,6 +474,90 @@ void AppendTextLine(std::string* line, const Item& item, const Widths& widths,
   line->push_back('\n');
 }
 
+// Reads the first calls to print into `held` and their widths; when there are more, reads
+// the calls to print a first time for the widths (without the checker and the depths, seeking
+// to --from, unless --fn names a TABLE::). False when a stream could not be opened (the error
+// is printed).
+bool MeasureWidths(Calls* calls, uint64_t count, const Filter& filter,
+                   const format::SeqStreamOptions& options, const std::string& path, bool salvage,
+                   const std::function<std::unique_ptr<Calls>()>& open, std::ostream& err,
+                   Widths* widths, std::vector<Item>* held) {
+  Item item;
+  while (held->size() < std::min(count, kHeldCalls) && calls->Next(&item)) {
+    widths->Add(item.e);
+    held->push_back(std::move(item));
+  }
+  if (held->size() < kHeldCalls || count <= kHeldCalls) return true;
+  std::unique_ptr<Calls> first;
+  if (filter.table.empty()) {
+    format::SeqStreamOptions light = options;
+    light.from_seq = filter.from;
+    std::unique_ptr<format::SeqStream> in = OpenVerbStream("dump", path, light, err);
+    if (in == nullptr) return false;
+    first = std::make_unique<Calls>(std::move(in), path, salvage, /*tables=*/false, filter,
+                                    /*depths=*/false);
+  } else {
+    first = open();
+  }
+  if (first == nullptr) return false;
+  for (uint64_t n = 0; n < count && first->Next(&item); ++n) widths->Add(item.e);
+  return true;
+}
+
+// Prints up to `count` calls, the held ones first, then the rest of `calls`, gathering lines
+// in blocks (one stream write per block, not per line). Returns kExitOk, or kExitBadInput
+// after a --json call whose layout is damaged (reported; the others are still printed).
+int PrintCalls(Calls* calls, std::vector<Item> held, uint64_t count, bool json,
+               const Widths& widths, const std::string& path, bool quiet, std::ostream& out,
+               std::ostream& err, uint64_t* printed) {
+  format::SeqStream& in = calls->in();
+  Progress progress("dump", quiet);
+  int status = kExitOk;
+  size_t next_held = 0;
+  Item item;
+  auto next = [&]() {
+    if (next_held < held.size()) {
+      item = std::move(held[next_held++]);
+      return true;
+    }
+    return calls->Next(&item);
+  };
+  format::TextOptions text;
+  text.for_dump = true;
+  constexpr size_t kBlock = size_t{1} << 16;
+  std::string block;
+  block.reserve(kBlock + 4096);
+  auto flush = [&] {
+    out.write(block.data(), static_cast<std::streamsize>(block.size()));
+    block.clear();
+  };
+  while (*printed < count && next()) {
+    if (block.size() >= kBlock) flush();
+    const format::Event& e = item.e;
+    progress.Update(in.delivered(), count != UINT64_MAX ? count : in.expected_events());
+    ++*printed;
+    if (json) {
+      absl::Status layout = format::CheckEventLayout(e);
+      if (!layout.ok()) {
+        flush();
+        err << "cltrace dump: " << path << ": seq " << e.seq << ": " << layout.message() << "\n";
+        status = kExitBadInput;
+        continue;
+      }
+      format::AppendEventJsonl(&block, e, in.handles(), in.strings(), &in.contents());
+      block.push_back('\n');
+      continue;
+    }
+    if (*printed == 1)
+      absl::StrAppendFormat(&block, "%*s %*s %*s  call\n", widths.seq, "seq", widths.end, "end",
+                            widths.tid, "tid");
+    AppendTextLine(&block, item, widths, in, text);
+  }
+  flush();
+  progress.Finish();
+  return status;
+}
+
 int RunDump(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ArgSpec spec = ArgSpec("dump", kUsage)
                      .Options({"--from", "--to", "--count", "--tid", "--fn", "--handle"})
@@ -527,77 +611,13 @@ int RunDump(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   // The column widths depend on every call printed: a few are held, more are read twice.
   Widths widths;
   std::vector<Item> held;
-  size_t next_held = 0;
-  if (!json) {
-    Item item;
-    while (held.size() < std::min(count, kHeldCalls) && calls->Next(&item)) {
-      widths.Add(item.e);
-      held.push_back(std::move(item));
-    }
-    if (held.size() == kHeldCalls && count > kHeldCalls) {
-      // The widths need only which calls pass the filter: without TABLE:: in --fn, neither
-      // the checker nor the depths, and the stream seeks to --from.
-      format::SeqStreamOptions light = options;
-      std::unique_ptr<Calls> first;
-      if (filter.table.empty()) {
-        light.from_seq = filter.from;
-        std::unique_ptr<format::SeqStream> in = OpenVerbStream("dump", path, light, err);
-        if (in == nullptr) return kExitBadInput;
-        first = std::make_unique<Calls>(std::move(in), path, salvage, /*tables=*/false, filter,
-                                        /*depths=*/false);
-      } else {
-        first = open();
-      }
-      if (first == nullptr) return kExitBadInput;
-      for (uint64_t n = 0; n < count && first->Next(&item); ++n) widths.Add(item.e);
-    }
+  if (!json && !MeasureWidths(calls.get(), count, filter, options, path, salvage, open, err,
+                              &widths, &held)) {
+    return kExitBadInput;
   }
-
-  Progress progress("dump", parsed.Flag("--quiet"));
-  int status = kExitOk;
   uint64_t printed = 0;
-  Item item;
-  auto next = [&]() {
-    if (next_held < held.size()) {
-      item = std::move(held[next_held++]);
-      return true;
-    }
-    return calls->Next(&item);
-  };
-  format::TextOptions text;
-  text.for_dump = true;
-  // Lines are gathered and written in blocks (one stream write per block, not per line).
-  constexpr size_t kBlock = size_t{1} << 16;
-  std::string block;
-  block.reserve(kBlock + 4096);
-  auto flush = [&] {
-    out.write(block.data(), static_cast<std::streamsize>(block.size()));
-    block.clear();
-  };
-  while (printed < count && next()) {
-    if (block.size() >= kBlock) flush();
-    const format::Event& e = item.e;
-    progress.Update(in.delivered(), count != UINT64_MAX ? count : in.expected_events());
-    ++printed;
-    if (json) {
-      absl::Status layout = format::CheckEventLayout(e);
-      if (!layout.ok()) {
-        flush();
-        err << "cltrace dump: " << path << ": seq " << e.seq << ": " << layout.message() << "\n";
-        status = kExitBadInput;
-        continue;
-      }
-      format::AppendEventJsonl(&block, e, in.handles(), in.strings(), &in.contents());
-      block.push_back('\n');
-      continue;
-    }
-    if (printed == 1)
-      absl::StrAppendFormat(&block, "%*s %*s %*s  call\n", widths.seq, "seq", widths.end, "end",
-                            widths.tid, "tid");
-    AppendTextLine(&block, item, widths, in, text);
-  }
-  flush();
-  progress.Finish();
+  const int status = PrintCalls(calls.get(), std::move(held), count, json, widths, path,
+                                parsed.Flag("--quiet"), out, err, &printed);
   if (!filter.handle.empty() && in.handles().Find(filter.handle) <= 0 && in.status().ok() &&
       filter.to == UINT64_MAX && printed < count) {
     err << "cltrace dump: " << path << ": no handle '" << filter.handle << "' in the trace\n";
