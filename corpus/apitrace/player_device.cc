@@ -241,6 +241,53 @@ absl::Status Player::Memcpy(const Call& call) {
 
 // ---- ID3D11Device -------------------------------------------------------------------------
 
+absl::Status Player::InitialData(const Call& call, const runtime::ResourceDesc& rd,
+                                 std::vector<std::string>* bytes,
+                                 std::vector<D3D10_DDIARG_SUBRESOURCE_UP>* up) {
+  const std::vector<const Value*> initial = Elements(call.Arg("pInitialData"));
+  if (initial.empty()) return absl::OkStatus();
+  const uint32_t subresources =
+      rd.mip_levels * rd.array_size * (rd.dimension == D3D10DDIRESOURCE_TEXTURECUBE ? 6 : 1);
+  if (initial.size() < subresources) {
+    return Bad(call, absl::StrCat("pInitialData has ", initial.size(), " entries for ",
+                                  subresources, " subresources"));
+  }
+  format::ResourceShape shape;
+  shape.dimension = rd.dimension;
+  shape.format = rd.format;
+  shape.width = rd.width;
+  shape.height = rd.height;
+  shape.depth = rd.depth;
+  shape.mip_levels = rd.mip_levels;
+  shape.array_size = rd.array_size;
+  bytes->reserve(subresources);
+  up->resize(subresources);
+  for (uint32_t i = 0; i < subresources; ++i) {
+    const Value* data = Deref(initial[i]);
+    absl::StatusOr<uint32_t> pitch = FieldEnum(call, data, "SysMemPitch", 0);
+    absl::StatusOr<uint32_t> slice = FieldEnum(call, data, "SysMemSlicePitch", 0);
+    if (!pitch.ok()) return pitch.status();
+    if (!slice.ok()) return slice.status();
+    // The bytes the subresource's region spans at these pitches (format/content.h), or a
+    // generous bound where the format has no known texel size.
+    absl::StatusOr<format::RegionLayout> l =
+        format::UploadLayout(shape, i, nullptr, *pitch, *slice);
+    const uint64_t need =
+        l.ok() ? l->Bytes()
+               : uint64_t{rd.depth} *
+                     std::max<uint64_t>(*slice, uint64_t{rd.height} *
+                                                    std::max<uint64_t>(*pitch, rd.width * 16ull));
+    if (need > (uint64_t{1} << 30)) return Bad(call, "initial data larger than 1 GiB");
+    absl::StatusOr<std::string> region = Bytes(call, FindField(data, "pSysMem"), need);
+    if (!region.ok()) return region.status();
+    bytes->push_back(*std::move(region));
+    (*up)[i].pSysMem = bytes->back().data();
+    (*up)[i].SysMemPitch = *pitch;
+    (*up)[i].SysMemSlicePitch = *slice;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Player::CreateResource(const Call& call, Obj* self) {
   const absl::string_view method = call.Method();
   absl::StatusOr<const Value*> desc_arg = Arg(call, "pDesc");
@@ -316,50 +363,9 @@ absl::Status Player::CreateResource(const Call& call, Obj* self) {
   if (*key == 0) return absl::OkStatus();  // a parameter check (NULL output): no object
   // Initial data: one D3D11_SUBRESOURCE_DATA per subresource, handed to the driver as
   // CreateResource's pInitialDataUP (the bytes stay alive until the call returned).
-  const std::vector<const Value*> initial = Elements(call.Arg("pInitialData"));
   std::vector<std::string> initial_bytes;
   std::vector<D3D10_DDIARG_SUBRESOURCE_UP> initial_up;
-  if (!initial.empty()) {
-    const uint32_t subresources =
-        rd.mip_levels * rd.array_size * (rd.dimension == D3D10DDIRESOURCE_TEXTURECUBE ? 6 : 1);
-    if (initial.size() < subresources) {
-      return Bad(call, absl::StrCat("pInitialData has ", initial.size(), " entries for ",
-                                    subresources, " subresources"));
-    }
-    format::ResourceShape shape;
-    shape.dimension = rd.dimension;
-    shape.format = rd.format;
-    shape.width = rd.width;
-    shape.height = rd.height;
-    shape.depth = rd.depth;
-    shape.mip_levels = rd.mip_levels;
-    shape.array_size = rd.array_size;
-    initial_bytes.reserve(subresources);
-    initial_up.resize(subresources);
-    for (uint32_t i = 0; i < subresources; ++i) {
-      const Value* data = Deref(initial[i]);
-      absl::StatusOr<uint32_t> pitch = FieldEnum(call, data, "SysMemPitch", 0);
-      absl::StatusOr<uint32_t> slice = FieldEnum(call, data, "SysMemSlicePitch", 0);
-      if (!pitch.ok()) return pitch.status();
-      if (!slice.ok()) return slice.status();
-      // The bytes the subresource's region spans at these pitches (format/content.h), or a
-      // generous bound where the format has no known texel size.
-      absl::StatusOr<format::RegionLayout> l =
-          format::UploadLayout(shape, i, nullptr, *pitch, *slice);
-      const uint64_t need =
-          l.ok() ? l->Bytes()
-                 : uint64_t{rd.depth} *
-                       std::max<uint64_t>(*slice, uint64_t{rd.height} *
-                                                      std::max<uint64_t>(*pitch, rd.width * 16ull));
-      if (need > (uint64_t{1} << 30)) return Bad(call, "initial data larger than 1 GiB");
-      absl::StatusOr<std::string> bytes = Bytes(call, FindField(data, "pSysMem"), need);
-      if (!bytes.ok()) return bytes.status();
-      initial_bytes.push_back(*std::move(bytes));
-      initial_up[i].pSysMem = initial_bytes.back().data();
-      initial_up[i].SysMemPitch = *pitch;
-      initial_up[i].SysMemSlicePitch = *slice;
-    }
-  }
+  if (absl::Status s = InitialData(call, rd, &initial_bytes, &initial_up); !s.ok()) return s;
   runtime::Resource* r = nullptr;
   if (HRESULT hr = device->CreateResource(rd, initial_up.empty() ? nullptr : initial_up.data(), &r);
       hr != S_OK) {

@@ -173,6 +173,11 @@ class Player {
   absl::Status CreateSwapChain(const Call& call, Obj* device, const Value* desc, const Value* out);
   absl::Status MakeBackBuffers(const Call& call, Obj* chain, uint32_t count);
   absl::Status CreateResource(const Call& call, Obj* self);
+  // CreateResource's initial data: one D3D10_DDIARG_SUBRESOURCE_UP per subresource of `rd`
+  // into `up`, pointing into `bytes` (empty when the call has no pInitialData).
+  absl::Status InitialData(const Call& call, const runtime::ResourceDesc& rd,
+                           std::vector<std::string>* bytes,
+                           std::vector<D3D10_DDIARG_SUBRESOURCE_UP>* up);
   absl::Status CreateView(const Call& call, Obj* self, ViewKind kind);
   absl::Status CreateShader(const Call& call, Obj* self, Stage stage);
   absl::Status CreateState(const Call& call, Obj* self);
