@@ -109,5 +109,31 @@ TEST_F(LocalTrackerTest, R35_CreationObligesTheThreadsNextCallToBeTheSizeQuery) 
   EXPECT_THAT(Found(), ElementsAre("R35"));
 }
 
+// On a scene-shaped trace every open names a new handle value, so the handle slots and the
+// local records grow with the trace (a closed local's record answers a later use, R58). They
+// are kept in fixed-size blocks: growing never moves (copies) them, so the memory peak is
+// their size, not the two to three times of a doubling vector's reallocation; and each
+// "[last: ...]" entry is 16 bytes.
+TEST_F(LocalTrackerTest, SlotsAndLocalRecordsGrowWithoutMoving) {
+  Write();
+  Start();
+  Opened();
+  const int32_t l1 = SlotOf("l1").local;
+  ASSERT_GE(l1, 0);
+  const internal::HandleSlot* slot = &SlotOf("l1");
+  const internal::Local* record = &trk().locals.at(l1);
+  const uint64_t open = SeqOf("CreateResource", 1);
+  const uint64_t first_new = env().slot_count();
+  for (uint64_t i = 0; i < 5000; ++i) {
+    env().Slot(first_new + 32 * i);              // a handle id never seen before
+    trk().locals.OnOpen(E(open), M(open), dc_);  // (R58: opened again; a record each time)
+  }
+  EXPECT_GT(trk().locals.size(), 5000u);
+  EXPECT_EQ(&SlotOf("l1"), slot);
+  EXPECT_EQ(&trk().locals.at(l1), record);
+  EXPECT_EQ(trk().locals.at(l1).handle, record->handle);
+  EXPECT_EQ(sizeof(LastTransition), 16u);
+}
+
 }  // namespace
 }  // namespace cltrace::check::testing

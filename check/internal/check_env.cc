@@ -54,6 +54,7 @@ void CheckEnv::Begin(absl::Span<const Event> events, const format::TokenTable& h
   handles_ = &handles;
   result_ = CheckResult();
   slots_.assign(handles.size() + 1, HandleSlot());
+  slot_count_ = slots_.size();
   closed_locals_.clear();
   closed_on_.clear();
 }

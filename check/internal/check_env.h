@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <string>
 #include <utility>
@@ -56,7 +57,7 @@ struct Ring {
       t[1] = t[2];
       n = 2;
     }
-    t[n++] = LastTransition{s, seq, call};
+    t[n++] = LastTransition{seq, call, s};
   }
 };
 
@@ -146,8 +147,14 @@ class CheckEnv {
   const Event* Enclosing(const Event& e) const;
 
   // ---- Handles --------------------------------------------------------------------------
+  // The slots live in fixed-size blocks (std::deque): growing never copies them, so the
+  // peak is their count, not twice or three times it as a doubling vector's reallocation.
+  // slot_count() keeps the doubling trajectory (it paces Checker's compaction).
   HandleSlot& Slot(uint64_t id) {
-    if (id >= slots_.size()) slots_.resize(std::max<size_t>(id + 1, slots_.size() * 2));
+    if (id >= slots_.size()) {
+      slots_.resize(id + 1);
+      if (id >= slot_count_) slot_count_ = std::max<size_t>(id + 1, slot_count_ * 2);
+    }
     return slots_[id];
   }
   absl::string_view Token(uint64_t id) const {
@@ -163,7 +170,7 @@ class CheckEnv {
     return hr == k_.deviceremoved || hr == k_.dxgi_deviceremoved;
   }
 
-  size_t slot_count() const { return slots_.size(); }
+  size_t slot_count() const { return slot_count_; }
   // Compaction (check/internal/tracker.h): the records the handle slots name.
   template <typename F>
   void ForEachSlotRecord(F f) {
@@ -214,7 +221,8 @@ class CheckEnv {
   const format::TokenTable* handles_ = nullptr;
   CheckResult result_;
   bool dc_table_ = false;
-  std::vector<HandleSlot> slots_;
+  std::deque<HandleSlot> slots_;
+  size_t slot_count_ = 0;
 
   // Closed local handles whose lifetime is not over (TransitionObserver::OnLocalEnded), by
   // handle id, and by the handle id of their DC: bounded by the local handle values of the

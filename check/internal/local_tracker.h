@@ -15,6 +15,7 @@
 #define CLTRACE_CHECK_INTERNAL_LOCAL_TRACKER_H_
 
 #include <cstdint>
+#include <deque>
 #include <utility>
 #include <vector>
 
@@ -98,7 +99,8 @@ class LocalTracker : public TrackerBase {
   void CountOpen(const Local& l, int delta);
   bool ResolveRecycle(const Event& e, const CallMeta& m, const PendingCalc& pc);
 
-  std::vector<Local> locals_;
+  // In fixed-size blocks: growing never copies the records (see CheckEnv::Slot).
+  std::deque<Local> locals_;
   // (dc << 33 | is_cl << 32 | target) -> open local index (R58).
   absl::flat_hash_map<uint64_t, int32_t> open_local_;
   std::vector<uint32_t> open_on_;     // by DC: open local handles

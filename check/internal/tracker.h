@@ -48,9 +48,10 @@ struct RecordRemap {
   }
 };
 
-// Moves the kept records of `v` (to[i] >= 0) to the front, in order, and drops the rest.
-template <typename T>
-void CompactRecords(std::vector<T>& v, const std::vector<int32_t>& to) {
+// Moves the kept records of `v` (to[i] >= 0) to the front, in order, and drops the rest
+// (a std::vector or std::deque of records).
+template <typename Records>
+void CompactRecords(Records& v, const std::vector<int32_t>& to) {
   size_t n = 0;
   for (size_t i = 0; i < v.size(); ++i) {
     if (to[i] < 0) continue;
@@ -58,7 +59,9 @@ void CompactRecords(std::vector<T>& v, const std::vector<int32_t>& to) {
     ++n;
   }
   v.resize(n);
-  if (v.capacity() > 2 * n + 1024) v.shrink_to_fit();
+  if constexpr (requires { v.capacity(); }) {
+    if (v.capacity() > 2 * n + 1024) v.shrink_to_fit();
+  }
 }
 
 class TrackerBase {
