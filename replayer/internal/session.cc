@@ -4,18 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
-#include <cstring>
-#include <optional>
 #include <thread>
-#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "ddi/call_traits.h"
 #include "ddi/catalog.h"
-#include "format/content.h"
 #include "format/jsonl.h"
 #include "replayer/internal/compare.h"
 
@@ -24,20 +19,11 @@ namespace {
 
 using format::CallId;
 using format::Event;
-using format::FieldDir;
 using format::FieldInfo;
 using format::FieldKind;
 
 thread_local ThreadState* t_current = nullptr;
 std::atomic<Session*> g_active{nullptr};
-
-// Quarantine of freed handle memory (a late access by the driver stays harmless).
-constexpr size_t kQuarantineBlocks = 1u << 16;
-constexpr size_t kQuarantineBytes = size_t{64} << 20;
-// Synthetic kernel handle values for hand-written tokens ("ctx1").
-constexpr uint64_t kSyntheticKernelBase = 0x40000000;
-// Canonical form of a driver/runtime handle address inside a command buffer.
-constexpr uint64_t kCanonicalHandleTag = 0xC17A000000000000ull;
 
 }  // namespace
 
@@ -695,236 +681,6 @@ void Session::AfterCall(const Event& e, const CallMeta& m, int64_t ret, uint64_t
     local_size_[ic_object] = ret;
   }
   if (m.destroy_field >= 0 && e.args[m.destroy_field] != 0) Quarantine(e.args[m.destroy_field]);
-}
-
-// ---- Content ------------------------------------------------------------------------------
-
-void* Session::UploadSource(ThreadState* t, const Event& e) {
-  // A copy, so that a driver writing through pSysMemUP cannot change the trace's bytes (a
-  // content id is shared by every call with equal bytes); zero-padded past the region.
-  const absl::string_view bytes = plan_.contents->Token(e.content);
-  void* copy = t->arena.Allocate(bytes.size() + kContentSlackBytes);
-  std::memcpy(copy, bytes.data(), bytes.size());
-  std::lock_guard<std::mutex> lock(content_mu_);
-  ++content_.uploads;
-  content_.bytes += bytes.size();
-  return copy;
-}
-
-void Session::InitialDataSource(ThreadState* t, const Event& e) {
-  // The plan's content check (ContentChecker::CheckInitialData) refused a layout that does not
-  // hold the content, so a mismatch here only leaves the zero region in place.
-  const std::optional<format::ResourceShape> shape = format::ShapeOfCreate(e.call, e.args);
-  const std::optional<std::vector<format::SubresourcePitches>> pitches =
-      format::InitialDataOfCreate(e.call, e.args);
-  if (!shape.has_value() || !pitches.has_value()) return;
-  absl::StatusOr<format::InitialData> l = format::InitialDataLayout(*shape, *pitches);
-  const absl::string_view bytes = plan_.contents->Token(e.content);
-  if (!l.ok() || l->bytes != bytes.size()) return;
-  // A copy, as for an upload: a driver writing through pSysMem cannot change the trace's bytes.
-  auto* copy = static_cast<char*>(t->arena.Allocate(bytes.size() + kContentSlackBytes));
-  std::memcpy(copy, bytes.data(), bytes.size());
-  t->initial_data.resize(l->offsets.size());
-  for (size_t i = 0; i < l->offsets.size(); ++i) t->initial_data[i] = copy + l->offsets[i];
-  std::lock_guard<std::mutex> lock(content_mu_);
-  ++content_.initial_data;
-  content_.initial_data_bytes += bytes.size();
-}
-
-void Session::RememberMapping(const Event& e, const CallMeta& m, const format::ArgVec& actual) {
-  auto out = [&](int16_t field) -> uint64_t {
-    return static_cast<size_t>(field) < actual.size() ? actual[field] : 0;
-  };
-  Mapping map;
-  map.data = out(m.mapped_data_field);
-  map.row_pitch = static_cast<uint32_t>(out(m.row_pitch_field));
-  map.depth_pitch = static_cast<uint32_t>(out(m.depth_pitch_field));
-  map.map_seq = e.seq;
-  std::lock_guard<std::mutex> lock(content_mu_);
-  mappings_[MapKey{e.args[0], e.args[m.resource_field],
-                   static_cast<uint32_t>(e.args[m.subresource_field])}] = map;
-}
-
-void Session::WriteMappedContent(const Event& e, const CallMeta& m, uint32_t index) {
-  std::optional<Mapping> map;
-  {
-    std::lock_guard<std::mutex> lock(content_mu_);
-    auto it = mappings_.find(MapKey{e.args[0], e.args[m.resource_field],
-                                    static_cast<uint32_t>(e.args[m.subresource_field])});
-    if (it != mappings_.end()) {
-      map = it->second;
-      mappings_.erase(it);
-    }
-  }
-  auto use = plan_.unmap_content.find(index);
-  if (use == plan_.unmap_content.end()) return;  // no content: the driver keeps what it has
-  const UnmapContent& u = use->second;
-  const absl::string_view bytes = plan_.contents->Token(e.content);
-  if (!map.has_value()) {
-    // The plan saw the recorded Map, so the replay did not make it (a replay that went on
-    // past a divergence, or --until inside the pair).
-    ContentNote(e.seq, absl::StrFormat("%d bytes not written: the replay made no Map of "
-                                       "subresource %d before this Unmap (recorded Map: seq %d)",
-                                       bytes.size(), u.subresource, u.map_seq));
-    return;
-  }
-  if (map->data == 0) {
-    ContentNote(e.seq, absl::StrFormat("%d bytes not written: the replay driver's Map (seq %d) "
-                                       "returned no memory (pData NULL)",
-                                       bytes.size(), map->map_seq));
-    return;
-  }
-  absl::StatusOr<format::RegionLayout> replay =
-      format::MappedLayout(u.shape, u.subresource, map->row_pitch, map->depth_pitch);
-  if (!replay.ok()) {
-    ContentNote(e.seq, absl::StrFormat("%d bytes not written: the replay driver's Map (seq %d) "
-                                       "pitches cannot hold the subresource: %s",
-                                       bytes.size(), map->map_seq, replay.status().message()));
-    return;
-  }
-  const MappedCopy c =
-      CopyMapped(u.recorded, bytes.data(), *replay, reinterpret_cast<void*>(map->data));
-  std::lock_guard<std::mutex> lock(content_mu_);
-  ++content_.unmaps;
-  content_.bytes += c.bytes;
-  if (!c.complete) {
-    const uint64_t payload = uint64_t{u.recorded.slices} * u.recorded.rows * u.recorded.row_bytes;
-    content_notes_.emplace_back(
-        e.seq, absl::StrFormat("wrote %d of %d bytes: the replay driver's Map (seq %d: RowPitch "
-                               "%d, DepthPitch %d) mapped less than the recorded one (RowPitch "
-                               "%d, DepthPitch %d)",
-                               c.bytes, payload, map->map_seq, map->row_pitch, map->depth_pitch,
-                               u.map_row_pitch, u.map_depth_pitch));
-  }
-}
-
-void Session::ContentNote(uint64_t seq, std::string note) {
-  std::lock_guard<std::mutex> lock(content_mu_);
-  content_notes_.emplace_back(seq, std::move(note));
-}
-
-// ---- Handles --------------------------------------------------------------------------------
-
-uint64_t Session::RuntimeHandle(uint64_t id) {
-  uint64_t raw = slots_[id].raw.load(std::memory_order_acquire);
-  if (raw != 0) return raw;
-  raw = runtime_base_ + id * 16;
-  slots_[id].raw.store(raw, std::memory_order_release);
-  return raw;
-}
-
-uint64_t Session::KernelHandle(uint64_t id) {
-  if (id == 0 || id >= slot_count_) return 0;
-  uint64_t raw = slots_[id].raw.load(std::memory_order_acquire);
-  if (raw != 0) return raw;
-  raw = plan_.token_value[id];
-  if (raw == 0 || raw > 0xffffffffu) raw = kSyntheticKernelBase + (id & 0x3fffffff);
-  slots_[id].raw.store(raw, std::memory_order_release);
-  return raw;
-}
-
-uint64_t Session::HandleId(ThreadState* t, uint64_t raw) {
-  if (raw >= runtime_base_ && raw < runtime_base_ + runtime_bytes_ &&
-      (raw - runtime_base_) % 16 == 0) {
-    const uint64_t id = (raw - runtime_base_) / 16;
-    if (id < slot_count_ && slots_[id].raw.load(std::memory_order_acquire) == raw) return id;
-  }
-  if (raw <= 0xffffffffu) {
-    auto it = plan_.id_of_value.find(raw);
-    if (it != plan_.id_of_value.end() &&
-        slots_[it->second].raw.load(std::memory_order_acquire) == raw) {
-      return it->second;
-    }
-    if (raw >= kSyntheticKernelBase && raw < 2 * kSyntheticKernelBase) {
-      const uint64_t id = raw - kSyntheticKernelBase;
-      if (id < slot_count_ && slots_[id].raw.load(std::memory_order_acquire) == raw) return id;
-    }
-  }
-  {
-    std::lock_guard<std::mutex> lock(memory_mu_);
-    auto it = id_of_raw_.find(raw);
-    if (it != id_of_raw_.end()) return it->second;
-  }
-  if (t == nullptr) return kUnknownHandleBase;
-  t->unknown.push_back(raw);
-  return kUnknownHandleBase + t->unknown.size() - 1;
-}
-
-void* Session::AllocateHandle(uint64_t id, size_t size) {
-  void* memory = std::calloc(std::max<size_t>(size, 1), 1);
-  if (memory == nullptr) return nullptr;
-  std::lock_guard<std::mutex> lock(memory_mu_);
-  auto it = live_.find(id);
-  if (it != live_.end()) {
-    // The recorded runtime reused this address without a destroy (e.g. after a failed
-    // create): the old memory goes to the quarantine like a destroyed handle's.
-    quarantine_bytes_ += it->second.size;
-    quarantine_.push_back(it->second);
-    live_.erase(it);
-  }
-  live_[id] = Block{memory, size, id};
-  id_of_raw_[reinterpret_cast<uintptr_t>(memory)] = id;
-  slots_[id].raw.store(reinterpret_cast<uintptr_t>(memory), std::memory_order_release);
-  TrimQuarantine();
-  return memory;
-}
-
-void Session::TrimQuarantine() {
-  while (quarantine_.size() > kQuarantineBlocks || quarantine_bytes_ > kQuarantineBytes) {
-    Block b = quarantine_.front();
-    quarantine_.pop_front();
-    quarantine_bytes_ -= b.size;
-    Slot& s = slots_[b.id];
-    if (s.raw.load(std::memory_order_acquire) == reinterpret_cast<uintptr_t>(b.memory)) {
-      s.raw.store(0, std::memory_order_release);
-      s.table.store(nullptr, std::memory_order_release);
-      s.dxgi.store(nullptr, std::memory_order_release);
-      s.deferred.store(false, std::memory_order_release);
-    }
-    id_of_raw_.erase(reinterpret_cast<uintptr_t>(b.memory));
-    std::free(b.memory);
-  }
-}
-
-void Session::Quarantine(uint64_t id) {
-  std::lock_guard<std::mutex> lock(memory_mu_);
-  auto it = live_.find(id);
-  if (it == live_.end()) return;
-  quarantine_bytes_ += it->second.size;
-  quarantine_.push_back(it->second);
-  live_.erase(it);
-  // A long run of destroys (no create between them) must not grow the quarantine past its
-  // bound either.
-  TrimQuarantine();
-}
-
-void Session::Submit(uint32_t hcontext, uint32_t offset, uint32_t length, uint32_t allocations) {
-  kernel_.Submit(hcontext, offset, length, allocations, options_.digest,
-                 [this](absl::Span<uint64_t> words) { Canonicalize(words); });
-}
-
-void Session::Canonicalize(absl::Span<uint64_t> words) {
-  // Command formats pack 64-bit values into 32-bit word streams, so an address may start at
-  // any 4-byte boundary: look at every one.
-  unsigned char* bytes = reinterpret_cast<unsigned char*>(words.data());
-  const size_t size = words.size() * 8;
-  std::lock_guard<std::mutex> lock(memory_mu_);
-  for (size_t at = 0; at + 8 <= size; at += 4) {
-    uint64_t w;
-    std::memcpy(&w, bytes + at, 8);
-    if (w < 0x10000) continue;
-    uint64_t id = 0;
-    if (w >= runtime_base_ && w < runtime_base_ + runtime_bytes_) {
-      id = (w - runtime_base_) / 16;
-    } else if (auto it = id_of_raw_.find(w); it != id_of_raw_.end()) {
-      id = it->second;
-    } else {
-      continue;
-    }
-    w = kCanonicalHandleTag | id;
-    std::memcpy(bytes + at, &w, 8);
-    at += 4;  // the next candidate starts after this value
-  }
 }
 
 }  // namespace cltrace::replay::internal
