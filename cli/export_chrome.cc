@@ -109,12 +109,7 @@ class ChromeWriter : public TraceWalkVisitor {
     Str("name", CallName(table, e.call));
     Str("cat", IsCallback(e) ? "callback" : "ddi");
     Str("ph", "B");
-    w_.Key("pid");
-    w_.Int(kChromeThreadsPid);
-    w_.Key("tid");
-    w_.Uint(e.tid);
-    w_.Key("ts");
-    w_.Double(Micros(e.timestamp_ns));
+    ThreadTrackAt(e.tid, e.timestamp_ns);
     w_.Key("args");
     w_.StartObject();
     w_.Key("seq");
@@ -132,12 +127,7 @@ class ChromeWriter : public TraceWalkVisitor {
     const format::CallInfo* ci = format::GetCall(x.call);
     w_.StartObject();
     Str("ph", "E");
-    w_.Key("pid");
-    w_.Int(kChromeThreadsPid);
-    w_.Key("tid");
-    w_.Uint(x.tid);
-    w_.Key("ts");
-    w_.Double(Micros(x.exit_ns));
+    ThreadTrackAt(x.tid, x.exit_ns);
     w_.Key("args");
     w_.StartObject();
     w_.Key("end");
@@ -258,6 +248,15 @@ class ChromeWriter : public TraceWalkVisitor {
   void Str(const char* key, const std::string& value) {
     w_.Key(key);
     Write(value);
+  }
+  // The pid, tid and ts of an event on a thread's track.
+  void ThreadTrackAt(uint32_t tid, int64_t ns) {
+    w_.Key("pid");
+    w_.Int(kChromeThreadsPid);
+    w_.Key("tid");
+    w_.Uint(tid);
+    w_.Key("ts");
+    w_.Double(Micros(ns));
   }
   void ProcessName(int pid, const char* name) {
     w_.StartObject();
