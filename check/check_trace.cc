@@ -169,6 +169,15 @@ class StreamCheck::Tee : public TransitionObserver {
     a_->OnDeviceCall(e, dc_table);
     b_->OnDeviceCall(e, dc_table);
   }
+  void OnRetired(HandleRole role, uint32_t lifetime) override {
+    a_->OnRetired(role, lifetime);
+    b_->OnRetired(role, lifetime);
+  }
+  void OnLocalEnded(uint32_t lifetime, uint64_t seq) override {
+    a_->OnLocalEnded(lifetime, seq);
+    b_->OnLocalEnded(lifetime, seq);
+  }
+  bool WantsEndings() const override { return a_->WantsEndings() || b_->WantsEndings(); }
 
  private:
   TransitionObserver* a_;

@@ -15,8 +15,10 @@ using internal::kNeverReturned;
 absl::StatusOr<CheckResult> Checker::Impl::Run(absl::Span<const Event> events,
                                                const format::TokenTable& handles) {
   env_.Begin(events, handles);
+  t_.spill.Reset();
   added_ = prev_seq_ = 0;
   compact_at_ = env_.options().compact_above;
+  slots_at_ = kSlotsBeforeCompaction;
   for (const Event& e : events) {
     if (absl::Status st = Add(e); !st.ok()) return st;
   }
@@ -25,8 +27,10 @@ absl::StatusOr<CheckResult> Checker::Impl::Run(absl::Span<const Event> events,
 
 void Checker::Impl::Begin(const format::TokenTable& handles, TraceReplay replay) {
   env_.BeginStream(handles, std::move(replay));
+  t_.spill.Reset();
   added_ = prev_seq_ = 0;
   compact_at_ = env_.options().compact_above;
+  slots_at_ = kSlotsBeforeCompaction;
 }
 
 absl::Status Checker::Impl::Add(const Event& e) {
@@ -41,14 +45,19 @@ absl::Status Checker::Impl::Add(const Event& e) {
         absl::StrCat("event ", i, " (seq ", e.seq, ") has no known call id"));
   }
   env_.Track(e);
+  t_.spill.RestoreNamed(e);  // the handles it names, if they were moved out of memory
   if (e.seq > t_.gpu.next_deadline()) t_.gpu.ResolveDeadlines(e.seq);
   OnEvent(e);
   if (e.annotation != 0 && env_.options().strings != nullptr) OnAnnotation(e);
+  if (!env_.fatal().ok()) return env_.fatal();
   const size_t held = t_.records();
-  if (env_.options().compact_above == 0 || held >= compact_at_) {
+  if (env_.options().compact_above == 0 || held >= compact_at_ || env_.slot_count() >= slots_at_) {
+    t_.spill.MoveOut(added_);
     t_.Compact(env_);
+    env_.slots().FreeEmptyPages();
     compact_at_ = std::max(
         {env_.options().compact_above, 2 * t_.records(), t_.records() + env_.slot_count() / 8});
+    slots_at_ = std::max(kSlotsBeforeCompaction, 2 * env_.slot_count());
   }
   return absl::OkStatus();
 }
@@ -327,6 +336,7 @@ void Checker::Begin(const format::TokenTable& handles, TraceReplay replay) {
 absl::Status Checker::Add(const format::Event& event) { return impl_->Add(event); }
 CheckResult Checker::Finish() { return impl_->Finish(); }
 size_t Checker::records_held() const { return impl_->records_held(); }
+Checker::HandleMemory Checker::handle_memory() const { return impl_->handle_memory(); }
 const CheckResult& Checker::findings() const { return impl_->findings(); }
 
 absl::StatusOr<CheckResult> Check(absl::Span<const format::Event> events,

@@ -68,6 +68,13 @@ struct CheckOptions {
   // the last such compaction kept (and an eighth of the handle ids): memory follows the live
   // handles, not the trace. 0: after every event (tests; slow).
   size_t compact_above = 4096;
+  // Streaming runs without a transition observer (Checker::Begin): the handles no call named
+  // in the last `spill_after` calls whose lifetimes are over -- closed local handles,
+  // destroyed objects, deallocated allocations -- move with their histories to an unlinked
+  // temporary file in $TMPDIR (or /tmp) and come back when a call names one of them again
+  // (check/internal/handle_spill.h). Findings do not change; memory follows the live and
+  // recently used handles instead of every handle value of the trace. 0: keep all in memory.
+  uint64_t spill_after = uint64_t{1} << 20;
   // CheckTrace only: the positions missing from a recording (format::PositionGaps, FORMAT.md
   // §5.5; not owned). Findings about a handle whose history crosses a hole are withheld and
   // summed up in one GAPS warning (docs/rules.md, "Traces with gaps").
@@ -128,6 +135,10 @@ class TransitionObserver {
     (void)lifetime;
     (void)seq;
   }
+  // True if OnRetired and OnLocalEnded are wanted: only then does the checker keep what they
+  // need (the closed local handles of every live DC, the records until they are dropped
+  // rather than moved out of memory: CheckOptions::spill_after).
+  virtual bool WantsEndings() const { return false; }
 };
 
 // Re-reads the whole trace in seq order, calling `visit` for every event (for a checker fed
@@ -168,6 +179,15 @@ class Checker {
   // Records the trackers hold now (command lists, IC objects, local handles, allocations):
   // bounded by the live handles of the trace, not by its length (CheckOptions::compact_above).
   size_t records_held() const;
+  // What memory the run holds for handles, and what CheckOptions::spill_after moved out.
+  struct HandleMemory {
+    size_t records = 0;         // records_held()
+    size_t slots = 0;           // handle-id slots in memory
+    uint64_t moved_out = 0;     // clusters (a handle's slot and records) moved out of memory
+    uint64_t brought_back = 0;  // clusters brought back by a call naming one of their handles
+    uint64_t file_bytes = 0;    // the temporary file's size
+  };
+  HandleMemory handle_memory() const;
 
   class Impl;
 

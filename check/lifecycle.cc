@@ -139,6 +139,7 @@ class Collector : public TransitionObserver {
     most_finished_held_ = std::max(most_finished_held_, finished_held_);
   }
 
+  bool WantsEndings() const override { return true; }
   void OnRetired(HandleRole role, uint32_t lifetime) override {
     // A closed local handle is over when it ended (OnLocalEnded), not when the checker
     // dropped its record.

@@ -134,6 +134,7 @@ class LiveAt : public check::TransitionObserver {
  public:
   void OnTransition(const check::TransitionEvent& t) override;
   void OnLocalEnded(uint32_t lifetime, uint64_t seq) override;
+  bool WantsEndings() const override { return true; }
   // Lifetimes held (for tests).
   size_t held() const { return current_.size(); }
   int Print(uint64_t seq, uint64_t want, const format::TokenTable& handles,

@@ -43,6 +43,7 @@ class Observer : public check::TransitionObserver {
     if (Exported(t.role)) transitions.push_back(t);
   }
   // Handed on as a transition to kNone (Walk::Transition: the lifetime ends there).
+  bool WantsEndings() const override { return true; }
   void OnLocalEnded(uint32_t lifetime, uint64_t seq) override {
     check::TransitionEvent t{};
     t.role = check::HandleRole::kLocal;

@@ -53,8 +53,8 @@ void CheckEnv::Begin(absl::Span<const Event> events, const format::TokenTable& h
   events_ = events;
   handles_ = &handles;
   result_ = CheckResult();
-  slots_.assign(handles.size() + 1, HandleSlot());
-  slot_count_ = slots_.size();
+  slots_.Reset();
+  fatal_ = absl::OkStatus();
   closed_locals_.clear();
   closed_on_.clear();
 }

@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <string>
 #include <utility>
@@ -31,6 +30,7 @@
 #include "absl/types/span.h"
 #include "check/checker.h"
 #include "check/internal/call_meta.h"
+#include "check/internal/slot_table.h"
 #include "format/catalog.h"
 
 namespace cltrace::check::internal {
@@ -61,19 +61,6 @@ struct Ring {
   }
 };
 
-// Per handle id: the current lifetime of each role the id has had (indexes into the
-// trackers' records, -1 none).
-struct HandleSlot {
-  int32_t ctx = -1;
-  int32_t core = -1;  // context whose hRTCoreLayer this is
-  int32_t cl = -1;
-  int32_t obj = -1;
-  int32_t local = -1;
-  int32_t rtobj = -1;    // IC object whose hRT* handle this is
-  int32_t alloc = -1;    // allocation (pfnAllocateCb hAllocation)
-  int32_t surface = -1;  // DX6 buffer surface
-};
-
 class CheckEnv {
  public:
   explicit CheckEnv(const CheckOptions& options);
@@ -94,7 +81,12 @@ class CheckEnv {
   const CheckOptions& options() const { return options_; }
   const CallTable& table() const { return table_; }
   const Constants& k() const { return k_; }
-  void set_observer(TransitionObserver* o) { observer_ = o; }
+  void set_observer(TransitionObserver* o) {
+    observer_ = o;
+    endings_ = o != nullptr && o->WantsEndings();
+  }
+  // The observer is told when lifetimes are over (OnRetired, OnLocalEnded).
+  bool endings() const { return endings_; }
   TransitionObserver* observer() const { return observer_; }
 
   // ---- Findings -------------------------------------------------------------------------
@@ -146,17 +138,11 @@ class CheckEnv {
   // The nearest enclosing call that is not a callback, or nullptr.
   const Event* Enclosing(const Event& e) const;
 
-  // ---- Handles --------------------------------------------------------------------------
-  // The slots live in fixed-size blocks (std::deque): growing never copies them, so the
-  // peak is their count, not twice or three times it as a doubling vector's reallocation.
-  // slot_count() keeps the doubling trajectory (it paces Checker's compaction).
-  HandleSlot& Slot(uint64_t id) {
-    if (id >= slots_.size()) {
-      slots_.resize(id + 1);
-      if (id >= slot_count_) slot_count_ = std::max<size_t>(id + 1, slot_count_ * 2);
-    }
-    return slots_[id];
-  }
+  // ---- Handles ------------------------------------------------------------------------
+  // The slot of handle id `id` (check/internal/slot_table.h: in pages allocated on first
+  // use; a slot moved out of memory comes back here).
+  HandleSlot& Slot(uint64_t id) { return slots_.Get(id); }
+  SlotTable& slots() { return slots_; }
   absl::string_view Token(uint64_t id) const {
     absl::string_view t = handles_->Token(id);
     return t.empty() ? absl::string_view("?") : t;
@@ -170,22 +156,35 @@ class CheckEnv {
     return hr == k_.deviceremoved || hr == k_.dxgi_deviceremoved;
   }
 
-  size_t slot_count() const { return slot_count_; }
+  // Slots in memory (they pace Checker's compaction).
+  size_t slot_count() const { return slots_.resident(); }
   // Compaction (check/internal/tracker.h): the records the handle slots name.
   template <typename F>
   void ForEachSlotRecord(F f) {
-    for (HandleSlot& s : slots_) {
+    slots_.ForEachResident([&](uint64_t, HandleSlot& s, uint32_t) {
       f(RecordKind{kClRecord}, s.cl);
       f(RecordKind{kObjRecord}, s.obj);
       f(RecordKind{kObjRecord}, s.rtobj);
       f(RecordKind{kLocalRecord}, s.local);
       f(RecordKind{kAllocRecord}, s.alloc);
-    }
+    });
   }
+  // Streaming: every call still in flight (entered, not yet returned) and the latest call.
+  template <typename F>
+  void ForEachOpenCall(F f) const {
+    for (const auto& [seq, e] : open_) f(e);
+    if (has_leaf_) f(leaf_);
+  }
+  bool streaming() const { return streaming_; }
+  // An error that stops the run (reading back what HandleSpill moved out failed).
+  void SetFatal(absl::Status s) {
+    if (fatal_.ok()) fatal_ = std::move(s);
+  }
+  const absl::Status& fatal() const { return fatal_; }
 
   // ---- Transitions ----------------------------------------------------------------------
   void Retire(HandleRole role, uint32_t lifetime) {
-    if (observer_ != nullptr) observer_->OnRetired(role, lifetime);
+    if (endings_) observer_->OnRetired(role, lifetime);
   }
   void Emit(HandleRole role, State from, State to, uint32_t lifetime, uint64_t handle,
             const Event& e, uint64_t context, uint64_t ic_handle, uint32_t recording) {
@@ -195,6 +194,7 @@ class CheckEnv {
     TransitionEvent t{role,   from,      to,      lifetime,  handle,   e.seq,
                       e.call, dc_table_, context, ic_handle, recording};
     observer_->OnTransition(t);
+    if (!endings_) return;
     if (role == HandleRole::kLocal && to == State::kClosedLocal) {
       EndClosedLocal(handle, e.seq);  // (a second close of one value: the first is over)
       closed_locals_[handle] = ClosedLocal{lifetime, context};
@@ -210,6 +210,7 @@ class CheckEnv {
   const CallTable& table_;
   const Constants& k_;
   TransitionObserver* observer_ = nullptr;
+  bool endings_ = false;
   void TrackOpen(const Event& e);
   absl::Span<const Event> events_;
   bool streaming_ = false;
@@ -221,8 +222,8 @@ class CheckEnv {
   const format::TokenTable* handles_ = nullptr;
   CheckResult result_;
   bool dc_table_ = false;
-  std::deque<HandleSlot> slots_;
-  size_t slot_count_ = 0;
+  SlotTable slots_;
+  absl::Status fatal_;
 
   // Closed local handles whose lifetime is not over (TransitionObserver::OnLocalEnded), by
   // handle id, and by the handle id of their DC: bounded by the local handle values of the

@@ -37,6 +37,10 @@ class Checker::Impl {
   absl::Status Add(const Event& e);
   CheckResult Finish();
   size_t records_held() const { return t_.records(); }
+  Checker::HandleMemory handle_memory() const {
+    return {t_.records(), env_.slot_count(), t_.spill.clusters_out(), t_.spill.clusters_back(),
+            t_.spill.file_bytes()};
+  }
   const CheckResult& findings() const { return env_.result(); }
 
  private:
@@ -53,6 +57,10 @@ class Checker::Impl {
   void OnEvent(const Event& e);
   uint64_t added_ = 0;     // events judged (Add)
   size_t compact_at_ = 0;  // records held that trigger the next compaction
+  // Slots in memory that trigger the next compaction (a trace may name many handle values
+  // without making records for them).
+  static constexpr size_t kSlotsBeforeCompaction = size_t{1} << 16;
+  size_t slots_at_ = kSlotsBeforeCompaction;
   uint64_t prev_seq_ = 0;
   void OnAnnotation(const Event& e);
   void OnAdapterCall(const Event& e, const CallMeta& m);

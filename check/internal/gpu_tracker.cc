@@ -652,7 +652,7 @@ void GpuTracker::ResolveDeadline(const Deadline& d) {
     case Deadline::kDeviceDrained: {
       uint32_t left = 0;
       uint64_t example = 0;
-      const std::vector<Object>& objs = t_.objects.all();
+      const std::deque<Object>& objs = t_.objects.all();
       for (size_t i = 0; i < objs.size(); ++i) {
         const Object& o = objs[i];
         if (o.device != d.index || o.state != State::kDestroyed ||

@@ -16,6 +16,7 @@
 #define CLTRACE_CHECK_INTERNAL_GPU_TRACKER_H_
 
 #include <cstdint>
+#include <deque>
 #include <tuple>
 #include <vector>
 
@@ -26,6 +27,8 @@
 #include "check/internal/tracker.h"
 
 namespace cltrace::check::internal {
+
+class HandleSpill;
 
 struct Allocation {
   int32_t obj = -1;  // resource it was allocated for (-1 unknown)
@@ -133,7 +136,7 @@ class GpuTracker : public TrackerBase {
     auto it = obj_allocs_.find(o);
     return it == obj_allocs_.end() ? absl::Span<const int32_t>() : absl::MakeConstSpan(it->second);
   }
-  const std::vector<Allocation>& allocations() const { return allocs_; }
+  const std::deque<Allocation>& allocations() const { return allocs_; }
 
   // Compaction (Trackers::Compact). MarkRefs: the objects queued for deadlines and R68, and
   // every object with an allocation not yet deallocated (R70 counts those at DestroyDevice).
@@ -145,7 +148,8 @@ class GpuTracker : public TrackerBase {
   void Compact(const RecordRemap& r);
 
  private:
-  struct Parent;  // the enclosing call of a callback and its context
+  friend class HandleSpill;  // moves finished records out of memory and back
+  struct Parent;             // the enclosing call of a callback and its context
   void EnterHContext(const Event& e, uint64_t hcontext);
   void OnCreateContextCb(const Event& e);
   void OnRenderCb(const Event& e, const CallMeta& m, const Parent& p);
@@ -169,7 +173,7 @@ class GpuTracker : public TrackerBase {
     return static_cast<int16_t>(format::FieldIndex(*format::GetCall(e.call), name));
   }
 
-  std::vector<Allocation> allocs_;
+  std::deque<Allocation> allocs_;  // fixed-size blocks, as ObjectTracker's objects
   absl::flat_hash_map<int32_t, absl::InlinedVector<int32_t, 1>> obj_allocs_;  // object -> allocs
   std::vector<DeviceWork> devices_;                                           // by IC
   std::vector<Deadline> deadlines_;

@@ -25,6 +25,8 @@
 
 namespace cltrace::check::internal {
 
+class HandleSpill;
+
 struct Local {
   uint64_t handle = 0;
   uint32_t number = 0;  // lifetime number (1, 2, ... in creation order; TransitionEvent)
@@ -87,6 +89,7 @@ class LocalTracker : public TrackerBase {
   void Compact(const RecordRemap& r);
 
  private:
+  friend class HandleSpill;  // moves finished records out of memory and back
   // The IC object or list a local open names (-1: not judged further).
   int32_t OpenTarget(const Event& e, const CallMeta& m, int32_t dc, bool is_cl);
   // R55/R56: a local open's argument structure; the open local of the dependency or -1.

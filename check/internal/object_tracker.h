@@ -16,6 +16,7 @@
 #define CLTRACE_CHECK_INTERNAL_OBJECT_TRACKER_H_
 
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -23,6 +24,8 @@
 #include "check/internal/tracker.h"
 
 namespace cltrace::check::internal {
+
+class HandleSpill;
 
 struct Object {
   uint64_t handle = 0;
@@ -72,7 +75,7 @@ class ObjectTracker : public TrackerBase {
   ObjectTracker(CheckEnv& env, Trackers& peers) : TrackerBase(env, peers) {}
 
   const Object& at(int32_t i) const { return objs_[i]; }
-  const std::vector<Object>& all() const { return objs_; }
+  const std::deque<Object>& all() const { return objs_; }
   // Moves object `i` to `s` (the observer sees it).
   void To(int32_t i, State s, const Event& e);
   // True if `o` is a non-shared primary (an IC-domain resource, R11).
@@ -110,9 +113,12 @@ class ObjectTracker : public TrackerBase {
   void Compact(const RecordRemap& r);
 
  private:
+  friend class HandleSpill;  // moves finished records out of memory and back
   void BindSlot(Bindings& b, uint32_t key, uint32_t slot, int32_t obj);
 
-  std::vector<Object> objs_;
+  // In fixed-size blocks: a record brought back in (HandleSpill) while a call is judged
+  // leaves the references to the others valid.
+  std::deque<Object> objs_;
   std::vector<Bindings> bind_;  // by context
   uint32_t created_ = 0;        // objects ever made (the last lifetime number)
 };

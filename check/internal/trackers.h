@@ -18,6 +18,7 @@
 #include "check/internal/command_list_tracker.h"
 #include "check/internal/context_tracker.h"
 #include "check/internal/gpu_tracker.h"
+#include "check/internal/handle_spill.h"
 #include "check/internal/local_tracker.h"
 #include "check/internal/object_tracker.h"
 #include "check/internal/thread_tracker.h"
@@ -30,7 +31,8 @@ struct Trackers {
         lists(env, *this),
         objects(env, *this),
         locals(env, *this),
-        gpu(env, *this) {}
+        gpu(env, *this),
+        spill(env, *this) {}
   Trackers(const Trackers&) = delete;
   Trackers& operator=(const Trackers&) = delete;
 
@@ -40,6 +42,7 @@ struct Trackers {
   LocalTracker locals;       // context-local handles and their sizes (§3.3)
   GpuTracker gpu;            // kernel callbacks, GPU model, DX6, deadlines
   ThreadTracker threads;     // first calls per thread, R35 obligations
+  HandleSpill spill;         // finished handle histories out of memory and back
 
   // Drops the records nothing reaches any more -- a command list, IC object, local handle or
   // allocation that no handle slot names (its handle value went on to a new lifetime), no
