@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "check/check_trace.h"
 #include "check/checker.h"
+#include "check/testing/test_trace.h"
 #include "format/load_trace.h"
 #include "gtest/gtest.h"
 
@@ -77,10 +78,7 @@ CheckRun CheckWith(const format::LoadedTrace& t, size_t compact_above) {
 
 // Each corpus trace is checked three times over (Repeated), so that handle values come back.
 TEST(CompactionTest, CompactingAfterEveryEventChangesNothingOnTheCorpus) {
-  std::vector<std::string> traces;
-  for (const auto& f : std::filesystem::directory_iterator("corpus/traces"))
-    if (f.path().extension() == ".cltrace") traces.push_back(f.path().string());
-  std::sort(traces.begin(), traces.end());
+  const std::vector<std::string> traces = testing::CorpusTraces();
   ASSERT_GE(traces.size(), 20u) << "run from the source root";
   size_t dropped_somewhere = 0;
   for (const std::string& path : traces) {

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "check/check_trace.h"
 #include "check/checker.h"
+#include "check/testing/test_trace.h"
 #include "format/load_trace.h"
 #include "format/stable_names.h"
 #include "gtest/gtest.h"
@@ -117,10 +118,7 @@ StreamRun Stream(const format::LoadedTrace& t, const format::TokenTable& handles
 }
 
 TEST(HandleSpillTest, MovingOutAtEveryEventChangesNothingOnTheCorpus) {
-  std::vector<std::string> traces;
-  for (const auto& f : std::filesystem::directory_iterator("corpus/traces"))
-    if (f.path().extension() == ".cltrace") traces.push_back(f.path().string());
-  std::sort(traces.begin(), traces.end());
+  const std::vector<std::string> traces = testing::CorpusTraces();
   ASSERT_GE(traces.size(), 20u) << "run from the source root";
   uint64_t moved_out = 0, brought_back = 0;
   for (const std::string& path : traces) {

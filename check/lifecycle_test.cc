@@ -215,10 +215,7 @@ std::vector<format::Event> RepeatedEvents(const format::LoadedTrace& t, int reps
 // can), the lifetimes are those AnalyzeLifecycle keeps to the end, in the same order; with a
 // budget of 3 finished intervals held, the rest go through the temporary file and back.
 TEST(LifecycleStreamTest, StreamedLifetimesAreTheWholeRunsOnTheCorpus) {
-  std::vector<std::string> traces;
-  for (const auto& f : std::filesystem::directory_iterator("corpus/traces"))
-    if (f.path().extension() == ".cltrace") traces.push_back(f.path().string());
-  std::sort(traces.begin(), traces.end());
+  const std::vector<std::string> traces = testing::CorpusTraces();
   ASSERT_GE(traces.size(), 20u) << "run from the source root";
   size_t streamed_early = 0;
   uint64_t spilled = 0;

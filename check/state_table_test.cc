@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "check/checker.h"
+#include "check/testing/test_trace.h"
 #include "format/catalog.h"
 #include "format/load_trace.h"
 #include "gtest/gtest.h"
@@ -48,15 +49,8 @@ class EdgeCollector : public TransitionObserver {
   std::map<std::string, int> taken;
 };
 
-std::vector<std::string> CorpusTraces() {
-  std::vector<std::string> out;
-  for (const auto& f : std::filesystem::directory_iterator("corpus/traces"))
-    if (f.path().extension() == ".cltrace") out.push_back(f.path().string());
-  return out;
-}
-
 TEST(StateTableTest, EveryTransitionTheCheckerEmitsOnTheCorpusIsATableEdge) {
-  const std::vector<std::string> traces = CorpusTraces();
+  const std::vector<std::string> traces = testing::CorpusTraces();
   ASSERT_GE(traces.size(), 20u) << "run from the source root";
   EdgeCollector edges;
   int off_table = 0;

@@ -67,10 +67,7 @@ TEST_F(StatsTest, CallbacksPerDdiByTable) {
 // With no room for the changes of the alive counts (max_deltas 0) the samples come from a
 // second pass over the trace: every figure is the same as with them all kept.
 TEST(StatsBoundedTest, SamplingInASecondPassGivesTheSameStatsOnTheCorpus) {
-  std::vector<std::string> traces;
-  for (const auto& f : std::filesystem::directory_iterator("corpus/traces"))
-    if (f.path().extension() == ".cltrace") traces.push_back(f.path().string());
-  std::sort(traces.begin(), traces.end());
+  const std::vector<std::string> traces = testing::CorpusTraces();
   ASSERT_GE(traces.size(), 20u) << "run from the source root";
   size_t sampled_something = 0;
   for (const std::string& path : traces) {

@@ -46,6 +46,23 @@ struct ObjectFields {
 // An Object with a field ObjectFields does not carry would be restored without it.
 static_assert(sizeof(Object) == 104, "a new Object field: carry it in ObjectFields");
 
+// Object -> ObjectFields and back (the dependency is the caller's: it is renumbered).
+template <typename From, typename To>
+void CopyObjectFields(const From& from, To* to) {
+  to->handle = from.handle;
+  to->create_seq = from.create_seq;
+  to->destroy_seq = from.destroy_seq;
+  to->last_ic_use = from.last_ic_use;
+  to->number = from.number;
+  to->bind_count = from.bind_count;
+  to->device = from.device;
+  to->type = from.type;
+  to->state = from.state;
+  to->dynamic = from.dynamic;
+  to->primary = from.primary;
+  to->shared = from.shared;
+}
+
 template <typename T>
 void Put(std::string& out, const T& v) {
   out.append(reinterpret_cast<const char*>(&v), sizeof(T));
@@ -328,19 +345,8 @@ void HandleSpill::Serialize(const Plan& plan, size_t k, std::string& out) const 
     const Object& ob = t_.objects.objs_[o];
     ObjectFields f;
     std::memset(&f, 0, sizeof(f));  // no stray padding bytes in the file
-    f.handle = ob.handle;
-    f.create_seq = ob.create_seq;
-    f.destroy_seq = ob.destroy_seq;
-    f.last_ic_use = ob.last_ic_use;
-    f.number = ob.number;
-    f.bind_count = ob.bind_count;
-    f.device = ob.device;
+    CopyObjectFields(ob, &f);
     f.dependency = plan.Ord(plan.obj0, ob.dependency);
-    f.type = ob.type;
-    f.state = ob.state;
-    f.dynamic = ob.dynamic;
-    f.primary = ob.primary;
-    f.shared = ob.shared;
     Put(out, f);
     absl::Span<const int32_t> ids = t_.gpu.AllocationsOf(o);
     Put(out, static_cast<uint32_t>(ids.size()));
@@ -443,19 +449,8 @@ void HandleSpill::Restore(uint64_t id) {
     uint32_t n = 0;
     if (!Get(p, end, &f) || !Get(p, end, &n)) return fail("truncated object");
     Object& ob = objs.emplace_back();
-    ob.handle = f.handle;
-    ob.create_seq = f.create_seq;
-    ob.destroy_seq = f.destroy_seq;
-    ob.last_ic_use = f.last_ic_use;
-    ob.number = f.number;
-    ob.bind_count = f.bind_count;
-    ob.device = f.device;
+    CopyObjectFields(f, &ob);
     ob.dependency = at(obj0, f.dependency);
-    ob.type = f.type;
-    ob.state = f.state;
-    ob.dynamic = f.dynamic;
-    ob.primary = f.primary;
-    ob.shared = f.shared;
     for (uint32_t k = 0; k < n; ++k) {
       int32_t a = -1;
       if (!Get(p, end, &a)) return fail("truncated allocation list");

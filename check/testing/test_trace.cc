@@ -1,7 +1,9 @@
 #include "check/testing/test_trace.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -10,6 +12,15 @@
 #include "ddi/catalog.h"
 
 namespace cltrace::check::testing {
+
+std::vector<std::string> CorpusTraces() {
+  std::vector<std::string> traces;
+  std::error_code ec;
+  for (const auto& f : std::filesystem::directory_iterator("corpus/traces", ec))
+    if (f.path().extension() == ".cltrace") traces.push_back(f.path().string());
+  std::sort(traces.begin(), traces.end());
+  return traces;
+}
 namespace {
 
 [[noreturn]] void Die(const std::string& message) {

@@ -37,6 +37,9 @@
 
 namespace cltrace::check::testing {
 
+// The golden corpus's traces (corpus/traces/*.cltrace), sorted; run from the source root.
+std::vector<std::string> CorpusTraces();
+
 using Args = std::vector<std::pair<std::string, std::string>>;
 
 class TestTrace {
