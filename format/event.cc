@@ -157,7 +157,7 @@ TokenTable::TokenTable(TokenTable&& other) noexcept
       slots_(std::exchange(other.slots_, nullptr)),
       index_(std::move(other.index_)),
       index_limit_(std::exchange(other.index_limit_, 0)),
-      by_value_(std::move(other.by_value_)) {}
+      recent_(std::move(other.recent_)) {}
 
 TokenTable& TokenTable::operator=(TokenTable&& other) noexcept {
   if (this != &other) {
@@ -166,14 +166,13 @@ TokenTable& TokenTable::operator=(TokenTable&& other) noexcept {
     store_ = std::move(other.store_);
     slots_ = std::exchange(other.slots_, nullptr);
     index_limit_ = std::exchange(other.index_limit_, 0);
-    by_value_ = std::move(other.by_value_);
+    recent_ = std::move(other.recent_);
   }
   return *this;
 }
 
 TokenTable::TokenTable(const TokenTable& other) : TokenTable() {
   for (uint64_t id = 1; id < other.size(); ++id) Define(id, other.Token(id));
-  by_value_ = other.by_value_;
 }
 
 TokenTable& TokenTable::operator=(const TokenTable& other) {
@@ -256,8 +255,11 @@ uint64_t TokenTable::Intern(absl::string_view token) {
 
 uint64_t TokenTable::InternValue(uint64_t value) {
   if (value == 0) return 0;
-  auto it = by_value_.find(value);
-  if (it != by_value_.end()) return it->second;
+  // The values a writer sees again and again (a device, its contexts, recent resources) hit a
+  // small direct-mapped cache; the rest go through the index like any token.
+  if (recent_ == nullptr) recent_ = std::make_unique<std::array<Recent, kRecent>>();
+  Recent& r = (*recent_)[(value * 0x9e3779b97f4a7c15) >> (64 - kRecentBits)];
+  if (r.value == value) return r.id;
   char text[2 + 16];
   char* end = text + sizeof(text);
   char* p = end;
@@ -265,7 +267,7 @@ uint64_t TokenTable::InternValue(uint64_t value) {
   *--p = 'x';
   *--p = '0';
   const uint64_t id = Intern(absl::string_view(p, static_cast<size_t>(end - p)));
-  if (id != 0) by_value_.emplace(value, id);
+  if (id != 0) r = {value, id};
   return id;
 }
 
@@ -296,7 +298,7 @@ int64_t TokenTable::Find(absl::string_view token) const {
 
 size_t TokenTable::bytes_used() const {
   size_t n = sizeof(*this) + index_.capacity() * (sizeof(uint32_t) + 1) +
-             by_value_.capacity() * (sizeof(std::pair<uint64_t, uint64_t>) + 1);
+             (recent_ == nullptr ? 0 : sizeof(*recent_));
   if (store_ != nullptr) {
     n += sizeof(Store) + store_->blocks.capacity() * sizeof(Store::Block) + store_->heap_bytes +
          store_->written_since_trim;

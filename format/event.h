@@ -67,8 +67,9 @@ struct Event {
 // new blocks are mapped from an unlinked temporary file in $TMPDIR (or /tmp) and the pages
 // written are given back to the kernel now and then (MADV_DONTNEED on the shared mapping: they
 // stay in the file's page cache, which the kernel can write back and reclaim), so resident
-// memory is the index plus a bounded window, about 10 bytes per id. Without a usable temporary
-// file everything stays in memory (about 26 bytes per id).
+// memory is the index plus a bounded window, about 10 bytes per id (on a tmpfs $TMPDIR the
+// pages stay in RAM, outside the process). Without a usable temporary file everything stays in
+// memory (about 26 bytes per id).
 //
 // At most 2^32 - 1 ids: beyond that Define fails and Intern / InternValue return 0. Not
 // thread-safe for writes; concurrent const calls are fine. A table shared with a fork()ed child
@@ -86,7 +87,8 @@ class TokenTable {
   // Returns the id of `token`, adding it if new. The empty token and "0x0"/"0" map to 0
   // only for handle tables that call InternValue; Intern itself treats only "" as 0.
   uint64_t Intern(absl::string_view token);
-  // Interns a raw 64-bit value seen by the process, spelled "0x<hex>"; 0 maps to id 0.
+  // Interns a raw 64-bit value seen by the process, spelled "0x<hex>"; 0 maps to id 0. The
+  // same id as Intern of that spelling. Recent values are answered from a 256 KiB cache.
   uint64_t InternValue(uint64_t value);
   // Defines `id` as `token` (a reader replaying the file's definitions). Returns false if
   // id is already defined differently, is out of sequence, or `token` already has another id.
@@ -108,7 +110,8 @@ class TokenTable {
   size_t file_bytes() const;
   bool file_backed() const;
   // Gives back the resident pages of the file-backed part (views stay valid: the next access
-  // reads them back from the page cache). Cheap; a reader calls it between chunks.
+  // reads them back from the page cache). Cheap; Define / Intern call it every MiB they write,
+  // a verb that reads many tokens and defines none may call it now and then.
   void Trim();
 
  private:
@@ -207,7 +210,14 @@ class TokenTable {
   const Slots* slots_ = nullptr;  // store_'s
   Index index_;
   size_t index_limit_ = 0;  // index_ takes this many ids without rehashing
-  absl::flat_hash_map<uint64_t, uint64_t> by_value_;
+  // InternValue's cache of recent values (a writer's; readers never allocate it).
+  struct Recent {
+    uint64_t value = 0;
+    uint64_t id = 0;
+  };
+  static constexpr int kRecentBits = 14;
+  static constexpr size_t kRecent = size_t{1} << kRecentBits;
+  std::unique_ptr<std::array<Recent, kRecent>> recent_;
 };
 
 }  // namespace cltrace::format

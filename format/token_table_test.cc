@@ -1,4 +1,5 @@
 #include <cstdlib>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -91,6 +92,22 @@ TEST(TokenTableTest, InternValueSpellsHexAndMatchesIntern) {
   EXPECT_EQ(t.InternValue(~uint64_t{0}), b);
   EXPECT_EQ(t.InternValue(0x1a2b00), a);
   EXPECT_EQ(t.size(), 3u);
+}
+
+// Past the recent-value cache (collisions, evictions) and the first file-backed slots.
+TEST(TokenTableTest, InternValueAgreesWithInternForManyValues) {
+  TokenTable t;
+  constexpr uint64_t kValues = 200000;
+  auto value = [](uint64_t i) { return 0x55679a2e0000 + i * 0x40; };
+  for (uint64_t i = 0; i < kValues; ++i) ASSERT_EQ(t.InternValue(value(i)), i + 1);
+  std::mt19937_64 rng(5);
+  for (int k = 0; k < 50000; ++k) {
+    const uint64_t i = k % 2 ? rng() % kValues : rng() % 16;  // hot values and cold ones
+    ASSERT_EQ(t.InternValue(value(i)), i + 1) << i;
+    ASSERT_EQ(t.Intern(absl::StrFormat("0x%x", value(i))), i + 1) << i;
+  }
+  EXPECT_EQ(t.size(), kValues + 1);
+  EXPECT_EQ(t.Token(kValues), absl::StrFormat("0x%x", value(kValues - 1)));
 }
 
 TEST(TokenTableTest, PlaceholdersAndEveryLengthAroundTheInlineLimit) {
