@@ -187,5 +187,34 @@ TEST(ReplayProgressTest, BarOnlyOnATerminalAndNeverWithQuiet) {
   std::system(absl::StrCat("rm -rf '", dir, "'").c_str());
 }
 
+// --kernel model holds the calls it replays in memory: a trace that would not fit in what the
+// machine has available is refused up front (exit 2) with the figures and the way out, rather
+// than killed by the kernel half-way; --until counts only the calls it needs.
+TEST(ReplayKernelModelTest, RefusesATraceThatWouldNotFitInMemory) {
+  const std::string dir = absl::StrCat(::testing::TempDir(), "/", getpid(), "_kernel_memory");
+  ASSERT_EQ(std::system(absl::StrCat("mkdir -p '", dir, "'").c_str()), 0);
+  const std::string replay =
+      absl::StrCat(BuildDir(), "/bin/cltrace replay corpus/traces/smallcl.cltrace --driver ",
+                   BuildDir(), "/lib/libcltrace_refdriver.so --kernel model --quiet");
+  auto run = [&](const std::string& env, const std::string& args, std::string* err) {
+    const int status =
+        std::system(absl::StrCat(env, " ", replay, args, " >/dev/null 2>'", dir, "/err'").c_str());
+    std::ifstream in(dir + "/err");
+    std::stringstream text;
+    text << in.rdbuf();
+    *err = text.str();
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  std::string err;
+  EXPECT_EQ(run("CLTRACE_MEMORY_AVAILABLE=100000", "", &err), 2);
+  EXPECT_THAT(err, HasSubstr("--kernel model holds the calls it replays in memory"));
+  EXPECT_THAT(err, HasSubstr("calls, more than the 0.0 GiB available"));
+  EXPECT_THAT(err, HasSubstr("--kernel recorded"));
+  // The same trace with the memory to hold it, and only its first calls in little memory.
+  EXPECT_EQ(run("CLTRACE_MEMORY_AVAILABLE=1000000000", "", &err), 0) << err;
+  EXPECT_EQ(run("CLTRACE_MEMORY_AVAILABLE=100000", " --until 100", &err), 0) << err;
+  std::system(absl::StrCat("rm -rf '", dir, "'").c_str());
+}
+
 }  // namespace
 }  // namespace cltrace::cli

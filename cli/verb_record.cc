@@ -47,6 +47,11 @@ extern char** environ;
 namespace cltrace::cli {
 namespace {
 
+// The drainer's nice value (recorder::Options::drain_nice): it runs in the time the recorded
+// program leaves. `long --threads 4` on 2 cores, 9M calls: 4.8 s wall at nice 0, 4.0 s at 10
+// (unrecorded: 2.6 s).
+constexpr int kDrainNice = 10;
+
 constexpr char kUsage[] =
     "usage: cltrace record -o OUT.cltrace [--driver LIB] [--flush-ms N] [--check]\n"
     "                      [--timestamps derived|clock] -- PROGRAM [ARGS...]\n"
@@ -420,6 +425,7 @@ class LiveCheck : public recorder::EventObserver {
 int RunAttached(const ParsedArgs& parsed, const std::string& output, std::ostream& err) {
   recorder::Options o;
   o.region = *parsed.Option("--attach");
+  o.drain_nice = kDrainNice;
   uint64_t pid = 0, watch_fd = 0;
   if (!absl::SimpleAtoi(parsed.Option("--pid").value_or(""), &pid) ||
       !absl::SimpleAtoi(parsed.Option("--watch-fd").value_or(""), &watch_fd)) {
@@ -551,6 +557,7 @@ int RunRecord(const std::vector<std::string>& args, std::ostream& out, std::ostr
                         : Absolute(driver);
     o.argv = program;
     o.observer = live.get();
+    o.drain_nice = kDrainNice;
     absl::StatusOr<std::unique_ptr<recorder::Recorder>> r = recorder::Recorder::Start(std::move(o));
     if (r.ok()) {
       service = std::move(*r);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -58,7 +59,9 @@ constexpr char kUsage[] =
     "                        the recorded outputs; model: cltrace's WDDM kernel/GPU model, whose\n"
     "                        kernel-layer calls (DxgkDdi*, DxgkCb*: submissions, patching,\n"
     "                        fences, interrupts) and GPU content digests are compared with the\n"
-    "                        recording's (for traces recorded on the runtime model)\n"
+    "                        recording's (for traces recorded on the runtime model); model\n"
+    "                        holds the calls in memory (a few hundred bytes each) and refuses\n"
+    "                        a trace that would not fit in the memory available (exit 2)\n"
     "  --inject SPEC         fault injection through the driver's configuration interface\n"
     "                        (reference driver only): oom:FUNCTION:N makes the Nth call of\n"
     "                        FUNCTION (RecycleCreateCommandList, RecycleCreateDeferredContext,\n"
@@ -114,6 +117,47 @@ bool ParseEitherOf(const ParsedArgs& parsed, const char* name, std::pair<const c
 // calls nested in them, other threads' calls in between), read in seq order from the chunks
 // that hold them (format::SeqStream); the rest of the trace is not read. A hole at or below
 // SEQ makes it read the whole trace, for the message about the holes.
+// --kernel model holds the calls it replays, and their plan, in memory: 2.15 GB peak for the
+// 10M calls of `cltrace-workload long` (215 bytes a call; counted here with some margin). A
+// trace that would not fit in the memory the machine has available is refused up front with
+// the figures, rather than killed half-way by the kernel. The available memory is
+// MemAvailable of /proc/meminfo, or CLTRACE_MEMORY_AVAILABLE (bytes) when set (tests).
+constexpr uint64_t kKernelModelBytesPerCall = 256;
+
+uint64_t AvailableMemory() {
+  if (const char* v = getenv("CLTRACE_MEMORY_AVAILABLE"); v != nullptr && *v != '\0')
+    return strtoull(v, nullptr, 10);
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key, unit;
+  uint64_t kb = 0;
+  while (meminfo >> key >> kb >> unit) {
+    if (key == "MemAvailable:") return kb * 1024;
+  }
+  return 0;  // unknown: not judged
+}
+
+// False (with the message) if `calls` calls would not fit in memory for --kernel model.
+bool KernelModelFits(const std::string& path, uint64_t calls, std::ostream& err) {
+  const uint64_t available = AvailableMemory();
+  const uint64_t need = calls * kKernelModelBytesPerCall;
+  if (available == 0 || need <= available) return true;
+  err << absl::StrFormat(
+      "cltrace replay: %s: --kernel model holds the calls it replays in memory: about %.1f GiB "
+      "for %d calls, more than the %.1f GiB available; replay it with --kernel recorded (the "
+      "default, which streams), or only its beginning with --until SEQ\n",
+      path, static_cast<double>(need) / (1 << 30), calls,
+      static_cast<double>(available) / (1 << 30));
+  return false;
+}
+
+// The calls --kernel model would hold: the trace's (from its index), or about --until's.
+uint64_t KernelModelCalls(const std::string& path, uint64_t until, std::ostream& err) {
+  std::unique_ptr<format::SeqStream> s = OpenVerbStream("replay", path, {}, err);
+  if (s == nullptr) return 0;  // the load that follows reports it
+  const uint64_t calls = s->expected_events();
+  return until == 0 ? calls : std::min(calls, until);
+}
+
 // --kernel model's whole trace, loaded with a progress bar on a terminal (the replay that
 // follows has none).
 std::optional<TraceInput> LoadShown(const std::string& path, bool salvage, bool quiet,
@@ -444,6 +488,8 @@ int RunReplayVerb(const std::vector<std::string>& args, std::ostream& out, std::
     return ReplayStreamed(options, path, parsed.Flag("--salvage"), parsed.Flag("--json"), out, err,
                           nullptr, parsed.Flag("--quiet"));
   }
+  if (!KernelModelFits(path, KernelModelCalls(path, options.until_seq, err), err))
+    return kExitBadInput;
   std::optional<TraceInput> in =
       options.until_seq != 0
           ? ReadUntil(path, parsed.Flag("--salvage"), options.until_seq, parsed.Flag("--quiet"),

@@ -6,6 +6,8 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -234,6 +236,10 @@ class Recorder::Impl {
     pthread_setname_np(pthread_self(), "cltrace-record");  // visible in top / perf
     // Sleeps of tens of microseconds (SleepUs) must not stretch by the default 50 us slack.
     prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+    // This thread only (Linux: a nice value is a thread's; the recorded program was started
+    // before, by another thread, and keeps its own).
+    if (opts_.drain_nice != 0)
+      (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), opts_.drain_nice);
     int64_t last_flush = internal::MonotonicNs();
     int64_t last_check = last_flush;
     while (true) {

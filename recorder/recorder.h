@@ -103,6 +103,11 @@ struct Options {
   // Threads that can record at the same time (slots of the recording region; a thread that
   // ends frees its slot; more threads wait for one).
   uint32_t max_threads = 256;
+  // The draining thread's nice value (0: the process's). `cltrace record` gives it 10: on a
+  // machine with fewer cores than busy threads, the recorded program is then not preempted
+  // by its drainer, which runs in the time the program leaves; when it falls behind,
+  // producers wait for it (Stats::producer_waits) and nothing is lost.
+  int drain_nice = 0;
   // Service mode (`cltrace record`): drain the recording region another process writes into,
   // named `region` (CreateRecordingRegion); nothing in this process is recorded.
   // The writer's failure to open is then no error of Start: the region is drained and

@@ -10,9 +10,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -450,6 +454,46 @@ TEST_F(RecorderTest, UnwritableOutputFailsToStartAndCallsStillGoThrough) {
   const uint64_t before = testing::AsFake(rt.ic().handle)->draws;
   rt.ic().funcs.pfnDraw(rt.ic().handle, 3, 0);
   EXPECT_EQ(testing::AsFake(rt.ic().handle)->draws, before + 1);
+}
+
+// Options::drain_nice lowers the draining thread's priority only: the recorded program's
+// threads keep theirs.
+TEST_F(RecorderTest, TheDrainerRunsAtItsOwnNiceValue) {
+  auto nice_of = [](const std::string& task) {
+    std::ifstream in("/proc/self/task/" + task + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // Fields after the command's closing parenthesis: state is field 3, nice field 19.
+    std::istringstream rest(stat.substr(stat.rfind(')') + 2));
+    std::string field;
+    for (int i = 3; i <= 19 && rest >> field; ++i) {
+    }
+    return std::stoi(field);
+  };
+  auto drainer_nice = [&]() -> std::optional<int> {
+    for (const auto& t : std::filesystem::directory_iterator("/proc/self/task")) {
+      std::ifstream comm(t.path() / "comm");
+      std::string name;
+      std::getline(comm, name);
+      if (name == "cltrace-record") return nice_of(t.path().filename().string());
+    }
+    return std::nullopt;
+  };
+  const int own = nice_of(std::to_string(gettid()));
+  Options o;
+  std::string bytes;
+  o.sink = std::make_unique<format::StringSink>(&bytes);
+  o.drain_nice = 7;
+  auto rec = Recorder::Start(std::move(o));
+  ASSERT_TRUE(rec.ok()) << rec.status();
+  std::optional<int> seen;
+  for (int i = 0; i < 2000 && !seen.has_value(); ++i) {  // the thread names itself first
+    seen = drainer_nice();
+    if (seen.has_value() && *seen != 7) seen.reset();
+    if (!seen.has_value()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(seen.has_value()) << "no drainer thread at nice 7";
+  EXPECT_EQ(nice_of(std::to_string(gettid())), own);  // this (the program's) thread: unchanged
+  (*rec)->Stop();
 }
 
 TEST_F(RecorderTest, OnlyOneRecorderAtATime) {
