@@ -13,24 +13,14 @@
 #include "check/check_trace.h"
 #include "check/checker.h"
 #include "check/testing/test_trace.h"
+#include "check/testing/transition_log.h"
 #include "format/load_trace.h"
 #include "gtest/gtest.h"
 
 namespace cltrace::check {
 namespace {
 
-class TransitionLog : public TransitionObserver {
- public:
-  void OnTransition(const TransitionEvent& t) override {
-    lines.push_back(absl::StrCat(static_cast<int>(t.role), " ", StateName(t.from), "->",
-                                 StateName(t.to), " #", t.lifetime, " h", t.handle, " @", t.seq,
-                                 " c", static_cast<int>(t.call), " dc", t.dc_table, " ctx",
-                                 t.context, " ic", t.ic_handle, " r", t.recording));
-    max_lifetime = std::max<uint64_t>(max_lifetime, t.lifetime);
-  }
-  std::vector<std::string> lines;
-  uint64_t max_lifetime = 0;
-};
+using testing::TransitionLog;
 
 // `t` repeated `reps` times with shifted positions and the same handle values every time:
 // handle values come back for new lifetimes, so finished lifetimes' records can be dropped.

@@ -12,6 +12,7 @@
 #include "check/check_trace.h"
 #include "check/checker.h"
 #include "check/testing/test_trace.h"
+#include "check/testing/transition_log.h"
 #include "format/load_trace.h"
 #include "format/stable_names.h"
 #include "gtest/gtest.h"
@@ -19,15 +20,7 @@
 namespace cltrace::check {
 namespace {
 
-class TransitionLog : public TransitionObserver {
- public:
-  void OnTransition(const TransitionEvent& t) override {
-    lines.push_back(absl::StrCat(static_cast<int>(t.role), " ", StateName(t.from), "->",
-                                 StateName(t.to), " #", t.lifetime, " h", t.handle, " @", t.seq,
-                                 " ctx", t.context, " ic", t.ic_handle, " r", t.recording));
-  }
-  std::vector<std::string> lines;
-};
+using testing::TransitionLog;
 
 uint64_t Span(const format::LoadedTrace& t) {
   uint64_t span = 0;
