@@ -8,6 +8,38 @@
 #include "ddi/catalog.h"
 
 namespace cltrace::format {
+namespace {
+
+// The elements of array `name` of a call's flattened args: they follow the fixed fields, after
+// the elements of the arrays before it (FORMAT.md §3.3). nullopt if the call has no such array
+// or the args are too short for the counts they hold.
+struct ArrayAt {
+  size_t first = 0;    // index in args of its first element's first field
+  uint64_t count = 0;  // elements (0: a NULL array)
+  absl::Span<const FieldInfo> elems;
+  // Index within an element of its field `field`, or -1.
+  int Field(absl::string_view field) const {
+    for (size_t j = 0; j < elems.size(); ++j)
+      if (field == elems[j].name) return static_cast<int>(j);
+    return -1;
+  }
+};
+std::optional<ArrayAt> FindArray(const CallInfo& ci, absl::Span<const uint64_t> args,
+                                 absl::string_view name) {
+  const absl::Span<const FieldInfo> fields = Fields(ci);
+  size_t cursor = fields.size();
+  for (size_t i = 0; i < fields.size() && i < args.size(); ++i) {
+    if (fields[i].kind != FieldKind::kArray) continue;
+    const absl::Span<const FieldInfo> elems = ElementFields(fields[i]);
+    const uint64_t n = args[i] == 0 ? 0 : args[i] - 1;
+    if (n > args.size() || cursor + n * elems.size() > args.size()) return std::nullopt;
+    if (absl::string_view(fields[i].name) == name) return ArrayAt{cursor, n, elems};
+    cursor += n * elems.size();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 std::optional<ResourceShape> ShapeOfCreate(CallId call, absl::Span<const uint64_t> args) {
   const CallInfo* ci = GetCall(call);
@@ -25,30 +57,15 @@ std::optional<ResourceShape> ShapeOfCreate(CallId call, absl::Span<const uint64_
   s.dimension = *v;
   s.format = get("Format").value_or(0);
   s.mip_levels = get("MipLevels").value_or(0);
-  // The most detailed mip's size: element 0 of pMipInfoList, whose elements follow the fixed
-  // fields after those of the arrays before it (FORMAT.md §3.3).
-  const absl::Span<const FieldInfo> fields = Fields(*ci);
-  size_t cursor = fields.size();
-  for (size_t i = 0; i < fields.size() && i < args.size(); ++i) {
-    if (fields[i].kind != FieldKind::kArray) continue;
-    const absl::Span<const FieldInfo> elems = ElementFields(fields[i]);
-    const uint64_t n = args[i] == 0 ? 0 : args[i] - 1;
-    if (absl::string_view(fields[i].name) == "pMipInfoList") {
-      if (n == 0) break;
-      auto elem = [&](absl::string_view name) -> uint32_t {
-        for (size_t j = 0; j < elems.size(); ++j) {
-          if (name == elems[j].name && cursor + j < args.size())
-            return static_cast<uint32_t>(args[cursor + j]);
-        }
-        return 0;
-      };
-      s.width = elem("TexelWidth");
-      s.height = elem("TexelHeight");
-      s.depth = elem("TexelDepth");
-      break;
-    }
-    if (n > args.size()) break;  // malformed: sizes nothing
-    cursor += n * elems.size();
+  // The most detailed mip's size: element 0 of pMipInfoList.
+  if (std::optional<ArrayAt> mips = FindArray(*ci, args, "pMipInfoList"); mips && mips->count > 0) {
+    auto elem = [&](absl::string_view name) -> uint32_t {
+      const int j = mips->Field(name);
+      return j < 0 ? 0 : static_cast<uint32_t>(args[mips->first + j]);
+    };
+    s.width = elem("TexelWidth");
+    s.height = elem("TexelHeight");
+    s.depth = elem("TexelDepth");
   }
   s.array_size = get("ArraySize").value_or(0);
   return s;
@@ -62,33 +79,18 @@ std::optional<std::vector<SubresourcePitches>> InitialDataOfCreate(
   if (present < 0 || static_cast<size_t>(present) >= args.size() || args[present] == 0) {
     return std::nullopt;
   }
-  // The elements of each array follow the fixed fields, arrays in field order (FORMAT.md §3.3).
-  const absl::Span<const FieldInfo> fields = Fields(*ci);
-  size_t cursor = fields.size();
-  for (size_t i = 0; i < fields.size() && i < args.size(); ++i) {
-    if (fields[i].kind != FieldKind::kArray) continue;
-    const absl::Span<const FieldInfo> elems = ElementFields(fields[i]);
-    const uint64_t n = args[i] == 0 ? 0 : args[i] - 1;
-    if (n > args.size() || cursor + n * elems.size() > args.size()) return std::nullopt;
-    if (absl::string_view(fields[i].name) == "pInitialDataUP") {
-      if (args[i] == 0) return std::nullopt;
-      int row = -1, depth = -1;
-      for (size_t j = 0; j < elems.size(); ++j) {
-        if (absl::string_view(elems[j].name) == "SysMemPitch") row = static_cast<int>(j);
-        if (absl::string_view(elems[j].name) == "SysMemSlicePitch") depth = static_cast<int>(j);
-      }
-      if (row < 0 || depth < 0) return std::nullopt;
-      std::vector<SubresourcePitches> out(n);
-      for (uint64_t k = 0; k < n; ++k) {
-        const size_t at = cursor + k * elems.size();
-        out[k].row_pitch = static_cast<uint32_t>(args[at + row]);
-        out[k].depth_pitch = static_cast<uint32_t>(args[at + depth]);
-      }
-      return out;
-    }
-    cursor += n * elems.size();
+  const std::optional<ArrayAt> data = FindArray(*ci, args, "pInitialDataUP");
+  if (!data || data->count == 0) return std::nullopt;
+  const int row = data->Field("SysMemPitch");
+  const int depth = data->Field("SysMemSlicePitch");
+  if (row < 0 || depth < 0) return std::nullopt;
+  std::vector<SubresourcePitches> out(data->count);
+  for (uint64_t k = 0; k < data->count; ++k) {
+    const size_t at = data->first + k * data->elems.size();
+    out[k].row_pitch = static_cast<uint32_t>(args[at + row]);
+    out[k].depth_pitch = static_cast<uint32_t>(args[at + depth]);
   }
-  return std::nullopt;
+  return out;
 }
 
 absl::StatusOr<InitialData> InitialDataLayout(const ResourceShape& shape,
