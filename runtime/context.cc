@@ -39,6 +39,18 @@ void SetRange(T* (&slots)[N], uint32_t* hw, uint32_t start, uint32_t count, T* c
   *hw = h;
 }
 
+// OMSetRenderTargets*: binds the first `count` of `rtvs` (the rest of the slots empty) and
+// `dsv`; returns the render targets bound (at most kRtvSlots).
+uint32_t BindRenderTargets(ContextState* c, uint32_t count, View* const* rtvs, View* dsv) {
+  count = std::min(count, internal::kRtvSlots);
+  for (uint32_t i = 0; i < internal::kRtvSlots; ++i) {
+    Assign(c->bindings.rtv[i], i < count && rtvs != nullptr ? rtvs[i] : nullptr);
+  }
+  c->bindings.num_rtvs = count;
+  Assign(c->bindings.dsv, dsv);
+  return count;
+}
+
 // Records the draw-state expectation before the draw DDI (the driver may submit inside it).
 void ExpectDraw(ContextState* c) {
   internal::DrawExpectation e = internal::CurrentDrawState(c);
@@ -184,12 +196,7 @@ void DeviceContext::OMSetRenderTargets(uint32_t count, View* const* rtvs, View* 
   ContextState* c = state_.get();
   ContextCall call(c, "OMSetRenderTargets");
   if (Dropped(c)) return;
-  count = std::min(count, internal::kRtvSlots);
-  for (uint32_t i = 0; i < internal::kRtvSlots; ++i) {
-    Assign(c->bindings.rtv[i], i < count && rtvs != nullptr ? rtvs[i] : nullptr);
-  }
-  c->bindings.num_rtvs = count;
-  Assign(c->bindings.dsv, dsv);
+  count = BindRenderTargets(c, count, rtvs, dsv);
   // The new render targets take their slots from pixel-stage UAVs (they share them).
   const uint32_t old_uavs = c->bindings.om_uav_hw;
   SetRange(c->bindings.om_uav, &c->bindings.om_uav_hw, 0, count,
@@ -205,14 +212,7 @@ void DeviceContext::OMSetRenderTargetsAndUnorderedAccessViews(uint32_t num_rtvs,
   ContextState* c = state_.get();
   ContextCall call(c, "OMSetRenderTargetsAndUnorderedAccessViews");
   if (Dropped(c)) return;
-  if (num_rtvs != kKeepRenderTargets) {
-    num_rtvs = std::min(num_rtvs, internal::kRtvSlots);
-    for (uint32_t i = 0; i < internal::kRtvSlots; ++i) {
-      Assign(c->bindings.rtv[i], i < num_rtvs && rtvs != nullptr ? rtvs[i] : nullptr);
-    }
-    c->bindings.num_rtvs = num_rtvs;
-    Assign(c->bindings.dsv, dsv);
-  }
+  if (num_rtvs != kKeepRenderTargets) BindRenderTargets(c, num_rtvs, rtvs, dsv);
   const uint32_t before = c->bindings.om_uav_hw;
   UINT counts[internal::kUavSlots];
   std::fill(counts, counts + internal::kUavSlots, UINT_MAX);
