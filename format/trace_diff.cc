@@ -324,6 +324,20 @@ class Differ {
           w.RawValue(v.data(), v.size(), rapidjson::kObjectType);
         }
       };
+      // The fields "first" and each "listed" difference share.
+      auto where = [&](uint32_t thread, uint64_t index, uint64_t seq_a, uint64_t seq_b,
+                       const std::string& what) {
+        w.Key("thread");
+        w.Uint(thread);
+        w.Key("call");
+        w.Uint64(index);
+        w.Key("seq_a");
+        seq_a ? w.Uint64(seq_a) : w.Null();
+        w.Key("seq_b");
+        seq_b ? w.Uint64(seq_b) : w.Null();
+        w.Key("what");
+        str(what);
+      };
       w.StartObject();
       w.Key("equal");
       w.Bool(s.equal());
@@ -342,16 +356,7 @@ class Differ {
       if (!s.equal()) {
         w.Key("first");
         w.StartObject();
-        w.Key("thread");
-        w.Uint(s.first_thread);
-        w.Key("call");
-        w.Uint64(s.first_index);
-        w.Key("seq_a");
-        s.first_seq_a ? w.Uint64(s.first_seq_a) : w.Null();
-        w.Key("seq_b");
-        s.first_seq_b ? w.Uint64(s.first_seq_b) : w.Null();
-        w.Key("what");
-        str(s.first_what);
+        where(s.first_thread, s.first_index, s.first_seq_a, s.first_seq_b, s.first_what);
         w.Key("a");
         raw(first_a_);
         w.Key("b");
@@ -363,16 +368,7 @@ class Differ {
         w.StartArray();
         for (const Listed& l : listed_) {
           w.StartObject();
-          w.Key("thread");
-          w.Uint(l.thread);
-          w.Key("call");
-          w.Uint64(l.index);
-          w.Key("seq_a");
-          l.seq_a ? w.Uint64(l.seq_a) : w.Null();
-          w.Key("seq_b");
-          l.seq_b ? w.Uint64(l.seq_b) : w.Null();
-          w.Key("what");
-          str(l.what);
+          where(l.thread, l.index, l.seq_a, l.seq_b, l.what);
           w.EndObject();
         }
         w.EndArray();
