@@ -45,7 +45,6 @@ absl::Status Checker::Impl::Add(const Event& e) {
         absl::StrCat("event ", i, " (seq ", e.seq, ") has no known call id"));
   }
   env_.Track(e);
-  t_.spill.RestoreNamed(e);  // the handles it names, if they were moved out of memory
   if (e.seq > t_.gpu.next_deadline()) t_.gpu.ResolveDeadlines(e.seq);
   OnEvent(e);
   if (e.annotation != 0 && env_.options().strings != nullptr) OnAnnotation(e);

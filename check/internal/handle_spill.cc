@@ -384,11 +384,6 @@ bool HandleSpill::Commit(const Plan& plan, size_t first, size_t end,
   return true;
 }
 
-void HandleSpill::RestoreNamed(const Event& e) {
-  if (env_.slots().away_count() == 0) return;
-  env_.ForEachHandle(e, env_.table()[e.call], [&](uint64_t v) { env_.Slot(v); });
-}
-
 void HandleSpill::Restore(uint64_t id) {
   SlotTable& slots = env_.slots();
   const uint32_t where = slots.Away(id);

@@ -58,8 +58,6 @@ class HandleSpill : public SlotTable::Restorer {
   void MoveOut(uint64_t judged);
   // SlotTable::Restorer: brings back the cluster of moved-out id `id`.
   void Restore(uint64_t id) override;
-  // Brings back every moved-out handle call `e` names (before it is judged).
-  void RestoreNamed(const Event& e);
 
   uint64_t clusters_out() const { return clusters_out_; }
   uint64_t clusters_back() const { return clusters_back_; }
